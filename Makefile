@@ -1,0 +1,92 @@
+# Builds ./ksight (BPF objects -> skeletons -> one binary), the unit tests and the test workloads.
+CC ?= gcc
+CLANG ?= clang-14
+BPFTOOL ?= bpftool
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+B := build
+CFLAGS ?= -O2 -g
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I$(B)/skel -I$(B)/gen
+LDLIBS := -lbpf -lelf -lz -lm
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Iinclude -Wall -Werror
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+SKELS := $(patsubst bpf/%.bpf.c,$(B)/skel/%.skel.h,$(BPF_SRCS))
+CORE_SRCS := $(wildcard src/core/*.c) $(wildcard src/collectors/*.c)
+CLI_SRCS := $(wildcard src/cli/*.c)
+GEN_SRCS := $(B)/gen/names.c
+CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CORE_SRCS)) $(B)/obj/gen/names.o
+CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
+UNIT_SAN_BINS := $(patsubst tests/unit/%.c,$(B)/tests/san/%,$(UNIT_SRCS))
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOADS := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WORKLOAD_SRCS))
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+.PHONY: all clean test unit run setup bench
+.SECONDARY:
+all: ksight $(UNIT_BINS) $(WORKLOADS)
+
+ksight: $(CLI_OBJS) $(B)/libksight.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/libksight.a: $(CORE_OBJS)
+	ar rcs $@ $^
+
+$(B)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/ksight/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(B)/skel/%.skel.h: $(B)/bpf/%.bpf.o
+	@mkdir -p $(@D)
+	$(BPFTOOL) gen skeleton $< name ks_$* > $@.tmp && mv $@.tmp $@
+
+$(B)/gen/names.c: scripts/gen-names.sh
+	@mkdir -p $(@D)
+	sh scripts/gen-names.sh > $@.tmp && mv $@.tmp $@
+
+$(B)/obj/gen/%.o: $(B)/gen/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/obj/%.o: %.c $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/core/*.h) $(wildcard src/collectors/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/tests/%: tests/unit/%.c $(B)/libksight.a tests/unit/test.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(B)/libksight.a $(LDLIBS) -lm
+
+# The same unit tests under ASan/UBSan, built from sources so the library is instrumented too.
+$(B)/tests/san/%: tests/unit/%.c $(CORE_SRCS) $(GEN_SRCS) $(SKELS) tests/unit/test.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(CORE_SRCS) $(GEN_SRCS) $(LDLIBS) -lm
+
+$(B)/workloads/%: tests/workloads/%.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $< -lpthread
+
+unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
+
+# Installs what is missing, builds, and runs every test tier; ends with "N passed, N failed".
+test:
+	sh scripts/setup.sh
+	$(MAKE) all unit
+	bash tests/run.sh
+
+# Installs, builds, checks the kernel and shows five seconds of system-wide syscalls.
+run:
+	sh scripts/setup.sh
+	$(MAKE) all
+	./ksight doctor || true
+	./ksight syscalls -d 5
+
+bench: all
+	bash bench/syscalls.sh
+
+setup:
+	sh scripts/setup.sh
+
+clean:
+	rm -rf $(B) ksight

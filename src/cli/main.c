@@ -1,0 +1,75 @@
+/* ksight's entry point: the command table, top-level help, dispatch to commands and collectors. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/commands.h"
+#include "core/collector.h"
+#include "core/log.h"
+
+#define KSIGHT_VERSION "0.1.0"
+
+/* Commands that are not collectors; collectors come from the registry. */
+static const struct ks_command commands[] = {
+	{ "doctor", cmd_doctor, "what this kernel and machine can trace, and how to fix what is missing" },
+	{ "version", cmd_version, "print the version" },
+	{ NULL, NULL, NULL },
+};
+
+int cmd_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("ksight %s\n", KSIGHT_VERSION);
+	return 0;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: ksight COMMAND [OPTIONS]\n\n"
+		     "Where does the time go: scheduler, block I/O, network, syscalls, memory, CPU.\n\n"
+		     "Commands:\n");
+	for (const struct ks_command *c = commands; c->name; c++)
+		fprintf(out, "  %-12s %s\n", c->name, c->summary);
+	fprintf(out, "\nCollectors:\n");
+	for (int i = 0; ks_collectors[i]; i++)
+		fprintf(out, "  %-12s %s\n", ks_collectors[i]->spec.name, ks_collectors[i]->spec.summary);
+	fprintf(out, "\n'ksight COMMAND -h' shows the options of a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	const struct ks_collector *col;
+	const char *name;
+	int ret = -1;
+
+	ks_log_setup_libbpf();
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	name = argv[1];
+	if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(name, "--version"))
+		name = "version";
+	for (const struct ks_command *c = commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			ret = c->fn(argc - 1, argv + 1);
+	if (ret < 0) {
+		col = ks_collector_find(name);
+		if (!col) {
+			p_err("unknown command '%s'; see 'ksight -h'", name);
+			return 2;
+		}
+		ret = ks_collector_run(col, argc - 1, argv + 1);
+	}
+	/* a report lost to a full disk or closed pipe is a failure */
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "ksight: error: cannot write to stdout: %s\n", strerror(errno));
+		return 1;
+	}
+	return ret;
+}

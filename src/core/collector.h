@@ -1,0 +1,35 @@
+/* The collector descriptor and the registry every command walks (CLI, later serve and top). */
+#ifndef KS_CORE_COLLECTOR_H
+#define KS_CORE_COLLECTOR_H
+
+#include <stddef.h>
+#include "core/opts.h"
+#include "core/report.h"
+#include "ksight/filter.h"
+
+/*
+ * Lifecycle: parse_opt for each own option, open (open, size, load,
+ * attach: everything in the kernel), then collect once per interval or
+ * once at the end, then close on every path.  All return 0 or negative
+ * errno and never exit.
+ */
+struct ks_collector {
+	struct ks_cmd_spec spec; /* name, summary, options */
+	size_t ctx_size;	 /* zeroed state handed to every call */
+	int (*init)(void *ctx);	 /* defaults before options; optional */
+	int (*parse_opt)(void *ctx, int id, const char *arg);
+	int (*open)(void *ctx, const struct ks_common *c, const struct ks_filter *f);
+	/* hook variant chosen by open, e.g. "tp_btf" */
+	const char *(*hook)(void *ctx);
+	/* moves what happened since the previous collect into @r */
+	int (*collect)(void *ctx, struct ks_report *r);
+	void (*close)(void *ctx);
+};
+
+extern const struct ks_collector *const ks_collectors[];
+const struct ks_collector *ks_collector_find(const char *name);
+
+/* Runs @col to the end (duration, signal) and writes its reports; returns an exit code. */
+int ks_collector_run(const struct ks_collector *col, int argc, char **argv);
+
+#endif

@@ -1,0 +1,153 @@
+/* User side of the shared filters: resolve and validate pid, tid, cgroup, CPU list and comm. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <mntent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include "core/filter.h"
+#include "core/log.h"
+
+const char *ks_cgroup2_mount(void)
+{
+	static char path[PATH_MAX];
+	struct mntent *m;
+	FILE *f;
+
+	if (path[0])
+		return path;
+	f = setmntent("/proc/self/mounts", "r");
+	if (!f)
+		return NULL;
+	while ((m = getmntent(f))) {
+		if (!strcmp(m->mnt_type, "cgroup2")) {
+			snprintf(path, sizeof(path), "%s", m->mnt_dir);
+			break;
+		}
+	}
+	endmntent(f);
+	return path[0] ? path : NULL;
+}
+
+int ks_cgroup_id(const char *path, __u64 *id)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = { .fh.handle_bytes = sizeof(uint64_t) };
+	struct statfs sfs;
+	int mount_id;
+
+	if (statfs(path, &sfs))
+		return -errno;
+	if (sfs.f_type != CGROUP2_SUPER_MAGIC)
+		return -ENOTDIR;
+	/* the kernfs node id in the handle is the cgroup id BPF sees */
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0))
+		return -errno;
+	memcpy(id, h.fh.f_handle, sizeof(*id));
+	return 0;
+}
+
+static bool proc_exists(const char *fmt, uint32_t a, uint32_t b)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), fmt, a, b);
+	return access(p, F_OK) == 0;
+}
+
+int ks_filter_build(const struct ks_common *c, struct ks_filter *f)
+{
+	memset(f, 0, sizeof(*f));
+	if (c->pid) {
+		if (!proc_exists("/proc/%u/status", c->pid, 0)) {
+			p_err("no process with pid %u", c->pid);
+			return -ENOENT;
+		}
+		f->flags |= KS_F_TGID;
+		f->tgid = c->pid;
+	}
+	if (c->tid) {
+		/* /proc/TID works for any thread; with -p it must also be one of its threads */
+		if (c->pid ? !proc_exists("/proc/%u/task/%u", c->pid, c->tid)
+			   : !proc_exists("/proc/%u/status", c->tid, 0)) {
+			p_err(c->pid ? "no thread %u in process %u" : "no thread with tid %u", c->tid, c->pid);
+			return -ENOENT;
+		}
+		f->flags |= KS_F_TID;
+		f->tid = c->tid;
+	}
+	if (c->cgroup) {
+		char buf[PATH_MAX];
+		const char *path = c->cgroup, *mnt = ks_cgroup2_mount();
+		int err;
+
+		/* a path that is not there as given is tried below the v2 mount */
+		if (access(path, F_OK) && path[0] != '/' && mnt) {
+			snprintf(buf, sizeof(buf), "%s/%s", mnt, path);
+			path = buf;
+		} else if (access(path, F_OK) && mnt && strncmp(path, mnt, strlen(mnt))) {
+			snprintf(buf, sizeof(buf), "%s%s", mnt, path);
+			if (!access(buf, F_OK))
+				path = buf;
+		}
+		err = ks_cgroup_id(path, &f->cgroup_id);
+		if (err == -ENOTDIR) {
+			p_err("'%s' is not a cgroup v2 directory (v2 is mounted at %s)", c->cgroup,
+			      mnt ? mnt : "no mount point");
+			return err;
+		}
+		if (err) {
+			p_err("cannot use cgroup '%s': %s", c->cgroup, strerror(-err));
+			return err;
+		}
+		f->flags |= KS_F_CGROUP;
+	}
+	if (c->has_cpus) {
+		long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+		bool any = false;
+
+		for (long i = 0; i < KS_MAX_CPUS; i++) {
+			if (!(c->cpus[i / 64] & (1ull << (i % 64))))
+				continue;
+			if (i >= ncpu) {
+				p_err("CPU %ld in '%s' does not exist (this machine has %ld)", i, c->cpus_arg, ncpu);
+				return -ENOENT;
+			}
+			any = true;
+		}
+		if (!any) {
+			p_err("empty CPU list '%s'", c->cpus_arg);
+			return -EINVAL;
+		}
+		memcpy(f->cpus, c->cpus, sizeof(f->cpus));
+		f->flags |= KS_F_CPU;
+	}
+	if (c->has_comm) {
+		memcpy(f->comm, c->comm, sizeof(f->comm));
+		f->flags |= KS_F_COMM;
+	}
+	return 0;
+}
+
+void ks_filter_describe(const struct ks_common *c, const struct ks_filter *f, struct ks_report *r)
+{
+	if (f->flags & KS_F_TGID)
+		ks_report_meta_num(r, "pid", f->tgid);
+	if (f->flags & KS_F_TID)
+		ks_report_meta_num(r, "tid", f->tid);
+	if (f->flags & KS_F_CGROUP) {
+		ks_report_meta_str(r, "cgroup", c->cgroup);
+		ks_report_meta_num(r, "cgroup_id", f->cgroup_id);
+	}
+	if (f->flags & KS_F_CPU)
+		ks_report_meta_str(r, "cpus", c->cpus_arg);
+	if (f->flags & KS_F_COMM)
+		ks_report_meta_str(r, "comm", c->comm);
+}

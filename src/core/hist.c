@@ -1,0 +1,62 @@
+/* Histogram arithmetic in user space; slot layout from include/ksight/hist.h. */
+#include <math.h>
+#include "core/hist.h"
+
+void ks_hist_add_slots(struct ks_hist *h, const __u64 *slots)
+{
+	for (unsigned int i = 0; i < KS_HIST_SLOTS; i++) {
+		h->slots[i] += slots[i];
+		h->count += slots[i];
+	}
+}
+
+void ks_hist_merge(struct ks_hist *dst, const struct ks_hist *src)
+{
+	for (unsigned int i = 0; i < KS_HIST_SLOTS; i++)
+		dst->slots[i] += src->slots[i];
+	dst->count += src->count;
+	dst->sum += src->sum;
+	if (src->max > dst->max)
+		dst->max = src->max;
+}
+
+void ks_hist_record(struct ks_hist *h, uint64_t v)
+{
+	h->slots[ks_hist_slot(v)]++;
+	h->count++;
+	h->sum += v;
+	if (v > h->max)
+		h->max = v;
+}
+
+uint64_t ks_hist_percentile(const struct ks_hist *h, double q)
+{
+	uint64_t rank, seen = 0;
+
+	if (!h->count)
+		return 0;
+	if (q <= 0)
+		q = 0;
+	if (q > 1)
+		q = 1;
+	rank = (uint64_t)ceil(q * (double)h->count);
+	if (rank < 1)
+		rank = 1;
+	for (unsigned int i = 0; i < KS_HIST_SLOTS; i++) {
+		seen += h->slots[i];
+		if (seen >= rank) {
+			uint64_t lo = ks_hist_slot_low(i), hi = ks_hist_slot_high(i);
+			uint64_t mid = lo + (hi - lo) / 2;
+
+			if (h->max && mid > h->max)
+				mid = h->max;
+			return mid;
+		}
+	}
+	return h->max;
+}
+
+double ks_hist_mean(const struct ks_hist *h)
+{
+	return h->count ? (double)h->sum / (double)h->count : 0.0;
+}

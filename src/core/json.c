@@ -1,0 +1,130 @@
+/* Streaming JSON writer: tracks nesting so callers never place commas or escape strings themselves. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include "core/json.h"
+
+#define KS_JSON_DEPTH 32
+
+struct ks_json {
+	FILE *out;
+	int depth;
+	bool first[KS_JSON_DEPTH]; /* no element written yet at this level */
+	bool after_key;		   /* the next value completes a member */
+};
+
+struct ks_json *ks_json_new(FILE *out)
+{
+	struct ks_json *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->out = out;
+	j->first[0] = true;
+	return j;
+}
+
+void ks_json_free(struct ks_json *j)
+{
+	free(j);
+}
+
+/* Writes the separator owed before a new value or key. */
+static void sep(struct ks_json *j)
+{
+	if (j->after_key) {
+		j->after_key = false;
+		return;
+	}
+	if (!j->first[j->depth])
+		fputc(',', j->out);
+	j->first[j->depth] = false;
+}
+
+static void open_level(struct ks_json *j, char c)
+{
+	sep(j);
+	fputc(c, j->out);
+	if (j->depth < KS_JSON_DEPTH - 1)
+		j->depth++;
+	j->first[j->depth] = true;
+}
+
+static void close_level(struct ks_json *j, char c)
+{
+	fputc(c, j->out);
+	if (j->depth > 0)
+		j->depth--;
+}
+
+void ks_json_obj_begin(struct ks_json *j) { open_level(j, '{'); }
+void ks_json_obj_end(struct ks_json *j) { close_level(j, '}'); }
+void ks_json_arr_begin(struct ks_json *j) { open_level(j, '['); }
+void ks_json_arr_end(struct ks_json *j) { close_level(j, ']'); }
+
+static void put_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", out); break;
+		case '\\': fputs("\\\\", out); break;
+		case '\n': fputs("\\n", out); break;
+		case '\r': fputs("\\r", out); break;
+		case '\t': fputs("\\t", out); break;
+		default:
+			if (*p < 0x20)
+				fprintf(out, "\\u%04x", *p);
+			else
+				fputc(*p, out);
+		}
+	}
+	fputc('"', out);
+}
+
+void ks_json_key(struct ks_json *j, const char *key)
+{
+	sep(j);
+	put_string(j->out, key);
+	fputc(':', j->out);
+	j->after_key = true;
+}
+
+void ks_json_str(struct ks_json *j, const char *s)
+{
+	sep(j);
+	put_string(j->out, s ? s : "");
+}
+
+void ks_json_u64(struct ks_json *j, uint64_t v)
+{
+	sep(j);
+	fprintf(j->out, "%llu", (unsigned long long)v);
+}
+
+void ks_json_i64(struct ks_json *j, int64_t v)
+{
+	sep(j);
+	fprintf(j->out, "%lld", (long long)v);
+}
+
+void ks_json_double(struct ks_json *j, double v)
+{
+	sep(j);
+	if (!isfinite(v))
+		fputs("null", j->out);
+	else
+		fprintf(j->out, "%.6g", v);
+}
+
+void ks_json_bool(struct ks_json *j, bool v)
+{
+	sep(j);
+	fputs(v ? "true" : "false", j->out);
+}
+
+void ks_json_null(struct ks_json *j)
+{
+	sep(j);
+	fputs("null", j->out);
+}

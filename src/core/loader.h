@@ -1,0 +1,35 @@
+/* Hook-variant selection: programs named <base>__<hook>, only the chosen variant is loaded. */
+#ifndef KS_CORE_LOADER_H
+#define KS_CORE_LOADER_H
+
+#include <stdbool.h>
+#include <bpf/libbpf.h>
+
+/* Hook variants, cheapest first in most collectors' preference lists. */
+#define KS_HOOK_FENTRY "fentry"
+#define KS_HOOK_TP_BTF "tp_btf"
+#define KS_HOOK_RAW_TP "raw_tp"
+#define KS_HOOK_TP "tp"
+#define KS_HOOK_KPROBE "kprobe"
+
+/*
+ * Enables the programs whose name ends in "__<hook>" and disables every
+ * other variant; programs without "__" are left as they are.  Returns the
+ * number enabled.
+ */
+int ks_prog_select(struct bpf_object *obj, const char *hook);
+/* Disables every variant of the programs named "<base>__*". */
+void ks_prog_disable(struct bpf_object *obj, const char *base);
+
+/*
+ * Tries each hook of @hooks (NULL-terminated) in order: @try opens,
+ * configures, loads and attaches for that hook, and cleans up after
+ * itself on failure.  Returns 0 with *chosen set, or the last error.
+ */
+int ks_load_first(const char *const *hooks, int (*try)(void *ctx, const char *hook), void *ctx,
+		  const char **chosen);
+
+/* Sum of recursion_misses of every loaded program of @obj (events the kernel skipped). */
+unsigned long long ks_obj_missed(struct bpf_object *obj);
+
+#endif

@@ -1,0 +1,232 @@
+/* Shared option parsing with getopt_long, built from the common table and the command's own table. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/log.h"
+#include "core/opts.h"
+#include "core/parse.h"
+
+enum { ID_COMM = 256, ID_BY };
+
+struct common_def {
+	unsigned int bit;
+	struct ks_optdef d;
+};
+
+static const struct common_def common_defs[] = {
+	{ KS_O_DURATION, { "duration", 'd', "SEC", "stop after SEC seconds (units: ms, s, m, h)" } },
+	{ KS_O_INTERVAL, { "interval", 'i', "SEC", "report every SEC seconds" } },
+	{ KS_O_PID, { "pid", 'p', "PID", "only this process" } },
+	{ KS_O_TID, { "tid", 't', "TID", "only this thread" } },
+	{ KS_O_CGROUP, { "cgroup", 'c', "PATH", "only tasks in this cgroup v2 directory" } },
+	{ KS_O_CPU, { "cpu", 'C', "LIST", "only these CPUs, e.g. 0-3,6" } },
+	{ KS_O_COMM, { "comm", ID_COMM, "NAME", "only tasks with this command name" } },
+	{ KS_O_BY, { "by", ID_BY, "KEY", "aggregate by KEY" } },
+	{ KS_O_TOP, { "top", 'n', "N", "show the top N rows (0: all; default 10)" } },
+	{ KS_O_JSON, { "json", 'j', NULL, "JSON output (one document; one line per interval with -i)" } },
+	{ KS_O_OUTPUT, { "output", 'o', "FILE", "write the report to FILE" } },
+	{ 0, { "verbose", 'v', NULL, "more messages (-vv: libbpf's too)" } },
+	{ 0, { "help", 'h', NULL, "show this help" } },
+};
+
+#define NCOMMON (sizeof(common_defs) / sizeof(common_defs[0]))
+#define MAXOPTS 64
+
+void ks_common_init(struct ks_common *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->top_n = 10;
+}
+
+static int nopts(const struct ks_optdef *o)
+{
+	int n = 0;
+
+	while (o && o[n].name)
+		n++;
+	return n;
+}
+
+static void print_opt(FILE *out, const struct ks_optdef *d)
+{
+	char left[64];
+
+	if (d->id < 256)
+		snprintf(left, sizeof(left), "-%c, --%s%s%s", d->id, d->name, d->arg ? " " : "",
+			 d->arg ? d->arg : "");
+	else
+		snprintf(left, sizeof(left), "    --%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
+	fprintf(out, "  %-24s %s\n", left, d->help);
+}
+
+void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out)
+{
+	fprintf(out, "Usage: ksight %s [OPTIONS]%s%s\n\n%s\n\nOptions:\n", spec->name,
+		spec->args ? " " : "", spec->args ? spec->args : "", spec->summary);
+	for (const struct ks_optdef *o = spec->opts; o && o->name; o++)
+		print_opt(out, o);
+	for (size_t i = 0; i < NCOMMON; i++) {
+		if (common_defs[i].bit && !(spec->common & common_defs[i].bit))
+			continue;
+		print_opt(out, &common_defs[i].d);
+		if (common_defs[i].bit == KS_O_BY && spec->by_keys)
+			fprintf(out, "  %-24s KEY: %s\n", "", spec->by_keys);
+	}
+}
+
+/* True when @key is one of the '|'-separated words of @keys. */
+static bool key_allowed(const char *keys, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *p = keys; p && *p;) {
+		const char *e = strchr(p, '|');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len == n && !strncmp(p, key, n))
+			return true;
+		p = e ? e + 1 : NULL;
+	}
+	return false;
+}
+
+static int parse_common(const struct ks_cmd_spec *spec, struct ks_common *c, int id, const char *arg)
+{
+	uint64_t v;
+	int err;
+
+	switch (id) {
+	case 'd':
+	case 'i':
+		err = ks_parse_seconds(arg, id == 'd' ? &c->duration : &c->interval);
+		if (err || (id == 'i' && c->interval == 0)) {
+			p_err("invalid %s '%s': expected a positive number of seconds",
+			      id == 'd' ? "duration" : "interval", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'p':
+	case 't':
+		if (ks_parse_u64(arg, 1, 0x7fffffff, &v)) {
+			p_err("invalid %s '%s': expected a positive integer", id == 'p' ? "pid" : "tid", arg);
+			return -EINVAL;
+		}
+		*(id == 'p' ? &c->pid : &c->tid) = (uint32_t)v;
+		return 0;
+	case 'c':
+		c->cgroup = arg;
+		return 0;
+	case 'C':
+		if (ks_parse_cpulist(arg, c->cpus, KS_MAX_CPUS)) {
+			p_err("invalid CPU list '%s': expected e.g. 0-3,6", arg);
+			return -EINVAL;
+		}
+		c->has_cpus = true;
+		c->cpus_arg = arg;
+		return 0;
+	case ID_COMM:
+		if (!*arg || strlen(arg) >= KS_COMM_LEN) {
+			p_err("invalid comm '%s': expected 1 to %d characters", arg, KS_COMM_LEN - 1);
+			return -EINVAL;
+		}
+		memset(c->comm, 0, sizeof(c->comm));
+		memcpy(c->comm, arg, strlen(arg));
+		c->has_comm = true;
+		return 0;
+	case ID_BY:
+		if (!key_allowed(spec->by_keys, arg)) {
+			p_err("invalid --by key '%s': expected one of %s", arg, spec->by_keys);
+			return -EINVAL;
+		}
+		c->by = arg;
+		return 0;
+	case 'n':
+		if (ks_parse_u64(arg, 0, 1000000, &v)) {
+			p_err("invalid row count '%s': expected an integer >= 0", arg);
+			return -EINVAL;
+		}
+		c->top_n = (int)v;
+		return 0;
+	case 'j':
+		c->json = true;
+		ks_json = true;
+		return 0;
+	case 'o':
+		c->output = arg;
+		return 0;
+	case 'v':
+		ks_verbose++;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
+		  ks_opt_cb cb, void *ctx)
+{
+	struct option lopts[MAXOPTS + 1];
+	char sopts[3 * MAXOPTS + 2];
+	const struct ks_optdef *defs[MAXOPTS];
+	bool is_common[MAXOPTS];
+	int n = 0, sn = 0, opt, idx;
+
+	sopts[sn++] = '+'; /* stop at the first positional argument */
+	sopts[sn++] = ':'; /* report a missing argument as ':' */
+	for (int pass = 0; pass < 2; pass++) {
+		int cnt = pass ? (int)NCOMMON : nopts(spec->opts);
+
+		for (int i = 0; i < cnt && n < MAXOPTS; i++) {
+			const struct ks_optdef *d = pass ? &common_defs[i].d : &spec->opts[i];
+
+			if (pass && common_defs[i].bit && !(spec->common & common_defs[i].bit))
+				continue;
+			defs[n] = d;
+			is_common[n] = pass;
+			lopts[n] = (struct option){ d->name, d->arg ? required_argument : no_argument, NULL, d->id };
+			if (d->id < 256) {
+				sopts[sn++] = (char)d->id;
+				if (d->arg)
+					sopts[sn++] = ':';
+			}
+			n++;
+		}
+	}
+	memset(&lopts[n], 0, sizeof(lopts[n]));
+	sopts[sn] = 0;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
+		int i;
+
+		if (opt == '?') {
+			if (optopt && optopt < 256)
+				p_err("%s: unknown option '-%c'; see 'ksight %s -h'", spec->name, optopt, spec->name);
+			else
+				p_err("%s: unknown option '%s'; see 'ksight %s -h'", spec->name, argv[optind - 1],
+				      spec->name);
+			return -EINVAL;
+		}
+		if (opt == ':') {
+			p_err("%s: option '%s' needs an argument", spec->name, argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (opt == 'h') {
+			ks_opts_usage(spec, stdout);
+			return KS_OPTS_HELP;
+		}
+		for (i = 0; i < n; i++)
+			if (defs[i]->id == opt)
+				break;
+		if (i == n)
+			return -EINVAL;
+		if (is_common[i]) {
+			if (parse_common(spec, c, opt, optarg))
+				return -EINVAL;
+		} else if (!cb || cb(ctx, opt, optarg)) {
+			return -EINVAL;
+		}
+	}
+	return optind;
+}

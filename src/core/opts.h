@@ -1,0 +1,78 @@
+/* The one option parser: shared options of DESIGN.md plus each command's own, help generated from the tables. */
+#ifndef KS_CORE_OPTS_H
+#define KS_CORE_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "ksight/filter.h"
+
+/* Which shared options a command accepts. */
+enum ks_common_opt {
+	KS_O_DURATION = 1u << 0,
+	KS_O_INTERVAL = 1u << 1,
+	KS_O_PID = 1u << 2,
+	KS_O_TID = 1u << 3,
+	KS_O_CGROUP = 1u << 4,
+	KS_O_CPU = 1u << 5,
+	KS_O_COMM = 1u << 6,
+	KS_O_BY = 1u << 7,
+	KS_O_TOP = 1u << 8,
+	KS_O_JSON = 1u << 9,
+	KS_O_OUTPUT = 1u << 10,
+	KS_O_FILTERS = KS_O_PID | KS_O_TID | KS_O_CGROUP | KS_O_CPU | KS_O_COMM,
+	KS_O_COLLECTOR = 0x7ff,
+};
+
+/* Values of the shared options; defaults set by ks_common_init. */
+struct ks_common {
+	double duration; /* seconds; 0 runs until SIGINT/SIGTERM */
+	double interval; /* seconds; 0 reports once at the end */
+	uint32_t pid, tid;
+	const char *cgroup;
+	bool has_cpus;
+	uint64_t cpus[KS_MAX_CPUS / 64];
+	const char *cpus_arg;
+	bool has_comm;
+	char comm[KS_COMM_LEN];
+	const char *by;
+	int top_n;
+	bool json;
+	const char *output;
+};
+
+/*
+ * A command's own option.  @id is the short option character, or a value
+ * >= 256 for long-only options; @arg names the argument (NULL for flags).
+ */
+struct ks_optdef {
+	const char *name;
+	int id;
+	const char *arg;
+	const char *help;
+};
+
+/* Called for each of the command's own options; returns 0 or -EINVAL after p_err. */
+typedef int (*ks_opt_cb)(void *ctx, int id, const char *arg);
+
+struct ks_cmd_spec {
+	const char *name;
+	const char *summary;
+	const char *args;    /* positional arguments for the usage line, or NULL */
+	unsigned int common; /* enum ks_common_opt */
+	const char *by_keys; /* "syscall|pid" for --by, NULL if none */
+	const struct ks_optdef *opts; /* terminated by { 0 } */
+};
+
+void ks_common_init(struct ks_common *c);
+/*
+ * Parses argv (argv[0] is the command name).  Returns the index of the
+ * first positional argument, KS_OPTS_HELP after printing help to stdout,
+ * or -EINVAL after printing a one-line error.
+ */
+#define KS_OPTS_HELP (-1000)
+int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
+		  ks_opt_cb cb, void *ctx);
+void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out);
+
+#endif

@@ -1,0 +1,147 @@
+/* Feature probing by loading and attaching for real, as the kernel may offer a program type it cannot attach. */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "core/probe.h"
+#include "core/tracefs.h"
+#include "ksight/filter.h"
+#include "probe.skel.h"
+
+static const char *const names[KS_FEAT_COUNT] = {
+	[KS_FEAT_BTF] = "btf",
+	[KS_FEAT_FENTRY] = "fentry",
+	[KS_FEAT_KPROBE] = "kprobe",
+	[KS_FEAT_TP_BTF] = "tp_btf",
+	[KS_FEAT_RAW_TP] = "raw_tp",
+	[KS_FEAT_TP] = "tracepoint",
+	[KS_FEAT_UPROBE] = "uprobe",
+	[KS_FEAT_PERF_EVENT] = "perf_event",
+	[KS_FEAT_RINGBUF] = "ringbuf",
+	[KS_FEAT_TASK_STORAGE] = "task_storage",
+};
+
+const char *ks_feature_name(enum ks_feature f)
+{
+	return f < KS_FEAT_COUNT ? names[f] : "?";
+}
+
+/* A function of our own, for the uprobe probe to attach to. */
+__attribute__((noinline, used)) int ks_probe_uprobe_target(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x + 1;
+}
+
+static struct bpf_program *prog_of(struct ks_probe *s, enum ks_feature f)
+{
+	switch (f) {
+	case KS_FEAT_FENTRY: return s->progs.probe__fentry;
+	case KS_FEAT_KPROBE: return s->progs.probe__kprobe;
+	case KS_FEAT_TP_BTF: return s->progs.probe__tp_btf;
+	case KS_FEAT_RAW_TP: return s->progs.probe__raw_tp;
+	case KS_FEAT_TP: return s->progs.probe__tp;
+	case KS_FEAT_UPROBE: return s->progs.probe__uprobe;
+	case KS_FEAT_PERF_EVENT: return s->progs.probe__perf_event;
+	default: return NULL;
+	}
+}
+
+static int attach(struct bpf_program *p, enum ks_feature f, struct bpf_link **link, int *pfd)
+{
+	long err;
+
+	switch (f) {
+	case KS_FEAT_UPROBE: {
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = "ks_probe_uprobe_target");
+
+		*link = bpf_program__attach_uprobe_opts(p, 0, "/proc/self/exe", 0, &o);
+		break;
+	}
+	case KS_FEAT_PERF_EVENT: {
+		struct perf_event_attr a = {
+			.type = PERF_TYPE_SOFTWARE,
+			.size = sizeof(a),
+			.config = PERF_COUNT_SW_CPU_CLOCK,
+			.sample_freq = 1,
+			.freq = 1,
+		};
+
+		*pfd = (int)syscall(__NR_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+		if (*pfd < 0)
+			return -errno;
+		*link = bpf_program__attach_perf_event(p, *pfd);
+		break;
+	}
+	default:
+		*link = bpf_program__attach(p);
+	}
+	err = libbpf_get_error(*link);
+	if (!*link)
+		return err ? (int)err : -EINVAL;
+	return 0;
+}
+
+static void probe_one(enum ks_feature f, struct ks_probe_result *r)
+{
+	struct ks_probe *s;
+	struct bpf_program *p, *want = NULL;
+	struct bpf_link *link = NULL;
+	int err, pfd = -1;
+
+	r->step = "open";
+	s = ks_probe__open();
+	if (!s) {
+		r->err = -errno;
+		return;
+	}
+	want = prog_of(s, f);
+	bpf_object__for_each_program(p, s->obj)
+		bpf_program__set_autoload(p, p == want);
+	/* maps are only created for their own probe */
+	if (f != KS_FEAT_RINGBUF)
+		bpf_map__set_autocreate(s->maps.probe_ringbuf, false);
+	if (f != KS_FEAT_TASK_STORAGE)
+		bpf_map__set_autocreate(s->maps.probe_task_storage, false);
+	r->step = "load";
+	err = ks_probe__load(s);
+	if (!err && want) {
+		r->step = "attach";
+		err = attach(want, f, &link, &pfd);
+	}
+	r->ok = !err;
+	r->err = err;
+	bpf_link__destroy(link);
+	if (pfd >= 0)
+		close(pfd);
+	ks_probe__destroy(s);
+}
+
+const struct ks_probe_result *ks_probe(enum ks_feature f)
+{
+	static struct ks_probe_result res[KS_FEAT_COUNT];
+	static bool done[KS_FEAT_COUNT];
+
+	if (f >= KS_FEAT_COUNT)
+		return NULL;
+	if (!done[f]) {
+		done[f] = true;
+		if (f == KS_FEAT_BTF) {
+			struct btf *btf = btf__load_vmlinux_btf();
+
+			res[f].ok = btf != NULL;
+			res[f].err = btf ? 0 : -errno;
+			res[f].step = "load";
+			btf__free(btf);
+		} else {
+			/* classic tracepoints resolve their ids through tracefs */
+			if (f == KS_FEAT_TP)
+				ks_tracefs_dir(NULL);
+			probe_one(f, &res[f]);
+		}
+	}
+	return &res[f];
+}

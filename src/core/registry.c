@@ -1,0 +1,18 @@
+/* The collector registry: one line per collector. */
+#include <string.h>
+#include "core/collector.h"
+
+extern const struct ks_collector ks_syscalls_collector;
+
+const struct ks_collector *const ks_collectors[] = {
+	&ks_syscalls_collector,
+	NULL,
+};
+
+const struct ks_collector *ks_collector_find(const char *name)
+{
+	for (int i = 0; ks_collectors[i]; i++)
+		if (!strcmp(ks_collectors[i]->spec.name, name))
+			return ks_collectors[i];
+	return NULL;
+}
