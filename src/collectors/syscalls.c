@@ -288,98 +288,77 @@ static struct ks_row *find_row(struct ks_report *r, const struct ks_sc_key *k, b
 	return NULL;
 }
 
+struct drain_arg {
+	struct sc_ctx *ctx;
+	struct ks_report *r;
+	unsigned int gen;
+};
+
+static bool key_in_gen(const void *key, void *varg)
+{
+	return ((const struct ks_sc_key *)key)->gen == ((struct drain_arg *)varg)->gen;
+}
+
+static int take_row(const void *key, const void *value, void *varg)
+{
+	const struct ks_sc_key *k = key;
+	struct drain_arg *a = varg;
+	struct ks_hist *h = malloc(sizeof(*h));
+	struct ks_row *row;
+	uint64_t errors;
+	char comm[KS_COMM_LEN];
+
+	(void)value; /* == a->ctx->vbuf, read by sum_stat */
+	if (!h)
+		return -ENOMEM;
+	if (!sum_stat(a->ctx, h, &errors)) {
+		free(h);
+		return 0;
+	}
+	row = ks_report_add_row(a->r);
+	if (!row) {
+		free(h);
+		return -ENOMEM;
+	}
+	if (a->ctx->by == KS_SC_BY_PID) {
+		pid_comm(a->ctx, k->tgid, comm);
+		ks_row_key_num(row, "pid", k->tgid);
+	} else {
+		memcpy(comm, k->comm, KS_COMM_LEN);
+		comm[KS_COMM_LEN - 1] = 0;
+	}
+	ks_row_key_str(row, "comm", comm);
+	return fill_row(a->ctx, row, h, errors);
+}
+
+static int take_errno(const void *key, const void *value, void *varg)
+{
+	const struct ks_sc_err_key *ek = key;
+	struct drain_arg *a = varg;
+	const __u64 *v = value;
+	struct ks_row *row = find_row(a->r, &ek->k, a->ctx->by == KS_SC_BY_PID);
+	uint64_t sum = 0;
+	char b[16];
+
+	for (int cpu = 0; cpu < ks_ncpus(); cpu++)
+		sum += v[cpu];
+	if (row && sum)
+		return ks_row_sub_add(row, errno_label((int)ek->err, b, sizeof(b)), sum);
+	return 0;
+}
+
 /* Drains both hash maps of the pid and comm modes for buffer half @gen. */
 static int collect_hash(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen)
 {
-	int fd = bpf_map__fd(ctx->skel->maps.hrows), efd = bpf_map__fd(ctx->skel->maps.herrs);
-	bool by_pid = ctx->by == KS_SC_BY_PID;
-	struct ks_sc_key key, next, *keys = NULL;
-	struct ks_sc_err_key ekey, enext, *ekeys = NULL;
-	int n = 0, ne = 0, err = 0;
-	const void *prev = NULL;
+	struct drain_arg a = { ctx, r, gen };
+	int err;
 
-	/* keys first: deleting while walking restarts get_next_key */
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (next.gen == gen) {
-			struct ks_sc_key *nk = realloc(keys, (size_t)(n + 1) * sizeof(*nk));
-
-			if (!nk) {
-				err = -ENOMEM;
-				goto out;
-			}
-			keys = nk;
-			keys[n++] = next;
-		}
-		key = next;
-		prev = &key;
-	}
-	for (int i = 0; i < n; i++) {
-		struct ks_hist *h = malloc(sizeof(*h));
-		struct ks_row *row;
-		uint64_t errors;
-		char comm[KS_COMM_LEN];
-
-		if (!h) {
-			err = -ENOMEM;
-			goto out;
-		}
-		if (bpf_map_lookup_elem(fd, &keys[i], ctx->vbuf) || !sum_stat(ctx, h, &errors)) {
-			free(h);
-			bpf_map_delete_elem(fd, &keys[i]);
-			continue;
-		}
-		bpf_map_delete_elem(fd, &keys[i]);
-		row = ks_report_add_row(r);
-		if (!row) {
-			free(h);
-			err = -ENOMEM;
-			goto out;
-		}
-		if (by_pid) {
-			pid_comm(ctx, keys[i].tgid, comm);
-			ks_row_key_num(row, "pid", keys[i].tgid);
-			ks_row_key_str(row, "comm", comm);
-		} else {
-			memcpy(comm, keys[i].comm, KS_COMM_LEN);
-			comm[KS_COMM_LEN - 1] = 0;
-			ks_row_key_str(row, "comm", comm);
-		}
-		fill_row(ctx, row, h, errors);
-	}
-
-	prev = NULL;
-	while (!bpf_map_get_next_key(efd, prev, &enext)) {
-		if (enext.k.gen == gen) {
-			struct ks_sc_err_key *nk = realloc(ekeys, (size_t)(ne + 1) * sizeof(*nk));
-
-			if (!nk) {
-				err = -ENOMEM;
-				goto out;
-			}
-			ekeys = nk;
-			ekeys[ne++] = enext;
-		}
-		ekey = enext;
-		prev = &ekey;
-	}
-	for (int i = 0; i < ne; i++) {
-		const __u64 *v = ctx->vbuf;
-		struct ks_row *row;
-		uint64_t sum = 0;
-		char b[16];
-
-		if (bpf_map_lookup_elem(efd, &ekeys[i], ctx->vbuf))
-			continue;
-		bpf_map_delete_elem(efd, &ekeys[i]);
-		for (int cpu = 0; cpu < ks_ncpus(); cpu++)
-			sum += v[cpu];
-		row = find_row(r, &ekeys[i].k, by_pid);
-		if (row && sum)
-			ks_row_sub_add(row, errno_label((int)ekeys[i].err, b, sizeof(b)), sum);
-	}
-out:
-	free(keys);
-	free(ekeys);
+	/* ks_sc_err_key starts with its ks_sc_key, so one match serves both */
+	err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.hrows), sizeof(struct ks_sc_key), key_in_gen,
+			    take_row, &a, ctx->vbuf);
+	if (!err)
+		err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.herrs), sizeof(struct ks_sc_err_key),
+				    key_in_gen, take_errno, &a, ctx->vbuf);
 	return err;
 }
 

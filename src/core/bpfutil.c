@@ -1,5 +1,9 @@
 /* libbpf-adjacent helpers shared by collectors. */
+#include <errno.h>
 #include <linux/membarrier.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -49,4 +53,49 @@ uint64_t ks_pid_max(void)
 		fclose(f);
 	}
 	return v;
+}
+
+int ks_hash_drain(int fd, size_t key_size, bool (*match)(const void *key, void *arg),
+		  int (*cb)(const void *key, const void *value, void *arg), void *arg, void *value_buf)
+{
+	char *keys = NULL, *cur = malloc(key_size), *next = malloc(key_size);
+	size_t n = 0, cap = 0;
+	const void *prev = NULL;
+	int err = 0;
+
+	if (!cur || !next) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		if (!match || match(next, arg)) {
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 256;
+				char *nk = realloc(keys, ncap * key_size);
+
+				if (!nk) {
+					err = -ENOMEM;
+					goto out;
+				}
+				keys = nk;
+				cap = ncap;
+			}
+			memcpy(keys + n++ * key_size, next, key_size);
+		}
+		memcpy(cur, next, key_size);
+		prev = cur;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		const void *k = keys + i * key_size;
+
+		if (bpf_map_lookup_elem(fd, k, value_buf))
+			continue; /* deleted meanwhile */
+		bpf_map_delete_elem(fd, k);
+		err = cb(k, value_buf, arg);
+	}
+out:
+	free(keys);
+	free(cur);
+	free(next);
+	return err;
 }

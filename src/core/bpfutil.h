@@ -2,6 +2,8 @@
 #ifndef KS_CORE_BPFUTIL_H
 #define KS_CORE_BPFUTIL_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -18,3 +20,13 @@ uint32_t ks_pow2_at_least(uint64_t v, uint32_t cap);
 uint64_t ks_pid_max(void);
 
 #endif
+
+/*
+ * Drains a hash map: every key for which @match returns true (all keys
+ * when @match is NULL) is looked up into @value_buf (sized for a per-CPU
+ * value when the map is per-CPU), deleted, then handed to @cb.  Keys are
+ * gathered first because deleting while walking restarts get_next_key.
+ * Returns 0 or the first negative errno (from @cb or the map).
+ */
+int ks_hash_drain(int fd, size_t key_size, bool (*match)(const void *key, void *arg),
+		  int (*cb)(const void *key, const void *value, void *arg), void *arg, void *value_buf);
