@@ -255,8 +255,16 @@ int ks_report_write_text(const struct ks_report *r, FILE *out)
 		/* header from the first row's layout: all rows of a report share it */
 		for (int k = 0; k < h0->nkeys; k++)
 			fprintf(out, k ? " %8s" : "%-20s", h0->keys[k].name);
-		for (int v = 0; v < h0->nvals; v++)
-			fprintf(out, " %10s", h0->vals[v].name);
+		for (int v = 0; v < h0->nvals; v++) {
+			/* durations are printed with their unit, so "total_ns" reads "total" */
+			const char *name = h0->vals[v].name;
+			size_t len = strlen(name);
+
+			if (h0->vals[v].kind == KS_VAL_NS && len > 3 && !strcmp(name + len - 3, "_ns"))
+				fprintf(out, " %10.*s", (int)(len - 3), name);
+			else
+				fprintf(out, " %10s", name);
+		}
 		if (has_hist)
 			fprintf(out, " %9s %9s %9s %9s", "p50", "p90", "p99", "max");
 		if (r->sub_name)
