@@ -74,7 +74,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	(void)level;
 	if (ks_verbose < 2)
 		return 0;
-	fputs("libbpf: ", stderr);
 	return vfprintf(stderr, fmt, ap);
 }
 
