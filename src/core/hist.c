@@ -35,11 +35,15 @@ uint64_t ks_hist_percentile(const struct ks_hist *h, double q)
 
 	if (!h->count)
 		return 0;
-	if (q <= 0)
+	if (!(q > 0))
 		q = 0;
 	if (q > 1)
 		q = 1;
-	rank = (uint64_t)ceil(q * (double)h->count);
+	/*
+	 * ceil(q * count) in integers, with q taken in millionths: in floating
+	 * point 0.07 * 100 is 7.000000000000001, one rank too high.
+	 */
+	rank = (uint64_t)(((unsigned __int128)llround(q * 1e6) * h->count + 999999) / 1000000);
 	if (rank < 1)
 		rank = 1;
 	for (unsigned int i = 0; i < KS_HIST_SLOTS; i++) {

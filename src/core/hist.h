@@ -19,9 +19,10 @@ void ks_hist_merge(struct ks_hist *dst, const struct ks_hist *src);
 /* Adds one value: for tests and user-side histograms. */
 void ks_hist_record(struct ks_hist *h, uint64_t v);
 /*
- * Nearest-rank percentile estimate, @q in [0, 1]: the middle of the slot
- * that holds the rank, clamped to the exact max.  Within 1/32 of the
- * exact value for every value >= 16, exact below.  0 when empty.
+ * Nearest-rank percentile estimate, @q in [0, 1] (to six decimals): the
+ * middle of the slot that holds the rank, clamped to the exact max.
+ * Within 1/32 of the exact value for every value >= 16, exact below.
+ * 0 when empty.
  */
 uint64_t ks_hist_percentile(const struct ks_hist *h, double q);
 double ks_hist_mean(const struct ks_hist *h);
