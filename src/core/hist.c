@@ -46,6 +46,9 @@ uint64_t ks_hist_percentile(const struct ks_hist *h, double q)
 	rank = (uint64_t)(((unsigned __int128)llround(q * 1e6) * h->count + 999999) / 1000000);
 	if (rank < 1)
 		rank = 1;
+	/* the last rank is the largest value, which is known exactly */
+	if (rank >= h->count && h->max)
+		return h->max;
 	for (unsigned int i = 0; i < KS_HIST_SLOTS; i++) {
 		seen += h->slots[i];
 		if (seen >= rank) {

@@ -20,7 +20,8 @@ void ks_hist_merge(struct ks_hist *dst, const struct ks_hist *src);
 void ks_hist_record(struct ks_hist *h, uint64_t v);
 /*
  * Nearest-rank percentile estimate, @q in [0, 1] (to six decimals): the
- * middle of the slot that holds the rank, clamped to the exact max.
+ * middle of the slot that holds the rank, clamped to the exact max (and
+ * the exact max for the last rank, so p99 of 50 values is their max).
  * Within 1/32 of the exact value for every value >= 16, exact below.
  * 0 when empty.
  */
