@@ -195,7 +195,12 @@ int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct 
 	memset(&lopts[n], 0, sizeof(lopts[n]));
 	sopts[sn] = 0;
 
-	optind = 1;
+	/*
+	 * 0, not 1: glibc and musl then forget where they were inside a
+	 * cluster of short options, which a failed parse of "-xj" leaves
+	 * behind for the next parse in the same process.
+	 */
+	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
 		int i;
