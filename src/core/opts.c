@@ -206,7 +206,10 @@ int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct 
 		int i;
 
 		if (opt == '?') {
-			if (optopt && optopt < 256)
+			/* getopt sets optopt to the option's id for "--flag=value" */
+			if (optopt && !strncmp(argv[optind - 1], "--", 2))
+				p_err("%s: option '%s' takes no argument", spec->name, argv[optind - 1]);
+			else if (optopt && optopt < 256)
 				p_err("%s: unknown option '-%c'; see 'ksight %s -h'", spec->name, optopt, spec->name);
 			else
 				p_err("%s: unknown option '%s'; see 'ksight %s -h'", spec->name, argv[optind - 1],
