@@ -151,16 +151,19 @@ void ks_report_sort(struct ks_report *r)
 		qsort(r->rows, (size_t)r->nrows, sizeof(r->rows[0]), row_cmp);
 }
 
+/* The unit is picked after rounding to three digits: 999999ns is 1ms, not "1e+03us". */
 const char *ks_fmt_ns(uint64_t ns, char *buf, size_t len)
 {
 	if (ns < 1000)
 		snprintf(buf, len, "%" PRIu64 "ns", ns);
-	else if (ns < 1000000)
+	else if (ns < 999500)
 		snprintf(buf, len, "%.3gus", (double)ns / 1e3);
-	else if (ns < 1000000000)
+	else if (ns < 999500000)
 		snprintf(buf, len, "%.3gms", (double)ns / 1e6);
-	else
+	else if (ns < 999500000000ull)
 		snprintf(buf, len, "%.3gs", (double)ns / 1e9);
+	else
+		snprintf(buf, len, "%.0fs", (double)ns / 1e9);
 	return buf;
 }
 
