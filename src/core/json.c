@@ -153,11 +153,20 @@ void ks_json_i64(struct ks_json *j, int64_t v)
 
 void ks_json_double(struct ks_json *j, double v)
 {
+	char b[32];
+
 	sep(j);
-	if (!isfinite(v))
+	if (!isfinite(v)) {
 		fputs("null", j->out);
-	else
-		fprintf(j->out, "%.6g", v);
+		return;
+	}
+	/* the shortest text that reads back as the same double: 0.1, but all of 2.000123456 */
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(b, sizeof(b), "%.*g", prec, v);
+		if (strtod(b, NULL) == v)
+			break;
+	}
+	fputs(b, j->out);
 }
 
 void ks_json_bool(struct ks_json *j, bool v)
