@@ -238,3 +238,17 @@ int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct 
 	}
 	return optind;
 }
+
+int ks_opts_parse_noargs(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
+			 ks_opt_cb cb, void *ctx)
+{
+	int idx = ks_opts_parse(spec, argc, argv, c, cb, ctx);
+
+	if (idx < 0)
+		return idx;
+	if (idx < argc) {
+		p_err("%s: unexpected argument '%s'; see 'ksight %s -h'", spec->name, argv[idx], spec->name);
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -83,17 +83,13 @@ int ks_collector_run(const struct ks_collector *col, int argc, char **argv)
 		free(ctx);
 		return 1;
 	}
-	err = ks_opts_parse(&col->spec, argc, argv, &c, col->parse_opt, ctx);
+	err = ks_opts_parse_noargs(&col->spec, argc, argv, &c, col->parse_opt, ctx);
 	if (err == KS_OPTS_HELP) {
 		free(ctx);
 		return 0;
 	}
 	if (err < 0)
 		goto usage;
-	if (err < argc) {
-		p_err("%s: unexpected argument '%s'; see 'ksight %s -h'", col->spec.name, argv[err], col->spec.name);
-		goto usage;
-	}
 	if (ks_filter_build(&c, &f))
 		goto usage;
 	if (c.output) {

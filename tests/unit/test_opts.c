@@ -440,3 +440,30 @@ TEST(reparse_after_error_in_cluster)
 	ks_verbose = 0;
 	ks_json = false;
 }
+
+TEST(noargs_rejects_positional)
+{
+	struct ks_common c;
+	struct t_capture ce;
+	char *err;
+	int rc;
+
+	ks_common_init(&c);
+	EXPECT_EQ_INT(ks_opts_parse_noargs(&spec_min, 3, ARGV("-d", "1"), &c, NULL, NULL), 0);
+	t_capture_begin(&ce, STDERR_FILENO);
+	rc = ks_opts_parse_noargs(&spec_min, 4, ARGV("-d", "1", "extra"), &c, NULL, NULL);
+	err = t_capture_end(&ce);
+	EXPECT_EQ_INT(rc, -EINVAL);
+	EXPECT_EQ_STR(err, "ksight: error: mini: unexpected argument 'extra'; see 'ksight mini -h'\n");
+	free(err);
+	t_capture_begin(&ce, STDERR_FILENO);
+	rc = ks_opts_parse_noargs(&spec_min, 2, ARGV("--bogus"), &c, NULL, NULL);
+	err = t_capture_end(&ce);
+	EXPECT_EQ_INT(rc, -EINVAL);
+	EXPECT_EQ_INT(t_count_lines(err), 1);
+	free(err);
+	t_capture_begin(&ce, STDOUT_FILENO);
+	rc = ks_opts_parse_noargs(&spec_min, 3, ARGV("-h", "extra"), &c, NULL, NULL);
+	free(t_capture_end(&ce));
+	EXPECT_EQ_INT(rc, KS_OPTS_HELP);
+}
