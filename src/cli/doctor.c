@@ -26,15 +26,9 @@ int cmd_doctor(int argc, char **argv)
 	int err;
 
 	ks_common_init(&c);
-	err = ks_opts_parse(&doctor_spec, argc, argv, &c, NULL, NULL);
-	if (err == KS_OPTS_HELP)
-		return 0;
-	if (err < 0)
-		return 2;
-	if (err < argc) {
-		p_err("doctor: unexpected argument '%s'; see 'ksight doctor -h'", argv[err]);
-		return 2;
-	}
+	err = ks_opts_parse_noargs(&doctor_spec, argc, argv, &c, NULL, NULL);
+	if (err)
+		return err == KS_OPTS_HELP ? 0 : 2;
 
 	/* tracefs first: the tracepoint probe needs it, and the mount shows in the facts below */
 	if (!ks_tracefs_dir(&in.tracefs_mounted))

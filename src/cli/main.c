@@ -16,10 +16,17 @@ static const struct ks_command commands[] = {
 	{ NULL, NULL, NULL },
 };
 
+static const struct ks_cmd_spec version_spec = { .name = "version", .summary = "Print the version." };
+
 int cmd_version(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	struct ks_common c;
+	int err;
+
+	ks_common_init(&c);
+	err = ks_opts_parse_noargs(&version_spec, argc, argv, &c, NULL, NULL);
+	if (err)
+		return err == KS_OPTS_HELP ? 0 : 2;
 	printf("ksight %s\n", KSIGHT_VERSION);
 	return 0;
 }
