@@ -24,7 +24,7 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WORKLOAD_SRCS))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean test unit run setup bench
+.PHONY: all clean test unit run setup bench golden-update
 .SECONDARY:
 all: ksight $(UNIT_BINS) $(WORKLOADS)
 
@@ -54,12 +54,12 @@ $(B)/obj/%.o: %.c $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/core/*.
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(B)/tests/%: tests/unit/%.c $(B)/libksight.a $(wildcard tests/unit/test.h)
+$(B)/tests/%: tests/unit/%.c $(B)/libksight.a tests/unit/test.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(B)/libksight.a $(LDLIBS) -lm
 
 # The same unit tests under ASan/UBSan, built from sources so the library is instrumented too.
-$(B)/tests/san/%: tests/unit/%.c $(CORE_SRCS) $(GEN_SRCS) $(SKELS) $(wildcard tests/unit/test.h)
+$(B)/tests/san/%: tests/unit/%.c $(CORE_SRCS) $(GEN_SRCS) $(SKELS) tests/unit/test.h $(wildcard include/ksight/*.h) $(wildcard src/core/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(CORE_SRCS) $(GEN_SRCS) $(LDLIBS) -lm
 
@@ -68,6 +68,10 @@ $(B)/workloads/%: tests/workloads/%.c
 	$(CC) -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $< -lpthread
 
 unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
+
+# Rewrites the golden fixtures (tests/golden/*.txt) from the current binary; review the diff, then commit.
+golden-update: ksight
+	KSIGHT_GOLDEN_UPDATE=1 sh tests/golden/test_help.sh
 
 # Installs what is missing, builds, and runs every test tier; ends with "N passed, N failed".
 test:
