@@ -73,8 +73,8 @@ int main(int argc, char **argv)
 		}
 		ret = ks_collector_run(col, argc - 1, argv + 1);
 	}
-	/* a report lost to a full disk or closed pipe is a failure */
-	if (fflush(stdout) || ferror(stdout)) {
+	/* a report lost to a full disk or closed pipe is a failure (said once: a failed command has said why) */
+	if ((fflush(stdout) || ferror(stdout)) && ret == 0) {
 		fprintf(stderr, "ksight: error: cannot write to stdout: %s\n", strerror(errno));
 		return 1;
 	}
