@@ -40,10 +40,39 @@ t_wait_for() {
 }
 
 # IDs of BPF programs and links that no live process owns (leaks), one per line.
+# Owners are found in /proc/*/fdinfo (prog_id/link_id of each BPF fd), not
+# in bpftool's "pids": Debian's bpftool is built without the skeletons that
+# fill those, so every object looked orphaned.  A program is also owned
+# through an owned link.  Programs attached without an fd (systemd's cgroup
+# programs) are listed too: compare before and after, with t_no_leaks.
 t_orphans() {
-	for kind in prog link; do
-		bpftool -j $kind show 2>/dev/null | jq -r --arg k "$kind" '.[] | select((.pids // []) | length == 0) | "\($k) \(.id)"'
-	done | sort
+	_own=$(grep -hE '^(prog|link)_id:' /proc/[0-9]*/fdinfo/* 2>/dev/null |
+		awk '{ printf "%s\"%s %s\"", n++ ? "," : "", substr($1, 1, 4), $2 }')
+	{
+		bpftool -j prog show 2>/dev/null || echo '[]'
+		bpftool -j link show 2>/dev/null || echo '[]'
+	} | jq -rs --argjson own "[$_own]" '
+		(.[0] // []) as $progs | (.[1] // []) as $links |
+		($own | map({(.): true}) | add // {}) as $o |
+		($links | map(select($o["link \(.id)"]) | {("prog \(.prog_id)"): true}) | add // {}) as $via |
+		(($progs[] | "prog \(.id)"), ($links[] | "link \(.id)")) | select(($o[.] or $via[.]) | not)' | sort
+}
+
+# t_no_leaks NAME BEFORE: passes when every orphan is already listed in the
+# file BEFORE (t_orphans output from the start of the test).  The kernel
+# frees a dead process's programs shortly after it exits, and other tests
+# may be loading and unloading in parallel, so new ones get 3 s to go.
+t_no_leaks() {
+	_i=0
+	while t_orphans | grep -vxF -f "$2" >"$T_TMP/leaks"; do
+		_i=$((_i + 1))
+		if [ $_i -gt 30 ]; then
+			t_fail "$1" "BPF objects left with no owner: $(tr '\n' ' ' <"$T_TMP/leaks")"
+			return 1
+		fi
+		sleep 0.1
+	done
+	t_pass "$1"
 }
 
 # Runs ksight with ARGS until it prints that it is tracing; sets K_PID and K_OUT/K_ERR.
