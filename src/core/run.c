@@ -33,6 +33,9 @@ static void sleep_until(double deadline)
 
 		if (left <= 0)
 			return;
+		/* in steps of at most a minute: "-d 1e300" must not overflow time_t into a busy loop */
+		if (left > 60)
+			left = 60;
 		ts.tv_sec = (time_t)left;
 		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
 		nanosleep(&ts, NULL); /* EINTR on a signal: the loop checks */
