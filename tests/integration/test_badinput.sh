@@ -139,6 +139,16 @@ for c in $COLLECTORS; do
 	t_eq "$c: SIGTERM report ends with the loss line" "lost:" "$(tail -1 "$K_OUT" | cut -d' ' -f1)"
 	t_no_leaks "$c: no BPF objects left after SIGINT and SIGTERM" "$T_TMP/orphans.before"
 
+	# a duration too long to sleep in one go must not turn into a busy loop
+	if b_has "$c" --duration && k_start "$c" -d 1e300; then
+		t0=$(awk '{ print $14 + $15 }' "/proc/$K_PID/stat")
+		sleep 1
+		t1=$(awk '{ print $14 + $15 }' "/proc/$K_PID/stat")
+		k_stop
+		ticks=$((t1 - t0))
+		if [ "$ticks" -le 10 ]; then t_pass "$c: -d 1e300 sleeps (CPU ticks in 1 s: $ticks)"; else t_fail "$c: -d 1e300 sleeps" "used $ticks CPU ticks in 1 s"; fi
+	fi
+
 	# SIGINT while loading: the handlers are set before the first BPF object
 	# exists, so whenever the signal lands the run ends with nothing left
 	# behind.  A signal that lands before the handlers (in the first
