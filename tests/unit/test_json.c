@@ -28,6 +28,27 @@ static char *mem_close(struct mem *m)
 	return m->buf;
 }
 
+/* A JSON writer on a fresh memory stream. */
+static struct ks_json *json_open(struct mem *m)
+{
+	struct ks_json *j;
+
+	mem_open(m);
+	j = ks_json_new(m->f);
+	if (!j) {
+		perror("ks_json_new");
+		exit(2);
+	}
+	return j;
+}
+
+/* Frees the writer and returns what it wrote (m->buf, for free()). */
+static char *json_close(struct mem *m, struct ks_json *j)
+{
+	ks_json_free(j);
+	return mem_close(m);
+}
+
 /*
  * Runs `jq -c FILTER` on @json and returns its output without the final
  * newline (malloc'd), or NULL when jq rejects the input or is missing.
@@ -111,9 +132,7 @@ TEST(empty_containers)
 	struct mem m;
 	struct ks_json *j;
 
-	mem_open(&m);
-	j = ks_json_new(m.f);
-	ASSERT_TRUE(j != NULL);
+	j = json_open(&m);
 	ks_json_obj_begin(j);
 	ks_json_key(j, "o");
 	ks_json_obj_begin(j);
@@ -122,8 +141,7 @@ TEST(empty_containers)
 	ks_json_arr_begin(j);
 	ks_json_arr_end(j);
 	ks_json_obj_end(j);
-	ks_json_free(j);
-	EXPECT_EQ_STR(mem_close(&m), "{\"o\":{},\"a\":[]}");
+	EXPECT_EQ_STR(json_close(&m, j), "{\"o\":{},\"a\":[]}");
 	EXPECT_JQ(m.buf, ".", "{\"o\":{},\"a\":[]}");
 	free(m.buf);
 }
@@ -136,9 +154,7 @@ TEST(nested_values)
 	struct mem m;
 	struct ks_json *j;
 
-	mem_open(&m);
-	j = ks_json_new(m.f);
-	ASSERT_TRUE(j != NULL);
+	j = json_open(&m);
 	ks_json_obj_begin(j);
 	ks_json_kv_u64(j, "n", 1);
 	ks_json_key(j, "list");
@@ -178,8 +194,7 @@ TEST(nested_values)
 	ks_json_obj_end(j);
 	ks_json_kv_str(j, "last", NULL); /* NULL is the empty string */
 	ks_json_obj_end(j);
-	ks_json_free(j);
-	EXPECT_EQ_STR(mem_close(&m), want);
+	EXPECT_EQ_STR(json_close(&m, j), want);
 	EXPECT_JQ(m.buf, ".list[3].x, .inner.deep.er, (.list | length)", "\"y\"\n[[]]\n8");
 	/* jq reads numbers as doubles, so compare the big ones as text */
 	EXPECT_TRUE(strstr(m.buf, "18446744073709551615") != NULL);
@@ -193,9 +208,7 @@ TEST(nesting_to_the_limit)
 	char want[128] = "";
 
 	/* 31 levels of arrays, each with one element before the next level */
-	mem_open(&m);
-	j = ks_json_new(m.f);
-	ASSERT_TRUE(j != NULL);
+	j = json_open(&m);
 	for (int i = 0; i < 31; i++) {
 		ks_json_arr_begin(j);
 		ks_json_u64(j, (uint64_t)i % 10);
@@ -208,8 +221,7 @@ TEST(nesting_to_the_limit)
 		ks_json_arr_end(j);
 		strcat(want, "]");
 	}
-	ks_json_free(j);
-	EXPECT_EQ_STR(mem_close(&m), want);
+	EXPECT_EQ_STR(json_close(&m, j), want);
 	EXPECT_JQ(m.buf, "[.. | arrays] | length", "31");
 	free(m.buf);
 }
@@ -218,15 +230,10 @@ TEST(nesting_to_the_limit)
 static char *json_string(const char *s)
 {
 	struct mem m;
-	struct ks_json *j;
+	struct ks_json *j = json_open(&m);
 
-	mem_open(&m);
-	j = ks_json_new(m.f);
-	if (!j)
-		exit(2);
 	ks_json_str(j, s);
-	ks_json_free(j);
-	return mem_close(&m);
+	return json_close(&m, j);
 }
 
 TEST(string_escaping)
@@ -257,14 +264,11 @@ TEST(string_escaping)
 		struct mem m;
 		struct ks_json *j;
 
-		mem_open(&m);
-		j = ks_json_new(m.f);
-		ASSERT_TRUE(j != NULL);
+		j = json_open(&m);
 		ks_json_obj_begin(j);
 		ks_json_kv_str(j, "k\"\\\n", "v");
 		ks_json_obj_end(j);
-		ks_json_free(j);
-		EXPECT_EQ_STR(mem_close(&m), "{\"k\\\"\\\\\\n\":\"v\"}");
+		EXPECT_EQ_STR(json_close(&m, j), "{\"k\\\"\\\\\\n\":\"v\"}");
 		EXPECT_JQ(m.buf, "keys[0] | explode", "[107,34,92,10]");
 		free(m.buf);
 	}
@@ -327,14 +331,11 @@ TEST(doubles)
 	struct ks_json *j;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		mem_open(&m);
-		j = ks_json_new(m.f);
-		ASSERT_TRUE(j != NULL);
+		j = json_open(&m);
 		ks_json_arr_begin(j);
 		ks_json_double(j, cases[i].v);
 		ks_json_arr_end(j);
-		ks_json_free(j);
-		mem_close(&m);
+		json_close(&m, j);
 		if (EXPECT_TRUE(m.len > 2)) {
 			m.buf[m.len - 1] = 0;
 			EXPECT_EQ_STR(m.buf + 1, cases[i].want);
@@ -347,16 +348,13 @@ TEST(doubles)
 		free(m.buf);
 	}
 	/* non-finite values inside an object stay valid JSON */
-	mem_open(&m);
-	j = ks_json_new(m.f);
-	ASSERT_TRUE(j != NULL);
+	j = json_open(&m);
 	ks_json_obj_begin(j);
 	ks_json_kv_double(j, "nan", NAN);
 	ks_json_kv_double(j, "inf", -INFINITY);
 	ks_json_kv_double(j, "ok", 1.5);
 	ks_json_obj_end(j);
-	ks_json_free(j);
-	EXPECT_EQ_STR(mem_close(&m), "{\"nan\":null,\"inf\":null,\"ok\":1.5}");
+	EXPECT_EQ_STR(json_close(&m, j), "{\"nan\":null,\"inf\":null,\"ok\":1.5}");
 	EXPECT_JQ(m.buf, ".nan == null and .inf == null", "true");
 	free(m.buf);
 }
@@ -380,6 +378,30 @@ TEST(fmt_ns)
  * histogram in microseconds, one in nanoseconds, a row without one,
  * a breakdown, filters, loss counters and more rows than -n shows.
  */
+/* A syscalls-like row; @ns (n values) fills its histogram when n > 0. */
+static struct ks_row *add_row(struct ks_report *r, const char *name, int nr, uint64_t count, uint64_t errors,
+			      uint64_t total, const uint64_t *ns, size_t n)
+{
+	struct ks_row *w = ks_report_add_row(r);
+
+	if (!w)
+		exit(2);
+	ks_row_key_str(w, "syscall", name);
+	ks_row_key_num(w, "nr", nr);
+	ks_row_val(w, "count", KS_VAL_COUNT, count);
+	ks_row_val(w, "errors", KS_VAL_COUNT, errors);
+	ks_row_val(w, "total", KS_VAL_NS, total);
+	w->sort = total;
+	if (n) {
+		w->hist = calloc(1, sizeof(*w->hist));
+		if (!w->hist)
+			exit(2);
+		for (size_t i = 0; i < n; i++)
+			ks_hist_record(w->hist, ns[i]);
+	}
+	return w;
+}
+
 static void fixture(struct ks_report *r)
 {
 	static const uint64_t read_ns[] = { 100, 200, 300, 40000, 1000000 };
@@ -395,48 +417,14 @@ static void fixture(struct ks_report *r)
 	ks_report_lost(r, "map_full", 3);
 	ks_report_lost(r, "ringbuf", 0);
 
-	w = ks_report_add_row(r);
-	ks_row_key_str(w, "syscall", "read");
-	ks_row_key_num(w, "nr", 0);
-	ks_row_val(w, "count", KS_VAL_COUNT, 5);
-	ks_row_val(w, "errors", KS_VAL_COUNT, 2);
-	ks_row_val(w, "total", KS_VAL_NS, 1040600);
-	w->hist = calloc(1, sizeof(*w->hist));
-	for (size_t i = 0; w->hist && i < sizeof(read_ns) / sizeof(read_ns[0]); i++)
-		ks_hist_record(w->hist, read_ns[i]);
+	/* added out of order: the writers show what ks_report_sort made of it */
+	add_row(r, "zzz", 9, 1, 0, 5049, NULL, 0); /* ties with close, sorts after it by key: -n 3 leaves it out */
+	w = add_row(r, "close", 3, 6, 6, 5049, close_ns, 6);
+	ks_row_sub_add(w, "EBADF", 6);
+	add_row(r, "a_very_long_syscall_name_cut", -1, 1, 0, 999999, NULL, 0);
+	w = add_row(r, "read", 0, 5, 2, 1040600, read_ns, 5);
 	ks_row_sub_add(w, "EAGAIN", 1);
 	ks_row_sub_add(w, "EINTR", 1);
-	w->sort = 1040600;
-
-	w = ks_report_add_row(r);
-	ks_row_key_str(w, "syscall", "a_very_long_syscall_name_cut");
-	ks_row_key_num(w, "nr", -1);
-	ks_row_val(w, "count", KS_VAL_COUNT, 1);
-	ks_row_val(w, "errors", KS_VAL_COUNT, 0);
-	ks_row_val(w, "total", KS_VAL_NS, 999999);
-	w->sort = 999999;
-
-	w = ks_report_add_row(r);
-	ks_row_key_str(w, "syscall", "close");
-	ks_row_key_num(w, "nr", 3);
-	ks_row_val(w, "count", KS_VAL_COUNT, 6);
-	ks_row_val(w, "errors", KS_VAL_COUNT, 6);
-	ks_row_val(w, "total", KS_VAL_NS, 5049);
-	w->hist = calloc(1, sizeof(*w->hist));
-	for (size_t i = 0; w->hist && i < sizeof(close_ns) / sizeof(close_ns[0]); i++)
-		ks_hist_record(w->hist, close_ns[i]);
-	ks_row_sub_add(w, "EBADF", 6);
-	w->sort = 5049;
-
-	/* the row -n 3 leaves out; sorts last by key on a tie */
-	w = ks_report_add_row(r);
-	ks_row_key_str(w, "syscall", "zzz");
-	ks_row_key_num(w, "nr", 9);
-	ks_row_val(w, "count", KS_VAL_COUNT, 1);
-	ks_row_val(w, "errors", KS_VAL_COUNT, 0);
-	ks_row_val(w, "total", KS_VAL_NS, 5049);
-	w->sort = 5049;
-	/* added out of order: the writers show what ks_report_sort made of it */
 	ks_report_sort(r);
 }
 
