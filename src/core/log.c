@@ -11,14 +11,15 @@ bool ks_json;
 void p_err(const char *fmt, ...)
 {
 	char msg[1024];
+	struct ks_json *j;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (ks_json) {
-		struct ks_json *j = ks_json_new(stdout);
-
+	/* out of memory for the JSON object: the stderr line still says it */
+	j = ks_json ? ks_json_new(stdout) : NULL;
+	if (j) {
 		ks_json_obj_begin(j);
 		ks_json_kv_str(j, "error", msg);
 		ks_json_obj_end(j);
