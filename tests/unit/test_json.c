@@ -390,7 +390,7 @@ static struct ks_row *add_row(struct ks_report *r, const char *name, int nr, uin
 	ks_row_key_num(w, "nr", nr);
 	ks_row_val(w, "count", KS_VAL_COUNT, count);
 	ks_row_val(w, "errors", KS_VAL_COUNT, errors);
-	ks_row_val(w, "total", KS_VAL_NS, total);
+	ks_row_val(w, "total_ns", KS_VAL_NS, total); /* text shows it as "total" */
 	w->sort = total;
 	if (n) {
 		w->hist = calloc(1, sizeof(*w->hist));
@@ -511,13 +511,13 @@ static const char fixture_json[] =
 	"{\"collector\":\"syscalls\",\"hook\":\"tp_btf\",\"interval\":0,\"duration_s\":2.5,\"lost\":3,"
 	"\"lost_by\":{\"map_full\":3,\"ringbuf\":0},\"filters\":{\"pid\":1234,\"comm\":\"a\\\"b\"},\"total_rows\":4,"
 	"\"rows\":["
-	"{\"syscall\":\"read\",\"nr\":0,\"count\":5,\"errors\":2,\"total\":1040600,\"errnos\":{\"EAGAIN\":1,\"EINTR\":1},"
+	"{\"syscall\":\"read\",\"nr\":0,\"count\":5,\"errors\":2,\"total_ns\":1040600,\"errnos\":{\"EAGAIN\":1,\"EINTR\":1},"
 	"\"latency_ns\":{\"count\":5,\"p50\":295,\"p90\":1000000,\"p99\":1000000,\"p999\":1000000,\"max\":1000000,"
 	"\"mean\":208120,\"sum\":1040600,\"buckets\":[[100,103,1],[200,207,1],[288,303,1],[38912,40959,1],"
 	"[983040,1015807,1]]}},"
-	"{\"syscall\":\"a_very_long_syscall_name_cut\",\"nr\":-1,\"count\":1,\"errors\":0,\"total\":999999,"
+	"{\"syscall\":\"a_very_long_syscall_name_cut\",\"nr\":-1,\"count\":1,\"errors\":0,\"total_ns\":999999,"
 	"\"errnos\":{}},"
-	"{\"syscall\":\"close\",\"nr\":3,\"count\":6,\"errors\":6,\"total\":5049,\"errnos\":{\"EBADF\":6},"
+	"{\"syscall\":\"close\",\"nr\":3,\"count\":6,\"errors\":6,\"total_ns\":5049,\"errnos\":{\"EBADF\":6},"
 	"\"latency_ns\":{\"count\":6,\"p50\":3,\"p90\":5000,\"p99\":5000,\"p999\":5000,\"max\":5000,\"mean\":841.5,"
 	"\"sum\":5049,\"buckets\":[[1,1,1],[2,2,1],[3,3,2],[40,41,1],[4864,5119,1]]}}"
 	"]}\n";
