@@ -21,6 +21,16 @@ void ks_sync_programs(void)
 	}
 }
 
+unsigned int ks_gen_flip(unsigned int *gen, volatile uint32_t *bss_gen)
+{
+	unsigned int old = *gen;
+
+	*gen ^= 1;
+	*bss_gen = *gen;
+	ks_sync_programs();
+	return old;
+}
+
 int ks_ncpus(void)
 {
 	static int n;
@@ -98,4 +108,25 @@ out:
 	free(cur);
 	free(next);
 	return err;
+}
+
+void ks_pid_comm_take(int fd, uint32_t tgid, char *comm)
+{
+	char p[64];
+	FILE *f;
+
+	memset(comm, 0, 16);
+	if (fd >= 0 && !bpf_map_lookup_elem(fd, &tgid, comm)) {
+		bpf_map_delete_elem(fd, &tgid);
+		comm[15] = 0;
+		return;
+	}
+	/* the map was full: the process may still be there to ask */
+	snprintf(p, sizeof(p), "/proc/%u/comm", tgid);
+	f = fopen(p, "r");
+	if (!f || !fgets(comm, 16, f))
+		strcpy(comm, "?");
+	comm[strcspn(comm, "\n")] = 0;
+	if (f)
+		fclose(f);
 }
