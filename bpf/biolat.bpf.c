@@ -258,6 +258,31 @@ static __always_inline void depth_dec(__u32 dev)
 		__sync_fetch_and_add(d, -1);
 }
 
+/* The row of request @k submitted by @r in the current buffer half, made when missing. */
+static __always_inline struct ks_bl_stat *row_of(const struct ks_bl_rkey *k, const struct ks_bl_req *r)
+{
+	struct ks_bl_key key = { .gen = ks_gen & 1 };
+	struct ks_bl_stat *s;
+	bool created = false;
+
+	if (by_mode == KS_BL_BY_DISK)
+		key.id = k->dev;
+	else if (by_mode == KS_BL_BY_OP)
+		key.id = k->op;
+	else if (by_mode == KS_BL_BY_PID)
+		key.id = r->tgid;
+	else if (by_mode == KS_BL_BY_COMM)
+		__builtin_memcpy(key.comm, r->comm, sizeof(key.comm));
+	else
+		key.cgroup = r->cgroup;
+	s = ks_map_lookup_or_init(&rows, &key, &zero_stat, &created);
+	if (!s)
+		__sync_fetch_and_add(&counts.map_full, 1);
+	else if (created && by_mode == KS_BL_BY_PID)
+		bpf_map_update_elem(&pid_comm, &key.id, r->comm, BPF_ANY);
+	return s;
+}
+
 /*
  * block_getrq: a new request for this bio, in the submitter's context.
  * An empty flush (fsync's) is special: the flush machinery runs it
@@ -280,6 +305,12 @@ static __always_inline int on_submit(struct io *io)
 		fill_who(&r, pid_tgid);
 		if (io->preflush)
 			bpf_map_update_elem(&flushers, &io->k.dev, &r, BPF_ANY);
+		/*
+		 * Rows of tasks are made here, in process context: at completion,
+		 * in an interrupt, the allocator may have nothing at hand.
+		 */
+		if (by_mode == KS_BL_BY_PID || by_mode == KS_BL_BY_COMM || by_mode == KS_BL_BY_CGROUP)
+			row_of(&io->k, &r);
 	}
 	if (empty_flush)
 		r.issue_ts = bpf_ktime_get_ns(); /* depth 0: not in the device's queue */
@@ -388,28 +419,11 @@ static __always_inline int on_requeue(struct io *io)
 
 static __always_inline void account(const struct ks_bl_rkey *k, const struct ks_bl_req *r, __u64 lat, bool error)
 {
-	struct ks_bl_key key = { .gen = ks_gen & 1 };
-	struct ks_bl_stat *s;
-	bool created = false;
+	struct ks_bl_stat *s = row_of(k, r);
 	__u32 slot;
 
-	if (by_mode == KS_BL_BY_DISK)
-		key.id = k->dev;
-	else if (by_mode == KS_BL_BY_OP)
-		key.id = k->op;
-	else if (by_mode == KS_BL_BY_PID)
-		key.id = r->tgid;
-	else if (by_mode == KS_BL_BY_COMM)
-		__builtin_memcpy(key.comm, r->comm, sizeof(key.comm));
-	else
-		key.cgroup = r->cgroup;
-	s = ks_map_lookup_or_init(&rows, &key, &zero_stat, &created);
-	if (!s) {
-		__sync_fetch_and_add(&counts.map_full, 1);
+	if (!s)
 		return;
-	}
-	if (created && by_mode == KS_BL_BY_PID)
-		bpf_map_update_elem(&pid_comm, &key.id, r->comm, BPF_ANY);
 	s->count++;
 	s->bytes += r->bytes;
 	if (error)

@@ -132,7 +132,8 @@ static void precreate(struct bl_ctx *ctx, int fd, struct ks_bl_key *k)
 {
 	for (__u32 g = 0; g < 2; g++) {
 		k->gen = g;
-		bpf_map_update_elem(fd, k, ctx->zbuf, BPF_NOEXIST);
+		if (ks_map_add(fd, k, ctx->zbuf))
+			p_dbg("cannot create a row ahead: %s", strerror(errno));
 	}
 }
 
@@ -372,7 +373,7 @@ static void row_keys(struct bl_ctx *ctx, struct ks_row *row, const struct ks_bl_
 static void keep_row(struct bl_ctx *ctx, const struct ks_bl_key *k, uint64_t count)
 {
 	if (count || ctx->by == KS_BL_BY_DISK || ctx->by == KS_BL_BY_OP)
-		bpf_map_update_elem(bpf_map__fd(ctx->skel->maps.rows), k, ctx->zbuf, BPF_NOEXIST);
+		ks_map_add(bpf_map__fd(ctx->skel->maps.rows), k, ctx->zbuf);
 }
 
 static int take_row(const void *key, const void *value, void *varg)

@@ -31,6 +31,20 @@ unsigned int ks_gen_flip(unsigned int *gen, volatile uint32_t *bss_gen)
 	return old;
 }
 
+int ks_map_add(int fd, const void *key, const void *value)
+{
+	for (int i = 0; i < 100; i++) {
+		struct timespec ts = { 0, 100 * 1000 };
+
+		if (!bpf_map_update_elem(fd, key, value, BPF_NOEXIST) || errno == EEXIST)
+			return 0;
+		if (errno != ENOMEM)
+			return -errno;
+		nanosleep(&ts, NULL);
+	}
+	return -ENOMEM;
+}
+
 int ks_ncpus(void)
 {
 	static int n;

@@ -36,6 +36,14 @@ int ks_hash_drain(int fd, size_t key_size, bool (*match)(const void *key, void *
 		  int (*cb)(const void *key, const void *value, void *arg), void *arg, void *value_buf);
 
 /*
+ * Creates @key with @value in the map @fd unless the key is there.  A hash
+ * map without preallocation takes elements from per-CPU caches that the
+ * kernel refills asynchronously, and keeps as little as one element for
+ * large values: ENOMEM is retried for a few milliseconds.  0 or -errno.
+ */
+int ks_map_add(int fd, const void *key, const void *value);
+
+/*
  * Command name of process @tgid into @comm (16 bytes): taken from the BPF
  * hash map @fd (u32 tgid -> char[16]) and deleted there, else read from
  * /proc when the map had no room, else "?".
