@@ -62,7 +62,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 1); /* sized by the loader */
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ks_bl_key);
+	__type(key, struct ks_row_key);
 	__type(value, struct ks_bl_stat);
 } rows SEC(".maps");
 
@@ -261,7 +261,7 @@ static __always_inline void depth_dec(__u32 dev)
 /* The row of request @k submitted by @r in the current buffer half, made when missing. */
 static __always_inline struct ks_bl_stat *row_of(const struct ks_bl_rkey *k, const struct ks_bl_req *r)
 {
-	struct ks_bl_key key = { .gen = ks_gen & 1 };
+	struct ks_row_key key = { .gen = ks_gen & 1 };
 	struct ks_bl_stat *s;
 	bool created = false;
 

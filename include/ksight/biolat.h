@@ -4,6 +4,7 @@
 
 #include "hist.h"
 #include "filter.h"
+#include "rowkey.h"
 
 enum ks_bl_by {
 	KS_BL_BY_DISK = 0,
@@ -49,14 +50,6 @@ struct ks_bl_req {
 	char comm[KS_COMM_LEN]; /* submitter (pid and comm modes) */
 };
 
-/* Key of a row; gen selects the buffer half, the rest depends on the mode. */
-struct ks_bl_key {
-	__u32 gen;
-	__u32 id; /* dev, tgid or op */
-	__u64 cgroup;
-	char comm[KS_COMM_LEN];
-};
-
 /* One row of statistics; per-CPU, summed by user space. */
 struct ks_bl_stat {
 	__u64 count;
@@ -91,6 +84,5 @@ struct ks_bl_counts {
 
 _Static_assert(sizeof(struct ks_bl_rkey) == 16, "ks_bl_rkey layout");
 _Static_assert(sizeof(struct ks_bl_req) == 56, "ks_bl_req layout");
-_Static_assert(sizeof(struct ks_bl_key) == 32, "ks_bl_key layout");
 
 #endif /* KSIGHT_BIOLAT_H */

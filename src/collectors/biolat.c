@@ -11,9 +11,9 @@
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
 #include "core/collector.h"
-#include "core/filter.h"
 #include "core/loader.h"
 #include "core/log.h"
+#include "core/rowkey.h"
 #include "core/tracefs.h"
 #include "ksight/biolat.h"
 #include "biolat.skel.h"
@@ -60,6 +60,13 @@ static int bl_parse_opt(void *vctx, int id, const char *arg)
 		return -EINVAL;
 	ctx->queued = true;
 	return 0;
+}
+
+/* The per-task mode of @by, 0 for disk and op. */
+static enum ks_task_by task_by(enum ks_bl_by by)
+{
+	return by == KS_BL_BY_PID ? KS_TASK_PID : by == KS_BL_BY_COMM ? KS_TASK_COMM
+					 : by == KS_BL_BY_CGROUP ? KS_TASK_CGROUP : 0;
 }
 
 static enum ks_bl_by parse_by(const char *by)
@@ -128,7 +135,7 @@ static int fill_part_disk(int fd)
  * Rows made here spare the programs an allocation at completion time,
  * which can fail in interrupt context (see map_full in biolat.h).
  */
-static void precreate(struct bl_ctx *ctx, int fd, struct ks_bl_key *k)
+static void precreate(struct bl_ctx *ctx, int fd, struct ks_row_key *k)
 {
 	for (__u32 g = 0; g < 2; g++) {
 		k->gen = g;
@@ -140,7 +147,7 @@ static void precreate(struct bl_ctx *ctx, int fd, struct ks_bl_key *k)
 /* The rows known before any request: every op, every disk there is, the filtered task. */
 static void precreate_rows(struct bl_ctx *ctx, int fd)
 {
-	struct ks_bl_key k = {};
+	struct ks_row_key k = {};
 	struct dirent *de;
 	DIR *d;
 
@@ -161,23 +168,9 @@ static void precreate_rows(struct bl_ctx *ctx, int fd)
 		if (d)
 			closedir(d);
 		break;
-	case KS_BL_BY_PID:
-		if (ctx->filter->flags & KS_F_TGID) {
-			k.id = ctx->filter->tgid;
+	default:
+		if (ks_row_key_of_filter(ctx->filter, task_by(ctx->by), &k))
 			precreate(ctx, fd, &k);
-		}
-		break;
-	case KS_BL_BY_COMM:
-		if (ctx->filter->flags & KS_F_COMM) {
-			memcpy(k.comm, ctx->filter->comm, sizeof(k.comm));
-			precreate(ctx, fd, &k);
-		}
-		break;
-	case KS_BL_BY_CGROUP:
-		if (ctx->filter->flags & KS_F_CGROUP) {
-			k.cgroup = ctx->filter->cgroup_id;
-			precreate(ctx, fd, &k);
-		}
 		break;
 	}
 }
@@ -328,10 +321,10 @@ struct drain_arg {
 
 static bool key_in_gen(const void *key, void *varg)
 {
-	return ((const struct ks_bl_key *)key)->gen == ((struct drain_arg *)varg)->gen;
+	return ((const struct ks_row_key *)key)->gen == ((struct drain_arg *)varg)->gen;
 }
 
-static void row_keys(struct bl_ctx *ctx, struct ks_row *row, const struct ks_bl_key *k)
+static void row_keys(struct bl_ctx *ctx, struct ks_row *row, const struct ks_row_key *k)
 {
 	char b[PATH_MAX];
 
@@ -342,24 +335,11 @@ static void row_keys(struct bl_ctx *ctx, struct ks_row *row, const struct ks_bl_
 		snprintf(b, sizeof(b), "%u:%u", k->id >> 20, k->id & 0xfffff);
 		ks_row_key_str(row, "dev", b);
 		break;
-	case KS_BL_BY_PID:
-		ks_pid_comm_take(bpf_map__fd(ctx->skel->maps.pid_comm), k->id, b);
-		ks_row_key_num(row, "pid", k->id);
-		ks_row_key_str(row, "comm", b);
-		break;
-	case KS_BL_BY_COMM:
-		memcpy(b, k->comm, KS_COMM_LEN);
-		b[KS_COMM_LEN - 1] = 0;
-		ks_row_key_str(row, "comm", b);
-		break;
 	case KS_BL_BY_OP:
 		ks_row_key_str(row, "op", op_names[k->id < KS_BL_NOPS ? k->id : KS_BL_OP_OTHER]);
 		break;
-	case KS_BL_BY_CGROUP:
-		if (ks_cgroup_path(k->cgroup, b, sizeof(b)))
-			snprintf(b, sizeof(b), "?");
-		ks_row_key_str(row, "cgroup", b);
-		ks_row_key_num(row, "cgroup_id", (int64_t)k->cgroup);
+	default:
+		ks_row_task_key(row, task_by(ctx->by), k, bpf_map__fd(ctx->skel->maps.pid_comm));
 		break;
 	}
 }
@@ -370,7 +350,7 @@ static void row_keys(struct bl_ctx *ctx, struct ks_row *row, const struct ks_bl_
  * them.  Rows of tasks fall away after an interval without requests;
  * rows of disks and ops stay, there are few of them.
  */
-static void keep_row(struct bl_ctx *ctx, const struct ks_bl_key *k, uint64_t count)
+static void keep_row(struct bl_ctx *ctx, const struct ks_row_key *k, uint64_t count)
 {
 	if (count || ctx->by == KS_BL_BY_DISK || ctx->by == KS_BL_BY_OP)
 		ks_map_add(bpf_map__fd(ctx->skel->maps.rows), k, ctx->zbuf);
@@ -418,7 +398,7 @@ static int bl_collect(void *vctx, struct ks_report *r)
 	struct ks_bl_counts now;
 	int err;
 
-	err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.rows), sizeof(struct ks_bl_key), key_in_gen, take_row,
+	err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.rows), sizeof(struct ks_row_key), key_in_gen, take_row,
 			    &a, ctx->vbuf);
 	if (err)
 		return err;
