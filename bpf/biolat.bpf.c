@@ -66,9 +66,12 @@ struct {
 	__type(value, struct ks_bl_stat);
 } rows SEC(".maps");
 
-/* Command name of each process seen in pid mode, written once per new row. */
+/*
+ * Command name of each process seen in pid mode, written when its row is
+ * made; LRU, since rows are kept from one interval to the next.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1); /* sized by the loader */
 	__type(key, __u32);
 	__type(value, char[KS_COMM_LEN]);

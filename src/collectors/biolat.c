@@ -145,8 +145,9 @@ static void precreate(struct bl_ctx *ctx, int fd, struct ks_row_key *k)
 }
 
 /* The rows known before any request: every op, every disk there is, the filtered task. */
-static void precreate_rows(struct bl_ctx *ctx, int fd)
+static void precreate_rows(struct bl_ctx *ctx, struct ks_biolat *s)
 {
+	int fd = bpf_map__fd(s->maps.rows);
 	struct ks_row_key k = {};
 	struct dirent *de;
 	DIR *d;
@@ -171,6 +172,9 @@ static void precreate_rows(struct bl_ctx *ctx, int fd)
 	default:
 		if (ks_row_key_of_filter(ctx->filter, task_by(ctx->by), &k))
 			precreate(ctx, fd, &k);
+		/* a row made here is not made by the programs, which name its process */
+		if (k.id && ctx->by == KS_BL_BY_PID)
+			ks_pid_comm_seed(bpf_map__fd(s->maps.pid_comm), k.id);
 		break;
 	}
 }
@@ -208,7 +212,7 @@ static int try_hook(void *vctx, const char *hook)
 	if (!err && !strcmp(hook, KS_HOOK_TP))
 		err = fill_part_disk(bpf_map__fd(s->maps.part_disk));
 	if (!err)
-		precreate_rows(ctx, bpf_map__fd(s->maps.rows));
+		precreate_rows(ctx, s);
 	if (!err)
 		err = ks_biolat__attach(s);
 	if (err) {

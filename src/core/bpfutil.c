@@ -124,14 +124,15 @@ out:
 	return err;
 }
 
-void ks_pid_comm_take(int fd, uint32_t tgid, char *comm)
+static void pid_comm(int fd, uint32_t tgid, char *comm, bool take)
 {
 	char p[64];
 	FILE *f;
 
 	memset(comm, 0, 16);
 	if (fd >= 0 && !bpf_map_lookup_elem(fd, &tgid, comm)) {
-		bpf_map_delete_elem(fd, &tgid);
+		if (take)
+			bpf_map_delete_elem(fd, &tgid);
 		comm[15] = 0;
 		return;
 	}
@@ -143,4 +144,23 @@ void ks_pid_comm_take(int fd, uint32_t tgid, char *comm)
 	comm[strcspn(comm, "\n")] = 0;
 	if (f)
 		fclose(f);
+}
+
+void ks_pid_comm_take(int fd, uint32_t tgid, char *comm)
+{
+	pid_comm(fd, tgid, comm, true);
+}
+
+void ks_pid_comm_peek(int fd, uint32_t tgid, char *comm)
+{
+	pid_comm(fd, tgid, comm, false);
+}
+
+void ks_pid_comm_seed(int fd, uint32_t tgid)
+{
+	char comm[16];
+
+	pid_comm(-1, tgid, comm, false);
+	if (strcmp(comm, "?"))
+		bpf_map_update_elem(fd, &tgid, comm, BPF_NOEXIST);
 }

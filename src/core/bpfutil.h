@@ -49,5 +49,9 @@ int ks_map_add(int fd, const void *key, const void *value);
  * /proc when the map had no room, else "?".
  */
 void ks_pid_comm_take(int fd, uint32_t tgid, char *comm);
+/* The same without deleting: for an LRU map that outlives the rows it names. */
+void ks_pid_comm_peek(int fd, uint32_t tgid, char *comm);
+/* Puts the command name of live process @tgid, from /proc, into the map @fd. */
+void ks_pid_comm_seed(int fd, uint32_t tgid);
 
 #endif

@@ -12,7 +12,7 @@ void ks_row_task_key(struct ks_row *row, enum ks_task_by by, const struct ks_row
 
 	switch (by) {
 	case KS_TASK_PID:
-		ks_pid_comm_take(pid_comm_fd, k->id, b);
+		ks_pid_comm_peek(pid_comm_fd, k->id, b);
 		ks_row_key_num(row, "pid", k->id);
 		ks_row_key_str(row, "comm", b);
 		break;

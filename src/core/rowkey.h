@@ -8,7 +8,7 @@
 
 /*
  * Adds the key columns of @k to @row: "pid" and "comm" (the command name
- * taken from the BPF map @pid_comm_fd, see ks_pid_comm_take), "comm", or
+ * from the BPF LRU map @pid_comm_fd, see ks_pid_comm_peek), "comm", or
  * "cgroup" (the path below the v2 mount) and "cgroup_id".
  */
 void ks_row_task_key(struct ks_row *row, enum ks_task_by by, const struct ks_row_key *k, int pid_comm_fd);
