@@ -66,16 +66,7 @@ struct {
 	__type(value, struct ks_bl_stat);
 } rows SEC(".maps");
 
-/*
- * Command name of each process seen in pid mode, written when its row is
- * made; LRU, since rows are kept from one interval to the next.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1); /* sized by the loader */
-	__type(key, __u32);
-	__type(value, char[KS_COMM_LEN]);
-} pid_comm SEC(".maps");
+KS_PID_COMM_MAP(pid_comm);
 
 /* The fields of a request (or bio) that every hook needs. */
 struct io {
@@ -496,135 +487,49 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 	return 0;
 }
 
-/* --- tp_btf --- */
+/*
+ * --- tp_btf and raw_tp: the same programs, reading the arguments by plain
+ * loads (trusted pointers) or by probe reads ---
+ */
 
-SEC("tp_btf/block_getrq")
-int BPF_PROG(bl_getrq__tp_btf, struct bio *bio)
-{
-	struct io io = {};
+#define BIO_PROG(v, kind, tp, name, read)                                       \
+	SEC(kind "/" #tp)                                                       \
+	int BPF_PROG(bl_##name##__##v, struct bio *bio)                         \
+	{                                                                       \
+		struct io io = {};                                              \
+									\
+		read(bio, &io);                                                 \
+		return on_##name(&io);                                          \
+	}
 
-	bio_io_btf(bio, &io);
-	return on_submit(&io);
-}
+#define RQ_PROG(v, kind, tp, name, read)                                        \
+	SEC(kind "/" #tp)                                                       \
+	int BPF_PROG(bl_##name##__##v, struct request *rq)                      \
+	{                                                                       \
+		struct io io = {};                                              \
+									\
+		read(rq, &io);                                                  \
+		return on_##name(&io);                                          \
+	}
 
-SEC("tp_btf/block_bio_frontmerge")
-int BPF_PROG(bl_frontmerge__tp_btf, struct bio *bio)
-{
-	struct io io = {};
+#define BL_VARIANT(v, kind, bio_read, rq_read)                                                  \
+	BIO_PROG(v, kind, block_getrq, submit, bio_read)                                        \
+	BIO_PROG(v, kind, block_bio_frontmerge, frontmerge, bio_read)                           \
+	RQ_PROG(v, kind, block_rq_merge, rq_merge, rq_read)                                     \
+	RQ_PROG(v, kind, block_rq_insert, insert, rq_read)                                      \
+	RQ_PROG(v, kind, block_rq_issue, issue, rq_read)                                        \
+	RQ_PROG(v, kind, block_rq_requeue, requeue, rq_read)                                    \
+	SEC(kind "/block_rq_complete")                                                          \
+	int BPF_PROG(bl_complete__##v, struct request *rq, blk_status_t error, unsigned int nr_bytes) \
+	{                                                                                       \
+		struct io io = {};                                                              \
+											\
+		rq_read(rq, &io);                                                               \
+		return on_complete(&io, nr_bytes, error != 0);                                  \
+	}
 
-	bio_io_btf(bio, &io);
-	return on_frontmerge(&io);
-}
-
-SEC("tp_btf/block_rq_merge")
-int BPF_PROG(bl_rq_merge__tp_btf, struct request *rq)
-{
-	struct io io = {};
-
-	rq_io_btf(rq, &io);
-	return on_rq_merge(&io);
-}
-
-SEC("tp_btf/block_rq_insert")
-int BPF_PROG(bl_insert__tp_btf, struct request *rq)
-{
-	struct io io = {};
-
-	rq_io_btf(rq, &io);
-	return on_insert(&io);
-}
-
-SEC("tp_btf/block_rq_issue")
-int BPF_PROG(bl_issue__tp_btf, struct request *rq)
-{
-	struct io io = {};
-
-	rq_io_btf(rq, &io);
-	return on_issue(&io);
-}
-
-SEC("tp_btf/block_rq_requeue")
-int BPF_PROG(bl_requeue__tp_btf, struct request *rq)
-{
-	struct io io = {};
-
-	rq_io_btf(rq, &io);
-	return on_requeue(&io);
-}
-
-SEC("tp_btf/block_rq_complete")
-int BPF_PROG(bl_complete__tp_btf, struct request *rq, blk_status_t error, unsigned int nr_bytes)
-{
-	struct io io = {};
-
-	rq_io_btf(rq, &io);
-	return on_complete(&io, nr_bytes, error != 0);
-}
-
-/* --- raw_tp --- */
-
-SEC("raw_tp/block_getrq")
-int BPF_PROG(bl_getrq__raw_tp, struct bio *bio)
-{
-	struct io io = {};
-
-	bio_io_core(bio, &io);
-	return on_submit(&io);
-}
-
-SEC("raw_tp/block_bio_frontmerge")
-int BPF_PROG(bl_frontmerge__raw_tp, struct bio *bio)
-{
-	struct io io = {};
-
-	bio_io_core(bio, &io);
-	return on_frontmerge(&io);
-}
-
-SEC("raw_tp/block_rq_merge")
-int BPF_PROG(bl_rq_merge__raw_tp, struct request *rq)
-{
-	struct io io = {};
-
-	rq_io_core(rq, &io);
-	return on_rq_merge(&io);
-}
-
-SEC("raw_tp/block_rq_insert")
-int BPF_PROG(bl_insert__raw_tp, struct request *rq)
-{
-	struct io io = {};
-
-	rq_io_core(rq, &io);
-	return on_insert(&io);
-}
-
-SEC("raw_tp/block_rq_issue")
-int BPF_PROG(bl_issue__raw_tp, struct request *rq)
-{
-	struct io io = {};
-
-	rq_io_core(rq, &io);
-	return on_issue(&io);
-}
-
-SEC("raw_tp/block_rq_requeue")
-int BPF_PROG(bl_requeue__raw_tp, struct request *rq)
-{
-	struct io io = {};
-
-	rq_io_core(rq, &io);
-	return on_requeue(&io);
-}
-
-SEC("raw_tp/block_rq_complete")
-int BPF_PROG(bl_complete__raw_tp, struct request *rq, blk_status_t error, unsigned int nr_bytes)
-{
-	struct io io = {};
-
-	rq_io_core(rq, &io);
-	return on_complete(&io, nr_bytes, error != 0);
-}
+BL_VARIANT(tp_btf, "tp_btf", bio_io_btf, rq_io_btf)
+BL_VARIANT(raw_tp, "raw_tp", bio_io_core, rq_io_core)
 
 /* --- classic tracepoints: the fields as the trace format records them --- */
 
@@ -637,7 +542,7 @@ int BPF_PROG(bl_complete__raw_tp, struct request *rq, blk_status_t error, unsign
 	} while (0)
 
 SEC("tracepoint/block/block_getrq")
-int bl_getrq__tp(struct trace_event_raw_block_bio *ctx)
+int bl_submit__tp(struct trace_event_raw_block_bio *ctx)
 {
 	struct io io = {};
 

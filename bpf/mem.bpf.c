@@ -36,16 +36,7 @@ struct {
 	__type(value, __u64);
 } starts SEC(".maps");
 
-/*
- * Command name of each process seen in pid mode, written when its row is
- * made; LRU, since rows are kept from one interval to the next.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1); /* sized by the loader */
-	__type(key, __u32);
-	__type(value, char[KS_COMM_LEN]);
-} pid_comm SEC(".maps");
+KS_PID_COMM_MAP(pid_comm);
 
 /* The row key of the current task in the current buffer half. */
 static __always_inline void task_key(struct ks_row_key *k, __u64 pid_tgid)
@@ -165,113 +156,55 @@ static __always_inline int on_stall_end(__u32 kind, __u64 nr_reclaimed)
 
 /* --- hot and frequent events: one variant per hook type --- */
 
-SEC("tp_btf/page_fault_user")
-int BPF_PROG(mem_fault_user__tp_btf)
-{
-	return on_fault(true);
-}
+#define MEM_VARIANT(v, kind)                                                              \
+	SEC(kind "/page_fault_user")                                                      \
+	int BPF_PROG(mem_fault_user__##v)                                                 \
+	{                                                                                 \
+		return on_fault(true);                                                    \
+	}                                                                                 \
+	SEC(kind "/page_fault_kernel")                                                    \
+	int BPF_PROG(mem_fault_kernel__##v)                                               \
+	{                                                                                 \
+		return on_fault(false);                                                   \
+	}                                                                                 \
+	SEC(kind "/mm_vmscan_wakeup_kswapd")                                              \
+	int BPF_PROG(mem_kswapd__##v)                                                     \
+	{                                                                                 \
+		return on_kswapd_wakeup();                                                \
+	}                                                                                 \
+	SEC(kind "/mm_vmscan_direct_reclaim_begin")                                       \
+	int BPF_PROG(mem_direct_begin__##v)                                               \
+	{                                                                                 \
+		return on_stall_begin(KS_MEM_RECLAIM_DIRECT);                             \
+	}                                                                                 \
+	SEC(kind "/mm_vmscan_direct_reclaim_end")                                         \
+	int BPF_PROG(mem_direct_end__##v, unsigned long nr_reclaimed)                     \
+	{                                                                                 \
+		return on_stall_end(KS_MEM_RECLAIM_DIRECT, nr_reclaimed);                 \
+	}                                                                                 \
+	SEC(kind "/mm_vmscan_memcg_reclaim_begin")                                        \
+	int BPF_PROG(mem_memcg_begin__##v)                                                \
+	{                                                                                 \
+		return on_stall_begin(KS_MEM_RECLAIM_MEMCG);                              \
+	}                                                                                 \
+	SEC(kind "/mm_vmscan_memcg_reclaim_end")                                          \
+	int BPF_PROG(mem_memcg_end__##v, unsigned long nr_reclaimed)                      \
+	{                                                                                 \
+		return on_stall_end(KS_MEM_RECLAIM_MEMCG, nr_reclaimed);                  \
+	}                                                                                 \
+	SEC(kind "/mm_compaction_begin")                                                  \
+	int BPF_PROG(mem_compact_begin__##v)                                              \
+	{                                                                                 \
+		return on_stall_begin(KS_MEM_COMPACT);                                    \
+	}                                                                                 \
+	SEC(kind "/mm_compaction_end")                                                    \
+	int BPF_PROG(mem_compact_end__##v)                                                \
+	{                                                                                 \
+		return on_stall_end(KS_MEM_COMPACT, 0);                                   \
+	}
 
-SEC("tp_btf/page_fault_kernel")
-int BPF_PROG(mem_fault_kernel__tp_btf)
-{
-	return on_fault(false);
-}
-
-SEC("tp_btf/mm_vmscan_wakeup_kswapd")
-int BPF_PROG(mem_kswapd__tp_btf)
-{
-	return on_kswapd_wakeup();
-}
-
-SEC("tp_btf/mm_vmscan_direct_reclaim_begin")
-int BPF_PROG(mem_direct_begin__tp_btf)
-{
-	return on_stall_begin(KS_MEM_RECLAIM_DIRECT);
-}
-
-SEC("tp_btf/mm_vmscan_direct_reclaim_end")
-int BPF_PROG(mem_direct_end__tp_btf, unsigned long nr_reclaimed)
-{
-	return on_stall_end(KS_MEM_RECLAIM_DIRECT, nr_reclaimed);
-}
-
-SEC("tp_btf/mm_vmscan_memcg_reclaim_begin")
-int BPF_PROG(mem_memcg_begin__tp_btf)
-{
-	return on_stall_begin(KS_MEM_RECLAIM_MEMCG);
-}
-
-SEC("tp_btf/mm_vmscan_memcg_reclaim_end")
-int BPF_PROG(mem_memcg_end__tp_btf, unsigned long nr_reclaimed)
-{
-	return on_stall_end(KS_MEM_RECLAIM_MEMCG, nr_reclaimed);
-}
-
-SEC("tp_btf/mm_compaction_begin")
-int BPF_PROG(mem_compact_begin__tp_btf)
-{
-	return on_stall_begin(KS_MEM_COMPACT);
-}
-
-SEC("tp_btf/mm_compaction_end")
-int BPF_PROG(mem_compact_end__tp_btf)
-{
-	return on_stall_end(KS_MEM_COMPACT, 0);
-}
-
-SEC("raw_tp/page_fault_user")
-int BPF_PROG(mem_fault_user__raw_tp)
-{
-	return on_fault(true);
-}
-
-SEC("raw_tp/page_fault_kernel")
-int BPF_PROG(mem_fault_kernel__raw_tp)
-{
-	return on_fault(false);
-}
-
-SEC("raw_tp/mm_vmscan_wakeup_kswapd")
-int BPF_PROG(mem_kswapd__raw_tp)
-{
-	return on_kswapd_wakeup();
-}
-
-SEC("raw_tp/mm_vmscan_direct_reclaim_begin")
-int BPF_PROG(mem_direct_begin__raw_tp)
-{
-	return on_stall_begin(KS_MEM_RECLAIM_DIRECT);
-}
-
-SEC("raw_tp/mm_vmscan_direct_reclaim_end")
-int BPF_PROG(mem_direct_end__raw_tp, unsigned long nr_reclaimed)
-{
-	return on_stall_end(KS_MEM_RECLAIM_DIRECT, nr_reclaimed);
-}
-
-SEC("raw_tp/mm_vmscan_memcg_reclaim_begin")
-int BPF_PROG(mem_memcg_begin__raw_tp)
-{
-	return on_stall_begin(KS_MEM_RECLAIM_MEMCG);
-}
-
-SEC("raw_tp/mm_vmscan_memcg_reclaim_end")
-int BPF_PROG(mem_memcg_end__raw_tp, unsigned long nr_reclaimed)
-{
-	return on_stall_end(KS_MEM_RECLAIM_MEMCG, nr_reclaimed);
-}
-
-SEC("raw_tp/mm_compaction_begin")
-int BPF_PROG(mem_compact_begin__raw_tp)
-{
-	return on_stall_begin(KS_MEM_COMPACT);
-}
-
-SEC("raw_tp/mm_compaction_end")
-int BPF_PROG(mem_compact_end__raw_tp)
-{
-	return on_stall_end(KS_MEM_COMPACT, 0);
-}
+MEM_VARIANT(tp_btf, "tp_btf")
+MEM_VARIANT(raw_tp, "raw_tp")
 
 SEC("tracepoint/exceptions/page_fault_user")
 int mem_fault_user__tp(void *ctx)

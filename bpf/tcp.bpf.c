@@ -44,13 +44,7 @@ struct {
 	__type(value, struct ks_tcp_sock);
 } socks SEC(".maps");
 
-/* Command name of each process seen in pid mode; LRU, rows are kept across intervals. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1); /* sized by the loader */
-	__type(key, __u32);
-	__type(value, char[KS_COMM_LEN]);
-} pid_comm SEC(".maps");
+KS_PID_COMM_MAP(pid_comm);
 
 /* The addressing of a socket. */
 struct flow {

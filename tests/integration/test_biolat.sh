@@ -175,10 +175,5 @@ t_eq "stray argument: exit 2" "2" "$?"
 "$KSIGHT" biolat -p 0 >/dev/null 2>&1
 t_eq "bad pid: exit 2" "2" "$?"
 
-# leftovers: no biolat program survives its process (others' programs come and go meanwhile)
-ours() {
-	bpftool -j prog show 2>/dev/null | jq -r '.[] | select((.name | startswith("bl_")) and ((.pids // []) | length == 0)) | .id'
-}
-i=0
-while [ -n "$(ours)" ] && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
-t_eq "no leaked programs" "" "$(ours | tr '\n' ' ')"
+# leftovers: no program of ours survives its process
+t_no_leaks bl_

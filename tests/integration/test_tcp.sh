@@ -160,13 +160,8 @@ t_eq "bad --by: one line" "1" "$(wc -l <"$T_TMP/bad.err")"
 "$KSIGHT" tcp --max-rows 0 >/dev/null 2>&1
 t_eq "bad --max-rows: exit 2" "2" "$?"
 
-# leftovers: namespaces go with the test, no tcp program survives its process
+# leftovers: the namespaces go with the test, no program of ours survives its process
 ip netns del "$A"
 ip netns del "$B"
 t_eq "namespaces removed" "" "$(ip netns list | grep -e "$A" -e "$B")"
-ours() {
-	bpftool -j prog show 2>/dev/null | jq -r '.[] | select((.name | startswith("tcp_")) and ((.pids // []) | length == 0)) | .id'
-}
-i=0
-while [ -n "$(ours)" ] && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
-t_eq "no leaked programs" "" "$(ours | tr '\n' ' ')"
+t_no_leaks tcp_

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "gate.h"
 
 static double now_ns(void)
 {
@@ -29,9 +30,8 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	long nw = 0, nr = 0, bs = 4096, area = 0;
-	int opt, fd, gate = 0, timed = 0, sig;
+	int opt, fd, gate = 0, timed = 0;
 	double t0, t1;
-	sigset_t set;
 	void *buf;
 
 	while ((opt = getopt(argc, argv, "w:r:b:s:c:gt")) != -1) {
@@ -63,14 +63,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dioload: cannot open '%s': %s\n", argv[optind], strerror(errno));
 		return 1;
 	}
-	if (gate) {
-		sigemptyset(&set);
-		sigaddset(&set, SIGUSR1);
-		sigprocmask(SIG_BLOCK, &set, NULL);
-		printf("%d\n", getpid());
-		fflush(stdout);
-		sigwait(&set, &sig);
-	}
+	if (gate)
+		gate_open();
 	for (long i = 0; i < nw; i++) {
 		if (pwrite(fd, buf, (size_t)bs, (off_t)(i % area) * bs) != bs) {
 			fprintf(stderr, "dioload: write %ld: %s\n", i, strerror(errno));

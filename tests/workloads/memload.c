@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include "gate.h"
 
 static void usage(void)
 {
@@ -71,9 +72,8 @@ int main(int argc, char **argv)
 {
 	long pages = 0, loops = 1, ms = 0, psz = sysconf(_SC_PAGESIZE);
 	const char *file = NULL;
-	int opt, gate = 0, sig, err = 0;
+	int opt, gate = 0, err = 0;
 	struct rusage r0, r1;
-	sigset_t set;
 
 	while ((opt = getopt(argc, argv, "n:l:s:f:c:g")) != -1) {
 		switch (opt) {
@@ -88,14 +88,8 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc || pages < 0 || loops < 1 || ms < 0)
 		usage();
-	if (gate) {
-		sigemptyset(&set);
-		sigaddset(&set, SIGUSR1);
-		sigprocmask(SIG_BLOCK, &set, NULL);
-		printf("%d\n", getpid());
-		fflush(stdout);
-		sigwait(&set, &sig);
-	}
+	if (gate)
+		gate_open();
 	getrusage(RUSAGE_SELF, &r0);
 	/* mapped only now: no page of it exists before the first touch */
 	for (long l = 0; pages && l < loops && !err; l++) {
@@ -112,6 +106,6 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	/* still there, and quiet, while the test reads /proc/PID/stat */
 	if (gate)
-		sigwait(&set, &sig);
+		gate_wait();
 	return err;
 }

@@ -11,10 +11,12 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "gate.h"
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: tcpload -s ADDR PORT [-e] [-g]     serve one connection: read to EOF (-e: echo), close\n"
+	fprintf(stderr, "usage: tcpload -s ADDR PORT [-e] [-g]     serve one connection: greet with one byte,\n"
+			"                                          read to EOF (-e: echo), close\n"
 			"       tcpload -c ADDR PORT [-n bytes] [-r rounds] [-g]\n"
 			"               connect, send N bytes (or do R one-byte request/response rounds and print\n"
 			"               the mean ns per round), shut down, wait for the server to close\n"
@@ -79,6 +81,11 @@ static int serve(struct addrinfo *ai, int echo)
 		return 1;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* a greeting: the client sends nothing before the connection is accepted */
+	if (full_write(fd, "h", 1)) {
+		fprintf(stderr, "tcpload: write: %s\n", strerror(errno));
+		return 1;
+	}
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
 		total += n;
 		if (echo && full_write(fd, buf, (size_t)n))
@@ -101,6 +108,10 @@ static int client(struct addrinfo *ai, long long bytes, long rounds)
 		return 1;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (read(fd, buf, 1) != 1) {
+		fprintf(stderr, "tcpload: no greeting from the server: %s\n", strerror(errno));
+		return 1;
+	}
 	memset(buf, 'k', sizeof(buf));
 	while (bytes > 0) {
 		size_t n = bytes < (long long)sizeof(buf) ? (size_t)bytes : sizeof(buf);
@@ -130,11 +141,10 @@ static int client(struct addrinfo *ai, long long bytes, long rounds)
 
 int main(int argc, char **argv)
 {
-	int opt, server = -1, echo = 0, gate = 0, sig, err;
+	int opt, server = -1, echo = 0, gate = 0, err;
 	long long bytes = 0;
 	long rounds = 0;
 	struct addrinfo *ai;
-	sigset_t set;
 
 	while ((opt = getopt(argc, argv, "scen:r:g")) != -1) {
 		switch (opt) {
@@ -151,14 +161,8 @@ int main(int argc, char **argv)
 		usage();
 	if (resolve(argv[optind], argv[optind + 1], &ai))
 		return 1;
-	if (gate) {
-		sigemptyset(&set);
-		sigaddset(&set, SIGUSR1);
-		sigprocmask(SIG_BLOCK, &set, NULL);
-		printf("%d\n", getpid());
-		fflush(stdout);
-		sigwait(&set, &sig);
-	}
+	if (gate)
+		gate_open();
 	err = server ? serve(ai, echo) : client(ai, bytes, rounds);
 	freeaddrinfo(ai);
 	return err;
