@@ -58,7 +58,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memset(buf, 0xa5, (size_t)bs);
-	fd = open(argv[optind], O_RDWR | O_DIRECT);
+	/* read-only when there is nothing to write: closing a block device opened
+	 * for writing makes udev probe it, with reads of its own */
+	fd = open(argv[optind], (nw ? O_RDWR : O_RDONLY) | O_DIRECT);
 	if (fd < 0) {
 		fprintf(stderr, "dioload: cannot open '%s': %s\n", argv[optind], strerror(errno));
 		return 1;
