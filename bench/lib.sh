@@ -85,7 +85,13 @@ bench_rounds() {
 				base=$(loop)
 			fi
 			set -- $traced
-			[ "$2" = -1 ] || [ "$2" -ge "$need" ] || die "$t saw $2 of $need operations"
+			# a tracer that missed the workload measures nothing; a few operations
+			# short (a loss it reports, or a request of someone else's at the
+			# same place) still measure its cost
+			[ "$2" = -1 ] || [ "$2" -ge $((need - need / 100)) ] ||
+				die "$t saw $2 of $need operations: $(jq -c '.lost_by // empty' "$TMP/$t.out" 2>/dev/null)"
+			[ "$2" = -1 ] || [ "$2" -ge "$need" ] ||
+				echo "bench: $t saw $2 of $need operations $(jq -c '.lost_by // empty' "$TMP/$t.out" 2>/dev/null)" >&2
 			echo "$t $r $base $1 $2" >>"$TMP/results"
 			printf 'bench: round %d %-12s untraced %8.0f ns  traced %8.0f ns  extra %7.0f ns\n' \
 				"$r" "$t" "$base" "$1" "$(echo "$1 $base" | awk '{ print $1 - $2 }')" >&2

@@ -404,10 +404,15 @@ static __always_inline int on_requeue(struct io *io)
 {
 	struct ks_bl_req *e = bpf_map_lookup_elem(&inflight, &io->k);
 
-	if (e && e->issue_ts) {
-		e->issue_ts = 0;
+	if (!e)
+		return 0;
+	if (e->issue_ts)
 		depth_dec(io->k.dev);
-	}
+	/* with nothing known before issue, the next issue makes a new entry */
+	if (!submit_info && !queued)
+		bpf_map_delete_elem(&inflight, &io->k);
+	else
+		e->issue_ts = 0;
 	return 0;
 }
 
