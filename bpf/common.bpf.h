@@ -50,4 +50,33 @@ static __always_inline bool ks_filter_pass(__u64 pid_tgid)
 	return true;
 }
 
+/*
+ * Command name of each process seen in pid mode, written when its row is
+ * made (see ks_pid_comm_peek); LRU, since rows are kept from one interval
+ * to the next.  Sized by the loader.
+ */
+#define KS_PID_COMM_MAP(name)                                  \
+	struct {                                               \
+		__uint(type, BPF_MAP_TYPE_LRU_HASH);           \
+		__uint(max_entries, 1);                        \
+		__type(key, __u32);                            \
+		__type(value, char[KS_COMM_LEN]);              \
+	} name SEC(".maps")
+
+/*
+ * The value of @key in the hash @map, created from @init when absent;
+ * *@created (may be NULL) tells whether this call made it.  NULL when the
+ * map is full.  Two CPUs racing to create it both get the one entry.
+ */
+static __always_inline void *ks_map_lookup_or_init(void *map, const void *key, const void *init, bool *created)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+
+	if (v)
+		return v;
+	if (bpf_map_update_elem(map, key, init, BPF_NOEXIST) == 0 && created)
+		*created = true;
+	return bpf_map_lookup_elem(map, key);
+}
+
 #endif /* KSIGHT_COMMON_BPF_H */

@@ -120,3 +120,17 @@ need_root() {
 		exit 0
 	fi
 }
+
+# Passes when no BPF program whose name starts with PREFIX outlives its
+# process, after a grace of ~2 s for the kernel to free the closed ones;
+# other users' programs may come and go meanwhile.
+t_no_leaks() {
+	_i=0
+	while [ -n "$(_t_ownerless "$1")" ] && [ $_i -lt 40 ]; do sleep 0.05; _i=$((_i + 1)); done
+	t_eq "no leaked $1* programs" "" "$(_t_ownerless "$1" | tr '\n' ' ')"
+}
+
+_t_ownerless() {
+	bpftool -j prog show 2>/dev/null |
+		jq -r --arg p "$1" '.[] | select(((.name // "") | startswith($p)) and ((.pids // []) | length == 0)) | .id'
+}

@@ -14,6 +14,8 @@
 #define KS_HIST_SUB (1u << KS_HIST_SUB_BITS)
 /* slot = (p - 3) * 16 + sub for p in [4, 63], plus 16 exact slots */
 #define KS_HIST_SLOTS ((64 - KS_HIST_SUB_BITS + 1) * KS_HIST_SUB)
+/* The first slots, enough for every value below 2^32 (sizes, depths, counts). */
+#define KS_HIST_SLOTS32 ((32 - KS_HIST_SUB_BITS + 1) * KS_HIST_SUB)
 
 /*
  * floor(log2(v)) by a branchy binary search on shifts.  clang-14's BPF

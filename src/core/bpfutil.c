@@ -21,6 +21,30 @@ void ks_sync_programs(void)
 	}
 }
 
+unsigned int ks_gen_flip(unsigned int *gen, volatile uint32_t *bss_gen)
+{
+	unsigned int old = *gen;
+
+	*gen ^= 1;
+	*bss_gen = *gen;
+	ks_sync_programs();
+	return old;
+}
+
+int ks_map_add(int fd, const void *key, const void *value)
+{
+	for (int i = 0; i < 100; i++) {
+		struct timespec ts = { 0, 100 * 1000 };
+
+		if (!bpf_map_update_elem(fd, key, value, BPF_NOEXIST) || errno == EEXIST)
+			return 0;
+		if (errno != ENOMEM)
+			return -errno;
+		nanosleep(&ts, NULL);
+	}
+	return -ENOMEM;
+}
+
 int ks_ncpus(void)
 {
 	static int n;
@@ -98,4 +122,45 @@ out:
 	free(cur);
 	free(next);
 	return err;
+}
+
+static void pid_comm(int fd, uint32_t tgid, char *comm, bool take)
+{
+	char p[64];
+	FILE *f;
+
+	memset(comm, 0, 16);
+	if (fd >= 0 && !bpf_map_lookup_elem(fd, &tgid, comm)) {
+		if (take)
+			bpf_map_delete_elem(fd, &tgid);
+		comm[15] = 0;
+		return;
+	}
+	/* the map was full: the process may still be there to ask */
+	snprintf(p, sizeof(p), "/proc/%u/comm", tgid);
+	f = fopen(p, "r");
+	if (!f || !fgets(comm, 16, f))
+		strcpy(comm, "?");
+	comm[strcspn(comm, "\n")] = 0;
+	if (f)
+		fclose(f);
+}
+
+void ks_pid_comm_take(int fd, uint32_t tgid, char *comm)
+{
+	pid_comm(fd, tgid, comm, true);
+}
+
+void ks_pid_comm_peek(int fd, uint32_t tgid, char *comm)
+{
+	pid_comm(fd, tgid, comm, false);
+}
+
+void ks_pid_comm_seed(int fd, uint32_t tgid)
+{
+	char comm[16];
+
+	pid_comm(-1, tgid, comm, false);
+	if (strcmp(comm, "?"))
+		bpf_map_update_elem(fd, &tgid, comm, BPF_NOEXIST);
 }

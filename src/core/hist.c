@@ -4,7 +4,14 @@
 
 void ks_hist_add_slots(struct ks_hist *h, const __u64 *slots)
 {
-	for (unsigned int i = 0; i < KS_HIST_SLOTS; i++) {
+	ks_hist_add_slots_n(h, slots, KS_HIST_SLOTS);
+}
+
+void ks_hist_add_slots_n(struct ks_hist *h, const __u64 *slots, unsigned int n)
+{
+	if (n > KS_HIST_SLOTS)
+		n = KS_HIST_SLOTS;
+	for (unsigned int i = 0; i < n; i++) {
 		h->slots[i] += slots[i];
 		h->count += slots[i];
 	}
