@@ -19,8 +19,6 @@ uint32_t ks_pow2_at_least(uint64_t v, uint32_t cap);
 /* /proc/sys/kernel/pid_max, or 4194304 when unreadable. */
 uint64_t ks_pid_max(void);
 
-#endif
-
 /*
  * Drains a hash map: every key for which @match returns true (all keys
  * when @match is NULL) is looked up into @value_buf (sized for a per-CPU
@@ -30,3 +28,28 @@ uint64_t ks_pid_max(void);
  */
 int ks_hash_drain(int fd, size_t key_size, bool (*match)(const void *key, void *arg),
 		  int (*cb)(const void *key, const void *value, void *arg), void *arg, void *value_buf);
+
+/*
+ * The double buffer of the aggregating collectors: flips the buffer index
+ * in .bss that the programs read (*@bss_gen), waits out programs still
+ * writing the old half, and returns that half for draining.
+ */
+unsigned int ks_gen_flip(volatile uint32_t *bss_gen, unsigned int *gen);
+
+/*
+ * Drains elements [@first, @first + @n) of a (per-CPU) array map: each is
+ * looked up into @value_buf (@value_size bytes for all CPUs) and handed to
+ * @cb, which returns 1 when it took data (the element is then zeroed), 0
+ * when the element was empty, or a negative errno that stops the drain.
+ */
+int ks_array_drain(int fd, uint32_t first, uint32_t n, void *value_buf, size_t value_size,
+		   int (*cb)(uint32_t idx, const void *value, void *arg), void *arg);
+
+/*
+ * Number of arguments of tracepoint @tp as tp_btf and raw_tp programs see
+ * them, from the kernel's BTF (typedef btf_trace_<tp>); negative errno when
+ * the kernel has no BTF or no such tracepoint.
+ */
+int ks_tp_nargs(const char *tp);
+
+#endif

@@ -15,6 +15,8 @@ struct ks_hist {
 
 /* Adds a raw slot array (one CPU's copy) to @h and recounts @h->count. */
 void ks_hist_add_slots(struct ks_hist *h, const __u64 *slots);
+/* Adds one BPF-side histogram (one CPU's copy) to @h. */
+void ks_hist_add_bpf(struct ks_hist *h, const struct ks_hist_bpf *b);
 void ks_hist_merge(struct ks_hist *dst, const struct ks_hist *src);
 /* Adds one value: for tests and user-side histograms. */
 void ks_hist_record(struct ks_hist *h, uint64_t v);

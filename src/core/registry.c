@@ -3,9 +3,11 @@
 #include "core/collector.h"
 
 extern const struct ks_collector ks_syscalls_collector;
+extern const struct ks_collector ks_runqlat_collector;
 
 const struct ks_collector *const ks_collectors[] = {
 	&ks_syscalls_collector,
+	&ks_runqlat_collector,
 	NULL,
 };
 

@@ -1,0 +1,203 @@
+/* Kernel side of `ksight runqlat`: run-queue wait (runnable -> on CPU) per --by key, with switch, wakeup and migration counts. */
+#include "sched.bpf.h"
+#include "ksight/runqlat.h"
+
+struct ks_rq_lost lost = {};
+
+/* Zeroed source for new hash rows (too big for the BPF stack). */
+static const struct ks_rq_stat zero_stat = {};
+
+/* Rows of the array modes: [gen][key]; by cpu, each CPU's copy of [gen]. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* sized by the loader */
+	__type(key, __u32);
+	__type(value, struct ks_rq_stat);
+} rows SEC(".maps");
+
+/* Rows of the hash modes (pid, tid, comm, cgroup). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 1); /* sized by the loader */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ks_sched_key);
+	__type(value, struct ks_rq_stat);
+} hrows SEC(".maps");
+
+static __always_inline struct ks_rq_stat *row_of(struct task_struct *t, bool trusted)
+{
+	return ks_sched_row(&rows, &hrows, &zero_stat, t, 0, trusted, &lost.map_full);
+}
+
+/*
+ * True when sched_wakeup runs on the target's own CPU for a wakeup that
+ * another CPU queued there (ttwu_queue_wakelist: the target was idle or in
+ * another LLC): the target runqueue's ttwu_pending stays set while
+ * sched_ttwu_pending() activates the list.  A local wakeup racing with a
+ * queued remote one reads as remote too: rare, and only overcounts.
+ * rq::ttwu_pending exists since v5.8 ("sched: Add rq::ttwu_pending"); the
+ * rq is reached through se.cfs_rq, present with CONFIG_FAIR_GROUP_SCHED
+ * (the runqueues symbol is not in kallsyms without KALLSYMS_ALL).
+ */
+static __always_inline bool queued_remotely(struct task_struct *p, bool trusted)
+{
+	if (!bpf_core_field_exists(p->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, rq) ||
+	    !bpf_core_field_exists(struct rq, ttwu_pending))
+		return false;
+	if (trusted)
+		return p->se.cfs_rq->rq->ttwu_pending;
+	return BPF_CORE_READ(p, se.cfs_rq, rq, ttwu_pending);
+}
+
+/* sched_wakeup, sched_wakeup_new: @p becomes runnable. */
+static __always_inline int on_wakeup(struct task_struct *p, bool trusted)
+{
+	__u32 tid = KS_RD(trusted, p, pid), cpu;
+	struct ks_sched_slot *s;
+	__u16 flags = KS_SLOT_WOKEN;
+
+	/* a wakeup of a task still on its CPU (woken before it reached
+	 * schedule()) does not queue it: its wait, if any, starts when it
+	 * is switched out runnable */
+	if (!tid || KS_RD(trusted, p, on_cpu))
+		return 0;
+	if (!ks_filter_pass_task(p, 0, ~KS_F_CPU, trusted))
+		return 0;
+	s = ks_slot(tid);
+	if (!s)
+		return 0;
+	if (s->tid == tid && s->ts)
+		return 0; /* already queued (preempted in a sleeping state): the wait began then */
+	cpu = ks_task_cpu(p, trusted);
+	if (bpf_get_smp_processor_id() != cpu || queued_remotely(p, trusted))
+		flags |= KS_SLOT_CROSS;
+	if (s->tid != tid) {
+		s->tid = tid;
+		s->migr = 0;
+	}
+	s->flags = flags;
+	s->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int on_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
+				     unsigned int prev_state, bool trusted)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 tid = KS_RD(trusted, prev, pid);
+	struct ks_sched_slot *s;
+	struct ks_rq_stat *r;
+	__u64 now = 0, ts;
+	__u16 flags, migr;
+
+	/* prev: a preempted (or yielding) task stays queued, its wait begins now */
+	if (tid && ks_filter_pass_task(prev, cpu, ~0u, trusted)) {
+		bool runnable = preempt || prev_state == KS_TASK_RUNNING;
+
+		r = row_of(prev, trusted);
+		if (r) {
+			if (runnable)
+				r->involuntary++;
+			else
+				r->voluntary++;
+		}
+		if (runnable && (s = ks_slot(tid))) {
+			if (s->tid != tid) {
+				if (s->ts)
+					__sync_fetch_and_add(&lost.slot_collisions, 1);
+				s->tid = tid;
+				s->migr = 0;
+			}
+			now = bpf_ktime_get_ns();
+			s->flags = 0;
+			s->ts = now;
+		}
+	}
+
+	/* next: its wait ends; the filter was applied when the wait began */
+	tid = KS_RD(trusted, next, pid);
+	if (!tid)
+		return 0;
+	s = ks_slot(tid);
+	if (!s || s->tid != tid || !s->ts)
+		return 0;
+	ts = s->ts;
+	flags = s->flags;
+	migr = s->migr;
+	s->ts = 0;
+	s->migr = 0;
+	if ((ks_filter.flags & KS_F_CPU) && !ks_cpu_allowed(cpu))
+		return 0;
+	if (!now)
+		now = bpf_ktime_get_ns();
+	r = row_of(next, trusted);
+	if (!r)
+		return 0;
+	ks_hist_bpf_add(&r->lat, now > ts ? now - ts : 0);
+	if (flags & KS_SLOT_WOKEN)
+		r->wakeups++;
+	if (flags & KS_SLOT_CROSS)
+		r->cross_cpu++;
+	r->migrations += migr;
+	return 0;
+}
+
+/* A migration is charged to the wait it happens in, when that wait ends. */
+static __always_inline int on_migrate(struct task_struct *p, int dest_cpu, bool trusted)
+{
+	__u32 tid = KS_RD(trusted, p, pid);
+	struct ks_sched_slot *s;
+
+	if (!tid || ks_task_cpu(p, trusted) == (__u32)dest_cpu)
+		return 0;
+	s = ks_slot(tid);
+	if (!s)
+		return 0;
+	/* a waking task migrates before sched_wakeup opens its wait */
+	if (s->tid != tid) {
+		if (s->ts)
+			return 0; /* another thread's open wait: leave it */
+		s->tid = tid;
+		s->migr = 0;
+	}
+	s->migr++;
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sched_wakeup__tp_btf, struct task_struct *p)
+{
+	return on_wakeup(p, true);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new__tp_btf, struct task_struct *p)
+{
+	return on_wakeup(p, true);
+}
+
+KS_SCHED_SWITCH_PROGS(on_switch)
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(sched_migrate_task__tp_btf, struct task_struct *p, int dest_cpu)
+{
+	return on_migrate(p, dest_cpu, true);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(sched_wakeup__raw_tp, struct task_struct *p)
+{
+	return on_wakeup(p, false);
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new__raw_tp, struct task_struct *p)
+{
+	return on_wakeup(p, false);
+}
+
+SEC("raw_tp/sched_migrate_task")
+int BPF_PROG(sched_migrate_task__raw_tp, struct task_struct *p, int dest_cpu)
+{
+	return on_migrate(p, dest_cpu, false);
+}

@@ -1,0 +1,54 @@
+/* User-side pieces shared by the scheduler collectors (runqlat, offcpu): --by modes, map sizes, row drains and labels. */
+#ifndef KS_COLLECTORS_SCHED_H
+#define KS_COLLECTORS_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "core/report.h"
+#include "ksight/sched.h"
+
+/* NULL (no --by) is KS_SCHED_BY_NONE; the option parser has checked the word. */
+enum ks_sched_by ks_sched_by_parse(const char *by);
+
+struct ks_sched_sizes {
+	uint32_t slots; /* per-thread slots: a power of two >= pid_max */
+	uint32_t rows;	/* array rows, both halves */
+	uint32_t hrows; /* hash rows, both halves */
+};
+
+/* Map sizes for @by with @nsub rows per key and row values of @value_size bytes per CPU. */
+void ks_sched_sizes(enum ks_sched_by by, uint32_t nsub, size_t value_size, struct ks_sched_sizes *sz);
+
+/* Names one drained row. */
+struct ks_sched_rowid {
+	uint32_t sub;	       /* the collector's split, e.g. offcpu's state */
+	int64_t num;	       /* cpu, prio, policy, tgid, tid or cgroup id */
+	char comm[KS_COMM_LEN]; /* pid, tid and comm modes */
+};
+
+/*
+ * Called for each row of the drained half: @vals holds @nvals per-CPU
+ * copies of the row (one, that CPU's, by cpu).  Returns 1 when it took
+ * data, 0 when the row was empty, or a negative errno.
+ */
+typedef int (*ks_sched_row_fn)(const struct ks_sched_rowid *id, const void *vals, int nvals, void *arg);
+
+struct ks_sched_maps {
+	enum ks_sched_by by;
+	uint32_t nsub;
+	int rows_fd, hrows_fd;
+	size_t value_size; /* one CPU's row */
+	void *vbuf;	   /* room for every CPU's copy of one row */
+};
+
+/* Hands every row of buffer half @gen to @fn and empties it. */
+int ks_sched_drain(const struct ks_sched_maps *m, unsigned int gen, ks_sched_row_fn fn, void *arg);
+
+/* Adds the key columns of @id (cpu; prio, class; policy, class; pid, comm; ...) to @row. */
+void ks_sched_label(struct ks_row *row, enum ks_sched_by by, const struct ks_sched_rowid *id);
+
+/* Whether sched_switch hands prev_state to tp_btf and raw_tp programs (v5.18+). */
+bool ks_sched_switch_has_state(void);
+
+#endif
