@@ -2,8 +2,6 @@
 #include "sched.bpf.h"
 #include "ksight/runqlat.h"
 
-struct ks_rq_lost lost = {};
-
 /* Zeroed source for new hash rows (too big for the BPF stack). */
 static const struct ks_rq_stat zero_stat = {};
 
@@ -26,7 +24,7 @@ struct {
 
 static __always_inline struct ks_rq_stat *row_of(struct task_struct *t, bool trusted)
 {
-	return ks_sched_row(&rows, &hrows, &zero_stat, t, 0, trusted, &lost.map_full);
+	return ks_sched_row(&rows, &hrows, &zero_stat, t, 0, trusted);
 }
 
 /*

@@ -12,6 +12,7 @@ const volatile __u32 ks_slot_mask = 0; /* slots - 1 (a power of two >= pid_max) 
 
 /* Buffer half the programs write to; user space flips it to drain the other. */
 volatile __u32 ks_gen = 0;
+struct ks_sched_lost lost = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -69,10 +70,10 @@ static __always_inline void ks_copy_comm(char *dst, struct task_struct *t, bool 
 /*
  * The row of @t (split @sub) in the current buffer half: an element of
  * @rows in the array modes, of @hrows (created from @zero) in the hash
- * modes.  NULL, counted in @map_full, when the hash has no room.
+ * modes.  NULL, counted in lost.map_full, when the hash has no room.
  */
 static __always_inline void *ks_sched_row(void *rows, void *hrows, const void *zero, struct task_struct *t,
-					  __u32 sub, bool trusted, __u64 *map_full)
+					  __u32 sub, bool trusted)
 {
 	__u32 gen = ks_gen & 1;
 	struct ks_sched_key k = {};
@@ -112,7 +113,7 @@ static __always_inline void *ks_sched_row(void *rows, void *hrows, const void *z
 	bpf_map_update_elem(hrows, &k, zero, BPF_NOEXIST);
 	v = bpf_map_lookup_elem(hrows, &k);
 	if (!v)
-		__sync_fetch_and_add(map_full, 1);
+		__sync_fetch_and_add(&lost.map_full, 1);
 	return v;
 }
 

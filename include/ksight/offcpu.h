@@ -18,9 +18,4 @@ struct ks_off_stat {
 	struct ks_hist_bpf off;
 };
 
-struct ks_off_lost {
-	__u64 slot_collisions;
-	__u64 map_full;
-};
-
 #endif /* KSIGHT_OFFCPU_H */

@@ -19,10 +19,4 @@ struct ks_rq_stat {
 	struct ks_hist_bpf lat; /* wait: runnable -> on CPU */
 };
 
-/* Loss counters in .bss. */
-struct ks_rq_lost {
-	__u64 slot_collisions; /* two live threads shared a slot */
-	__u64 map_full;	       /* a hash row could not be created */
-};
-
 #endif /* KSIGHT_RUNQLAT_H */

@@ -50,6 +50,12 @@ struct ks_sched_slot {
 	__u16 migr;  /* migrations since the thread last got a CPU */
 };
 
+/* Loss counters in each scheduler collector's .bss, reported after every interval. */
+struct ks_sched_lost {
+	__u64 slot_collisions; /* a thread's slot held another thread's open interval */
+	__u64 map_full;	       /* a hash row could not be created */
+};
+
 _Static_assert(sizeof(struct ks_sched_key) == 32, "ks_sched_key layout");
 _Static_assert(sizeof(struct ks_sched_slot) == 16, "ks_sched_slot layout");
 

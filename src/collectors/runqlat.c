@@ -4,7 +4,6 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "collectors/sched.h"
-#include "core/bpfutil.h"
 #include "core/collector.h"
 #include "core/loader.h"
 #include "core/log.h"
@@ -15,15 +14,9 @@ enum { OPT_SORT = 300 };
 enum rq_sort { SORT_TOTAL, SORT_P99, SORT_COUNT };
 
 struct rq_ctx {
-	enum ks_sched_by by;
+	struct ks_sched_run run;
 	enum rq_sort sort;
-	const struct ks_filter *filter;
 	struct ks_runqlat *skel;
-	const char *hook;
-	unsigned int gen;
-	struct ks_sched_maps maps;
-	struct ks_rq_lost lost_seen; /* .bss counters already reported */
-	unsigned long long missed_seen;
 	struct ks_report *r; /* the report being filled by collect */
 };
 
@@ -54,22 +47,13 @@ static int rq_parse_opt(void *vctx, int id, const char *arg)
 static int try_hook(void *vctx, const char *hook)
 {
 	struct rq_ctx *ctx = vctx;
-	struct ks_sched_sizes sz;
 	struct ks_runqlat *s;
 	int err;
 
 	s = ks_runqlat__open();
 	if (!s)
 		return -errno;
-	ks_sched_sizes(ctx->by, 1, sizeof(struct ks_rq_stat), &sz);
-	s->rodata->ks_filter = *ctx->filter;
-	s->rodata->ks_by = ctx->by;
-	s->rodata->ks_nsub = 1;
-	s->rodata->ks_slot_mask = sz.slots - 1;
-	s->rodata->ks_switch_has_state = ks_sched_switch_has_state();
-	bpf_map__set_max_entries(s->maps.ks_slots, sz.slots);
-	bpf_map__set_max_entries(s->maps.rows, sz.rows);
-	bpf_map__set_max_entries(s->maps.hrows, sz.hrows);
+	KS_SCHED_CONFIGURE(s, &ctx->run);
 	ks_prog_select(s->obj, hook);
 	err = ks_runqlat__load(s);
 	if (!err)
@@ -79,8 +63,7 @@ static int try_hook(void *vctx, const char *hook)
 		return err < 0 ? err : -EINVAL;
 	}
 	ctx->skel = s;
-	ctx->maps.rows_fd = bpf_map__fd(s->maps.rows);
-	ctx->maps.hrows_fd = bpf_map__fd(s->maps.hrows);
+	ks_sched_attached(&ctx->run, s->obj, s->maps.rows, s->maps.hrows);
 	return 0;
 }
 
@@ -90,21 +73,14 @@ static int rq_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	 * kernel with the BTF that CO-RE needs has raw_tp */
 	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, NULL };
 	struct rq_ctx *ctx = vctx;
+	int err = ks_sched_run_init(&ctx->run, c, f, 1, sizeof(struct ks_rq_stat));
 
-	ctx->by = ks_sched_by_parse(c->by);
-	ctx->filter = f;
-	ctx->maps.by = ctx->by;
-	ctx->maps.nsub = 1;
-	ctx->maps.value_size = sizeof(struct ks_rq_stat);
-	ctx->maps.vbuf = calloc((size_t)ks_ncpus(), sizeof(struct ks_rq_stat));
-	if (!ctx->maps.vbuf)
-		return -ENOMEM;
-	return ks_load_first(hooks, try_hook, ctx, &ctx->hook);
+	return err ? err : ks_load_first(hooks, try_hook, ctx, &ctx->run.hook);
 }
 
 static const char *rq_hook(void *vctx)
 {
-	return ((struct rq_ctx *)vctx)->hook;
+	return ((struct rq_ctx *)vctx)->run.hook;
 }
 
 static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals, void *vctx)
@@ -135,7 +111,7 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 		free(h);
 		return -ENOMEM;
 	}
-	ks_sched_label(row, ctx->by, id);
+	ks_sched_label(row, ctx->run.by, id);
 	ks_row_val(row, "count", KS_VAL_COUNT, h->count);
 	ks_row_val(row, "total_wait_ns", KS_VAL_NS, h->sum);
 	ks_row_val(row, "wakeups", KS_VAL_COUNT, sum.wakeups);
@@ -151,25 +127,12 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 static int rq_collect(void *vctx, struct ks_report *r)
 {
 	struct rq_ctx *ctx = vctx;
-	struct ks_rq_lost now;
-	unsigned long long missed;
-	unsigned int old;
 	int err;
 
-	old = ks_gen_flip(&ctx->skel->bss->ks_gen, &ctx->gen);
 	ctx->r = r;
-	err = ks_sched_drain(&ctx->maps, old, take_row, ctx);
+	err = ks_sched_collect(&ctx->run, &ctx->skel->bss->ks_gen, &ctx->skel->bss->lost, r, take_row, ctx);
 	ctx->r = NULL;
-	if (err)
-		return err;
-	now = ctx->skel->bss->lost;
-	missed = ks_obj_missed(ctx->skel->obj);
-	ks_report_lost(r, "slot_collisions", now.slot_collisions - ctx->lost_seen.slot_collisions);
-	ks_report_lost(r, "map_full", now.map_full - ctx->lost_seen.map_full);
-	ks_report_lost(r, "recursion", missed - ctx->missed_seen);
-	ctx->lost_seen = now;
-	ctx->missed_seen = missed;
-	return 0;
+	return err;
 }
 
 static void rq_close(void *vctx)
@@ -178,8 +141,7 @@ static void rq_close(void *vctx)
 
 	ks_runqlat__destroy(ctx->skel);
 	ctx->skel = NULL;
-	free(ctx->maps.vbuf);
-	ctx->maps.vbuf = NULL;
+	ks_sched_run_free(&ctx->run);
 }
 
 const struct ks_collector ks_runqlat_collector = {

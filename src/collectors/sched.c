@@ -2,10 +2,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "collectors/sched.h"
 #include "core/bpfutil.h"
 #include "core/cgroup.h"
+#include "core/loader.h"
 #include "core/log.h"
 
 /* Hash rows are per-CPU with a histogram each (~8 KiB a CPU): cap their memory, not just their count. */
@@ -196,4 +199,54 @@ bool ks_sched_switch_has_state(void)
 	if (n < 0)
 		p_dbg("cannot count sched_switch arguments: %s; assuming prev_state is one", strerror(-n));
 	return n < 0 || n >= 4;
+}
+
+int ks_sched_run_init(struct ks_sched_run *run, const struct ks_common *c, const struct ks_filter *f,
+		      uint32_t nsub, size_t value_size)
+{
+	run->by = ks_sched_by_parse(c->by);
+	run->filter = f;
+	ks_sched_sizes(run->by, nsub, value_size, &run->sizes);
+	run->maps.by = run->by;
+	run->maps.nsub = nsub;
+	run->maps.value_size = value_size;
+	run->maps.vbuf = calloc((size_t)ks_ncpus(), value_size);
+	return run->maps.vbuf ? 0 : -ENOMEM;
+}
+
+void ks_sched_attached(struct ks_sched_run *run, struct bpf_object *obj, const struct bpf_map *rows,
+		       const struct bpf_map *hrows)
+{
+	run->obj = obj;
+	run->maps.rows_fd = bpf_map__fd(rows);
+	run->maps.hrows_fd = bpf_map__fd(hrows);
+}
+
+int ks_sched_collect(struct ks_sched_run *run, volatile uint32_t *bss_gen, const volatile struct ks_sched_lost *lost,
+		     struct ks_report *r, ks_sched_row_fn fn, void *arg)
+{
+	unsigned int old = ks_gen_flip(bss_gen, &run->gen);
+	struct ks_sched_lost now;
+	unsigned long long missed;
+	int err;
+
+	err = ks_sched_drain(&run->maps, old, fn, arg);
+	if (err)
+		return err;
+	now.slot_collisions = lost->slot_collisions;
+	now.map_full = lost->map_full;
+	missed = ks_obj_missed(run->obj);
+	ks_report_lost(r, "slot_collisions", now.slot_collisions - run->lost_seen.slot_collisions);
+	ks_report_lost(r, "map_full", now.map_full - run->lost_seen.map_full);
+	ks_report_lost(r, "recursion", missed - run->missed_seen);
+	run->lost_seen = now;
+	run->missed_seen = missed;
+	return 0;
+}
+
+void ks_sched_run_free(struct ks_sched_run *run)
+{
+	free(run->maps.vbuf);
+	run->maps.vbuf = NULL;
+	run->obj = NULL;
 }

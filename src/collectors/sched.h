@@ -5,8 +5,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "core/opts.h"
 #include "core/report.h"
 #include "ksight/sched.h"
+
+struct bpf_object;
+struct bpf_map;
 
 /* NULL (no --by) is KS_SCHED_BY_NONE; the option parser has checked the word. */
 enum ks_sched_by ks_sched_by_parse(const char *by);
@@ -50,5 +54,52 @@ void ks_sched_label(struct ks_row *row, enum ks_sched_by by, const struct ks_sch
 
 /* Whether sched_switch hands prev_state to tp_btf and raw_tp programs (v5.18+). */
 bool ks_sched_switch_has_state(void);
+
+/* What both scheduler collectors keep between open and close. */
+struct ks_sched_run {
+	enum ks_sched_by by;
+	const struct ks_filter *filter;
+	struct ks_sched_sizes sizes;
+	struct ks_sched_maps maps;
+	struct bpf_object *obj;
+	const char *hook;
+	unsigned int gen;
+	struct ks_sched_lost lost_seen; /* .bss counters already reported */
+	unsigned long long missed_seen;
+};
+
+/* Parses --by, sizes the maps for @nsub rows per key of @value_size bytes, allocates the drain buffer. */
+int ks_sched_run_init(struct ks_sched_run *run, const struct ks_common *c, const struct ks_filter *f,
+		      uint32_t nsub, size_t value_size);
+
+/*
+ * Sets the configuration every scheduler program shares (bpf/sched.bpf.h)
+ * on an opened skeleton @s; a macro because each skeleton has its own types.
+ */
+#define KS_SCHED_CONFIGURE(s, run)                                                     \
+	do {                                                                           \
+		(s)->rodata->ks_filter = *(run)->filter;                               \
+		(s)->rodata->ks_by = (run)->by;                                        \
+		(s)->rodata->ks_nsub = (run)->maps.nsub;                               \
+		(s)->rodata->ks_slot_mask = (run)->sizes.slots - 1;                    \
+		(s)->rodata->ks_switch_has_state = ks_sched_switch_has_state();        \
+		bpf_map__set_max_entries((s)->maps.ks_slots, (run)->sizes.slots);      \
+		bpf_map__set_max_entries((s)->maps.rows, (run)->sizes.rows);           \
+		bpf_map__set_max_entries((s)->maps.hrows, (run)->sizes.hrows);         \
+	} while (0)
+
+/* Records the loaded object and its row maps. */
+void ks_sched_attached(struct ks_sched_run *run, struct bpf_object *obj, const struct bpf_map *rows,
+		       const struct bpf_map *hrows);
+
+/*
+ * One collect: flips the buffer half (*@bss_gen), hands each drained row
+ * to @fn, then reports the loss counters (@lost, the .bss copy) since the
+ * previous collect.
+ */
+int ks_sched_collect(struct ks_sched_run *run, volatile uint32_t *bss_gen, const volatile struct ks_sched_lost *lost,
+		     struct ks_report *r, ks_sched_row_fn fn, void *arg);
+
+void ks_sched_run_free(struct ks_sched_run *run);
 
 #endif

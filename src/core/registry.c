@@ -4,10 +4,12 @@
 
 extern const struct ks_collector ks_syscalls_collector;
 extern const struct ks_collector ks_runqlat_collector;
+extern const struct ks_collector ks_offcpu_collector;
 
 const struct ks_collector *const ks_collectors[] = {
 	&ks_syscalls_collector,
 	&ks_runqlat_collector,
+	&ks_offcpu_collector,
 	NULL,
 };
 
