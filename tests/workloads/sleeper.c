@@ -1,4 +1,4 @@
-/* Test workload: after SIGUSR1, sleeps exactly K times for M ms (clock_nanosleep), prints "done", exits on SIGUSR1. */
+/* Test workload: after SIGUSR1, sleeps exactly K times for M ms (clock_nanosleep, or -D in D state), prints "done", exits on SIGUSR1. */
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -8,16 +8,28 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The parent waits for the child's exit in TASK_KILLABLE: one D-state switch out. */
+static void __attribute__((noinline)) vfork_sleep(struct timespec *ts)
+{
+	if (vfork() == 0) {
+		while (clock_nanosleep(CLOCK_MONOTONIC, 0, ts, ts))
+			;
+		_exit(0);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	long k = 10, ms = 10, slack;
+	int dstate = 0;
 	sigset_t set;
 	int opt, sig;
 
-	while ((opt = getopt(argc, argv, "k:m:r")) != -1) {
+	while ((opt = getopt(argc, argv, "k:m:rD")) != -1) {
 		switch (opt) {
 		case 'k': k = atol(optarg); break;
 		case 'm': ms = atol(optarg); break;
+		case 'D': dstate = 1; break;
 		case 'r': {
 			/* SCHED_FIFO: back on the CPU as soon as the timer fires, whatever else runs */
 			struct sched_param sp = { .sched_priority = 10 };
@@ -30,7 +42,8 @@ int main(int argc, char **argv)
 		}
 		default:
 			fprintf(stderr, "usage: sleeper [-k sleeps] [-m ms] [-r]\n"
-					"  prints 'pid tid timerslack_ns'; -r: SCHED_FIFO\n");
+					"  prints 'pid tid timerslack_ns'; -r: SCHED_FIFO\n"
+					"  -D: each sleep is a vfork whose child sleeps: the parent waits in D state\n");
 			return 2;
 		}
 	}
@@ -45,6 +58,10 @@ int main(int argc, char **argv)
 	for (long i = 0; i < k; i++) {
 		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
+		if (dstate) {
+			vfork_sleep(&ts);
+			continue;
+		}
 		/* relative sleeps: each is one switch out in TASK_INTERRUPTIBLE */
 		while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts))
 			;
