@@ -2,24 +2,7 @@
 #include "sched.bpf.h"
 #include "ksight/offcpu.h"
 
-static const struct ks_off_stat zero_stat = {};
-
-/* Rows of the array modes: [gen][key][state]. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1); /* sized by the loader */
-	__type(key, __u32);
-	__type(value, struct ks_off_stat);
-} rows SEC(".maps");
-
-/* Rows of the hash modes; the key's sub is the state. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 1); /* sized by the loader */
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ks_sched_key);
-	__type(value, struct ks_off_stat);
-} hrows SEC(".maps");
+KS_SCHED_ROW_MAPS(struct ks_off_stat);
 
 /* task->__state bits (include/linux/sched.h; TASK_DEAD is 0x80 since v4.14) */
 #define ST_INTERRUPTIBLE 0x0001
@@ -57,11 +40,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 	}
 
 	/* next comes back: the filter was applied when it left */
-	tid = KS_RD(trusted, next, pid);
-	if (!tid)
-		return 0;
-	s = ks_slot(tid);
-	if (!s || s->tid != tid || !s->ts)
+	s = ks_slot_open(next, trusted);
+	if (!s)
 		return 0;
 	ts = s->ts;
 	s->ts = 0;

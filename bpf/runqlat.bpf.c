@@ -2,25 +2,7 @@
 #include "sched.bpf.h"
 #include "ksight/runqlat.h"
 
-/* Zeroed source for new hash rows (too big for the BPF stack). */
-static const struct ks_rq_stat zero_stat = {};
-
-/* Rows of the array modes: [gen][key]; by cpu, each CPU's copy of [gen]. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1); /* sized by the loader */
-	__type(key, __u32);
-	__type(value, struct ks_rq_stat);
-} rows SEC(".maps");
-
-/* Rows of the hash modes (pid, tid, comm, cgroup). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 1); /* sized by the loader */
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ks_sched_key);
-	__type(value, struct ks_rq_stat);
-} hrows SEC(".maps");
+KS_SCHED_ROW_MAPS(struct ks_rq_stat);
 
 static __always_inline struct ks_rq_stat *row_of(struct task_struct *t, bool trusted)
 {
@@ -113,11 +95,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 	}
 
 	/* next: its wait ends; the filter was applied when the wait began */
-	tid = KS_RD(trusted, next, pid);
-	if (!tid)
-		return 0;
-	s = ks_slot(tid);
-	if (!s || s->tid != tid || !s->ts)
+	s = ks_slot_open(next, trusted);
+	if (!s)
 		return 0;
 	ts = s->ts;
 	flags = s->flags;

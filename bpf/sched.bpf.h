@@ -21,6 +21,28 @@ struct {
 	__type(value, struct ks_sched_slot);
 } ks_slots SEC(".maps");
 
+/*
+ * The row maps of a scheduler collector, rows of @value_t: an array for
+ * the array modes ([gen][key][sub]; by cpu, each CPU's copy of [gen][sub])
+ * and a hash for the others, both sized by the loader, and the zeroed
+ * source for new hash rows (too big for the BPF stack).
+ */
+#define KS_SCHED_ROW_MAPS(value_t)                               \
+	static const value_t zero_stat = {};                     \
+	struct {                                                 \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);         \
+		__uint(max_entries, 1);                          \
+		__type(key, __u32);                              \
+		__type(value, value_t);                          \
+	} rows SEC(".maps");                                     \
+	struct {                                                 \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);          \
+		__uint(max_entries, 1);                          \
+		__uint(map_flags, BPF_F_NO_PREALLOC);            \
+		__type(key, struct ks_sched_key);                \
+		__type(value, value_t);                          \
+	} hrows SEC(".maps")
+
 /* task_cpu() lived in task_struct.cpu from v5.3 until commit bcf9033e5449
  * ("sched: move CPU field back into thread_info if THREAD_INFO_IN_TASK=y", v5.16). */
 struct task_struct___cpu_old {
@@ -42,6 +64,20 @@ static __always_inline struct ks_sched_slot *ks_slot(__u32 tid)
 	__u32 idx = tid & ks_slot_mask;
 
 	return bpf_map_lookup_elem(&ks_slots, &idx);
+}
+
+/* The slot of @t when it holds an interval of @t's that is open (ts set), else NULL. */
+static __always_inline struct ks_sched_slot *ks_slot_open(struct task_struct *t, bool trusted)
+{
+	__u32 tid = KS_RD(trusted, t, pid);
+	struct ks_sched_slot *s;
+
+	if (!tid)
+		return NULL; /* the idle tasks */
+	s = ks_slot(tid);
+	if (!s || s->tid != tid || !s->ts)
+		return NULL;
+	return s;
 }
 
 /* Keys per buffer half in the array modes. */

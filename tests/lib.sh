@@ -80,6 +80,16 @@ w_go() {
 	wait "$W_PID"
 }
 
+# g_start FILE CMD...: starts a workload that prints one line of ids and then waits for
+# SIGUSR1 (pingpong -g, sleeper, cpuhog); sets G_FILE, G_PID and G_LINE (that first line).
+g_start() {
+	G_FILE=$1; shift
+	"$@" >"$G_FILE" &
+	G_PID=$!
+	t_wait_for "$G_FILE" " " || return 1
+	G_LINE=$(head -1 "$G_FILE")
+}
+
 # jq over the report of the last k_stop.
 k_jq() {
 	jq -r "$@" "$K_OUT"

@@ -44,45 +44,6 @@ static int rq_parse_opt(void *vctx, int id, const char *arg)
 	return 0;
 }
 
-static int try_hook(void *vctx, const char *hook)
-{
-	struct rq_ctx *ctx = vctx;
-	struct ks_runqlat *s;
-	int err;
-
-	s = ks_runqlat__open();
-	if (!s)
-		return -errno;
-	KS_SCHED_CONFIGURE(s, &ctx->run);
-	ks_prog_select(s->obj, hook);
-	err = ks_runqlat__load(s);
-	if (!err)
-		err = ks_runqlat__attach(s);
-	if (err) {
-		ks_runqlat__destroy(s);
-		return err < 0 ? err : -EINVAL;
-	}
-	ctx->skel = s;
-	ks_sched_attached(&ctx->run, s->obj, s->maps.rows, s->maps.hrows);
-	return 0;
-}
-
-static int rq_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
-{
-	/* no classic-tracepoint variant: it has no task pointers, and every
-	 * kernel with the BTF that CO-RE needs has raw_tp */
-	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, NULL };
-	struct rq_ctx *ctx = vctx;
-	int err = ks_sched_run_init(&ctx->run, c, f, 1, sizeof(struct ks_rq_stat));
-
-	return err ? err : ks_load_first(hooks, try_hook, ctx, &ctx->run.hook);
-}
-
-static const char *rq_hook(void *vctx)
-{
-	return ((struct rq_ctx *)vctx)->run.hook;
-}
-
 static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals, void *vctx)
 {
 	struct rq_ctx *ctx = vctx;
@@ -124,25 +85,7 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 	return 1;
 }
 
-static int rq_collect(void *vctx, struct ks_report *r)
-{
-	struct rq_ctx *ctx = vctx;
-	int err;
-
-	ctx->r = r;
-	err = ks_sched_collect(&ctx->run, &ctx->skel->bss->ks_gen, &ctx->skel->bss->lost, r, take_row, ctx);
-	ctx->r = NULL;
-	return err;
-}
-
-static void rq_close(void *vctx)
-{
-	struct rq_ctx *ctx = vctx;
-
-	ks_runqlat__destroy(ctx->skel);
-	ctx->skel = NULL;
-	ks_sched_run_free(&ctx->run);
-}
+KS_SCHED_GLUE(runqlat, struct rq_ctx, 1, struct ks_rq_stat, NULL, take_row)
 
 const struct ks_collector ks_runqlat_collector = {
 	.spec = {
@@ -155,8 +98,8 @@ const struct ks_collector ks_runqlat_collector = {
 	},
 	.ctx_size = sizeof(struct rq_ctx),
 	.parse_opt = rq_parse_opt,
-	.open = rq_open,
-	.hook = rq_hook,
-	.collect = rq_collect,
-	.close = rq_close,
+	.open = runqlat_open,
+	.hook = runqlat_hook,
+	.collect = runqlat_collect,
+	.close = runqlat_close,
 };

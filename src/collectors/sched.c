@@ -201,10 +201,13 @@ bool ks_sched_switch_has_state(void)
 	return n < 0 || n >= 4;
 }
 
+const char *const ks_sched_hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, NULL };
+
 int ks_sched_run_init(struct ks_sched_run *run, const struct ks_common *c, const struct ks_filter *f,
-		      uint32_t nsub, size_t value_size)
+		      uint32_t nsub, size_t value_size, const char *hist_name)
 {
 	run->by = ks_sched_by_parse(c->by);
+	run->hist_name = hist_name;
 	run->filter = f;
 	ks_sched_sizes(run->by, nsub, value_size, &run->sizes);
 	run->maps.by = run->by;
@@ -230,6 +233,8 @@ int ks_sched_collect(struct ks_sched_run *run, volatile uint32_t *bss_gen, const
 	unsigned long long missed;
 	int err;
 
+	if (run->hist_name)
+		r->hist_name = run->hist_name;
 	err = ks_sched_drain(&run->maps, old, fn, arg);
 	if (err)
 		return err;

@@ -58,6 +58,7 @@ bool ks_sched_switch_has_state(void);
 /* What both scheduler collectors keep between open and close. */
 struct ks_sched_run {
 	enum ks_sched_by by;
+	const char *hist_name; /* JSON name of the row histogram */
 	const struct ks_filter *filter;
 	struct ks_sched_sizes sizes;
 	struct ks_sched_maps maps;
@@ -70,7 +71,7 @@ struct ks_sched_run {
 
 /* Parses --by, sizes the maps for @nsub rows per key of @value_size bytes, allocates the drain buffer. */
 int ks_sched_run_init(struct ks_sched_run *run, const struct ks_common *c, const struct ks_filter *f,
-		      uint32_t nsub, size_t value_size);
+		      uint32_t nsub, size_t value_size, const char *hist_name);
 
 /*
  * Sets the configuration every scheduler program shares (bpf/sched.bpf.h)
@@ -101,5 +102,71 @@ int ks_sched_collect(struct ks_sched_run *run, volatile uint32_t *bss_gen, const
 		     struct ks_report *r, ks_sched_row_fn fn, void *arg);
 
 void ks_sched_run_free(struct ks_sched_run *run);
+
+/*
+ * Hook variants of the scheduler collectors: no classic-tracepoint one,
+ * as it has no task pointers, and every kernel with the BTF that CO-RE
+ * needs has raw_tp.
+ */
+extern const char *const ks_sched_hooks[];
+
+/*
+ * The glue between a collector's typed skeleton ks_<name> and the shared
+ * run: defines <name>_open, <name>_hook, <name>_collect and <name>_close
+ * for a context type @ctx_t with members run, skel and r, rows of @nsub
+ * splits of @value_t, drained by @take_row into the report.
+ */
+#define KS_SCHED_GLUE(name, ctx_t, nsub, value_t, hist_name, take_row)                          \
+	static int name##_try_hook(void *vctx, const char *hook)                                \
+	{                                                                                       \
+		ctx_t *ctx = vctx;                                                              \
+		struct ks_##name *s = ks_##name##__open();                                      \
+		int err;                                                                        \
+                                                                                                \
+		if (!s)                                                                         \
+			return -errno;                                                          \
+		KS_SCHED_CONFIGURE(s, &ctx->run);                                               \
+		ks_prog_select(s->obj, hook);                                                   \
+		err = ks_##name##__load(s);                                                     \
+		if (!err)                                                                       \
+			err = ks_##name##__attach(s);                                           \
+		if (err) {                                                                      \
+			ks_##name##__destroy(s);                                                \
+			return err < 0 ? err : -EINVAL;                                         \
+		}                                                                               \
+		ctx->skel = s;                                                                  \
+		ks_sched_attached(&ctx->run, s->obj, s->maps.rows, s->maps.hrows);              \
+		return 0;                                                                       \
+	}                                                                                       \
+	static int name##_open(void *vctx, const struct ks_common *c, const struct ks_filter *f) \
+	{                                                                                       \
+		ctx_t *ctx = vctx;                                                              \
+		int err = ks_sched_run_init(&ctx->run, c, f, nsub, sizeof(value_t), hist_name); \
+                                                                                                \
+		return err ? err : ks_load_first(ks_sched_hooks, name##_try_hook, ctx, &ctx->run.hook); \
+	}                                                                                       \
+	static const char *name##_hook(void *vctx)                                              \
+	{                                                                                       \
+		return ((ctx_t *)vctx)->run.hook;                                               \
+	}                                                                                       \
+	static int name##_collect(void *vctx, struct ks_report *r)                              \
+	{                                                                                       \
+		ctx_t *ctx = vctx;                                                              \
+		int err;                                                                        \
+                                                                                                \
+		ctx->r = r;                                                                     \
+		err = ks_sched_collect(&ctx->run, &ctx->skel->bss->ks_gen, &ctx->skel->bss->lost, r, \
+				       take_row, ctx);                                          \
+		ctx->r = NULL;                                                                  \
+		return err;                                                                     \
+	}                                                                                       \
+	static void name##_close(void *vctx)                                                    \
+	{                                                                                       \
+		ctx_t *ctx = vctx;                                                              \
+                                                                                                \
+		ks_##name##__destroy(ctx->skel);                                                \
+		ctx->skel = NULL;                                                               \
+		ks_sched_run_free(&ctx->run);                                                   \
+	}
 
 #endif

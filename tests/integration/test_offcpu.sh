@@ -6,15 +6,6 @@ K=40
 MS=10
 TRIES=4 # see test_runqlat.sh: a tracepoint call may be lost while others attach
 
-# g_start FILE CMD...: starts a gated workload writing to FILE; sets G_PID and G_LINE (its first line).
-g_start() {
-	G_FILE=$1; shift
-	"$@" >"$G_FILE" &
-	G_PID=$!
-	t_wait_for "$G_FILE" " " || return 1
-	G_LINE=$(head -1 "$G_FILE")
-}
-
 # sl_run SLEEPER_ARGS -- OFFCPU_ARGS (TID is replaced): one traced run; sets SL_TID, SL_SLACK
 sl_run() {
 	_sa=$1 _oa=$2

@@ -11,15 +11,6 @@ CPU=$((NCPU - 1))
 # comparisons therefore get a few attempts.
 TRIES=4
 
-# g_start FILE CMD...: starts a gated workload writing to FILE; sets G_PID and G_LINE (its first line).
-g_start() {
-	G_FILE=$1; shift
-	"$@" >"$G_FILE" &
-	G_PID=$!
-	t_wait_for "$G_FILE" " " || return 1
-	G_LINE=$(head -1 "$G_FILE")
-}
-
 # Sums a field over the workload's threads: pp_sum PID FILE AWKFIELD
 pp_sum() {
 	cat /proc/"$1"/task/*/"$2" 2>/dev/null | awk "$3"' END { printf "%d\n", s }'
