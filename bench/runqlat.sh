@@ -108,7 +108,8 @@ awk -v k="$extra_ksight" -v l="$extra_libbpf_tools" -v f="$extra_floor" 'BEGIN {
 # Program run time alone: the programs a tracer loaded are those that were not there before it started.
 prog_ids() { bpftool -j prog show | jq -r '.[].id' | sort -n; }
 echo
-echo "BPF program time per round trip (kernel.bpf_stats_enabled; excludes the dispatch that the floor prices)"
+echo "BPF program run time (kernel.bpf_stats_enabled): mean ns per run, and per round trip"
+echo "(2 wakeups + 2 switches); the dispatch around each program is what the floor's end-to-end figure prices"
 sysctl -q -w kernel.bpf_stats_enabled=1
 for c in floor ksight libbpf-tools bpftrace; do
 	avail $c || continue
@@ -117,11 +118,14 @@ for c in floor ksight libbpf-tools bpftrace; do
 	prog_ids >"$TMP/after"
 	ids=$(comm -13 "$TMP/before" "$TMP/after" | tr '\n' ' ')
 	build/workloads/pingpong -n "$ROUNDS" -c $CPU >/dev/null
-	bpftool -j prog show | jq -r --arg ids "$ids" --argjson n "$ROUNDS" '
+	# only the tracer's own sched programs: others may load programs meanwhile
+	bpftool -j prog show | jq -r --arg ids "$ids" '
 		($ids | split(" ") | map(select(. != "") | tonumber)) as $want
-		| [.[] | select(.id as $i | $want | index($i))]
-		| "\(map(.run_time_ns // 0) | add / $n | floor) ns/rt  (" +
-		  (map("\(.name) \((.run_time_ns // 0) / ((.run_cnt // 0) + 0.0001) | floor)ns x\(.run_cnt // 0)") | join(", ")) + ")"' |
+		| [.[] | select((.id as $i | $want | index($i)) and (.name // "" | test("^(floor_|sched_)")))
+		  | {name, mean: ((.run_time_ns // 0) / ((.run_cnt // 0) + 0.0001))}]
+		| (map(select(.name | test("wakeup$|wakeup__|^floor_wakeup$"))) | map(.mean) | add // 0) as $w
+		| (map(select(.name | test("switch"))) | map(.mean) | add // 0) as $s
+		| "\(2 * $w + 2 * $s | floor) ns/rt  (" + (map("\(.name) \(.mean | floor)ns") | join(", ")) + ")"' |
 		sed "s/^/$(printf '%-14s' "$c") /"
 	stop_tracer
 done

@@ -56,7 +56,7 @@ static __always_inline int on_wakeup(struct task_struct *p, bool trusted)
 		s->migr = 0;
 	}
 	s->flags = flags;
-	s->ts = bpf_ktime_get_ns();
+	s->ts = ks_sched_now(p, trusted);
 	return 0;
 }
 
@@ -88,7 +88,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 				s->tid = tid;
 				s->migr = 0;
 			}
-			now = bpf_ktime_get_ns();
+			now = ks_sched_now(prev, trusted);
 			s->flags = 0;
 			s->ts = now;
 		}
@@ -106,7 +106,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 	if ((ks_filter.flags & KS_F_CPU) && !ks_cpu_allowed(cpu))
 		return 0;
 	if (!now)
-		now = bpf_ktime_get_ns();
+		now = ks_sched_now(next, trusted);
 	r = row_of(next, trusted);
 	if (!r)
 		return 0;

@@ -1,6 +1,7 @@
 # Integration: `ksight offcpu` on threads that block a known number of times for a known time.
 . tests/lib.sh
 need_root offcpu
+START_ID=$(t_prog_max_id)
 
 K=40
 MS=10
@@ -72,4 +73,6 @@ t_eq "offcpu --by cpu is not a key: exit 2" "2" "$?"
 KSIGHT_HOOK=tp "$KSIGHT" offcpu -d 1 >/dev/null 2>&1
 t_eq "no classic-tracepoint variant: exit 1" "1" "$?"
 
-t_eq "no leaked programs" "" "$(bpftool -j prog show | jq -r '.[] | select(.name // "" | test("^sched_switch__")) | .id')"
+# --- leftovers: every program this test loaded is gone with its ksight
+sleep 0.5
+t_eq "no leaked programs" "" "$(t_unheld_progs "$START_ID" '^sched_switch__' | tr '\n' ' ')"

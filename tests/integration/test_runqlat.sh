@@ -1,6 +1,7 @@
 # Integration: `ksight runqlat` against the kernel's own accounting (schedstat run_delay, context switch counts).
 . tests/lib.sh
 need_root runqlat
+START_ID=$(t_prog_max_id)
 
 N=20000
 NCPU=$(getconf _NPROCESSORS_ONLN)
@@ -192,6 +193,6 @@ t_eq "help lists --sort" "0" "$?"
 t_eq "top by p99: at most 3 rows, sorted" "true" \
 	"$(jq '(.rows | length <= 3) and ([.rows[].latency_ns.p99] | . == (sort | reverse))' "$T_TMP/top.json")"
 
-# --- leftovers: no program of ours stays loaded (bpftool here cannot say
-# which process holds a program, so they are recognised by name)
-t_eq "no leaked programs" "" "$(bpftool -j prog show | jq -r '.[] | select(.name // "" | test("^sched_(switch__|wakeup__|wakeup_ne|migrate_)")) | .id')"
+# --- leftovers: every program this test loaded is gone with its ksight
+sleep 0.5
+t_eq "no leaked programs" "" "$(t_unheld_progs "$START_ID" '^sched_(switch__|wakeup__|wakeup_ne|migrate_)' | tr '\n' ' ')"
