@@ -1,13 +1,15 @@
 #!/bin/bash
 # Overhead of run-queue latency tracing on a same-CPU pipe ping-pong: extra ns per round trip (2 wakeups + 2 switches)
 # for the floor (empty programs), ksight runqlat, libbpf-tools runqlat, a bpftrace one-liner and perf sched record.
-# Usage: bench/runqlat.sh [REPS] [ROUNDS]; configurations are interleaved, medians (and lower quartiles) reported.
+# Usage: bench/runqlat.sh [REPS] [ROUNDS] [SAMPLES]: REPS rounds over all configurations, interleaved, each
+# attaching the tracer once and timing SAMPLES ping-pongs of ROUNDS round trips; medians (and lower quartiles).
 # STATS=1 adds a pass with kernel.bpf_stats_enabled that prices each BPF tool's programs alone, in ns per
 # round trip (precise where the end-to-end figures are noisy; it slows every BPF program on the machine
 # while it runs, so it is off by default).
 cd "$(dirname "$0")/.." || exit 1
-REPS=${1:-7}
-ROUNDS=${2:-50000}
+REPS=${1:-8}
+ROUNDS=${2:-15000}
+SAMPLES=${3:-4}
 B=build/bench
 CPU=$(($(getconf _NPROCESSORS_ONLN) - 1))
 TMP=$(mktemp -d)
@@ -77,7 +79,9 @@ for rep in $(seq 1 "$REPS"); do
 		avail $c || continue
 		start_tracer $c || continue
 		# wall and CPU ns per round trip; CPU time is what other tasks on the CPU cannot inflate
-		build/workloads/pingpong -n "$ROUNDS" -c $CPU >>"$TMP/res.$c"
+		for _ in $(seq 1 "$SAMPLES"); do
+			build/workloads/pingpong -n "$ROUNDS" -c $CPU >>"$TMP/res.$c"
+		done
 		stop_tracer
 	done
 done
@@ -86,7 +90,7 @@ median() { sort -n | awk '{a[NR] = $1} END { if (NR) print a[int((NR + 1) / 2)];
 q1() { sort -n | awk '{a[NR] = $1} END { if (NR) print a[int((NR + 3) / 4)]; else print "" }'; }
 base_cpu=$(awk '{print $2}' "$TMP/res.base" | median)
 base_wall=$(awk '{print $1}' "$TMP/res.base" | median)
-printf "same-CPU pipe ping-pong, %d round trips x %d runs on CPU %d, medians\n" "$ROUNDS" "$REPS" "$CPU"
+printf "same-CPU pipe ping-pong, %d round trips x %d samples on CPU %d, medians\n" "$ROUNDS" "$((REPS * SAMPLES))" "$CPU"
 base_q1=$(awk '{print $2}' "$TMP/res.base" | q1)
 printf "%-14s %12s %12s %14s %12s %14s\n" config cpu_ns/rt wall_ns/rt extra_cpu_ns cpu_q1 extra_q1
 for c in $CONFIGS; do

@@ -35,6 +35,7 @@ static __always_inline int on_wakeup(struct task_struct *p, bool trusted)
 	__u32 tid = KS_RD(trusted, p, pid), cpu;
 	struct ks_sched_slot *s;
 	__u16 flags = KS_SLOT_WOKEN;
+	__u64 now;
 
 	/* a wakeup of a task still on its CPU (woken before it reached
 	 * schedule()) does not queue it: its wait, if any, starts when it
@@ -48,6 +49,8 @@ static __always_inline int on_wakeup(struct task_struct *p, bool trusted)
 		return 0;
 	if (s->tid == tid && s->ts)
 		return 0; /* already queued (preempted in a sleeping state): the wait began then */
+	/* every read of p before the first store, so the rq pointer is loaded once */
+	now = ks_sched_now(p, trusted);
 	cpu = ks_task_cpu(p, trusted);
 	if (bpf_get_smp_processor_id() != cpu || queued_remotely(p, trusted))
 		flags |= KS_SLOT_CROSS;
@@ -56,7 +59,7 @@ static __always_inline int on_wakeup(struct task_struct *p, bool trusted)
 		s->migr = 0;
 	}
 	s->flags = flags;
-	s->ts = ks_sched_now(p, trusted);
+	s->ts = now;
 	return 0;
 }
 
@@ -66,7 +69,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u32 tid = KS_RD(trusted, prev, pid);
 	struct ks_sched_slot *s;
-	struct ks_rq_stat *r;
+	struct ks_rq_stat *r, *r_prev = NULL;
 	__u64 now = 0, ts;
 	__u16 flags, migr;
 
@@ -74,7 +77,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 	if (tid && ks_filter_pass_task(prev, cpu, ~0u, trusted)) {
 		bool runnable = preempt || prev_state == KS_TASK_RUNNING;
 
-		r = row_of(prev, trusted);
+		r = r_prev = row_of(prev, trusted);
 		if (r) {
 			if (runnable)
 				r->involuntary++;
@@ -107,7 +110,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 		return 0;
 	if (!now)
 		now = ks_sched_now(next, trusted);
-	r = row_of(next, trusted);
+	/* by nothing or by cpu, prev's row on this CPU is next's row too */
+	r = r_prev && (ks_by == KS_SCHED_BY_NONE || ks_by == KS_SCHED_BY_CPU) ? r_prev : row_of(next, trusted);
 	if (!r)
 		return 0;
 	ks_hist_bpf_add(&r->lat, now > ts ? now - ts : 0);

@@ -176,6 +176,32 @@ t_eq "raw_tp: hook" "raw_tp" "$(k_jq .hook)"
 t_eq "raw_tp: voluntary switches = kernel nvcsw delta" "$VOL" "$(rsum voluntary)"
 t_eq "raw_tp: involuntary switches = kernel nivcsw delta" "$INVOL" "$(rsum involuntary)"
 
+# --- threads already runnable when tracing starts: their waits began before, so none is timed
+g_start "$T_TMP/hog2.$$" "$WORKLOADS/cpuhog" -c $CPU -s 3 0 0
+set -- $G_LINE
+sleep 1
+k_start runqlat -j -p "$1" -d 1
+wait "$K_PID"
+wait "$G_PID"
+max=$(k_jq '[.rows[].latency_ns.max] | max // 0')
+[ "$max" -gt 0 ] && [ "$max" -lt 1500000000 ] && t_pass "runnable at start: no wait longer than the trace ($max ns)" ||
+	t_fail "runnable at start: no bogus wait" "max $max"
+
+# --- exited threads leave nothing behind: their rows go with the interval that drained them
+RQ_ARGS="--comm pingpong --by tid -i 0.3"
+g_start "$T_TMP/ppx.$$" "$WORKLOADS/pingpong" -g -n 2000 -c $CPU
+set -- $G_LINE
+k_start runqlat -j --comm pingpong --by tid -i 0.3
+kill -USR1 $1
+t_wait_for "$G_FILE" done
+kill -USR1 $1
+wait $1
+sleep 1
+k_stop
+t_eq "exited threads: seen while alive" "true" "$(jq -s '[.[].rows[]] | length > 0' "$K_OUT")"
+t_eq "exited threads: no rows after they are gone" "0" "$(tail -1 "$K_OUT" | jq '.rows | length')"
+t_eq "exited threads: no map full" "0" "$(jq -s '[.[].lost_by.map_full] | add' "$K_OUT")"
+
 # --- bad input: exit 2 before anything is loaded
 "$KSIGHT" runqlat --by nope -d 1 >/dev/null 2>&1
 t_eq "bad --by exits 2" "2" "$?"
