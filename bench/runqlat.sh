@@ -60,6 +60,15 @@ start_tracer() {
 stop_tracer() {
 	[ -n "$T_PID" ] || return 0
 	kill -INT $T_PID 2>/dev/null
+	# a SIGINT that lands before the tracer installs its handler is lost
+	# (background jobs start with SIGINT ignored): then TERM, then KILL
+	for sig in TERM KILL; do
+		for _ in $(seq 1 50); do
+			kill -0 $T_PID 2>/dev/null || break 2
+			sleep 0.1
+		done
+		kill -$sig $T_PID 2>/dev/null
+	done
 	wait $T_PID 2>/dev/null
 	rm -f "$TMP/perf.data"*
 }

@@ -74,10 +74,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 	__u16 flags, migr;
 
 	/* prev: a preempted (or yielding) task stays queued, its wait begins now */
-	if (tid && ks_filter_pass_task(prev, cpu, ~0u, trusted)) {
+	if (tid && ks_filter_pass_task(prev, cpu, ~KS_F_CPU, trusted)) {
 		bool runnable = preempt || prev_state == KS_TASK_RUNNING;
 
-		r = r_prev = row_of(prev, trusted);
+		/* -C: switches count on the CPU they happen on, a wait on the one it ends on */
+		if (!(ks_filter.flags & KS_F_CPU) || ks_cpu_allowed(cpu))
+			r = r_prev = row_of(prev, trusted);
+		else
+			r = NULL;
 		if (r) {
 			if (runnable)
 				r->involuntary++;

@@ -25,7 +25,9 @@ struct {
  * The row maps of a scheduler collector, rows of @value_t: an array for
  * the array modes ([gen][key][sub]; by cpu, each CPU's copy of [gen][sub])
  * and a hash for the others, both sized by the loader, and the zeroed
- * source for new hash rows (too big for the BPF stack).
+ * source for new hash rows (too big for the BPF stack).  The hash is
+ * preallocated: creating a row under the runqueue lock must not depend
+ * on an allocation that can fail there.
  */
 #define KS_SCHED_ROW_MAPS(value_t)                               \
 	static const value_t zero_stat = {};                     \
@@ -38,7 +40,6 @@ struct {
 	struct {                                                 \
 		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);          \
 		__uint(max_entries, 1);                          \
-		__uint(map_flags, BPF_F_NO_PREALLOC);            \
 		__type(key, struct ks_sched_key);                \
 		__type(value, value_t);                          \
 	} hrows SEC(".maps")

@@ -11,9 +11,9 @@
 #include "core/loader.h"
 #include "core/log.h"
 
-/* Hash rows are per-CPU with a histogram each (~8 KiB a CPU): cap their memory, not just their count. */
+/* Hash rows are per-CPU with a histogram each (~8 KiB a CPU) and preallocated: cap their memory, not just their count. */
 #define SCHED_HASH_ROWS 8192
-#define SCHED_HASH_BUDGET (256ull << 20)
+#define SCHED_HASH_BUDGET (64ull << 20)
 #define SCHED_SLOT_CAP (1u << 22)
 
 enum ks_sched_by ks_sched_by_parse(const char *by)
