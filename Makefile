@@ -7,7 +7,10 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 B := build
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I$(B)/skel -I$(B)/gen
-LDLIBS := -lbpf -lelf -lz -lm
+# libtracefs/libtraceevent (ksight list): their headers live in their own directories
+TRACE_PKGS := libtracefs libtraceevent
+CFLAGS += $(shell pkg-config --cflags $(TRACE_PKGS))
+LDLIBS := -lbpf -lelf -lz -lm $(shell pkg-config --libs $(TRACE_PKGS))
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Iinclude -Wall -Werror
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

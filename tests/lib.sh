@@ -75,6 +75,20 @@ t_no_leaks() {
 	t_pass "$1"
 }
 
+# Highest BPF program id now: programs loaded later have higher ids.
+t_prog_max_id() {
+	bpftool -j prog show 2>/dev/null | jq '[.[].id] | max // 0'
+}
+
+# IDs of programs loaded after MIN_ID whose name matches the jq regex RE and that no
+# process holds (by a program or link fd): leaks, found even where bpftool cannot show pids.
+t_unheld_progs() {
+	cat /proc/[0-9]*/fdinfo/* 2>/dev/null | awk '/^prog_id:/ {print $2}' | sort -u >"$T_TMP/held.$$"
+	bpftool -j prog show 2>/dev/null | jq -r --argjson min "$1" --arg re "$2" \
+		'.[] | select(.id > $min and (.name // "" | test($re))) | .id' | sort -u |
+		comm -23 - "$T_TMP/held.$$"
+}
+
 # Runs ksight with ARGS until it prints that it is tracing; sets K_PID and K_OUT/K_ERR.
 k_start() {
 	K_OUT=$T_TMP/k.out.$$.$(date +%s%N)
@@ -107,6 +121,16 @@ w_start() {
 w_go() {
 	kill -USR1 "$W_PID"
 	wait "$W_PID"
+}
+
+# g_start FILE CMD...: starts a workload that prints one line of ids and then waits for
+# SIGUSR1 (pingpong -g, sleeper, cpuhog); sets G_FILE, G_PID and G_LINE (that first line).
+g_start() {
+	G_FILE=$1; shift
+	"$@" >"$G_FILE" &
+	G_PID=$!
+	t_wait_for "$G_FILE" " " || return 1
+	G_LINE=$(head -1 "$G_FILE")
 }
 
 # jq over the report of the last k_stop.

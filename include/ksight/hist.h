@@ -65,4 +65,15 @@ static __always_inline unsigned long long ks_hist_slot_high(unsigned int slot)
 	return ks_hist_slot_low(slot + 1) - 1;
 }
 
+/*
+ * The histogram part of a BPF-side row: sum and max beside the slots, so
+ * one user-space helper (ks_hist_add_bpf) reads any collector's rows.
+ * The count is the sum of the slots.
+ */
+struct ks_hist_bpf {
+	__u64 sum;
+	__u64 max;
+	__u64 slots[KS_HIST_SLOTS];
+};
+
 #endif /* KSIGHT_HIST_H */

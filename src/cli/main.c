@@ -12,6 +12,7 @@
 /* Commands that are not collectors; collectors come from the registry. */
 static const struct ks_command commands[] = {
 	{ "doctor", cmd_doctor, "what this kernel and machine can trace, and how to fix what is missing" },
+	{ "list", cmd_list, "list tracepoints (-v: with their fields and types)" },
 	{ "version", cmd_version, "print the version" },
 	{ NULL, NULL, NULL },
 };

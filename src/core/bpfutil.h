@@ -54,4 +54,20 @@ void ks_pid_comm_peek(int fd, uint32_t tgid, char *comm);
 /* Puts the command name of live process @tgid, from /proc, into the map @fd. */
 void ks_pid_comm_seed(int fd, uint32_t tgid);
 
+/*
+ * Drains elements [@first, @first + @n) of a (per-CPU) array map: each is
+ * looked up into @value_buf (@value_size bytes for all CPUs) and handed to
+ * @cb, which returns 1 when it took data (the element is then zeroed), 0
+ * when the element was empty, or a negative errno that stops the drain.
+ */
+int ks_array_drain(int fd, uint32_t first, uint32_t n, void *value_buf, size_t value_size,
+		   int (*cb)(uint32_t idx, const void *value, void *arg), void *arg);
+
+/*
+ * Number of arguments of tracepoint @tp as tp_btf and raw_tp programs see
+ * them, from the kernel's BTF (typedef btf_trace_<tp>); negative errno when
+ * the kernel has no BTF or no such tracepoint.
+ */
+int ks_tp_nargs(const char *tp);
+
 #endif

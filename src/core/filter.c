@@ -57,50 +57,6 @@ int ks_cgroup_id(const char *path, __u64 *id)
 	return 0;
 }
 
-/* Depth-first search below @dir (a buffer of PATH_MAX) for the cgroup @id. */
-static int find_cgroup(char *dir, size_t dlen, __u64 id, int depth)
-{
-	struct dirent *de;
-	DIR *d;
-	__u64 cur;
-	int err = -ENOENT;
-
-	if (!ks_cgroup_id(dir, &cur) && cur == id)
-		return 0;
-	if (depth > 32 || !(d = opendir(dir)))
-		return -ENOENT;
-	while (err && (de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-
-		if (de->d_type != DT_DIR || de->d_name[0] == '.' || dlen + n + 2 > PATH_MAX)
-			continue;
-		dir[dlen] = '/';
-		memcpy(dir + dlen + 1, de->d_name, n + 1);
-		err = find_cgroup(dir, dlen + n + 1, id, depth + 1);
-		if (err)
-			dir[dlen] = 0;
-	}
-	closedir(d);
-	return err;
-}
-
-int ks_cgroup_path(__u64 id, char *buf, size_t len)
-{
-	const char *mnt = ks_cgroup2_mount();
-	char dir[PATH_MAX];
-	size_t mlen;
-	int err;
-
-	if (!mnt)
-		return -ENOENT;
-	mlen = strlen(mnt);
-	snprintf(dir, sizeof(dir), "%s", mnt);
-	err = find_cgroup(dir, mlen, id, 0);
-	if (!err)
-		snprintf(buf, len, "%s", dir[mlen] ? dir + mlen : "/");
-	return err;
-}
-
 static bool proc_exists(const char *fmt, uint32_t a, uint32_t b)
 {
 	char p[64];

@@ -21,10 +21,5 @@ void ks_filter_describe(const struct ks_common *c, const struct ks_filter *f, st
 const char *ks_cgroup2_mount(void);
 /* The cgroup v2 id of @path (what bpf_get_current_cgroup_id returns), or negative errno. */
 int ks_cgroup_id(const char *path, __u64 *id);
-/*
- * The path below the v2 mount ("/" for the root) of the cgroup with @id,
- * found by walking the hierarchy; -ENOENT when it is gone.
- */
-int ks_cgroup_path(__u64 id, char *buf, size_t len);
 
 #endif

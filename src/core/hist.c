@@ -17,6 +17,14 @@ void ks_hist_add_slots_n(struct ks_hist *h, const __u64 *slots, unsigned int n)
 	}
 }
 
+void ks_hist_add_bpf(struct ks_hist *h, const struct ks_hist_bpf *b)
+{
+	ks_hist_add_slots(h, b->slots);
+	h->sum += b->sum;
+	if (b->max > h->max)
+		h->max = b->max;
+}
+
 void ks_hist_merge(struct ks_hist *dst, const struct ks_hist *src)
 {
 	for (unsigned int i = 0; i < KS_HIST_SLOTS; i++)

@@ -17,6 +17,8 @@ struct ks_hist {
 void ks_hist_add_slots(struct ks_hist *h, const __u64 *slots);
 /* The same for a shorter array holding slots [0, @n) only, e.g. of values known to fit 32 bits. */
 void ks_hist_add_slots_n(struct ks_hist *h, const __u64 *slots, unsigned int n);
+/* Adds one BPF-side histogram (one CPU's copy) to @h. */
+void ks_hist_add_bpf(struct ks_hist *h, const struct ks_hist_bpf *b);
 void ks_hist_merge(struct ks_hist *dst, const struct ks_hist *src);
 /* Adds one value: for tests and user-side histograms. */
 void ks_hist_record(struct ks_hist *h, uint64_t v);

@@ -25,8 +25,9 @@ void ks_prog_disable(struct bpf_object *obj, const char *base);
  * Tries each hook of @hooks (NULL-terminated) in order: @try opens,
  * configures, loads and attaches for that hook, and cleans up after
  * itself on failure.  Returns 0 with *chosen set, or the last error.
- * The environment variable KSIGHT_HOOK=<hook> restricts the list to that
- * one hook, so tests can run the fallbacks on a kernel that has better.
+ * KSIGHT_HOOK=<hook> in the environment restricts the list to that hook
+ * (-ENOENT when the collector has no such variant), so tests can load the
+ * fallbacks on a kernel that has the preferred hook.
  */
 int ks_load_first(const char *const *hooks, int (*try)(void *ctx, const char *hook), void *ctx,
 		  const char **chosen);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "core/bpfutil.h"
 #include "core/filter.h"
+#include "core/cgroup.h"
 #include "core/rowkey.h"
 
 void ks_row_task_key(struct ks_row *row, enum ks_task_by by, const struct ks_row_key *k, int pid_comm_fd)
