@@ -377,10 +377,11 @@ int ks_report_write_text(const struct ks_report *r, FILE *out)
 			}
 		}
 	}
-	write_lost_text(r, out);
+	/* the loss line stays last: scripts read it with tail -1 */
 	for (int i = 0; i < r->ncounters; i++)
 		fprintf(out, "%s%s %" PRIu64 "%s", i ? ", " : "counters: ", r->counters[i].name, r->counters[i].num,
 			i + 1 == r->ncounters ? "\n" : "");
+	write_lost_text(r, out);
 	fflush(out);
 	return ferror(out) ? -EIO : 0;
 }
