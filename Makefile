@@ -25,6 +25,10 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 UNIT_SAN_BINS := $(patsubst tests/unit/%.c,$(B)/tests/san/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WORKLOAD_SRCS))
+# Benchmark tools (bench/*.c, with skeletons of bench/*.bpf.c): only `make bench` builds them.
+BENCH_BPF_SRCS := $(wildcard bench/*.bpf.c)
+BENCH_SKELS := $(patsubst bench/%.bpf.c,$(B)/bench/skel/%.skel.h,$(BENCH_BPF_SRCS))
+BENCH_BINS := $(patsubst bench/%.c,$(B)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all clean test unit run setup bench golden-update
@@ -70,6 +74,18 @@ $(B)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $< -lpthread
 
+$(B)/bench/bpf/%.bpf.o: bench/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/ksight/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(B)/bench/skel/%.skel.h: $(B)/bench/bpf/%.bpf.o
+	@mkdir -p $(@D)
+	$(BPFTOOL) gen skeleton $< name ks_$* > $@.tmp && mv $@.tmp $@
+
+$(B)/bench/%: bench/%.c $(BENCH_SKELS) $(B)/libksight.a $(wildcard src/core/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -I$(B)/bench/skel -o $@ $< $(B)/libksight.a $(LDLIBS)
+
 unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
 
 # Rewrites the golden fixtures (tests/golden/*.txt) from the current binary; review the diff, then commit.
@@ -89,7 +105,7 @@ run:
 	./ksight doctor || true
 	./ksight syscalls -d 5
 
-bench: all
+bench: all $(BENCH_BINS)
 	bash bench/syscalls.sh
 
 setup:
