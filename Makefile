@@ -31,7 +31,7 @@ BENCH_SKELS := $(patsubst bench/%.bpf.c,$(B)/bench/skel/%.skel.h,$(BENCH_BPF_SRC
 BENCH_BINS := $(patsubst bench/%.c,$(B)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean test unit run setup bench golden-update
+.PHONY: all clean test unit run setup bench bench-tools golden-update
 .SECONDARY:
 all: ksight $(UNIT_BINS) $(WORKLOADS)
 
@@ -104,6 +104,8 @@ run:
 	$(MAKE) all
 	./ksight doctor || true
 	./ksight syscalls -d 5
+
+bench-tools: $(BENCH_BINS)
 
 bench: all $(BENCH_BINS)
 	bash bench/syscalls.sh

@@ -18,12 +18,8 @@ trap 'rm -rf "$TMP"' EXIT
 [ "$(id -u)" = 0 ] || { echo "bench: needs root" >&2; exit 1; }
 make -s all || exit 1
 mkdir -p $B
-# the floor is built here, not by the main Makefile: it is not part of ksight
-if [ ! -x $B/sched_floor ] || [ bench/sched_floor.bpf.c -nt $B/sched_floor ] || [ bench/sched_floor.c -nt $B/sched_floor ]; then
-	clang-14 -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ibpf -c bench/sched_floor.bpf.c -o $B/sched_floor.bpf.o &&
-		bpftool gen skeleton $B/sched_floor.bpf.o name sched_floor >$B/sched_floor.skel.h &&
-		cc -O2 -Wall -Werror -I$B -o $B/sched_floor bench/sched_floor.c -lbpf || exit 1
-fi
+# the floor is built by `make bench-tools` (bench/*.bpf.c + bench/*.c), not part of ksight
+make -s bench-tools || exit 1
 
 # runqlat as a bpftrace one-liner: wakeup/preemption -> switch in, a histogram
 BT='tracepoint:sched:sched_wakeup,tracepoint:sched:sched_wakeup_new { @q[args->pid] = nsecs; }

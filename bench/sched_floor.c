@@ -14,19 +14,19 @@ static void on_signal(int sig)
 
 int main(void)
 {
-	struct sched_floor *s;
+	struct ks_sched_floor *s;
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	s = sched_floor__open_and_load();
-	if (!s || sched_floor__attach(s)) {
+	s = ks_sched_floor__open_and_load();
+	if (!s || ks_sched_floor__attach(s)) {
 		fprintf(stderr, "sched_floor: cannot load or attach\n");
-		sched_floor__destroy(s);
+		ks_sched_floor__destroy(s);
 		return 1;
 	}
 	fprintf(stderr, "attached\n");
 	while (!stop)
 		pause();
-	sched_floor__destroy(s);
+	ks_sched_floor__destroy(s);
 	return 0;
 }
