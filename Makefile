@@ -24,7 +24,7 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WORKLOAD_SRCS))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean test unit run setup bench
+.PHONY: all clean test unit run setup bench test-kernels
 .SECONDARY:
 all: ksight $(UNIT_BINS) $(WORKLOADS)
 
@@ -74,6 +74,12 @@ test:
 	sh scripts/setup.sh
 	$(MAKE) all unit
 	bash tests/run.sh
+
+# The integration tests inside each kernel of the matrix under qemu (tests/kernels/NAME.conf).
+KERNELS ?= debian-6.1
+export KERNELS
+test-kernels: all
+	KERNELS="$(KERNELS)" sh tests/kernels/run.sh
 
 # Installs, builds, checks the kernel and shows five seconds of system-wide syscalls.
 run:
