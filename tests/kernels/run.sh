@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 B=build/kernels
 : "${KS_TIMEOUT:=900}"
-: "${KS_TEST_TIMEOUT:=400}"
+: "${KS_TEST_TIMEOUT:=300}"
 : "${KS_TESTS:=}"
 : "${KS_CMD:=}"
 # Host tools the tests call beyond busybox: copied with their shared libraries when present.
@@ -39,7 +39,7 @@ die() {
 
 # Reads one descriptor (tests/kernels/NAME.conf) into its variables, unset ones at their defaults.
 load_conf() {
-	DEB_META='' DEB_MATCH='' DEB_PACKAGE='' IMAGE='' MODDIR='' MODULES='' CGROUP=hybrid EXPECT_FEATURES='' APPEND=''
+	DEB_META='' DEB_MATCH='' DEB_PACKAGE='' IMAGE='' CONFIG='' MODDIR='' MODULES='' CGROUP=hybrid EXPECT_FEATURES='' APPEND=''
 	[ -f "tests/kernels/$1.conf" ] || die "no descriptor tests/kernels/$1.conf"
 	. "./tests/kernels/$1.conf"
 }
@@ -80,23 +80,27 @@ module_closure() {
 	done
 }
 
-# Fills $KDIR with vmlinuz, release and modules/ (the descriptor's modules); reuses what is there.
+# The release of an x86 boot image: its setup header (at 0x20e) points at the version string.
+image_release() {
+	_off=$(od -An -tu2 -j526 -N2 "$1" | tr -d ' ')
+	dd if="$1" bs=1 skip=$((_off + 512)) count=128 2>/dev/null | tr '\0' '\n' | head -1 | cut -d' ' -f1
+}
+
+# Fills $KDIR with vmlinuz, release, config and modules/ (the descriptor's modules); reuses what is there.
 fetch() {
 	KDIR=$B/$1
 	mkdir -p "$KDIR"
 	if [ -n "$IMAGE" ]; then
 		[ -f "$IMAGE" ] || die "$1: image $IMAGE not found"
 		cp "$IMAGE" "$KDIR/vmlinuz"
-		rm -rf "$KDIR/modules"
-		if [ -n "$MODDIR" ]; then
-			_rel=$(basename "$MODDIR")
-			echo "$_rel" >"$KDIR/release"
-			copy_modules "$(dirname "$MODDIR")" "$_rel" "$KDIR/modules/lib/modules"
-		fi
+		rm -rf "$KDIR/modules" "$KDIR/config"
+		[ -n "$CONFIG" ] && cp "$CONFIG" "$KDIR/config"
+		image_release "$IMAGE" >"$KDIR/release"
+		[ -n "$MODDIR" ] && copy_modules "$(dirname "$MODDIR")" "$(basename "$MODDIR")" "$KDIR/modules/lib/modules"
 		return
 	fi
 	_have=$(cat "$KDIR/modules.list" 2>/dev/null)
-	if [ -f "$KDIR/vmlinuz" ] && [ "$_have" = "$MODULES" ]; then
+	if [ -f "$KDIR/vmlinuz" ] && [ -f "$KDIR/config" ] && [ "$_have" = "$MODULES" ]; then
 		return
 	fi
 	_deb=$(ls "$KDIR"/*.deb 2>/dev/null | tail -1)
@@ -123,6 +127,7 @@ fetch() {
 	_rel=$(ls "$KDIR/x/lib/modules" | head -1)
 	cp "$KDIR/x/boot/vmlinuz-$_rel" "$KDIR/vmlinuz.tmp" || die "$1: no vmlinuz in $_deb"
 	echo "$_rel" >"$KDIR/release"
+	cp "$KDIR/x/boot/config-$_rel" "$KDIR/config" 2>/dev/null
 	copy_modules "$KDIR/x/lib/modules" "$_rel" "$KDIR/modules/lib/modules"
 	rm -rf "$KDIR/x"
 	mv "$KDIR/vmlinuz.tmp" "$KDIR/vmlinuz"
@@ -182,6 +187,11 @@ initramfs() {
 	cp tests/lib.sh "$ROOT/ksight/tests/"
 	cp tests/integration/*.sh "$ROOT/ksight/tests/integration/"
 	[ -d "$KDIR/modules" ] && cp -R "$KDIR/modules/lib" "$ROOT/"
+	# where Debian keeps the kernel's configuration, for doctor's advice
+	if [ -f "$KDIR/config" ] && [ -f "$KDIR/release" ]; then
+		mkdir -p "$ROOT/boot"
+		cp "$KDIR/config" "$ROOT/boot/config-$(cat "$KDIR/release")"
+	fi
 	cp tests/kernels/init.sh "$ROOT/init"
 	chmod 755 "$ROOT/init"
 	echo "root:x:0:0:root:/root:/bin/sh" >"$ROOT/etc/passwd"
@@ -209,12 +219,14 @@ guest_line() {
 		say "$K: booted $2, guest uptime ${3#uptime=}s, ${G_BOOT}s since qemu started"
 		;;
 	KS-TEST*)
+		G_TMARK=$(date +%s)
 		G_TEST=${_l#KS-TEST test_}
 		G_TEST=${G_TEST%.sh}
 		G_TFAIL=0
 		: >"$TMP/test.log"
 		;;
 	KS-RC*)
+		G_TMARK=$(date +%s)
 		set -- $_l
 		_s=$(awk -v a="$4" -v b="$5" 'BEGIN {printf "%.1f", b - a}')
 		if [ "$3" != 0 ] && [ $G_TFAIL = 0 ]; then
@@ -256,11 +268,11 @@ boot() {
 	# qemu falls back to the next -accel when KVM cannot start
 	[ -r /dev/kvm ] && [ -w /dev/kvm ] && _accel="-accel kvm $_accel"
 	: >"$TMP/results"
-	G_T0=$(date +%s) G_DONE=0 G_FAILED=0 G_TEST=init G_TFAIL=0 G_NPASS=0 G_NFAIL=0 G_NSKIP=0
+	G_T0=$(date +%s) G_TMARK=$G_T0 G_DONE=0 G_FAILED=0 G_TEST=init G_TFAIL=0 G_NPASS=0 G_NFAIL=0 G_NSKIP=0
 	# shellcheck disable=SC2086
 	qemu-system-x86_64 -nographic -no-reboot -m 1G -smp 2 $_accel -cpu max -nic none -monitor none \
 		-kernel "$KDIR/vmlinuz" -initrd "$TMP/initrd" \
-		-append "console=ttyS0 panic=-1 quiet oops=panic $APPEND" \
+		-append "console=ttyS0 panic=-1 quiet oops=panic softlockup_all_cpu_backtrace=1 $APPEND" \
 		-serial "file:$TMP/console" -serial "file:$TMP/results" </dev/null >"$TMP/qemu.out" 2>&1 &
 	QEMU_PID=$!
 	_n=0
@@ -276,8 +288,15 @@ boot() {
 			_n=$_total
 		fi
 		[ $_alive = 0 ] && break
-		if [ $(($(date +%s) - G_T0)) -ge "$KS_TIMEOUT" ]; then
+		_now=$(date +%s)
+		if [ $((_now - G_T0)) -ge "$KS_TIMEOUT" ]; then
 			echo "FAIL: $K: guest did not finish within ${KS_TIMEOUT}s (last test: $G_TEST)"
+			G_FAILED=1 G_NFAIL=$((G_NFAIL + 1))
+			break
+		fi
+		# the guest ends a test after KS_TEST_TIMEOUT; no word for longer means the guest hangs
+		if [ $((_now - G_TMARK)) -ge $((KS_TEST_TIMEOUT + 60)) ]; then
+			echo "FAIL: $K: guest hangs (nothing for $((_now - G_TMARK))s, last test: $G_TEST)"
 			G_FAILED=1 G_NFAIL=$((G_NFAIL + 1))
 			break
 		fi
@@ -289,6 +308,9 @@ boot() {
 		_rc=$?
 		QEMU_PID=
 	fi
+	# the last run's logs stay for a look after a failure
+	tr -d '\r' <"$TMP/console" >"$KDIR/console.log"
+	tr -d '\r' <"$TMP/results" >"$KDIR/results.log"
 	if [ $G_DONE = 0 ]; then
 		if [ $G_FAILED = 0 ]; then
 			echo "FAIL: $K: guest stopped before finishing (qemu exit $_rc, last test: $G_TEST)"
@@ -296,7 +318,8 @@ boot() {
 		fi
 		G_FAILED=1
 		tail -5 "$TMP/qemu.out" | sed 's/^/     | qemu: /'
-		tail -20 "$TMP/console" | tr -d '\r' | sed 's/^/     | console: /'
+		tail -20 "$KDIR/console.log" | sed 's/^/     | console: /'
+		echo "     | (all of it in $KDIR/console.log)"
 	fi
 	say "$K: $G_NPASS passed, $G_NFAIL failed, $G_NSKIP skipped in $(($(date +%s) - G_T0))s from qemu start to power-off"
 	return $G_FAILED
