@@ -49,7 +49,7 @@ cd /ksight || exit 1
 {
 	read -r up _ </proc/uptime
 	echo "KS-BEGIN $(uname -r) uptime=$up"
-	[ -n "$KS_CMD" ] && KS_TESTS=none && sh -c "$KS_CMD" 2>&1
+	[ -n "$KS_CMD" ] && KS_TESTS=none && sh -c "$KS_CMD" </dev/null 2>&1 | cat
 	for t in tests/integration/test_*.sh; do
 		name=${t#tests/integration/}
 		# the guest's own driver must not recurse into another guest
@@ -61,13 +61,18 @@ cd /ksight || exit 1
 		fi
 		echo "KS-TEST $name"
 		start=$(cut -d' ' -f1 /proc/uptime)
-		timeout "$KS_TEST_TIMEOUT" sh "$t" 2>&1
-		rc=$?
+		# through a pipe, as on the host: not a tty, so no tool changes its output
+		{
+			timeout "$KS_TEST_TIMEOUT" /bin/sh "$t" </dev/null 2>&1
+			echo $? >/run/ks-rc
+		} | cat
+		rc=$(cat /run/ks-rc)
 		end=$(cut -d' ' -f1 /proc/uptime)
-		echo "KS-RC $name $rc $start $end"
+		# on a line of its own even when the test's output did not end with one
+		printf '\nKS-RC %s %s %s %s\n' "$name" "$rc" "$start" "$end"
 	done
 	read -r up _ </proc/uptime
-	echo "KS-END uptime=$up"
+	printf '\nKS-END uptime=%s\n' "$up"
 } >"$out" 2>&1
 sync
 poweroff -f
