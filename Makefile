@@ -31,7 +31,7 @@ BENCH_SKELS := $(patsubst bench/%.bpf.c,$(B)/bench/skel/%.skel.h,$(BENCH_BPF_SRC
 BENCH_BINS := $(patsubst bench/%.c,$(B)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean test unit run setup bench bench-tools golden-update
+.PHONY: all clean test unit run setup bench bench-tools golden-update test-kernels
 .SECONDARY:
 all: ksight $(UNIT_BINS) $(WORKLOADS)
 
@@ -97,6 +97,12 @@ test:
 	sh scripts/setup.sh
 	$(MAKE) all unit
 	bash tests/run.sh
+
+# The integration tests inside each kernel of the matrix under qemu (tests/kernels/NAME.conf).
+KERNELS ?= debian-6.1
+export KERNELS
+test-kernels: all
+	KERNELS="$(KERNELS)" sh tests/kernels/run.sh
 
 # Installs, builds, checks the kernel and shows five seconds of system-wide syscalls.
 run:

@@ -41,7 +41,10 @@ static __always_inline bool ks_filter_pass(__u64 pid_tgid)
 	if ((flags & KS_F_CGROUP) && bpf_get_current_cgroup_id() != ks_filter.cgroup_id)
 		return false;
 	if (flags & KS_F_COMM) {
-		char comm[KS_COMM_LEN];
+		/* zeroed: before 6.4 (f3f213497797 "bpf: ensure all memory is
+		 * initialized in bpf_get_current_comm") the helper leaves the
+		 * bytes after the NUL as they were, and they are compared too */
+		char comm[KS_COMM_LEN] = {};
 		const __u64 *a = (const __u64 *)comm;
 		const volatile __u64 *b = (const volatile __u64 *)ks_filter.comm;
 

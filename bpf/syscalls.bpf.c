@@ -89,6 +89,11 @@ static __always_inline void count_errno(__u32 gen, __u32 nr, struct ks_sc_key *k
 		struct errs_val *e = bpf_map_lookup_elem(&errs, &idx);
 		__u32 slot = ks_sc_err_slot(err);
 
+		/* clang proves slot < KS_SC_ERRS and drops the check, leaving the
+		 * verifier to derive it from err - 512 <= 54; verifiers before 6.11
+		 * (98d7ca374ba4 "bpf: Track delta between linked registers") cannot,
+		 * and 6.1 rejects the store as unbounded: hide slot from clang. */
+		barrier_var(slot);
 		if (e && slot < KS_SC_ERRS)
 			e->n[slot]++;
 	} else if (by_mode == KS_SC_BY_PID || by_mode == KS_SC_BY_COMM) {

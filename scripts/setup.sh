@@ -5,7 +5,7 @@ PKGS="make gcc clang-14 llvm-14 libbpf-dev bpftool libelf-dev zlib1g-dev pkg-con
 libtraceevent-dev libtracefs-dev libdw-dev libmicrohttpd-dev
 jq iproute2 nftables util-linux procps
 bpftrace libbpf-tools linux-perf
-qemu-system-x86 busybox-static cpio"
+qemu-system-x86 busybox-static cpio binutils"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -13,6 +13,13 @@ t_cleanup() {
 	rm -rf "$T_TMP"
 }
 
+# A fresh name under T_TMP per call (busybox date has no %N, so a counter rather than the time).
+T_SEQ=0
+t_name() {
+	T_SEQ=$((T_SEQ + 1))
+	T_NAME=$T_TMP/$1.$T_SEQ
+}
+
 t_pass() { echo "PASS: $1"; }
 t_fail() { echo "FAIL: $1: $2"; T_FAILED=1; }
 t_skip() { echo "SKIP: $1: $2"; }
@@ -91,7 +98,8 @@ t_unheld_progs() {
 
 # Runs ksight with ARGS until it prints that it is tracing; sets K_PID and K_OUT/K_ERR.
 k_start() {
-	K_OUT=$T_TMP/k.out.$$.$(date +%s%N)
+	t_name k.out
+	K_OUT=$T_NAME
 	K_ERR=$K_OUT.err
 	"$KSIGHT" "$@" >"$K_OUT" 2>"$K_ERR" &
 	K_PID=$!
@@ -110,7 +118,8 @@ k_stop() {
 
 # Starts the sysload workload with ARGS; sets W_PID, W_TID and W_TID2 from its first line.
 w_start() {
-	W_FIFO=$T_TMP/w.$$.$(date +%s%N)
+	t_name w
+	W_FIFO=$T_NAME
 	"$WORKLOADS/sysload" "$@" >"$W_FIFO" &
 	W_PID=$!
 	t_wait_for "$W_FIFO" " " || return 1

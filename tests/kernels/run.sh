@@ -1,0 +1,341 @@
+#!/bin/sh
+# Boots each kernel of the test matrix under qemu and runs the integration tests inside it; prints the guest's results.
+#
+# Usage: sh tests/kernels/run.sh [KERNEL...]   (default: $KERNELS, else "debian-6.1")
+# A kernel is described by tests/kernels/KERNEL.conf (see README.md, "Kernels tested").
+# Environment: KS_TESTS="syscalls hooks" runs only those guest tests; KS_TIMEOUT is the
+# limit in seconds for one guest (boot to power-off), KS_TEST_TIMEOUT for one test in it;
+# KS_CMD='shell command' runs that in the guest instead of the tests (to debug a guest).
+# Prints "PASS|FAIL|SKIP: KERNEL: TEST: name" lines; exits 1 if a guest test failed or a
+# guest did not finish, 3 if a guest could not be started at all (no qemu, no kernel).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+
+B=build/kernels
+: "${KS_TIMEOUT:=900}"
+: "${KS_TEST_TIMEOUT:=300}"
+: "${KS_TESTS:=}"
+: "${KS_CMD:=}"
+# Host tools the tests call, copied with their shared libraries when present; they come before
+# busybox's applets of the same name, whose options differ (setpriv, ip, date +%N, ...).
+# Not bpftrace or perf: LLVM and friends would make the initramfs ten times bigger.
+GUEST_TOOLS="jq bpftool ip tc ss nft setpriv unshare nsenter taskset chrt nice date timeout pgrep pkill losetup"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ksight-kernels.XXXXXX") || exit 1
+QEMU_PID=
+cleanup() {
+	if [ -n "$QEMU_PID" ]; then
+		kill "$QEMU_PID" 2>/dev/null
+		wait "$QEMU_PID" 2>/dev/null
+	fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() { echo "== $*"; }
+die() {
+	echo "kernels: $*" >&2
+	exit 3
+}
+
+# Reads one descriptor (tests/kernels/NAME.conf) into its variables, unset ones at their defaults.
+load_conf() {
+	DEB_META='' DEB_MATCH='' DEB_PACKAGE='' IMAGE='' CONFIG='' MODDIR='' MODULES='' CGROUP=hybrid EXPECT_FEATURES='' APPEND=''
+	[ -f "tests/kernels/$1.conf" ] || die "no descriptor tests/kernels/$1.conf"
+	. "./tests/kernels/$1.conf"
+}
+
+# The Debian package of the descriptor: DEB_PACKAGE as given, else what DEB_META depends on
+# (the current ABI) when DEB_MATCH matches it, else the newest name matching DEB_MATCH apt knows.
+deb_name() {
+	if [ -n "$DEB_PACKAGE" ]; then
+		echo "$DEB_PACKAGE"
+		return
+	fi
+	_p=$(apt-cache depends "$DEB_META" 2>/dev/null | sed -n 's/^ *Depends: //p' | grep -E "$DEB_MATCH" | head -1)
+	if [ -n "$_p" ]; then
+		echo "$_p"
+		return
+	fi
+	apt-cache pkgnames linux-image- 2>/dev/null | grep -E "$DEB_MATCH" | sort -V | tail -1
+}
+
+# Module files (paths under lib/modules/REL) of the names in $2 and of everything they depend on.
+module_closure() {
+	_root=$1 _want=$2 _seen=' '
+	while [ -n "$_want" ]; do
+		set -- $_want
+		_m=$1
+		shift
+		_want=$*
+		case "$_seen" in *" $_m "*) continue ;; esac
+		_seen="$_seen$_m "
+		_f=$(find "$_root" -name "$_m.ko" -o -name "$(echo "$_m" | tr _ -).ko" | head -1)
+		if [ -z "$_f" ]; then
+			echo "kernels: module $_m not found (built in?)" >&2
+			continue
+		fi
+		echo "${_f#"$_root"/}"
+		_deps=$(objcopy -O binary -j .modinfo "$_f" /dev/stdout | tr '\0' '\n' | sed -n 's/^depends=//p' | tr , ' ')
+		_want="$_want $_deps"
+	done
+}
+
+# The release of an x86 boot image: its setup header (at 0x20e) points at the version string.
+image_release() {
+	_off=$(od -An -tu2 -j526 -N2 "$1" | tr -d ' ')
+	dd if="$1" bs=1 skip=$((_off + 512)) count=128 2>/dev/null | tr '\0' '\n' | head -1 | cut -d' ' -f1
+}
+
+# Fills $KDIR with vmlinuz, release, config and modules/ (the descriptor's modules); reuses what is there.
+fetch() {
+	KDIR=$B/$1
+	mkdir -p "$KDIR"
+	if [ -n "$IMAGE" ]; then
+		[ -f "$IMAGE" ] || die "$1: image $IMAGE not found"
+		cp "$IMAGE" "$KDIR/vmlinuz"
+		rm -rf "$KDIR/modules" "$KDIR/config"
+		[ -n "$CONFIG" ] && cp "$CONFIG" "$KDIR/config"
+		image_release "$IMAGE" >"$KDIR/release"
+		[ -n "$MODDIR" ] && copy_modules "$(dirname "$MODDIR")" "$(basename "$MODDIR")" "$KDIR/modules/lib/modules"
+		return
+	fi
+	_have=$(cat "$KDIR/modules.list" 2>/dev/null)
+	if [ -f "$KDIR/vmlinuz" ] && [ -f "$KDIR/config" ] && [ "$_have" = "$MODULES" ]; then
+		return
+	fi
+	_deb=$(ls "$KDIR"/*.deb 2>/dev/null | tail -1)
+	if [ -z "$_deb" ]; then
+		_pkg=$(deb_name)
+		# a machine set up without ever updating apt's lists knows no kernel packages yet
+		if [ -z "$_pkg" ] && [ "$(id -u)" = 0 ]; then
+			apt-get update -qq >/dev/null 2>&1
+			_pkg=$(deb_name)
+		fi
+		[ -n "$_pkg" ] || die "$1: no package matches ${DEB_PACKAGE:-$DEB_MATCH}; run apt-get update"
+		say "$1: fetching $_pkg"
+		# into a directory of its own, so an interrupted download is never taken for the package
+		rm -rf "$KDIR/dl"
+		mkdir -p "$KDIR/dl"
+		(cd "$KDIR/dl" && apt-get download -q "$_pkg" 2>&1) | grep -v '^W: Download is performed unsandboxed'
+		mv "$KDIR"/dl/*.deb "$KDIR/" 2>/dev/null
+		rm -rf "$KDIR/dl"
+		_deb=$(ls "$KDIR"/*.deb 2>/dev/null | tail -1)
+		[ -n "$_deb" ] || die "$1: cannot download $_pkg"
+	fi
+	rm -rf "$KDIR/x" "$KDIR/modules"
+	dpkg-deb -x "$_deb" "$KDIR/x" || die "$1: cannot extract $_deb"
+	_rel=$(ls "$KDIR/x/lib/modules" | head -1)
+	cp "$KDIR/x/boot/vmlinuz-$_rel" "$KDIR/vmlinuz.tmp" || die "$1: no vmlinuz in $_deb"
+	echo "$_rel" >"$KDIR/release"
+	cp "$KDIR/x/boot/config-$_rel" "$KDIR/config" 2>/dev/null
+	copy_modules "$KDIR/x/lib/modules" "$_rel" "$KDIR/modules/lib/modules"
+	rm -rf "$KDIR/x"
+	mv "$KDIR/vmlinuz.tmp" "$KDIR/vmlinuz"
+	echo "$MODULES" >"$KDIR/modules.list"
+}
+
+# copy_modules SRC_MODULES_DIR REL DEST_MODULES_DIR: the descriptor's modules and their dependencies.
+copy_modules() {
+	for _f in $(module_closure "$1/$2" "$MODULES"); do
+		mkdir -p "$3/$2/$(dirname "$_f")"
+		cp "$1/$2/$_f" "$3/$2/$_f"
+	done
+	for _f in modules.order modules.builtin; do
+		[ -f "$1/$2/$_f" ] && cp "$1/$2/$_f" "$3/$2/"
+	done
+}
+
+# Copies a host binary to the same path under $ROOT, with every shared library ldd names.
+copy_bin() {
+	_dst=$ROOT$2
+	mkdir -p "$(dirname "$_dst")"
+	cp -L "$1" "$_dst"
+	ldd "$1" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | while read -r _l; do
+		[ -e "$ROOT$_l" ] && continue
+		mkdir -p "$ROOT$(dirname "$_l")"
+		cp -L "$_l" "$ROOT$_l"
+	done
+}
+
+# shvar NAME VALUE: an assignment the guest's shell reads back as VALUE, whatever its quotes.
+shvar() {
+	printf "%s='%s'\n" "$1" "$(printf '%s' "$2" | sed "s/'/'\\\\''/g")"
+}
+
+initramfs() {
+	ROOT=$TMP/root
+	rm -rf "$ROOT"
+	mkdir -p "$ROOT"/bin "$ROOT"/sbin "$ROOT"/dev "$ROOT"/proc "$ROOT"/sys "$ROOT"/run "$ROOT"/tmp \
+		"$ROOT"/root "$ROOT"/etc "$ROOT"/ksight/build/workloads "$ROOT"/ksight/tests/integration
+	cp /bin/busybox "$ROOT/bin/busybox"
+	for _a in $(/bin/busybox --list); do
+		[ -e "$ROOT/bin/$_a" ] || ln -s busybox "$ROOT/bin/$_a"
+	done
+	# dash as sh, the host's /bin/sh: busybox-static's ash (and every applet that runs a
+	# program, such as timeout) prefers busybox's own applets to PATH, so the tests would
+	# get busybox's ip instead of iproute2's
+	rm "$ROOT/bin/sh"
+	copy_bin /bin/dash /bin/sh
+	# the kernel's request_module runs /sbin/modprobe
+	ln -s ../bin/busybox "$ROOT/sbin/modprobe"
+	for _t in $GUEST_TOOLS; do
+		_p=$(command -v "$_t") && copy_bin "$_p" "$_p"
+	done
+	copy_bin ./ksight /ksight/ksight
+	for _w in build/workloads/*; do
+		[ -x "$_w" ] && copy_bin "$_w" "/ksight/$_w"
+	done
+	cp tests/lib.sh "$ROOT/ksight/tests/"
+	cp tests/integration/*.sh "$ROOT/ksight/tests/integration/"
+	[ -d "$KDIR/modules" ] && cp -R "$KDIR/modules/lib" "$ROOT/"
+	# where Debian keeps the kernel's configuration, for doctor's advice
+	if [ -f "$KDIR/config" ] && [ -f "$KDIR/release" ]; then
+		mkdir -p "$ROOT/boot"
+		cp "$KDIR/config" "$ROOT/boot/config-$(cat "$KDIR/release")"
+	fi
+	cp tests/kernels/init.sh "$ROOT/init"
+	chmod 755 "$ROOT/init"
+	echo "root:x:0:0:root:/root:/bin/sh" >"$ROOT/etc/passwd"
+	echo "root:x:0:" >"$ROOT/etc/group"
+	{
+		shvar KS_MODULES "$MODULES"
+		shvar KS_CGROUP "$CGROUP"
+		shvar KS_TESTS "$KS_TESTS"
+		shvar KS_TEST_TIMEOUT "$KS_TEST_TIMEOUT"
+		shvar KS_CMD "$KS_CMD"
+		shvar KSIGHT_KERNEL "$1"
+		shvar KSIGHT_EXPECT_FEATURES "$EXPECT_FEATURES"
+		echo "export KSIGHT_KERNEL KSIGHT_EXPECT_FEATURES"
+	} >"$ROOT/ksight/guest.env"
+	(cd "$ROOT" && find . | cpio -o -H newc --quiet) >"$TMP/initrd" || die "$1: cannot build the initramfs"
+}
+
+# Turns one guest output line into host output; the state lives in G_* variables.
+guest_line() {
+	_l=$(printf '%s' "$1" | tr -d '\r')
+	case "$_l" in
+	KS-BEGIN*)
+		set -- $_l
+		G_BOOT=$(($(date +%s) - G_T0))
+		say "$K: booted $2, guest uptime ${3#uptime=}s, ${G_BOOT}s since qemu started"
+		;;
+	KS-TEST*)
+		G_TMARK=$(date +%s)
+		G_TEST=${_l#KS-TEST test_}
+		G_TEST=${G_TEST%.sh}
+		G_TFAIL=0
+		: >"$TMP/test.log"
+		;;
+	KS-RC*)
+		G_TMARK=$(date +%s)
+		set -- $_l
+		_s=$(awk -v a="$4" -v b="$5" 'BEGIN {printf "%.1f", b - a}')
+		if [ "$3" != 0 ] && [ $G_TFAIL = 0 ]; then
+			if [ "$3" = 143 ] || [ "$3" = 124 ]; then
+				echo "FAIL: $K: $G_TEST: timed out after ${KS_TEST_TIMEOUT}s"
+			else
+				echo "FAIL: $K: $G_TEST: exited $3"
+			fi
+			tail -5 "$TMP/test.log" | sed 's/^/     | /'
+			G_FAILED=1 G_NFAIL=$((G_NFAIL + 1))
+		fi
+		say "$K: $G_TEST took ${_s}s"
+		;;
+	KS-END*)
+		G_DONE=1
+		;;
+	PASS:*)
+		echo "PASS: $K: $G_TEST:${_l#*:}"
+		G_NPASS=$((G_NPASS + 1))
+		;;
+	SKIP:*)
+		echo "SKIP: $K: $G_TEST:${_l#*:}"
+		G_NSKIP=$((G_NSKIP + 1))
+		;;
+	FAIL:*)
+		echo "FAIL: $K: $G_TEST:${_l#*:}"
+		G_TFAIL=1 G_FAILED=1 G_NFAIL=$((G_NFAIL + 1))
+		;;
+	*)
+		echo "$_l" >>"$TMP/test.log"
+		[ -n "$KS_CMD" ] && echo "$_l"
+		;;
+	esac
+}
+
+boot() {
+	K=$1
+	_accel="-accel tcg"
+	# qemu falls back to the next -accel when KVM cannot start
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] && _accel="-accel kvm $_accel"
+	: >"$TMP/results"
+	G_T0=$(date +%s) G_TMARK=$G_T0 G_DONE=0 G_FAILED=0 G_TEST=init G_TFAIL=0 G_NPASS=0 G_NFAIL=0 G_NSKIP=0
+	# shellcheck disable=SC2086
+	qemu-system-x86_64 -nographic -no-reboot -m 1G -smp 2 $_accel -cpu max -nic none -monitor none \
+		-kernel "$KDIR/vmlinuz" -initrd "$TMP/initrd" \
+		-append "console=ttyS0 panic=-1 quiet oops=panic softlockup_all_cpu_backtrace=1 $APPEND" \
+		-serial "file:$TMP/console" -serial "file:$TMP/results" </dev/null >"$TMP/qemu.out" 2>&1 &
+	QEMU_PID=$!
+	_n=0
+	while :; do
+		_alive=0
+		kill -0 "$QEMU_PID" 2>/dev/null && _alive=1
+		_total=$(wc -l <"$TMP/results")
+		if [ "$_total" -gt "$_n" ]; then
+			sed -n "$((_n + 1)),${_total}p" "$TMP/results" >"$TMP/chunk"
+			while IFS= read -r _line; do
+				guest_line "$_line"
+			done <"$TMP/chunk"
+			_n=$_total
+		fi
+		[ $_alive = 0 ] && break
+		_now=$(date +%s)
+		if [ $((_now - G_T0)) -ge "$KS_TIMEOUT" ]; then
+			echo "FAIL: $K: guest did not finish within ${KS_TIMEOUT}s (last test: $G_TEST)"
+			G_FAILED=1 G_NFAIL=$((G_NFAIL + 1))
+			break
+		fi
+		# the guest ends a test after KS_TEST_TIMEOUT; no word for longer means the guest hangs
+		if [ $((_now - G_TMARK)) -ge $((KS_TEST_TIMEOUT + 60)) ]; then
+			echo "FAIL: $K: guest hangs (nothing for $((_now - G_TMARK))s, last test: $G_TEST)"
+			G_FAILED=1 G_NFAIL=$((G_NFAIL + 1))
+			break
+		fi
+		sleep 1
+	done
+	if [ -n "$QEMU_PID" ]; then
+		kill "$QEMU_PID" 2>/dev/null
+		wait "$QEMU_PID"
+		_rc=$?
+		QEMU_PID=
+	fi
+	# the last run's logs stay for a look after a failure
+	tr -d '\r' <"$TMP/console" >"$KDIR/console.log"
+	tr -d '\r' <"$TMP/results" >"$KDIR/results.log"
+	if [ $G_DONE = 0 ]; then
+		if [ $G_FAILED = 0 ]; then
+			echo "FAIL: $K: guest stopped before finishing (qemu exit $_rc, last test: $G_TEST)"
+			G_NFAIL=$((G_NFAIL + 1))
+		fi
+		G_FAILED=1
+		tail -5 "$TMP/qemu.out" | sed 's/^/     | qemu: /'
+		tail -20 "$KDIR/console.log" | sed 's/^/     | console: /'
+		echo "     | (all of it in $KDIR/console.log)"
+	fi
+	say "$K: $G_NPASS passed, $G_NFAIL failed, $G_NSKIP skipped in $(($(date +%s) - G_T0))s from qemu start to power-off"
+	return $G_FAILED
+}
+
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing; run scripts/setup.sh"
+[ -x ./ksight ] || die "./ksight missing; run make all"
+failed=0 t0=$(date +%s)
+for k in ${*:-${KERNELS:-debian-6.1}}; do
+	load_conf "$k"
+	fetch "$k"
+	initramfs "$k"
+	boot "$k" || failed=1
+done
+say "kernels: $(($(date +%s) - t0))s in all"
+exit $failed
