@@ -139,7 +139,9 @@ case $t0$t1 in
 *)
 	ms=$(((t1 - t0) / 1000000))
 	echo "doctor took $ms ms"
-	if [ "$ms" -lt 1000 ]; then t_pass "doctor under 1 s ($ms ms)"; else t_fail "doctor under 1 s" "$ms ms"; fi
+	if [ "${KSIGHT_ACCEL:-}" = tcg ]; then
+		t_skip "doctor is fast" "emulated CPU (qemu TCG): its timing is not the machine's"
+	elif [ "$ms" -lt 1000 ]; then t_pass "doctor under 1 s ($ms ms)"; else t_fail "doctor under 1 s" "$ms ms"; fi
 	;;
 esac
 
