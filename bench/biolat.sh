@@ -40,9 +40,8 @@ bench_floor block_floor
 TMP=$(mktemp -d /tmp/ksight-bench-biolat.XXXXXX)
 IMG=/dev/shm/ksight-bench-biolat-$$.img
 LOOP=""
-T_PID=""
 cleanup() {
-	[ -n "$T_PID" ] && kill -INT "$T_PID" 2>/dev/null && wait "$T_PID" 2>/dev/null
+	bench_stop_tracer
 	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
 	rm -f "$IMG"
 	rm -rf "$TMP"
@@ -79,9 +78,9 @@ for t in $TOOLS; do
 	[ -x "${CMD[0]}" ] || die "'${CMD[0]}' is missing"
 done
 
-# One pinned run of the read loop; prints its mean ns per read.
+# One pinned run of the read loop; prints the median ns of its reads (a busy machine delays some).
 loop() {
-	taskset -c "$CPU" "$DIOLOAD" -t -r "$READS" -s 1024 "$LOOP"
+	taskset -c "$CPU" "$DIOLOAD" -T -r "$READS" -s 1024 "$LOOP"
 }
 
 # How many loop-device requests the tool's report shows.

@@ -11,6 +11,15 @@ die() { echo "bench: $*" >&2; exit 1; }
 B=build/bench
 FLOOR=$B/objfloor
 
+# Stops a tracer left running by an interrupted round (see t_start).
+bench_stop_tracer() {
+	local p
+	p=$(cat "$TMP/tracer.pid" 2>/dev/null) || return 0
+	kill -INT "$p" 2>/dev/null
+	while kill -0 "$p" 2>/dev/null; do sleep 0.05; done
+	rm -f "$TMP/tracer.pid"
+}
+
 # Builds the floor loader and the floor object bench/$1.bpf.c when missing or stale.
 bench_floor() {
 	mkdir -p "$B"
@@ -32,6 +41,8 @@ t_start() {
 	T_ERR=$TMP/$1.err
 	stdbuf -oL -eL "${CMD[@]}" >"$T_OUT" 2>"$T_ERR" &
 	T_PID=$!
+	# runs in a $(...) subshell: the file tells the caller's clean-up what to stop
+	echo "$T_PID" >"$TMP/tracer.pid"
 	log=$T_ERR
 	[ "$READY_ON" = out ] && log=$T_OUT
 	while ! grep -q "$READY" "$log" 2>/dev/null; do
@@ -53,6 +64,7 @@ t_stop() {
 	kill -INT "$T_PID"
 	wait "$T_PID"
 	T_PID=""
+	rm -f "$TMP/tracer.pid"
 	seen "$1" "$T_OUT" "$T_ERR"
 }
 

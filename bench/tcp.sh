@@ -33,10 +33,9 @@ done
 bench_floor tcp_floor
 
 TMP=$(mktemp -d /tmp/ksight-bench-tcp.XXXXXX)
-T_PID=""
 S_PID=""
 cleanup() {
-	[ -n "$T_PID" ] && kill -INT "$T_PID" 2>/dev/null && wait "$T_PID" 2>/dev/null
+	bench_stop_tracer
 	[ -n "$S_PID" ] && kill "$S_PID" 2>/dev/null
 	rm -rf "$TMP"
 }
@@ -60,7 +59,7 @@ for t in $TOOLS; do
 	tool_def "$t" || die "unknown tool '$t'"
 done
 
-# One pinned request/response run against a fresh echo server; prints ns per round trip.
+# One pinned request/response run against a fresh echo server; prints the median ns per round trip.
 loop() {
 	local i=0 ns
 	taskset -c "$CPU" "$TCPLOAD" -s -e 127.0.0.1 "$PORT" >"$TMP/server" &

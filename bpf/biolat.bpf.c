@@ -28,6 +28,14 @@ struct {
 
 /* Requests issued and not yet completed, per device: the depth at issue. */
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KS_BL_DEV_SLOTS);
+	__type(key, __u32);
+	__type(value, struct ks_bl_depth);
+} depth_slots SEC(".maps");
+
+/* The same for devices without a slot (hot-plugged, or sharing one). */
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u32);
@@ -240,13 +248,18 @@ static __always_inline int remember(const struct ks_bl_rkey *k, const struct ks_
 static __always_inline __s64 *depth_of(__u32 dev)
 {
 	static const __s64 zero;
+	__u32 i = ks_bl_dev_slot(dev);
+	/* an array lookup the verifier inlines: no helper call */
+	struct ks_bl_depth *s = bpf_map_lookup_elem(&depth_slots, &i);
 
+	if (s && dev && s->dev == dev)
+		return &s->n;
 	return ks_map_lookup_or_init(&depths, &dev, &zero, NULL);
 }
 
 static __always_inline void depth_dec(__u32 dev)
 {
-	__s64 *d = bpf_map_lookup_elem(&depths, &dev);
+	__s64 *d = depth_of(dev);
 
 	if (d)
 		__sync_fetch_and_add(d, -1);
@@ -419,7 +432,6 @@ static __always_inline int on_requeue(struct io *io)
 static __always_inline void account(const struct ks_bl_rkey *k, const struct ks_bl_req *r, __u64 lat, bool error)
 {
 	struct ks_bl_stat *s = row_of(k, r);
-	__u32 slot;
 
 	if (!s)
 		return;
@@ -430,16 +442,11 @@ static __always_inline void account(const struct ks_bl_rkey *k, const struct ks_
 	s->lat_sum += lat;
 	if (lat > s->lat_max)
 		s->lat_max = lat;
-	slot = ks_hist_slot(lat);
-	if (slot < KS_HIST_SLOTS)
-		s->lat[slot]++;
-	slot = ks_hist_slot(r->bytes);
-	if (slot < KS_HIST_SLOTS32)
-		s->size[slot]++;
+	s->lat[ks_hist_slot_max(lat, KS_BL_LAT_SLOTS)]++;
+	s->size[ks_hist_slot_max(r->bytes, KS_HIST_SLOTS32)]++;
 	/* the zero-byte write of an fsync never sits in the device queue */
-	slot = ks_hist_slot(r->depth);
-	if (r->depth && slot < KS_HIST_SLOTS32)
-		s->depth[slot]++;
+	if (r->depth)
+		s->depth[ks_hist_slot_max(r->depth, KS_BL_DEPTH_SLOTS)]++;
 	s->depth_sum += r->depth;
 	if (r->depth > s->depth_max)
 		s->depth_max = r->depth;
@@ -451,9 +458,7 @@ static __always_inline void account(const struct ks_bl_rkey *k, const struct ks_
 		s->q_sum += q;
 		if (q > s->q_max)
 			s->q_max = q;
-		slot = ks_hist_slot(q);
-		if (slot < KS_HIST_SLOTS)
-			s->queue[slot]++;
+		s->queue[ks_hist_slot_max(q, KS_BL_LAT_SLOTS)]++;
 	}
 }
 

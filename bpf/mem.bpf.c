@@ -135,13 +135,12 @@ static __always_inline int on_stall_end(__u32 kind, __u64 nr_reclaimed)
 	s = row(&stalls, &k, &zero_stall);
 	if (!s)
 		return 0;
-	slot = ks_hist_slot(delta);
+	slot = ks_hist_slot_max(delta, KS_MEM_SLOTS);
 	if (kind == KS_MEM_COMPACT) {
 		s->compact_sum += delta;
 		if (delta > s->compact_max)
 			s->compact_max = delta;
-		if (slot < KS_HIST_SLOTS)
-			s->compact[slot]++;
+		s->compact[slot]++;
 		return 0;
 	}
 	s->reclaims[kind & 1]++;
@@ -149,8 +148,7 @@ static __always_inline int on_stall_end(__u32 kind, __u64 nr_reclaimed)
 	s->reclaim_sum += delta;
 	if (delta > s->reclaim_max)
 		s->reclaim_max = delta;
-	if (slot < KS_HIST_SLOTS)
-		s->reclaim[slot]++;
+	s->reclaim[slot]++;
 	return 0;
 }
 

@@ -167,7 +167,6 @@ static __always_inline void account_connect(const struct sock *sk, struct ks_tcp
 	struct ks_tcp_key k = {};
 	struct ks_tcp_stat *st;
 	__u64 lat = now - s->connect_ts;
-	__u32 slot;
 
 	key_of(&k, sk, s, btf);
 	st = row_get(&k, s);
@@ -181,9 +180,7 @@ static __always_inline void account_connect(const struct sock *sk, struct ks_tcp
 	st->conn_sum += lat;
 	if (lat > st->conn_max)
 		st->conn_max = lat;
-	slot = ks_hist_slot(lat);
-	if (slot < KS_HIST_SLOTS)
-		st->conn[slot]++;
+	st->conn[ks_hist_slot_max(lat, KS_TCP_SLOTS)]++;
 }
 
 /* sock:inet_sock_set_state: owners at connect, connect latency, clean-up at close. */
@@ -262,7 +259,7 @@ static __always_inline int on_rtt(const struct sock *sk, bool btf)
 	struct ks_tcp_key k = {};
 	struct ks_tcp_sock *s;
 	struct ks_tcp_stat *st;
-	__u32 srtt = 0, slot;
+	__u32 srtt = 0;
 	__u64 ns;
 	bool skip;
 
@@ -283,9 +280,7 @@ static __always_inline int on_rtt(const struct sock *sk, bool btf)
 	st->rtt_sum += ns;
 	if (ns > st->rtt_max)
 		st->rtt_max = ns;
-	slot = ks_hist_slot(ns);
-	if (slot < KS_HIST_SLOTS)
-		st->rtt[slot]++;
+	st->rtt[ks_hist_slot_max(ns, KS_TCP_SLOTS)]++;
 	return 0;
 }
 

@@ -50,6 +50,28 @@ struct ks_bl_req {
 	char comm[KS_COMM_LEN]; /* submitter (pid and comm modes) */
 };
 
+/* Histogram lengths: latencies below 2^40 ns, depths below 2^16 (more share the last slot). */
+#define KS_BL_LAT_SLOTS KS_HIST_SLOTS_BELOW(40)
+#define KS_BL_DEPTH_SLOTS KS_HIST_SLOTS_BELOW(16)
+
+/*
+ * Requests in flight per device, for the depth at issue: an array slot per
+ * device known at start (no helper call to find it), a hash map for the
+ * rest.  User space gives each device the slot ks_bl_dev_slot() names,
+ * first come first served.
+ */
+#define KS_BL_DEV_SLOTS 256
+struct ks_bl_depth {
+	__u32 dev; /* 0: free */
+	__u32 _pad;
+	__s64 n;
+};
+
+static __always_inline __u32 ks_bl_dev_slot(__u32 dev)
+{
+	return ((dev >> 20) * 31 + (dev & 0xfffff)) & (KS_BL_DEV_SLOTS - 1);
+}
+
 /* One row of statistics; per-CPU, summed by user space. */
 struct ks_bl_stat {
 	__u64 count;
@@ -62,10 +84,10 @@ struct ks_bl_stat {
 	__u64 depth_sum;
 	__u64 depth_max;
 	__u64 size_max;
-	__u64 lat[KS_HIST_SLOTS];
-	__u64 queue[KS_HIST_SLOTS];
+	__u64 lat[KS_BL_LAT_SLOTS];
+	__u64 queue[KS_BL_LAT_SLOTS];
 	__u64 size[KS_HIST_SLOTS32];
-	__u64 depth[KS_HIST_SLOTS32];
+	__u64 depth[KS_BL_DEPTH_SLOTS];
 };
 
 /* Counters in .bss, reported after every run. */

@@ -14,8 +14,13 @@
 #define KS_HIST_SUB (1u << KS_HIST_SUB_BITS)
 /* slot = (p - 3) * 16 + sub for p in [4, 63], plus 16 exact slots */
 #define KS_HIST_SLOTS ((64 - KS_HIST_SUB_BITS + 1) * KS_HIST_SUB)
-/* The first slots, enough for every value below 2^32 (sizes, depths, counts). */
-#define KS_HIST_SLOTS32 ((32 - KS_HIST_SUB_BITS + 1) * KS_HIST_SUB)
+/*
+ * The first slots, enough for every value below 2^@bits: shorter arrays
+ * for values known to be smaller (sizes, depths) or where the rare larger
+ * ones may share the last slot (a latency above 2^40 ns is 18 minutes).
+ */
+#define KS_HIST_SLOTS_BELOW(bits) (((bits) - KS_HIST_SUB_BITS + 1) * KS_HIST_SUB)
+#define KS_HIST_SLOTS32 KS_HIST_SLOTS_BELOW(32)
 
 /*
  * floor(log2(v)) by a branchy binary search on shifts.  clang-14's BPF
@@ -43,6 +48,14 @@ static __always_inline unsigned int ks_hist_slot(unsigned long long v)
 	p = ks_log2_u64(v);
 	return ((p - KS_HIST_SUB_BITS + 1) << KS_HIST_SUB_BITS) +
 	       (unsigned int)((v >> (p - KS_HIST_SUB_BITS)) & (KS_HIST_SUB - 1));
+}
+
+/* The slot of @v in an array of the first @n slots: the last takes all above. */
+static __always_inline unsigned int ks_hist_slot_max(unsigned long long v, unsigned int n)
+{
+	unsigned int s = ks_hist_slot(v);
+
+	return s < n ? s : n - 1;
 }
 
 /* Smallest value that falls into @slot. */

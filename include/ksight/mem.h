@@ -30,6 +30,9 @@ struct ks_mem_count {
 	__u64 numa_migrated_pages; /* of those, moved by NUMA balancing */
 };
 
+/* Histogram length: stalls below 2^40 ns (18 minutes); longer ones share the last slot. */
+#define KS_MEM_SLOTS KS_HIST_SLOTS_BELOW(40)
+
 /* Stall latencies of one row; per-CPU, made only for tasks that stall. */
 struct ks_mem_stall {
 	__u64 reclaims[2]; /* direct, memcg */
@@ -39,8 +42,8 @@ struct ks_mem_stall {
 	__u64 compact_sum;
 	__u64 compact_max;
 	__u64 _pad;
-	__u64 reclaim[KS_HIST_SLOTS]; /* both kinds of reclaim */
-	__u64 compact[KS_HIST_SLOTS];
+	__u64 reclaim[KS_MEM_SLOTS]; /* both kinds of reclaim */
+	__u64 compact[KS_MEM_SLOTS];
 };
 
 /* A stall in progress: the thread and its kind. */

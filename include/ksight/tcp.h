@@ -36,6 +36,9 @@ struct ks_tcp_key {
 	char comm[KS_COMM_LEN]; /* comm mode */
 };
 
+/* Histogram length: durations below 2^40 ns (18 minutes); longer ones share the last slot. */
+#define KS_TCP_SLOTS KS_HIST_SLOTS_BELOW(40)
+
 /* One row of statistics; per-CPU, summed by user space. */
 struct ks_tcp_stat {
 	__u64 retransmits;  /* tcp_retransmit_skb events */
@@ -48,8 +51,8 @@ struct ks_tcp_stat {
 	__u64 conn_sum;
 	__u64 conn_max;
 	__u64 _pad;
-	__u64 rtt[KS_HIST_SLOTS];  /* smoothed RTT, ns, one sample per received segment */
-	__u64 conn[KS_HIST_SLOTS]; /* connect latency, ns */
+	__u64 rtt[KS_TCP_SLOTS];  /* smoothed RTT, ns, one sample per received segment */
+	__u64 conn[KS_TCP_SLOTS]; /* connect latency, ns */
 };
 
 /* What is known of a socket: who opened it, and since when it is connecting. */

@@ -144,6 +144,30 @@ static void precreate(struct bl_ctx *ctx, int fd, struct ks_row_key *k)
 	}
 }
 
+/* Gives each disk there is its depth slot, unless another disk has it. */
+static void assign_depth_slots(int fd)
+{
+	struct dirent *de;
+	DIR *d = opendir("/sys/block");
+
+	while (d && (de = readdir(d))) {
+		struct ks_bl_depth v = { 0 };
+		char p[PATH_MAX];
+		__u32 dev, i;
+
+		snprintf(p, sizeof(p), "/sys/block/%s/dev", de->d_name);
+		if (de->d_name[0] == '.' || read_devt(p, &dev) || !dev)
+			continue;
+		i = ks_bl_dev_slot(dev);
+		if (bpf_map_lookup_elem(fd, &i, &v) || v.dev)
+			continue;
+		v.dev = dev;
+		bpf_map_update_elem(fd, &i, &v, BPF_ANY);
+	}
+	if (d)
+		closedir(d);
+}
+
 /* The rows known before any request: every op, every disk there is, the filtered task. */
 static void precreate_rows(struct bl_ctx *ctx, struct ks_biolat *s)
 {
@@ -211,8 +235,10 @@ static int try_hook(void *vctx, const char *hook)
 	err = ks_biolat__load(s);
 	if (!err && !strcmp(hook, KS_HOOK_TP))
 		err = fill_part_disk(bpf_map__fd(s->maps.part_disk));
-	if (!err)
+	if (!err) {
+		assign_depth_slots(bpf_map__fd(s->maps.depth_slots));
 		precreate_rows(ctx, s);
+	}
 	if (!err)
 		err = ks_biolat__attach(s);
 	if (err) {
@@ -295,10 +321,10 @@ static int sum_stat(const struct ks_bl_stat *v, struct sums *s)
 	for (int cpu = 0; cpu < ks_ncpus(); cpu++) {
 		const struct ks_bl_stat *c = &v[cpu];
 
-		ks_hist_add_slots(s->lat, c->lat);
-		ks_hist_add_slots(s->queue, c->queue);
+		ks_hist_add_slots_n(s->lat, c->lat, KS_BL_LAT_SLOTS);
+		ks_hist_add_slots_n(s->queue, c->queue, KS_BL_LAT_SLOTS);
 		ks_hist_add_slots_n(s->size, c->size, KS_HIST_SLOTS32);
-		ks_hist_add_slots_n(s->depth, c->depth, KS_HIST_SLOTS32);
+		ks_hist_add_slots_n(s->depth, c->depth, KS_BL_DEPTH_SLOTS);
 		s->lat->sum += c->lat_sum;
 		s->size->sum += c->bytes;
 		s->queue->sum += c->q_sum;

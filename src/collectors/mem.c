@@ -272,8 +272,8 @@ static int take_stalls(const void *key, const void *value, void *varg)
 	for (int cpu = 0; cpu < ks_ncpus(); cpu++) {
 		const struct ks_mem_stall *c = &v[cpu];
 
-		ks_hist_add_slots(rh, c->reclaim);
-		ks_hist_add_slots(ch, c->compact);
+		ks_hist_add_slots_n(rh, c->reclaim, KS_MEM_SLOTS);
+		ks_hist_add_slots_n(ch, c->compact, KS_MEM_SLOTS);
 		rh->sum += c->reclaim_sum;
 		ch->sum += c->compact_sum;
 		if (c->reclaim_max > rh->max)

@@ -315,8 +315,8 @@ static int take_row(const void *key, const void *value, void *varg)
 		sum.drops += c->drops;
 		sum.connects += c->connects;
 		sum.connect_fails += c->connect_fails;
-		ks_hist_add_slots(rtt, c->rtt);
-		ks_hist_add_slots(conn, c->conn);
+		ks_hist_add_slots_n(rtt, c->rtt, KS_TCP_SLOTS);
+		ks_hist_add_slots_n(conn, c->conn, KS_TCP_SLOTS);
 		rtt->sum += c->rtt_sum;
 		conn->sum += c->conn_sum;
 		if (c->rtt_max > rtt->max)

@@ -11,6 +11,13 @@
 #include <unistd.h>
 #include "gate.h"
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static double now_ns(void)
 {
 	struct timespec ts;
@@ -21,9 +28,10 @@ static double now_ns(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: dioload [-w writes] [-r reads] [-b block_bytes] [-s blocks_in_area] [-c comm] [-g] [-t] PATH\n"
+	fprintf(stderr, "usage: dioload [-w writes] [-r reads] [-b block_bytes] [-s blocks_in_area] [-c comm] [-g] [-t|-T] PATH\n"
 			"  -g  print the pid, then wait for SIGUSR1 before any I/O\n"
-			"  -t  print the mean ns per read on stdout\n");
+			"  -t  print the mean ns per read on stdout\n"
+			"  -T  print the median ns of the reads, each timed (robust to a busy machine)\n");
 	exit(2);
 }
 
@@ -31,10 +39,10 @@ int main(int argc, char **argv)
 {
 	long nw = 0, nr = 0, bs = 4096, area = 0;
 	int opt, fd, gate = 0, timed = 0;
-	double t0, t1;
+	double t0, t1, *each = NULL;
 	void *buf;
 
-	while ((opt = getopt(argc, argv, "w:r:b:s:c:gt")) != -1) {
+	while ((opt = getopt(argc, argv, "w:r:b:s:c:gtT")) != -1) {
 		switch (opt) {
 		case 'w': nw = atol(optarg); break;
 		case 'r': nr = atol(optarg); break;
@@ -43,6 +51,7 @@ int main(int argc, char **argv)
 		case 'c': prctl(PR_SET_NAME, optarg, 0, 0, 0); break;
 		case 'g': gate = 1; break;
 		case 't': timed = 1; break;
+		case 'T': timed = 2; break;
 		default: usage();
 		}
 	}
@@ -77,16 +86,29 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dioload: fsync: %s\n", strerror(errno));
 		return 1;
 	}
+	if (timed == 2 && nr && !(each = malloc((size_t)nr * sizeof(*each)))) {
+		fprintf(stderr, "dioload: out of memory\n");
+		return 1;
+	}
 	t0 = now_ns();
 	for (long i = 0; i < nr; i++) {
+		double r0 = each ? now_ns() : 0;
+
 		if (pread(fd, buf, (size_t)bs, (off_t)(i % area) * bs) != bs) {
 			fprintf(stderr, "dioload: read %ld: %s\n", i, strerror(errno));
 			return 1;
 		}
+		if (each)
+			each[i] = now_ns() - r0;
 	}
 	t1 = now_ns();
-	if (timed && nr)
+	if (timed == 1 && nr)
 		printf("%.1f\n", (t1 - t0) / (double)nr);
+	if (each) {
+		qsort(each, (size_t)nr, sizeof(*each), cmp_double);
+		printf("%.1f\n", each[nr / 2]);
+		free(each);
+	}
 	close(fd);
 	free(buf);
 	return 0;

@@ -18,8 +18,8 @@ static void usage(void)
 	fprintf(stderr, "usage: tcpload -s ADDR PORT [-e] [-g]     serve one connection: greet with one byte,\n"
 			"                                          read to EOF (-e: echo), close\n"
 			"       tcpload -c ADDR PORT [-n bytes] [-r rounds] [-g]\n"
-			"               connect, send N bytes (or do R one-byte request/response rounds and print\n"
-			"               the mean ns per round), shut down, wait for the server to close\n"
+			"               connect, send N bytes (or do R one-byte request/response rounds, each timed,\n"
+			"               and print the median ns), shut down, wait for the server to close\n"
 			"  -g  print the pid and wait for SIGUSR1 before listening or connecting\n");
 	exit(2);
 }
@@ -30,6 +30,13 @@ static double now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 static int resolve(const char *addr, const char *port, struct addrinfo **ai)
@@ -101,8 +108,12 @@ static int client(struct addrinfo *ai, long long bytes, long rounds)
 {
 	static char buf[1 << 16];
 	int one = 1, fd = socket(ai->ai_family, SOCK_STREAM, 0);
-	double t0;
+	double *each = rounds ? malloc((size_t)rounds * sizeof(*each)) : NULL;
 
+	if (rounds && !each) {
+		fprintf(stderr, "tcpload: out of memory\n");
+		return 1;
+	}
 	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen)) {
 		fprintf(stderr, "tcpload: cannot connect: %s\n", strerror(errno));
 		return 1;
@@ -122,15 +133,21 @@ static int client(struct addrinfo *ai, long long bytes, long rounds)
 		}
 		bytes -= (long long)n;
 	}
-	t0 = now_ns();
 	for (long i = 0; i < rounds; i++) {
+		double t0 = now_ns();
+
 		if (write(fd, buf, 1) != 1 || read(fd, buf, 1) != 1) {
 			fprintf(stderr, "tcpload: round %ld: %s\n", i, strerror(errno));
 			return 1;
 		}
+		each[i] = now_ns() - t0;
 	}
-	if (rounds)
-		printf("%.1f\n", (now_ns() - t0) / (double)rounds);
+	if (rounds) {
+		/* the median: a busy machine delays some rounds, not the tracing cost */
+		qsort(each, (size_t)rounds, sizeof(*each), cmp_double);
+		printf("%.1f\n", each[rounds / 2]);
+		free(each);
+	}
 	/* everything sent is acknowledged once the server has read it all and closed */
 	shutdown(fd, SHUT_WR);
 	while (read(fd, buf, sizeof(buf)) > 0)
