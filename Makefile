@@ -7,7 +7,10 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 B := build
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I$(B)/skel -I$(B)/gen
-LDLIBS := -lbpf -lelf -lz -lm
+# libtracefs/libtraceevent (ksight list): their headers live in their own directories
+TRACE_PKGS := libtracefs libtraceevent
+CFLAGS += $(shell pkg-config --cflags $(TRACE_PKGS))
+LDLIBS := -lbpf -lelf -lz -lm $(shell pkg-config --libs $(TRACE_PKGS))
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Iinclude -Wall -Werror
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -22,9 +25,13 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 UNIT_SAN_BINS := $(patsubst tests/unit/%.c,$(B)/tests/san/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WORKLOAD_SRCS))
+# Benchmark tools (bench/*.c, with skeletons of bench/*.bpf.c): only `make bench` builds them.
+BENCH_BPF_SRCS := $(wildcard bench/*.bpf.c)
+BENCH_SKELS := $(patsubst bench/%.bpf.c,$(B)/bench/skel/%.skel.h,$(BENCH_BPF_SRCS))
+BENCH_BINS := $(patsubst bench/%.c,$(B)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean test unit run setup bench test-kernels
+.PHONY: all clean test unit run setup bench bench-tools golden-update test-kernels
 .SECONDARY:
 all: ksight $(UNIT_BINS) $(WORKLOADS)
 
@@ -59,7 +66,7 @@ $(B)/tests/%: tests/unit/%.c $(B)/libksight.a tests/unit/test.h
 	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(B)/libksight.a $(LDLIBS) -lm
 
 # The same unit tests under ASan/UBSan, built from sources so the library is instrumented too.
-$(B)/tests/san/%: tests/unit/%.c $(CORE_SRCS) $(GEN_SRCS) $(SKELS) tests/unit/test.h
+$(B)/tests/san/%: tests/unit/%.c $(CORE_SRCS) $(GEN_SRCS) $(SKELS) tests/unit/test.h $(wildcard include/ksight/*.h) $(wildcard src/core/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(CORE_SRCS) $(GEN_SRCS) $(LDLIBS) -lm
 
@@ -67,7 +74,23 @@ $(B)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $< -lpthread
 
+$(B)/bench/bpf/%.bpf.o: bench/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/ksight/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(B)/bench/skel/%.skel.h: $(B)/bench/bpf/%.bpf.o
+	@mkdir -p $(@D)
+	$(BPFTOOL) gen skeleton $< name ks_$* > $@.tmp && mv $@.tmp $@
+
+$(B)/bench/%: bench/%.c $(BENCH_SKELS) $(B)/libksight.a $(wildcard src/core/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -I$(B)/bench/skel -o $@ $< $(B)/libksight.a $(LDLIBS)
+
 unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
+
+# Rewrites the golden fixtures (tests/golden/*.txt) from the current binary; review the diff, then commit.
+golden-update: ksight
+	KSIGHT_GOLDEN_UPDATE=1 sh tests/golden/test_help.sh
 
 # Installs what is missing, builds, and runs every test tier; ends with "N passed, N failed".
 test:
@@ -88,7 +111,9 @@ run:
 	./ksight doctor || true
 	./ksight syscalls -d 5
 
-bench: all
+bench-tools: $(BENCH_BINS)
+
+bench: all $(BENCH_BINS)
 	bash bench/syscalls.sh
 
 setup:

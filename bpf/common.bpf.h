@@ -14,6 +14,13 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by the loader before load; constant to the verifier. */
 const volatile struct ks_filter ks_filter = {};
 
+/* True when @cpu is in the -C list (only meaningful with KS_F_CPU set). */
+static __always_inline bool ks_cpu_allowed(__u32 cpu)
+{
+	return cpu < KS_MAX_CPUS &&
+	       (ks_filter.cpus[(cpu / 64) & (KS_MAX_CPUS / 64 - 1)] & (1ull << (cpu % 64)));
+}
+
 /*
  * True when the current task passes every configured filter.  Cheap tests
  * (the pid_tgid the caller already holds) come first; each helper call is
@@ -29,13 +36,8 @@ static __always_inline bool ks_filter_pass(__u64 pid_tgid)
 		return false;
 	if ((flags & KS_F_TID) && (__u32)pid_tgid != ks_filter.tid)
 		return false;
-	if (flags & KS_F_CPU) {
-		__u32 cpu = bpf_get_smp_processor_id();
-
-		if (cpu >= KS_MAX_CPUS ||
-		    !(ks_filter.cpus[(cpu / 64) & (KS_MAX_CPUS / 64 - 1)] & (1ull << (cpu % 64))))
-			return false;
-	}
+	if ((flags & KS_F_CPU) && !ks_cpu_allowed(bpf_get_smp_processor_id()))
+		return false;
 	if ((flags & KS_F_CGROUP) && bpf_get_current_cgroup_id() != ks_filter.cgroup_id)
 		return false;
 	if (flags & KS_F_COMM) {
@@ -51,6 +53,101 @@ static __always_inline bool ks_filter_pass(__u64 pid_tgid)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * Command name of each process seen in pid mode, written when its row is
+ * made (see ks_pid_comm_peek); LRU, since rows are kept from one interval
+ * to the next.  Sized by the loader.
+ */
+#define KS_PID_COMM_MAP(name)                                  \
+	struct {                                               \
+		__uint(type, BPF_MAP_TYPE_LRU_HASH);           \
+		__uint(max_entries, 1);                        \
+		__type(key, __u32);                            \
+		__type(value, char[KS_COMM_LEN]);              \
+	} name SEC(".maps")
+
+/*
+ * The value of @key in the hash @map, created from @init when absent;
+ * *@created (may be NULL) tells whether this call made it.  NULL when the
+ * map is full.  Two CPUs racing to create it both get the one entry.
+ */
+static __always_inline void *ks_map_lookup_or_init(void *map, const void *key, const void *init, bool *created)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+
+	if (v)
+		return v;
+	if (bpf_map_update_elem(map, key, init, BPF_NOEXIST) == 0 && created)
+		*created = true;
+	return bpf_map_lookup_elem(map, key);
+}
+
+/*
+ * Reads a field of a task that is not current.  tp_btf hands trusted
+ * pointers, whose fields are plain loads; raw_tp hands raw ones, read with
+ * a probe read (a helper call).  @trusted must be a compile-time constant
+ * so that the other branch is compiled away before the verifier sees it.
+ */
+#define KS_RD(trusted, t, field) ((trusted) ? (t)->field : BPF_CORE_READ((t), field))
+
+/*
+ * The cgroup v2 id of @t, as bpf_get_current_cgroup_id gives for current.
+ * kernfs_node->id is a u64 since v5.5 ("kernfs: convert kernfs_node->id
+ * from union kernfs_node_id to u64"); older kernels are not supported.
+ */
+static __always_inline __u64 ks_task_cgroup_id(struct task_struct *t, bool trusted)
+{
+	if (trusted)
+		return t->cgroups->dfl_cgrp->kn->id;
+	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+}
+
+/*
+ * ks_filter_pass for a task that is not current (the task being woken or
+ * switched in): tests the configured filters that are also in @mask, so a
+ * caller can test the CPU at one event and the task at another.  @cpu is
+ * the CPU the event is attributed to.
+ */
+static __always_inline bool ks_filter_pass_task(struct task_struct *t, __u32 cpu, __u32 mask, bool trusted)
+{
+	__u32 flags = ks_filter.flags & mask;
+
+	if (!flags)
+		return true;
+	if ((flags & KS_F_TGID) && (__u32)KS_RD(trusted, t, tgid) != ks_filter.tgid)
+		return false;
+	if ((flags & KS_F_TID) && (__u32)KS_RD(trusted, t, pid) != ks_filter.tid)
+		return false;
+	if ((flags & KS_F_CPU) && !ks_cpu_allowed(cpu))
+		return false;
+	if ((flags & KS_F_CGROUP) && ks_task_cgroup_id(t, trusted) != ks_filter.cgroup_id)
+		return false;
+	if (flags & KS_F_COMM) {
+		__u64 c[2];
+		const volatile __u64 *b = (const volatile __u64 *)ks_filter.comm;
+
+		if (trusted)
+			__builtin_memcpy(c, t->comm, sizeof(c));
+		else
+			bpf_core_read(c, sizeof(c), &t->comm);
+		if (c[0] != b[0] || c[1] != b[1])
+			return false;
+	}
+	return true;
+}
+
+/* Adds one value to a BPF-side histogram (per-CPU: no atomics needed). */
+static __always_inline void ks_hist_bpf_add(struct ks_hist_bpf *h, __u64 v)
+{
+	__u32 slot = ks_hist_slot(v);
+
+	h->sum += v;
+	if (v > h->max)
+		h->max = v;
+	if (slot < KS_HIST_SLOTS)
+		h->slots[slot]++;
 }
 
 #endif /* KSIGHT_COMMON_BPF_H */

@@ -68,17 +68,15 @@ struct {
 
 static __always_inline struct ks_sc_stat *hash_row(struct ks_sc_key *k)
 {
-	struct ks_sc_stat *s = bpf_map_lookup_elem(&hrows, k);
+	bool created = false;
+	struct ks_sc_stat *s = ks_map_lookup_or_init(&hrows, k, &zero_stat, &created);
 
-	if (s)
-		return s;
-	if (bpf_map_update_elem(&hrows, k, &zero_stat, BPF_NOEXIST) == 0 && by_mode == KS_SC_BY_PID) {
+	if (created && by_mode == KS_SC_BY_PID) {
 		char comm[KS_COMM_LEN];
 
 		bpf_get_current_comm(comm, sizeof(comm));
 		bpf_map_update_elem(&pid_comm, &k->tgid, comm, BPF_ANY);
 	}
-	s = bpf_map_lookup_elem(&hrows, k);
 	if (!s)
 		__sync_fetch_and_add(&lost.map_full, 1);
 	return s;

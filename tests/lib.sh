@@ -47,10 +47,53 @@ t_wait_for() {
 }
 
 # IDs of BPF programs and links that no live process owns (leaks), one per line.
+# Owners are found in /proc/*/fdinfo (prog_id/link_id of each BPF fd), not
+# in bpftool's "pids": Debian's bpftool is built without the skeletons that
+# fill those, so every object looked orphaned.  A program is also owned
+# through an owned link.  Programs attached without an fd (systemd's cgroup
+# programs) are listed too: compare before and after, with t_no_leaks.
 t_orphans() {
-	for kind in prog link; do
-		bpftool -j $kind show 2>/dev/null | jq -r --arg k "$kind" '.[] | select((.pids // []) | length == 0) | "\($k) \(.id)"'
-	done | sort
+	_own=$(grep -hE '^(prog|link)_id:' /proc/[0-9]*/fdinfo/* 2>/dev/null |
+		awk '{ printf "%s\"%s %s\"", n++ ? "," : "", substr($1, 1, 4), $2 }')
+	{
+		bpftool -j prog show 2>/dev/null || echo '[]'
+		bpftool -j link show 2>/dev/null || echo '[]'
+	} | jq -rs --argjson own "[$_own]" '
+		(.[0] // []) as $progs | (.[1] // []) as $links |
+		($own | map({(.): true}) | add // {}) as $o |
+		($links | map(select($o["link \(.id)"]) | {("prog \(.prog_id)"): true}) | add // {}) as $via |
+		(($progs[] | "prog \(.id)"), ($links[] | "link \(.id)")) | select(($o[.] or $via[.]) | not)' | sort
+}
+
+# t_no_leaks NAME BEFORE: passes when every orphan is already listed in the
+# file BEFORE (t_orphans output from the start of the test).  The kernel
+# frees a dead process's programs shortly after it exits, and other tests
+# may be loading and unloading in parallel, so new ones get 3 s to go.
+t_no_leaks() {
+	_i=0
+	while t_orphans | grep -vxF -f "$2" >"$T_TMP/leaks"; do
+		_i=$((_i + 1))
+		if [ $_i -gt 30 ]; then
+			t_fail "$1" "BPF objects left with no owner: $(tr '\n' ' ' <"$T_TMP/leaks")"
+			return 1
+		fi
+		sleep 0.1
+	done
+	t_pass "$1"
+}
+
+# Highest BPF program id now: programs loaded later have higher ids.
+t_prog_max_id() {
+	bpftool -j prog show 2>/dev/null | jq '[.[].id] | max // 0'
+}
+
+# IDs of programs loaded after MIN_ID whose name matches the jq regex RE and that no
+# process holds (by a program or link fd): leaks, found even where bpftool cannot show pids.
+t_unheld_progs() {
+	cat /proc/[0-9]*/fdinfo/* 2>/dev/null | awk '/^prog_id:/ {print $2}' | sort -u >"$T_TMP/held.$$"
+	bpftool -j prog show 2>/dev/null | jq -r --argjson min "$1" --arg re "$2" \
+		'.[] | select(.id > $min and (.name // "" | test($re))) | .id' | sort -u |
+		comm -23 - "$T_TMP/held.$$"
 }
 
 # Runs ksight with ARGS until it prints that it is tracing; sets K_PID and K_OUT/K_ERR.
@@ -89,6 +132,16 @@ w_go() {
 	wait "$W_PID"
 }
 
+# g_start FILE CMD...: starts a workload that prints one line of ids and then waits for
+# SIGUSR1 (pingpong -g, sleeper, cpuhog); sets G_FILE, G_PID and G_LINE (that first line).
+g_start() {
+	G_FILE=$1; shift
+	"$@" >"$G_FILE" &
+	G_PID=$!
+	t_wait_for "$G_FILE" " " || return 1
+	G_LINE=$(head -1 "$G_FILE")
+}
+
 # jq over the report of the last k_stop.
 k_jq() {
 	jq -r "$@" "$K_OUT"
@@ -99,4 +152,18 @@ need_root() {
 		t_skip "$1" "needs root"
 		exit 0
 	fi
+}
+
+# Passes when no BPF program whose name starts with PREFIX outlives its
+# process, after a grace of ~2 s for the kernel to free the closed ones;
+# other users' programs may come and go meanwhile.
+t_no_leaks() {
+	_i=0
+	while [ -n "$(_t_ownerless "$1")" ] && [ $_i -lt 40 ]; do sleep 0.05; _i=$((_i + 1)); done
+	t_eq "no leaked $1* programs" "" "$(_t_ownerless "$1" | tr '\n' ' ')"
+}
+
+_t_ownerless() {
+	bpftool -j prog show 2>/dev/null |
+		jq -r --arg p "$1" '.[] | select(((.name // "") | startswith($p)) and ((.pids // []) | length == 0)) | .id'
 }

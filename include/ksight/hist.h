@@ -14,6 +14,8 @@
 #define KS_HIST_SUB (1u << KS_HIST_SUB_BITS)
 /* slot = (p - 3) * 16 + sub for p in [4, 63], plus 16 exact slots */
 #define KS_HIST_SLOTS ((64 - KS_HIST_SUB_BITS + 1) * KS_HIST_SUB)
+/* The first slots, enough for every value below 2^32 (sizes, depths, counts). */
+#define KS_HIST_SLOTS32 ((32 - KS_HIST_SUB_BITS + 1) * KS_HIST_SUB)
 
 /*
  * floor(log2(v)) by a branchy binary search on shifts.  clang-14's BPF
@@ -62,5 +64,16 @@ static __always_inline unsigned long long ks_hist_slot_high(unsigned int slot)
 		return ~0ull;
 	return ks_hist_slot_low(slot + 1) - 1;
 }
+
+/*
+ * The histogram part of a BPF-side row: sum and max beside the slots, so
+ * one user-space helper (ks_hist_add_bpf) reads any collector's rows.
+ * The count is the sum of the slots.
+ */
+struct ks_hist_bpf {
+	__u64 sum;
+	__u64 max;
+	__u64 slots[KS_HIST_SLOTS];
+};
 
 #endif /* KSIGHT_HIST_H */

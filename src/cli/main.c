@@ -12,14 +12,22 @@
 /* Commands that are not collectors; collectors come from the registry. */
 static const struct ks_command commands[] = {
 	{ "doctor", cmd_doctor, "what this kernel and machine can trace, and how to fix what is missing" },
+	{ "list", cmd_list, "list tracepoints (-v: with their fields and types)" },
 	{ "version", cmd_version, "print the version" },
 	{ NULL, NULL, NULL },
 };
 
+static const struct ks_cmd_spec version_spec = { .name = "version", .summary = "Print the version." };
+
 int cmd_version(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	struct ks_common c;
+	int err;
+
+	ks_common_init(&c);
+	err = ks_opts_parse_noargs(&version_spec, argc, argv, &c, NULL, NULL);
+	if (err)
+		return err == KS_OPTS_HELP ? 0 : 2;
 	printf("ksight %s\n", KSIGHT_VERSION);
 	return 0;
 }
@@ -66,8 +74,8 @@ int main(int argc, char **argv)
 		}
 		ret = ks_collector_run(col, argc - 1, argv + 1);
 	}
-	/* a report lost to a full disk or closed pipe is a failure */
-	if (fflush(stdout) || ferror(stdout)) {
+	/* a report lost to a full disk or closed pipe is a failure (said once: a failed command has said why) */
+	if ((fflush(stdout) || ferror(stdout)) && ret == 0) {
 		fprintf(stderr, "ksight: error: cannot write to stdout: %s\n", strerror(errno));
 		return 1;
 	}

@@ -256,27 +256,6 @@ static int collect_rows(struct sc_ctx *ctx, struct ks_report *r, unsigned int ge
 	return 0;
 }
 
-static void pid_comm(struct sc_ctx *ctx, __u32 tgid, char *comm)
-{
-	int fd = bpf_map__fd(ctx->skel->maps.pid_comm);
-	char p[64];
-	FILE *f;
-
-	memset(comm, 0, KS_COMM_LEN);
-	if (!bpf_map_lookup_elem(fd, &tgid, comm)) {
-		bpf_map_delete_elem(fd, &tgid);
-		return;
-	}
-	/* the map was full: the process may still be there to ask */
-	snprintf(p, sizeof(p), "/proc/%u/comm", tgid);
-	f = fopen(p, "r");
-	if (!f || !fgets(comm, KS_COMM_LEN, f))
-		strcpy(comm, "?");
-	comm[strcspn(comm, "\n")] = 0;
-	if (f)
-		fclose(f);
-}
-
 static struct ks_row *find_row(struct ks_report *r, const struct ks_sc_key *k, bool by_pid)
 {
 	for (int i = 0; i < r->nrows; i++) {
@@ -321,7 +300,7 @@ static int take_row(const void *key, const void *value, void *varg)
 		return -ENOMEM;
 	}
 	if (a->ctx->by == KS_SC_BY_PID) {
-		pid_comm(a->ctx, k->tgid, comm);
+		ks_pid_comm_take(bpf_map__fd(a->ctx->skel->maps.pid_comm), k->tgid, comm);
 		ks_row_key_num(row, "pid", k->tgid);
 	} else {
 		memcpy(comm, k->comm, KS_COMM_LEN);
@@ -366,14 +345,8 @@ static int sc_collect(void *vctx, struct ks_report *r)
 {
 	struct sc_ctx *ctx = vctx;
 	struct ks_sc_lost now;
-	unsigned long long missed;
-	unsigned int old = ctx->gen;
+	unsigned int old = ks_gen_flip(&ctx->gen, &ctx->skel->bss->ks_gen);
 	int err;
-
-	/* flip first, then wait out programs still writing the old half */
-	ctx->gen ^= 1;
-	ctx->skel->bss->ks_gen = ctx->gen;
-	ks_sync_programs();
 
 	r->sub_name = ctx->by == KS_SC_BY_ERRNO ? NULL : "errnos";
 	if (ctx->count_only)
@@ -383,12 +356,10 @@ static int sc_collect(void *vctx, struct ks_report *r)
 		return err;
 
 	now = ctx->skel->bss->lost;
-	missed = ks_obj_missed(ctx->skel->obj);
 	ks_report_lost(r, "start_collisions", now.start_collisions - ctx->lost_seen.start_collisions);
 	ks_report_lost(r, "map_full", now.map_full - ctx->lost_seen.map_full);
-	ks_report_lost(r, "recursion", missed - ctx->missed_seen);
+	ks_report_lost(r, "recursion", ks_obj_missed_since(ctx->skel->obj, &ctx->missed_seen));
 	ctx->lost_seen = now;
-	ctx->missed_seen = missed;
 	if (ctx->errors_only)
 		ks_report_meta_str(r, "errors_only", "true");
 	return 0;

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
 
@@ -19,6 +20,30 @@ void ks_sync_programs(void)
 
 		nanosleep(&ts, NULL);
 	}
+}
+
+unsigned int ks_gen_flip(unsigned int *gen, volatile uint32_t *bss_gen)
+{
+	unsigned int old = *gen;
+
+	*gen ^= 1;
+	*bss_gen = *gen;
+	ks_sync_programs();
+	return old;
+}
+
+int ks_map_add(int fd, const void *key, const void *value)
+{
+	for (int i = 0; i < 100; i++) {
+		struct timespec ts = { 0, 100 * 1000 };
+
+		if (!bpf_map_update_elem(fd, key, value, BPF_NOEXIST) || errno == EEXIST)
+			return 0;
+		if (errno != ENOMEM)
+			return -errno;
+		nanosleep(&ts, NULL);
+	}
+	return -ENOMEM;
 }
 
 int ks_ncpus(void)
@@ -98,4 +123,92 @@ out:
 	free(cur);
 	free(next);
 	return err;
+}
+
+static void pid_comm(int fd, uint32_t tgid, char *comm, bool take)
+{
+	char p[64];
+	FILE *f;
+
+	memset(comm, 0, 16);
+	if (fd >= 0 && !bpf_map_lookup_elem(fd, &tgid, comm)) {
+		if (take)
+			bpf_map_delete_elem(fd, &tgid);
+		comm[15] = 0;
+		return;
+	}
+	/* the map was full: the process may still be there to ask */
+	snprintf(p, sizeof(p), "/proc/%u/comm", tgid);
+	f = fopen(p, "r");
+	if (!f || !fgets(comm, 16, f))
+		strcpy(comm, "?");
+	comm[strcspn(comm, "\n")] = 0;
+	if (f)
+		fclose(f);
+}
+
+void ks_pid_comm_take(int fd, uint32_t tgid, char *comm)
+{
+	pid_comm(fd, tgid, comm, true);
+}
+
+void ks_pid_comm_peek(int fd, uint32_t tgid, char *comm)
+{
+	pid_comm(fd, tgid, comm, false);
+}
+
+void ks_pid_comm_seed(int fd, uint32_t tgid)
+{
+	char comm[16];
+
+	pid_comm(-1, tgid, comm, false);
+	if (strcmp(comm, "?"))
+		bpf_map_update_elem(fd, &tgid, comm, BPF_NOEXIST);
+}
+
+int ks_array_drain(int fd, uint32_t first, uint32_t n, void *value_buf, size_t value_size,
+		   int (*cb)(uint32_t idx, const void *value, void *arg), void *arg)
+{
+	for (uint32_t i = first; i < first + n; i++) {
+		int took;
+
+		if (bpf_map_lookup_elem(fd, &i, value_buf))
+			return -errno;
+		took = cb(i, value_buf, arg);
+		if (took < 0)
+			return took;
+		if (!took)
+			continue;
+		/* the programs write the other half: nothing lands in between */
+		memset(value_buf, 0, value_size);
+		if (bpf_map_update_elem(fd, &i, value_buf, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+int ks_tp_nargs(const char *tp)
+{
+	static struct btf *vmlinux;
+	const struct btf_type *t;
+	char name[128];
+	int id;
+
+	if (!vmlinux) {
+		vmlinux = btf__load_vmlinux_btf();
+		if (!vmlinux)
+			return -errno;
+	}
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF);
+	if (id < 0)
+		return id;
+	/* typedef -> pointer -> prototype whose first argument is the hook's data */
+	t = btf__type_by_id(vmlinux, btf__type_by_id(vmlinux, id)->type);
+	if (!t || !btf_is_ptr(t))
+		return -EINVAL;
+	t = btf__type_by_id(vmlinux, t->type);
+	if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 1)
+		return -EINVAL;
+	return btf_vlen(t) - 1;
 }

@@ -12,14 +12,18 @@
  * a full grace period (membarrier's global command) is enough.
  */
 void ks_sync_programs(void);
+/*
+ * Flips the double-buffer index: *@gen toggles, the BPF program's .bss copy
+ * @bss_gen follows, and programs still writing the old half are waited
+ * out.  Returns the old half, now quiet and safe to drain.
+ */
+unsigned int ks_gen_flip(unsigned int *gen, volatile uint32_t *bss_gen);
 /* Number of possible CPUs, as per-CPU map values are laid out; >= 1. */
 int ks_ncpus(void);
 /* Smallest power of two >= @v, at least 1 and at most @cap. */
 uint32_t ks_pow2_at_least(uint64_t v, uint32_t cap);
 /* /proc/sys/kernel/pid_max, or 4194304 when unreadable. */
 uint64_t ks_pid_max(void);
-
-#endif
 
 /*
  * Drains a hash map: every key for which @match returns true (all keys
@@ -30,3 +34,40 @@ uint64_t ks_pid_max(void);
  */
 int ks_hash_drain(int fd, size_t key_size, bool (*match)(const void *key, void *arg),
 		  int (*cb)(const void *key, const void *value, void *arg), void *arg, void *value_buf);
+
+/*
+ * Creates @key with @value in the map @fd unless the key is there.  A hash
+ * map without preallocation takes elements from per-CPU caches that the
+ * kernel refills asynchronously, and keeps as little as one element for
+ * large values: ENOMEM is retried for a few milliseconds.  0 or -errno.
+ */
+int ks_map_add(int fd, const void *key, const void *value);
+
+/*
+ * Command name of process @tgid into @comm (16 bytes): taken from the BPF
+ * hash map @fd (u32 tgid -> char[16]) and deleted there, else read from
+ * /proc when the map had no room, else "?".
+ */
+void ks_pid_comm_take(int fd, uint32_t tgid, char *comm);
+/* The same without deleting: for an LRU map that outlives the rows it names. */
+void ks_pid_comm_peek(int fd, uint32_t tgid, char *comm);
+/* Puts the command name of live process @tgid, from /proc, into the map @fd. */
+void ks_pid_comm_seed(int fd, uint32_t tgid);
+
+/*
+ * Drains elements [@first, @first + @n) of a (per-CPU) array map: each is
+ * looked up into @value_buf (@value_size bytes for all CPUs) and handed to
+ * @cb, which returns 1 when it took data (the element is then zeroed), 0
+ * when the element was empty, or a negative errno that stops the drain.
+ */
+int ks_array_drain(int fd, uint32_t first, uint32_t n, void *value_buf, size_t value_size,
+		   int (*cb)(uint32_t idx, const void *value, void *arg), void *arg);
+
+/*
+ * Number of arguments of tracepoint @tp as tp_btf and raw_tp programs see
+ * them, from the kernel's BTF (typedef btf_trace_<tp>); negative errno when
+ * the kernel has no BTF or no such tracepoint.
+ */
+int ks_tp_nargs(const char *tp);
+
+#endif

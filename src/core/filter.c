@@ -1,4 +1,5 @@
 /* User side of the shared filters: resolve and validate pid, tid, cgroup, CPU list and comm. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -41,11 +42,13 @@ int ks_cgroup_id(const char *path, __u64 *id)
 		uint64_t id;
 	} h = { .fh.handle_bytes = sizeof(uint64_t) };
 	struct statfs sfs;
+	struct stat st;
 	int mount_id;
 
-	if (statfs(path, &sfs))
+	if (statfs(path, &sfs) || stat(path, &st))
 		return -errno;
-	if (sfs.f_type != CGROUP2_SUPER_MAGIC)
+	/* a file such as cgroup.procs has a kernfs id too, which no task ever has */
+	if (sfs.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode))
 		return -ENOTDIR;
 	/* the kernfs node id in the handle is the cgroup id BPF sees */
 	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0))

@@ -2,6 +2,7 @@
 #ifndef KS_CORE_FILTER_H
 #define KS_CORE_FILTER_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
 #include "ksight/filter.h"

@@ -4,10 +4,25 @@
 
 void ks_hist_add_slots(struct ks_hist *h, const __u64 *slots)
 {
-	for (unsigned int i = 0; i < KS_HIST_SLOTS; i++) {
+	ks_hist_add_slots_n(h, slots, KS_HIST_SLOTS);
+}
+
+void ks_hist_add_slots_n(struct ks_hist *h, const __u64 *slots, unsigned int n)
+{
+	if (n > KS_HIST_SLOTS)
+		n = KS_HIST_SLOTS;
+	for (unsigned int i = 0; i < n; i++) {
 		h->slots[i] += slots[i];
 		h->count += slots[i];
 	}
+}
+
+void ks_hist_add_bpf(struct ks_hist *h, const struct ks_hist_bpf *b)
+{
+	ks_hist_add_slots(h, b->slots);
+	h->sum += b->sum;
+	if (b->max > h->max)
+		h->max = b->max;
 }
 
 void ks_hist_merge(struct ks_hist *dst, const struct ks_hist *src)
@@ -35,13 +50,20 @@ uint64_t ks_hist_percentile(const struct ks_hist *h, double q)
 
 	if (!h->count)
 		return 0;
-	if (q <= 0)
+	if (!(q > 0))
 		q = 0;
 	if (q > 1)
 		q = 1;
-	rank = (uint64_t)ceil(q * (double)h->count);
+	/*
+	 * ceil(q * count) in integers, with q taken in millionths: in floating
+	 * point 0.07 * 100 is 7.000000000000001, one rank too high.
+	 */
+	rank = (uint64_t)(((unsigned __int128)llround(q * 1e6) * h->count + 999999) / 1000000);
 	if (rank < 1)
 		rank = 1;
+	/* the last rank is the largest value, which is known exactly */
+	if (rank >= h->count && h->max)
+		return h->max;
 	for (unsigned int i = 0; i < KS_HIST_SLOTS; i++) {
 		seen += h->slots[i];
 		if (seen >= rank) {

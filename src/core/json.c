@@ -62,10 +62,53 @@ void ks_json_obj_end(struct ks_json *j) { close_level(j, '}'); }
 void ks_json_arr_begin(struct ks_json *j) { open_level(j, '['); }
 void ks_json_arr_end(struct ks_json *j) { close_level(j, ']'); }
 
+/*
+ * Length of the well-formed UTF-8 sequence at @p (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF), or 0.
+ */
+static int utf8_len(const unsigned char *p)
+{
+	unsigned int cp;
+	int n;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, cp = p[0] & 0x1f;
+	else if ((p[0] & 0xf0) == 0xe0)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	for (int i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * JSON text must be UTF-8, and a task's comm is any 15 bytes, often a
+ * multi-byte name cut in the middle: each byte that is not part of a
+ * well-formed sequence is written as U+FFFD.
+ */
 static void put_string(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p >= 0x80) {
+			int n = utf8_len(p);
+
+			if (n) {
+				fwrite(p, 1, (size_t)n, out);
+				p += n - 1;
+			} else {
+				fputs("\\ufffd", out);
+			}
+			continue;
+		}
 		switch (*p) {
 		case '"': fputs("\\\"", out); break;
 		case '\\': fputs("\\\\", out); break;
@@ -110,11 +153,20 @@ void ks_json_i64(struct ks_json *j, int64_t v)
 
 void ks_json_double(struct ks_json *j, double v)
 {
+	char b[32];
+
 	sep(j);
-	if (!isfinite(v))
+	if (!isfinite(v)) {
 		fputs("null", j->out);
-	else
-		fprintf(j->out, "%.6g", v);
+		return;
+	}
+	/* the shortest text that reads back as the same double: 0.1, but all of 2.000123456 */
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(b, sizeof(b), "%.*g", prec, v);
+		if (strtod(b, NULL) == v)
+			break;
+	}
+	fputs(b, j->out);
 }
 
 void ks_json_bool(struct ks_json *j, bool v)

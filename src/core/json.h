@@ -21,7 +21,7 @@ void ks_json_key(struct ks_json *j, const char *key);
 void ks_json_str(struct ks_json *j, const char *s);
 void ks_json_u64(struct ks_json *j, uint64_t v);
 void ks_json_i64(struct ks_json *j, int64_t v);
-/* Non-finite numbers are written as null: JSON has no NaN. */
+/* Exactly (the shortest text that reads back the same); non-finite as null: JSON has no NaN. */
 void ks_json_double(struct ks_json *j, double v);
 void ks_json_bool(struct ks_json *j, bool v);
 void ks_json_null(struct ks_json *j);

@@ -1,5 +1,6 @@
 /* The loader: decides hook compatibility once, by loading for real, so no collector writes its own probing. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include "core/loader.h"
@@ -39,9 +40,12 @@ void ks_prog_disable(struct bpf_object *obj, const char *base)
 int ks_load_first(const char *const *hooks, int (*try)(void *ctx, const char *hook), void *ctx,
 		  const char **chosen)
 {
+	const char *only = getenv("KSIGHT_HOOK");
 	int err = -ENOENT;
 
 	for (int i = 0; hooks[i]; i++) {
+		if (only && *only && strcmp(only, hooks[i]))
+			continue;
 		err = try(ctx, hooks[i]);
 		if (!err) {
 			*chosen = hooks[i];
@@ -67,4 +71,12 @@ unsigned long long ks_obj_missed(struct bpf_object *obj)
 			n += info.recursion_misses;
 	}
 	return n;
+}
+
+unsigned long long ks_obj_missed_since(struct bpf_object *obj, unsigned long long *seen)
+{
+	unsigned long long now = ks_obj_missed(obj), d = now - *seen;
+
+	*seen = now;
+	return d;
 }

@@ -25,11 +25,16 @@ void ks_prog_disable(struct bpf_object *obj, const char *base);
  * Tries each hook of @hooks (NULL-terminated) in order: @try opens,
  * configures, loads and attaches for that hook, and cleans up after
  * itself on failure.  Returns 0 with *chosen set, or the last error.
+ * KSIGHT_HOOK=<hook> in the environment restricts the list to that hook
+ * (-ENOENT when the collector has no such variant), so tests can load the
+ * fallbacks on a kernel that has the preferred hook.
  */
 int ks_load_first(const char *const *hooks, int (*try)(void *ctx, const char *hook), void *ctx,
 		  const char **chosen);
 
 /* Sum of recursion_misses of every loaded program of @obj (events the kernel skipped). */
 unsigned long long ks_obj_missed(struct bpf_object *obj);
+/* Misses since the previous call with the same @seen, which it updates. */
+unsigned long long ks_obj_missed_since(struct bpf_object *obj, unsigned long long *seen);
 
 #endif

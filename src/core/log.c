@@ -11,14 +11,15 @@ bool ks_json;
 void p_err(const char *fmt, ...)
 {
 	char msg[1024];
+	struct ks_json *j;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (ks_json) {
-		struct ks_json *j = ks_json_new(stdout);
-
+	/* out of memory for the JSON object: the stderr line still says it */
+	j = ks_json ? ks_json_new(stdout) : NULL;
+	if (j) {
 		ks_json_obj_begin(j);
 		ks_json_kv_str(j, "error", msg);
 		ks_json_obj_end(j);
@@ -74,7 +75,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	(void)level;
 	if (ks_verbose < 2)
 		return 0;
-	fputs("libbpf: ", stderr);
 	return vfprintf(stderr, fmt, ap);
 }
 

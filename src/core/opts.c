@@ -195,13 +195,21 @@ int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct 
 	memset(&lopts[n], 0, sizeof(lopts[n]));
 	sopts[sn] = 0;
 
-	optind = 1;
+	/*
+	 * 0, not 1: glibc and musl then forget where they were inside a
+	 * cluster of short options, which a failed parse of "-xj" leaves
+	 * behind for the next parse in the same process.
+	 */
+	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
 		int i;
 
 		if (opt == '?') {
-			if (optopt && optopt < 256)
+			/* getopt sets optopt to the option's id for "--flag=value" */
+			if (optopt && !strncmp(argv[optind - 1], "--", 2))
+				p_err("%s: option '%s' takes no argument", spec->name, argv[optind - 1]);
+			else if (optopt && optopt < 256)
 				p_err("%s: unknown option '-%c'; see 'ksight %s -h'", spec->name, optopt, spec->name);
 			else
 				p_err("%s: unknown option '%s'; see 'ksight %s -h'", spec->name, argv[optind - 1],
@@ -229,4 +237,18 @@ int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct 
 		}
 	}
 	return optind;
+}
+
+int ks_opts_parse_noargs(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
+			 ks_opt_cb cb, void *ctx)
+{
+	int idx = ks_opts_parse(spec, argc, argv, c, cb, ctx);
+
+	if (idx < 0)
+		return idx;
+	if (idx < argc) {
+		p_err("%s: unexpected argument '%s'; see 'ksight %s -h'", spec->name, argv[idx], spec->name);
+		return -EINVAL;
+	}
+	return 0;
 }

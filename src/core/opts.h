@@ -73,6 +73,13 @@ void ks_common_init(struct ks_common *c);
 #define KS_OPTS_HELP (-1000)
 int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
 		  ks_opt_cb cb, void *ctx);
+/*
+ * ks_opts_parse for a command without positional arguments: 0,
+ * KS_OPTS_HELP, or -EINVAL after a one-line error, which for a
+ * left-over argument is "unexpected argument".
+ */
+int ks_opts_parse_noargs(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
+			 ks_opt_cb cb, void *ctx);
 void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out);
 
 #endif

@@ -105,10 +105,10 @@ int ks_parse_cpulist(const char *s, uint64_t *bits, unsigned int nbits)
 		for (unsigned long c = a; c <= b; c++)
 			bits[c / 64] |= 1ull << (c % 64);
 		p = end;
-		if (*p == ',')
+		if (*p == ',' && p[1])
 			p++;
 		else if (*p)
-			return -EINVAL;
+			return -EINVAL; /* junk, or a trailing comma ("0,"): a list cut short */
 	}
 	return 0;
 }

@@ -20,10 +20,13 @@ void ks_report_clear(struct ks_report *r)
 	for (int i = 0; i < r->nrows; i++) {
 		free(r->rows[i].hist);
 		free(r->rows[i].sub);
+		for (int x = 0; x < r->rows[i].nxhist; x++)
+			free(r->rows[i].xhist[x].h);
 	}
 	r->nrows = 0;
 	r->lost = 0;
 	r->nlost = 0;
+	r->ncounters = 0;
 }
 
 void ks_report_free(struct ks_report *r)
@@ -93,6 +96,16 @@ int ks_row_sub_add(struct ks_row *row, const char *name, uint64_t count)
 	return 0;
 }
 
+int ks_row_xhist(struct ks_row *row, const char *name, enum ks_unit unit, struct ks_hist *h)
+{
+	if (row->nxhist >= KS_ROW_XHISTS) {
+		free(h);
+		return -ENOSPC;
+	}
+	row->xhist[row->nxhist++] = (struct ks_xhist){ .name = name, .unit = unit, .h = h };
+	return 0;
+}
+
 static struct ks_meta *meta_add(struct ks_meta *arr, int *n, const char *name)
 {
 	if (*n >= KS_REPORT_META)
@@ -131,6 +144,16 @@ void ks_report_lost(struct ks_report *r, const char *name, uint64_t v)
 	r->lost += v;
 }
 
+void ks_report_counter(struct ks_report *r, const char *name, uint64_t v)
+{
+	struct ks_meta *m = meta_add(r->counters, &r->ncounters, name);
+
+	if (m) {
+		m->is_num = true;
+		m->num = v;
+	}
+}
+
 static int row_cmp(const void *a, const void *b)
 {
 	const struct ks_row *x = a, *y = b;
@@ -151,16 +174,34 @@ void ks_report_sort(struct ks_report *r)
 		qsort(r->rows, (size_t)r->nrows, sizeof(r->rows[0]), row_cmp);
 }
 
+/* The unit is picked after rounding to three digits: 999999ns is 1ms, not "1e+03us". */
 const char *ks_fmt_ns(uint64_t ns, char *buf, size_t len)
 {
 	if (ns < 1000)
 		snprintf(buf, len, "%" PRIu64 "ns", ns);
-	else if (ns < 1000000)
+	else if (ns < 999500)
 		snprintf(buf, len, "%.3gus", (double)ns / 1e3);
-	else if (ns < 1000000000)
+	else if (ns < 999500000)
 		snprintf(buf, len, "%.3gms", (double)ns / 1e6);
-	else
+	else if (ns < 999500000000ull)
 		snprintf(buf, len, "%.3gs", (double)ns / 1e9);
+	else
+		snprintf(buf, len, "%.0fs", (double)ns / 1e9);
+	return buf;
+}
+
+const char *ks_fmt_unit(enum ks_unit unit, uint64_t v, char *buf, size_t len)
+{
+	if (unit == KS_UNIT_NS)
+		return ks_fmt_ns(v, buf, len);
+	if (unit == KS_UNIT_COUNT || v < 1024)
+		snprintf(buf, len, "%" PRIu64 "%s", v, unit == KS_UNIT_BYTES ? "B" : "");
+	else if (v < 1024 * 1024)
+		snprintf(buf, len, "%.3gKiB", (double)v / 1024);
+	else if (v < 1024 * 1024 * 1024)
+		snprintf(buf, len, "%.3gMiB", (double)v / (1024 * 1024));
+	else
+		snprintf(buf, len, "%.3gGiB", (double)v / (1024.0 * 1024 * 1024));
 	return buf;
 }
 
@@ -171,15 +212,20 @@ static int shown_rows(const struct ks_report *r)
 
 void ks_hist_write_pct_line(const struct ks_hist *h, FILE *out)
 {
+	ks_hist_write_pct_line_unit(h, KS_UNIT_NS, out);
+}
+
+void ks_hist_write_pct_line_unit(const struct ks_hist *h, enum ks_unit unit, FILE *out)
+{
 	static const struct { const char *name; double q; } pct[] = {
 		{ "p50", 0.50 }, { "p90", 0.90 }, { "p99", 0.99 }, { "p99.9", 0.999 },
 	};
 	char b[32];
 
 	for (size_t i = 0; i < sizeof(pct) / sizeof(pct[0]); i++)
-		fprintf(out, "%s %s  ", pct[i].name, ks_fmt_ns(ks_hist_percentile(h, pct[i].q), b, sizeof(b)));
-	fprintf(out, "max %s  ", ks_fmt_ns(h->max, b, sizeof(b)));
-	fprintf(out, "mean %s  ", ks_fmt_ns((uint64_t)ks_hist_mean(h), b, sizeof(b)));
+		fprintf(out, "%s %s  ", pct[i].name, ks_fmt_unit(unit, ks_hist_percentile(h, pct[i].q), b, sizeof(b)));
+	fprintf(out, "max %s  ", ks_fmt_unit(unit, h->max, b, sizeof(b)));
+	fprintf(out, "mean %s  ", ks_fmt_unit(unit, (uint64_t)ks_hist_mean(h), b, sizeof(b)));
 	fprintf(out, "count %" PRIu64 "\n", h->count);
 }
 
@@ -190,9 +236,22 @@ void ks_hist_write_pct_line(const struct ks_hist *h, FILE *out)
  */
 void ks_hist_write_text(const struct ks_hist *h, FILE *out, const char *indent)
 {
-	uint64_t rows[65] = { 0 }, peak = 0, div = h->max >= 10000 ? 1000 : 1;
-	const char *unit = div == 1 ? "nsecs" : "usecs";
+	ks_hist_write_text_unit(h, KS_UNIT_NS, out, indent);
+}
+
+void ks_hist_write_text_unit(const struct ks_hist *h, enum ks_unit u, FILE *out, const char *indent)
+{
+	uint64_t rows[65] = { 0 }, peak = 0, div = 1;
+	const char *unit = "value";
 	int first = -1, last = -1;
+
+	if (u == KS_UNIT_NS) {
+		div = h->max >= 10000 ? 1000 : 1;
+		unit = div == 1 ? "nsecs" : "usecs";
+	} else if (u == KS_UNIT_BYTES) {
+		div = h->max >= 10240 ? 1024 : 1;
+		unit = div == 1 ? "bytes" : "KiB";
+	}
 
 	for (unsigned int i = 0; i < KS_HIST_SLOTS; i++) {
 		uint64_t v;
@@ -255,8 +314,16 @@ int ks_report_write_text(const struct ks_report *r, FILE *out)
 		/* header from the first row's layout: all rows of a report share it */
 		for (int k = 0; k < h0->nkeys; k++)
 			fprintf(out, k ? " %8s" : "%-20s", h0->keys[k].name);
-		for (int v = 0; v < h0->nvals; v++)
-			fprintf(out, " %10s", h0->vals[v].name);
+		for (int v = 0; v < h0->nvals; v++) {
+			/* durations are printed with their unit, so "total_ns" reads "total" */
+			const char *name = h0->vals[v].name;
+			size_t len = strlen(name);
+
+			if (h0->vals[v].kind == KS_VAL_NS && len > 3 && !strcmp(name + len - 3, "_ns"))
+				fprintf(out, " %10.*s", (int)(len - 3), name);
+			else
+				fprintf(out, " %10s", name);
+		}
 		if (has_hist)
 			fprintf(out, " %9s %9s %9s %9s", "p50", "p90", "p99", "max");
 		if (r->sub_name)
@@ -299,8 +366,21 @@ int ks_report_write_text(const struct ks_report *r, FILE *out)
 			fputs("\n  ", out);
 			ks_hist_write_pct_line(row->hist, out);
 			ks_hist_write_text(row->hist, out, "");
+			for (int x = 0; x < row->nxhist; x++) {
+				const struct ks_xhist *xh = &row->xhist[x];
+
+				if (!xh->h->count)
+					continue;
+				fprintf(out, "  %s: ", xh->name);
+				ks_hist_write_pct_line_unit(xh->h, xh->unit, out);
+				ks_hist_write_text_unit(xh->h, xh->unit, out, "");
+			}
 		}
 	}
+	/* the loss line stays last: scripts read it with tail -1 */
+	for (int i = 0; i < r->ncounters; i++)
+		fprintf(out, "%s%s %" PRIu64 "%s", i ? ", " : "counters: ", r->counters[i].name, r->counters[i].num,
+			i + 1 == r->ncounters ? "\n" : "");
 	write_lost_text(r, out);
 	fflush(out);
 	return ferror(out) ? -EIO : 0;
@@ -360,6 +440,8 @@ int ks_report_write_json(const struct ks_report *r, FILE *out)
 	ks_json_kv_double(j, "duration_s", r->duration_s);
 	ks_json_kv_u64(j, "lost", r->lost);
 	write_meta(j, "lost_by", r->lost_by, r->nlost);
+	if (r->ncounters)
+		write_meta(j, "counters", r->counters, r->ncounters);
 	write_meta(j, "filters", r->meta, r->nmeta);
 	ks_json_kv_u64(j, "total_rows", (uint64_t)r->nrows);
 	ks_json_key(j, "rows");
@@ -387,6 +469,10 @@ int ks_report_write_json(const struct ks_report *r, FILE *out)
 		if (row->hist) {
 			ks_json_key(j, r->hist_name);
 			write_hist_json(j, row->hist);
+		}
+		for (int x = 0; x < row->nxhist; x++) {
+			ks_json_key(j, row->xhist[x].name);
+			write_hist_json(j, row->xhist[x].h);
 		}
 		ks_json_obj_end(j);
 	}

@@ -9,6 +9,7 @@
 
 #define KS_ROW_KEYS 3
 #define KS_ROW_VALS 10
+#define KS_ROW_XHISTS 4
 #define KS_REPORT_META 12
 
 /* A key column: a string (syscall name, comm) or a number (pid, nr). */
@@ -30,6 +31,20 @@ struct ks_val {
 	uint64_t v;
 };
 
+/* What a histogram's values measure, for the text rendering. */
+enum ks_unit {
+	KS_UNIT_NS,    /* durations: ns, us, ms, s */
+	KS_UNIT_BYTES, /* sizes: B, KiB, MiB */
+	KS_UNIT_COUNT, /* plain numbers, e.g. a queue depth */
+};
+
+/* A histogram beside the row's main one, e.g. "size_bytes"; JSON member @name. */
+struct ks_xhist {
+	const char *name;
+	enum ks_unit unit;
+	struct ks_hist *h; /* owned */
+};
+
 /* One entry of a row's breakdown, e.g. errno name -> count. */
 struct ks_sub {
 	char name[32];
@@ -42,6 +57,8 @@ struct ks_row {
 	struct ks_val vals[KS_ROW_VALS];
 	struct ks_hist *hist; /* owned; NULL when the row has no histogram */
 	struct ks_sub *sub;   /* owned */
+	int nxhist;
+	struct ks_xhist xhist[KS_ROW_XHISTS]; /* written after the main one */
 	uint64_t sort;	      /* rows are shown in decreasing order of this */
 };
 
@@ -66,6 +83,8 @@ struct ks_report {
 	int nmeta, nlost;
 	struct ks_meta meta[KS_REPORT_META]; /* "filters" members */
 	struct ks_meta lost_by[KS_REPORT_META]; /* loss counters by cause */
+	int ncounters;
+	struct ks_meta counters[KS_REPORT_META]; /* report-wide event counts, not losses */
 	int nrows, cap;
 	struct ks_row *rows;
 };
@@ -80,10 +99,14 @@ void ks_row_key_str(struct ks_row *row, const char *name, const char *v);
 void ks_row_key_num(struct ks_row *row, const char *name, int64_t v);
 void ks_row_val(struct ks_row *row, const char *name, enum ks_val_kind kind, uint64_t v);
 int ks_row_sub_add(struct ks_row *row, const char *name, uint64_t count);
+/* Adds an extra histogram; takes ownership of @h (freed on -ENOSPC too). */
+int ks_row_xhist(struct ks_row *row, const char *name, enum ks_unit unit, struct ks_hist *h);
 void ks_report_meta_str(struct ks_report *r, const char *name, const char *v);
 void ks_report_meta_num(struct ks_report *r, const char *name, uint64_t v);
 /* Records one loss counter (shown even when 0) and adds it to r->lost. */
 void ks_report_lost(struct ks_report *r, const char *name, uint64_t v);
+/* A report-wide counter (e.g. unmatched completions), JSON "counters"; omitted when none are set. */
+void ks_report_counter(struct ks_report *r, const char *name, uint64_t v);
 /* Sorts rows by decreasing sort key, ties by first key. */
 void ks_report_sort(struct ks_report *r);
 
@@ -92,9 +115,13 @@ int ks_report_write_text(const struct ks_report *r, FILE *out);
 int ks_report_write_json(const struct ks_report *r, FILE *out);
 /* The familiar "usecs : count | distribution" layout of one histogram. */
 void ks_hist_write_text(const struct ks_hist *h, FILE *out, const char *indent);
+void ks_hist_write_text_unit(const struct ks_hist *h, enum ks_unit unit, FILE *out, const char *indent);
 /* "p50 1.2us p90 ... count N" */
 void ks_hist_write_pct_line(const struct ks_hist *h, FILE *out);
+void ks_hist_write_pct_line_unit(const struct ks_hist *h, enum ks_unit unit, FILE *out);
 /* Formats @ns for humans: 950ns, 12.3us, 4.56ms, 7.89s. */
 const char *ks_fmt_ns(uint64_t ns, char *buf, size_t len);
+/* Formats @v in @unit: ks_fmt_ns, or 512B / 4KiB / 1.5MiB, or a plain number. */
+const char *ks_fmt_unit(enum ks_unit unit, uint64_t v, char *buf, size_t len);
 
 #endif

@@ -33,6 +33,9 @@ static void sleep_until(double deadline)
 
 		if (left <= 0)
 			return;
+		/* in steps of at most a minute: "-d 1e300" must not overflow time_t into a busy loop */
+		if (left > 60)
+			left = 60;
 		ts.tv_sec = (time_t)left;
 		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
 		nanosleep(&ts, NULL); /* EINTR on a signal: the loop checks */
@@ -83,17 +86,13 @@ int ks_collector_run(const struct ks_collector *col, int argc, char **argv)
 		free(ctx);
 		return 1;
 	}
-	err = ks_opts_parse(&col->spec, argc, argv, &c, col->parse_opt, ctx);
+	err = ks_opts_parse_noargs(&col->spec, argc, argv, &c, col->parse_opt, ctx);
 	if (err == KS_OPTS_HELP) {
 		free(ctx);
 		return 0;
 	}
 	if (err < 0)
 		goto usage;
-	if (err < argc) {
-		p_err("%s: unexpected argument '%s'; see 'ksight %s -h'", col->spec.name, argv[err], col->spec.name);
-		goto usage;
-	}
 	if (ks_filter_build(&c, &f))
 		goto usage;
 	if (c.output) {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "core/log.h"
 #include "core/tracefs.h"
 
@@ -47,4 +48,15 @@ const char *ks_tracefs_dir(bool *mounted)
 	if (mounted)
 		*mounted = true;
 	return target;
+}
+
+int ks_tracepoint_exists(const char *sys, const char *event)
+{
+	const char *dir = ks_tracefs_dir(NULL);
+	char p[512];
+
+	if (!dir)
+		return -errno;
+	snprintf(p, sizeof(p), "%s/events/%s/%s", dir, sys, event);
+	return access(p, F_OK) == 0;
 }

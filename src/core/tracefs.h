@@ -10,5 +10,10 @@
  * NULL with errno set when it cannot be had.
  */
 const char *ks_tracefs_dir(bool *mounted);
+/*
+ * 1 when the tracepoint @sys:@event exists in this kernel, 0 when it does
+ * not, negative errno when tracefs cannot be had to tell.
+ */
+int ks_tracepoint_exists(const char *sys, const char *event);
 
 #endif

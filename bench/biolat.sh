@@ -1,0 +1,105 @@
+#!/bin/bash
+# Overhead benchmark of `ksight biolat` against an empty-program floor and libbpf-tools biolatency on an O_DIRECT 4 KiB read loop.
+#
+# The device is a loop device over a file in /dev/shm: about 17 us per read
+# on a quiet machine, short enough to show tracing cost (a virtio disk's
+# 60-85 us hide it).  For every tracer: start it, wait until it says it is
+# attached, run the pinned read loop, stop it and check that its report saw
+# the reads.  Each tracer run is paired with an untraced run of the same
+# loop, in alternating order (baseline first in one round, tracer first in
+# the next); the cost of a tracer is the median over ROUNDS of (traced -
+# untraced) ns per read: the machine is shared and noisy, adjacent runs
+# cancel slow drift and the median drops rounds hit by someone's burst.
+#
+# Environment: ROUNDS (9), READS per run (20000), CPU for the loop (the
+# last), TOOLS (see tool_def), SETTLE seconds between attach and loop (0.3),
+# KSIGHT (./ksight), BIOLATENCY (/usr/sbin/biolatency), OUT
+# (build/bench/biolat.json).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+. bench/lib.sh
+
+ROUNDS=${ROUNDS:-9}
+READS=${READS:-20000}
+CPU=${CPU:-$(($(nproc) - 1))}
+TOOLS=${TOOLS:-"floor ksight ksight_pid biolatency"}
+KSIGHT=${KSIGHT:-./ksight}
+BIOLATENCY=${BIOLATENCY:-/usr/sbin/biolatency}
+OUT=${OUT:-$B/biolat.json}
+DIOLOAD=build/workloads/dioload
+
+[ "$(id -u)" = 0 ] || die "needs root (loads BPF programs, makes a loop device)"
+for c in jq losetup taskset clang-14 stdbuf; do
+	command -v "$c" >/dev/null || die "'$c' is missing; run 'make setup'"
+done
+for f in "$KSIGHT" "$DIOLOAD" build/libksight.a; do
+	[ -e "$f" ] || die "'$f' is missing; run 'make all'"
+done
+bench_floor block_floor
+
+TMP=$(mktemp -d /tmp/ksight-bench-biolat.XXXXXX)
+IMG=/dev/shm/ksight-bench-biolat-$$.img
+LOOP=""
+T_PID=""
+cleanup() {
+	[ -n "$T_PID" ] && kill -INT "$T_PID" 2>/dev/null && wait "$T_PID" 2>/dev/null
+	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
+	rm -f "$IMG"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+dd if=/dev/zero of="$IMG" bs=1M count=16 2>/dev/null || die "cannot write $IMG"
+LOOP=$(losetup -f --show "$IMG") || die "cannot attach a loop device"
+command -v udevadm >/dev/null && udevadm settle -t 5 2>/dev/null
+DEV=${LOOP#/dev/}
+
+tool_def() {
+	READY_ON=err
+	case $1 in
+	floor) CMD=("$FLOOR" "$B/block_floor.bpf.o"); READY=tracing
+		DESC="empty programs on block_getrq, block_rq_issue, block_rq_requeue, block_rq_complete" ;;
+	ksight) CMD=("$KSIGHT" biolat -j -n 0); READY=tracing
+		DESC="ksight biolat (by disk: latency, size and depth histograms)" ;;
+	ksight_pid) CMD=("$KSIGHT" biolat --by pid -j -n 0); READY=tracing
+		DESC="ksight biolat --by pid (submitter recorded at block_getrq)" ;;
+	ksight_Q) CMD=("$KSIGHT" biolat -Q -j -n 0); READY=tracing
+		DESC="ksight biolat -Q (queue time too)" ;;
+	biolatency) CMD=("$BIOLATENCY"); READY=Tracing; READY_ON=out
+		DESC="libbpf-tools biolatency (log2 latency histogram)" ;;
+	biolatency_D) CMD=("$BIOLATENCY" -D); READY=Tracing; READY_ON=out
+		DESC="libbpf-tools biolatency -D (per disk)" ;;
+	*) return 1 ;;
+	esac
+}
+
+for t in $TOOLS; do
+	tool_def "$t" || die "unknown tool '$t'"
+	[ -x "${CMD[0]}" ] || die "'${CMD[0]}' is missing"
+done
+
+# One pinned run of the read loop; prints its mean ns per read.
+loop() {
+	taskset -c "$CPU" "$DIOLOAD" -t -r "$READS" -s 1024 "$LOOP"
+}
+
+# How many loop-device requests the tool's report shows.
+seen() {
+	case $1 in
+	ksight | ksight_Q) jq --arg d "$DEV" '[.rows[] | select(.disk == $d) | .count] | add // 0' "$2" ;;
+	ksight_pid) jq '[.rows[] | select(.comm == "dioload") | .count] | add // 0' "$2" ;;
+	biolatency*) awk -F'[:|]' '/->/ { n += $2 } END { print n + 0 }' "$2" ;;
+	*) echo -1 ;;
+	esac
+}
+
+WHAT="$READS O_DIRECT 4 KiB reads per run on $LOOP (over /dev/shm), CPU $CPU"
+echo "bench: $WHAT, $ROUNDS rounds; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+bench_rounds "$READS"
+EXTRA_JSON='{ksight_extra_over_floor_ns: (if $e.ksight and $e.floor then $e.ksight - $e.floor else null end),
+	ksight_vs_biolatency: (if $e.ksight and $e.biolatency and $e.biolatency > 0 then ($e.ksight / $e.biolatency * 1000 | round / 1000) else null end),
+	target_ratio: 0.3}'
+bench_summary
+jq -r '"\nksight extra over the floor: \(.ksight_extra_over_floor_ns // "n/a") ns per read; ksight / biolatency extra: \(.ksight_vs_biolatency // "n/a") (target <= \(.target_ratio))"' "$OUT"
+echo "bench: results in $OUT" >&2

@@ -1,0 +1,188 @@
+/* Kernel side of `ksight runqlat`: run-queue wait (runnable -> on CPU) per --by key, with switch, wakeup and migration counts. */
+#include "sched.bpf.h"
+#include "ksight/runqlat.h"
+
+KS_SCHED_ROW_MAPS(struct ks_rq_stat);
+
+static __always_inline struct ks_rq_stat *row_of(struct task_struct *t, bool trusted)
+{
+	return ks_sched_row(&rows, &hrows, &zero_stat, t, 0, trusted);
+}
+
+/*
+ * True when sched_wakeup runs on the target's own CPU for a wakeup that
+ * another CPU queued there (ttwu_queue_wakelist: the target was idle or in
+ * another LLC): the target runqueue's ttwu_pending stays set while
+ * sched_ttwu_pending() activates the list.  A local wakeup racing with a
+ * queued remote one reads as remote too: rare, and only overcounts.
+ * rq::ttwu_pending exists since v5.8 ("sched: Add rq::ttwu_pending"); the
+ * rq is reached through se.cfs_rq, present with CONFIG_FAIR_GROUP_SCHED
+ * (the runqueues symbol is not in kallsyms without KALLSYMS_ALL).
+ */
+static __always_inline bool queued_remotely(struct task_struct *p, bool trusted)
+{
+	if (!bpf_core_field_exists(p->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, rq) ||
+	    !bpf_core_field_exists(struct rq, ttwu_pending))
+		return false;
+	if (trusted)
+		return p->se.cfs_rq->rq->ttwu_pending;
+	return BPF_CORE_READ(p, se.cfs_rq, rq, ttwu_pending);
+}
+
+/* sched_wakeup, sched_wakeup_new: @p becomes runnable. */
+static __always_inline int on_wakeup(struct task_struct *p, bool trusted)
+{
+	__u32 tid = KS_RD(trusted, p, pid), cpu;
+	struct ks_sched_slot *s;
+	__u16 flags = KS_SLOT_WOKEN;
+	__u64 now;
+
+	/* a wakeup of a task still on its CPU (woken before it reached
+	 * schedule()) does not queue it: its wait, if any, starts when it
+	 * is switched out runnable */
+	if (!tid || KS_RD(trusted, p, on_cpu))
+		return 0;
+	if (!ks_filter_pass_task(p, 0, ~KS_F_CPU, trusted))
+		return 0;
+	s = ks_slot(tid);
+	if (!s)
+		return 0;
+	if (s->tid == tid && s->ts)
+		return 0; /* already queued (preempted in a sleeping state): the wait began then */
+	/* every read of p before the first store, so the rq pointer is loaded once */
+	now = ks_sched_now(p, trusted);
+	cpu = ks_task_cpu(p, trusted);
+	if (bpf_get_smp_processor_id() != cpu || queued_remotely(p, trusted))
+		flags |= KS_SLOT_CROSS;
+	if (s->tid != tid) {
+		s->tid = tid;
+		s->migr = 0;
+	}
+	s->flags = flags;
+	s->ts = now;
+	return 0;
+}
+
+static __always_inline int on_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
+				     unsigned int prev_state, bool trusted)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 tid = KS_RD(trusted, prev, pid);
+	struct ks_sched_slot *s;
+	struct ks_rq_stat *r, *r_prev = NULL;
+	__u64 now = 0, ts;
+	__u16 flags, migr;
+
+	/* prev: a preempted (or yielding) task stays queued, its wait begins now */
+	if (tid && ks_filter_pass_task(prev, cpu, ~KS_F_CPU, trusted)) {
+		bool runnable = preempt || prev_state == KS_TASK_RUNNING;
+
+		/* -C: switches count on the CPU they happen on, a wait on the one it ends on */
+		if (!(ks_filter.flags & KS_F_CPU) || ks_cpu_allowed(cpu))
+			r = r_prev = row_of(prev, trusted);
+		else
+			r = NULL;
+		if (r) {
+			if (runnable)
+				r->involuntary++;
+			else
+				r->voluntary++;
+		}
+		if (runnable && (s = ks_slot(tid))) {
+			if (s->tid != tid) {
+				if (s->ts)
+					__sync_fetch_and_add(&lost.slot_collisions, 1);
+				s->tid = tid;
+				s->migr = 0;
+			}
+			now = ks_sched_now(prev, trusted);
+			s->flags = 0;
+			s->ts = now;
+		}
+	}
+
+	/* next: its wait ends; the filter was applied when the wait began */
+	s = ks_slot_open(next, trusted);
+	if (!s)
+		return 0;
+	ts = s->ts;
+	flags = s->flags;
+	migr = s->migr;
+	s->ts = 0;
+	s->migr = 0;
+	if ((ks_filter.flags & KS_F_CPU) && !ks_cpu_allowed(cpu))
+		return 0;
+	if (!now)
+		now = ks_sched_now(next, trusted);
+	/* by nothing or by cpu, prev's row on this CPU is next's row too */
+	r = r_prev && (ks_by == KS_SCHED_BY_NONE || ks_by == KS_SCHED_BY_CPU) ? r_prev : row_of(next, trusted);
+	if (!r)
+		return 0;
+	ks_hist_bpf_add(&r->lat, now > ts ? now - ts : 0);
+	if (flags & KS_SLOT_WOKEN)
+		r->wakeups++;
+	if (flags & KS_SLOT_CROSS)
+		r->cross_cpu++;
+	r->migrations += migr;
+	return 0;
+}
+
+/* A migration is charged to the wait it happens in, when that wait ends. */
+static __always_inline int on_migrate(struct task_struct *p, int dest_cpu, bool trusted)
+{
+	__u32 tid = KS_RD(trusted, p, pid);
+	struct ks_sched_slot *s;
+
+	if (!tid || ks_task_cpu(p, trusted) == (__u32)dest_cpu)
+		return 0;
+	s = ks_slot(tid);
+	if (!s)
+		return 0;
+	/* a waking task migrates before sched_wakeup opens its wait */
+	if (s->tid != tid) {
+		if (s->ts)
+			return 0; /* another thread's open wait: leave it */
+		s->tid = tid;
+		s->migr = 0;
+	}
+	s->migr++;
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sched_wakeup__tp_btf, struct task_struct *p)
+{
+	return on_wakeup(p, true);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new__tp_btf, struct task_struct *p)
+{
+	return on_wakeup(p, true);
+}
+
+KS_SCHED_SWITCH_PROGS(on_switch)
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(sched_migrate_task__tp_btf, struct task_struct *p, int dest_cpu)
+{
+	return on_migrate(p, dest_cpu, true);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(sched_wakeup__raw_tp, struct task_struct *p)
+{
+	return on_wakeup(p, false);
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new__raw_tp, struct task_struct *p)
+{
+	return on_wakeup(p, false);
+}
+
+SEC("raw_tp/sched_migrate_task")
+int BPF_PROG(sched_migrate_task__raw_tp, struct task_struct *p, int dest_cpu)
+{
+	return on_migrate(p, dest_cpu, false);
+}

@@ -1,0 +1,88 @@
+/* Map layouts of the biolat collector, shared by bpf/biolat.bpf.c and src/collectors/biolat.c. */
+#ifndef KSIGHT_BIOLAT_H
+#define KSIGHT_BIOLAT_H
+
+#include "hist.h"
+#include "filter.h"
+#include "rowkey.h"
+
+enum ks_bl_by {
+	KS_BL_BY_DISK = 0,
+	KS_BL_BY_PID = 1,
+	KS_BL_BY_COMM = 2,
+	KS_BL_BY_OP = 3,
+	KS_BL_BY_CGROUP = 4,
+};
+
+/*
+ * Operations.  The first four equal the kernel's REQ_OP_READ/WRITE/FLUSH/
+ * DISCARD, which have kept these values since v4.10 (commit ef295ecf090d,
+ * "block: better op and flags encoding").
+ */
+enum ks_bl_op {
+	KS_BL_OP_READ = 0,
+	KS_BL_OP_WRITE = 1,
+	KS_BL_OP_FLUSH = 2,
+	KS_BL_OP_DISCARD = 3,
+	KS_BL_OP_OTHER = 4,
+	KS_BL_NOPS = 5,
+};
+
+/*
+ * A request in flight, named by where it starts: device (the whole disk's
+ * dev_t, as the request tracepoints report it), operation and first sector.
+ */
+struct ks_bl_rkey {
+	__u32 dev;
+	__u32 op;
+	__u64 sector;
+};
+
+/* What is known of a request in flight: who submitted it and when it moved. */
+struct ks_bl_req {
+	__u64 issue_ts;	 /* 0 until issued, and again after a requeue */
+	__u64 insert_ts; /* 0 unless queue time is measured and it was inserted */
+	__u64 cgroup;	 /* submitter's cgroup v2 id (cgroup mode) */
+	__u32 tgid;	 /* submitter (pid mode) */
+	__u32 bytes;	 /* still to complete, set at issue */
+	__u32 depth;	 /* requests in flight on the device at issue, this one included */
+	__u32 _pad;
+	char comm[KS_COMM_LEN]; /* submitter (pid and comm modes) */
+};
+
+/* One row of statistics; per-CPU, summed by user space. */
+struct ks_bl_stat {
+	__u64 count;
+	__u64 bytes;
+	__u64 errors;
+	__u64 lat_sum;
+	__u64 lat_max;
+	__u64 q_sum;
+	__u64 q_max;
+	__u64 depth_sum;
+	__u64 depth_max;
+	__u64 size_max;
+	__u64 lat[KS_HIST_SLOTS];
+	__u64 queue[KS_HIST_SLOTS];
+	__u64 size[KS_HIST_SLOTS32];
+	__u64 depth[KS_HIST_SLOTS32];
+};
+
+/* Counters in .bss, reported after every run. */
+struct ks_bl_counts {
+	__u64 inflight_full; /* no room to remember a request: it goes untimed */
+	/*
+	 * No room for a row: the map is full, or the allocator had no element
+	 * at hand (it keeps one per CPU for values this big, refilled by irq
+	 * work, so a completion handler with interrupts off can create only
+	 * one new row at a time; user space therefore creates rows ahead).
+	 */
+	__u64 map_full;
+	__u64 collisions;    /* a request issued twice without completing: a reused key */
+	__u64 unmatched;     /* completions of requests never seen issued (not a loss) */
+};
+
+_Static_assert(sizeof(struct ks_bl_rkey) == 16, "ks_bl_rkey layout");
+_Static_assert(sizeof(struct ks_bl_req) == 56, "ks_bl_req layout");
+
+#endif /* KSIGHT_BIOLAT_H */

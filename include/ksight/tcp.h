@@ -1,0 +1,74 @@
+/* Map layouts of the tcp collector, shared by bpf/tcp.bpf.c and src/collectors/tcp.c. */
+#ifndef KSIGHT_TCP_H
+#define KSIGHT_TCP_H
+
+#include "hist.h"
+#include "filter.h"
+
+enum ks_tcp_by {
+	KS_TCP_BY_FLOW = 0,
+	KS_TCP_BY_PID = 1,
+	KS_TCP_BY_COMM = 2,
+	KS_TCP_BY_PORT = 3,
+	KS_TCP_BY_REASON = 4,
+};
+
+/* Which end opened the connection, as far as it was seen. */
+enum ks_tcp_role {
+	KS_TCP_UNKNOWN = 0,
+	KS_TCP_ACTIVE = 1,  /* connect(): seen in SYN_SENT */
+	KS_TCP_PASSIVE = 2, /* accepted: seen in SYN_RECV or accept() */
+};
+
+/* The row that takes what no row of its own could be made for. */
+#define KS_TCP_KEY_OTHER 1
+
+/* Key of a row; gen selects the buffer half, the rest depends on the mode. */
+struct ks_tcp_key {
+	__u32 gen;
+	__u16 family; /* flow: AF_INET or AF_INET6 */
+	__u16 flags;  /* KS_TCP_KEY_OTHER */
+	__u16 lport;  /* flow: host order */
+	__u16 rport;
+	__u32 id; /* pid: tgid; port: the service port; reason: the drop reason */
+	__u8 laddr[16]; /* flow: IPv4 in the first four bytes */
+	__u8 raddr[16];
+	char comm[KS_COMM_LEN]; /* comm mode */
+};
+
+/* One row of statistics; per-CPU, summed by user space. */
+struct ks_tcp_stat {
+	__u64 retransmits;  /* tcp_retransmit_skb events */
+	__u64 retrans_segs; /* segments they carried, as RetransSegs counts */
+	__u64 drops;	    /* TCP packets freed as dropped */
+	__u64 connects;	    /* SYN_SENT -> ESTABLISHED */
+	__u64 connect_fails; /* SYN_SENT -> CLOSE */
+	__u64 rtt_sum;
+	__u64 rtt_max;
+	__u64 conn_sum;
+	__u64 conn_max;
+	__u64 _pad;
+	__u64 rtt[KS_HIST_SLOTS];  /* smoothed RTT, ns, one sample per received segment */
+	__u64 conn[KS_HIST_SLOTS]; /* connect latency, ns */
+};
+
+/* What is known of a socket: who opened it, and since when it is connecting. */
+struct ks_tcp_sock {
+	__u64 connect_ts; /* SYN_SENT time, 0 once connected */
+	__u32 tgid;
+	__u16 role;
+	__u16 _pad;
+	char comm[KS_COMM_LEN];
+};
+
+/* Counters in .bss, reported after every run. */
+struct ks_tcp_counts {
+	__u64 to_other;	   /* events put in the "other" row: no room for their own */
+	__u64 lost;	   /* not even the "other" row was there */
+	__u64 socks_full;  /* no room to remember a socket: its connect goes untimed */
+};
+
+_Static_assert(sizeof(struct ks_tcp_key) == 64, "ks_tcp_key layout");
+_Static_assert(sizeof(struct ks_tcp_sock) == 32, "ks_tcp_sock layout");
+
+#endif /* KSIGHT_TCP_H */

@@ -1,0 +1,71 @@
+/* User side of `ksight offcpu`: options, load with hook fallback, drain the off-CPU rows (key x state) into a report. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "collectors/sched.h"
+#include "core/collector.h"
+#include "core/loader.h"
+#include "ksight/offcpu.h"
+#include "offcpu.skel.h"
+
+struct off_ctx {
+	struct ks_sched_run run;
+	struct ks_offcpu *skel;
+	struct ks_report *r; /* the report being filled by collect */
+};
+
+static const char *state_name(uint32_t st)
+{
+	static const char *const names[KS_OFF_STATES] = { "S", "D", "I", "other" };
+
+	return st < KS_OFF_STATES ? names[st] : "?";
+}
+
+static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals, void *vctx)
+{
+	struct off_ctx *ctx = vctx;
+	const struct ks_off_stat *v = vals;
+	struct ks_hist *h;
+	struct ks_row *row;
+
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	for (int i = 0; i < nvals; i++)
+		ks_hist_add_bpf(h, &v[i].off);
+	if (!h->count) {
+		free(h);
+		return 0;
+	}
+	row = ks_report_add_row(ctx->r);
+	if (!row) {
+		free(h);
+		return -ENOMEM;
+	}
+	ks_sched_label(row, ctx->run.by, id);
+	ks_row_key_str(row, "state", state_name(id->sub));
+	ks_row_val(row, "count", KS_VAL_COUNT, h->count);
+	ks_row_val(row, "total_ns", KS_VAL_NS, h->sum);
+	row->hist = h;
+	row->sort = h->sum;
+	return 1;
+}
+
+KS_SCHED_GLUE(offcpu, struct off_ctx, KS_OFF_STATES, struct ks_off_stat, "offcpu_ns", take_row)
+
+const struct ks_collector ks_offcpu_collector = {
+	.spec = {
+		.name = "offcpu",
+		.summary = "Off-CPU time: from a blocking switch out to the switch back in, by the state the "
+			   "thread blocked in (S, D, I, other).",
+		.common = KS_O_COLLECTOR,
+		.by_keys = "pid|tid|comm|cgroup|prio|policy",
+		.opts = NULL,
+	},
+	.ctx_size = sizeof(struct off_ctx),
+	.open = offcpu_open,
+	.hook = offcpu_hook,
+	.collect = offcpu_collect,
+	.close = offcpu_close,
+};

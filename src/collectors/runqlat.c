@@ -1,0 +1,105 @@
+/* User side of `ksight runqlat`: options, load with hook fallback, drain the run-queue wait rows into a report. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "collectors/sched.h"
+#include "core/collector.h"
+#include "core/loader.h"
+#include "core/log.h"
+#include "ksight/runqlat.h"
+#include "runqlat.skel.h"
+
+enum { OPT_SORT = 300 };
+enum rq_sort { SORT_TOTAL, SORT_P99, SORT_COUNT };
+
+struct rq_ctx {
+	struct ks_sched_run run;
+	enum rq_sort sort;
+	struct ks_runqlat *skel;
+	struct ks_report *r; /* the report being filled by collect */
+};
+
+static const struct ks_optdef rq_opts[] = {
+	{ "sort", OPT_SORT, "KEY", "order rows (and pick the -n top) by total wait, p99 or count: total|p99|count" },
+	{ 0 },
+};
+
+static int rq_parse_opt(void *vctx, int id, const char *arg)
+{
+	struct rq_ctx *ctx = vctx;
+
+	if (id != OPT_SORT)
+		return -EINVAL;
+	if (!strcmp(arg, "total"))
+		ctx->sort = SORT_TOTAL;
+	else if (!strcmp(arg, "p99"))
+		ctx->sort = SORT_P99;
+	else if (!strcmp(arg, "count"))
+		ctx->sort = SORT_COUNT;
+	else {
+		p_err("invalid --sort key '%s': expected total, p99 or count", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals, void *vctx)
+{
+	struct rq_ctx *ctx = vctx;
+	const struct ks_rq_stat *v = vals;
+	struct ks_rq_stat sum = { 0 };
+	struct ks_hist *h;
+	struct ks_row *row;
+
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	for (int i = 0; i < nvals; i++) {
+		ks_hist_add_bpf(h, &v[i].lat);
+		sum.wakeups += v[i].wakeups;
+		sum.cross_cpu += v[i].cross_cpu;
+		sum.migrations += v[i].migrations;
+		sum.voluntary += v[i].voluntary;
+		sum.involuntary += v[i].involuntary;
+	}
+	if (!h->count && !sum.voluntary && !sum.involuntary) {
+		free(h);
+		return 0;
+	}
+	row = ks_report_add_row(ctx->r);
+	if (!row) {
+		free(h);
+		return -ENOMEM;
+	}
+	ks_sched_label(row, ctx->run.by, id);
+	ks_row_val(row, "count", KS_VAL_COUNT, h->count);
+	ks_row_val(row, "total_wait_ns", KS_VAL_NS, h->sum);
+	ks_row_val(row, "wakeups", KS_VAL_COUNT, sum.wakeups);
+	ks_row_val(row, "cross_cpu", KS_VAL_COUNT, sum.cross_cpu);
+	ks_row_val(row, "migrations", KS_VAL_COUNT, sum.migrations);
+	ks_row_val(row, "voluntary", KS_VAL_COUNT, sum.voluntary);
+	ks_row_val(row, "involuntary", KS_VAL_COUNT, sum.involuntary);
+	row->hist = h;
+	row->sort = ctx->sort == SORT_P99 ? ks_hist_percentile(h, 0.99) : ctx->sort == SORT_COUNT ? h->count : h->sum;
+	return 1;
+}
+
+KS_SCHED_GLUE(runqlat, struct rq_ctx, 1, struct ks_rq_stat, NULL, take_row)
+
+const struct ks_collector ks_runqlat_collector = {
+	.spec = {
+		.name = "runqlat",
+		.summary = "Run-queue latency: time from runnable (woken or preempted) to on-CPU, with switch, "
+			   "wakeup and migration counts.",
+		.common = KS_O_COLLECTOR,
+		.by_keys = "cpu|pid|tid|comm|prio|policy|cgroup",
+		.opts = rq_opts,
+	},
+	.ctx_size = sizeof(struct rq_ctx),
+	.parse_opt = rq_parse_opt,
+	.open = runqlat_open,
+	.hook = runqlat_hook,
+	.collect = runqlat_collect,
+	.close = runqlat_close,
+};

@@ -1,0 +1,172 @@
+/* User-side pieces shared by the scheduler collectors (runqlat, offcpu): --by modes, map sizes, row drains and labels. */
+#ifndef KS_COLLECTORS_SCHED_H
+#define KS_COLLECTORS_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "core/opts.h"
+#include "core/report.h"
+#include "ksight/sched.h"
+
+struct bpf_object;
+struct bpf_map;
+
+/* NULL (no --by) is KS_SCHED_BY_NONE; the option parser has checked the word. */
+enum ks_sched_by ks_sched_by_parse(const char *by);
+
+struct ks_sched_sizes {
+	uint32_t slots; /* per-thread slots: a power of two >= pid_max */
+	uint32_t rows;	/* array rows, both halves */
+	uint32_t hrows; /* hash rows, both halves */
+};
+
+/* Map sizes for @by with @nsub rows per key and row values of @value_size bytes per CPU. */
+void ks_sched_sizes(enum ks_sched_by by, uint32_t nsub, size_t value_size, struct ks_sched_sizes *sz);
+
+/* Names one drained row. */
+struct ks_sched_rowid {
+	uint32_t sub;	       /* the collector's split, e.g. offcpu's state */
+	int64_t num;	       /* cpu, prio, policy, tgid, tid or cgroup id */
+	char comm[KS_COMM_LEN]; /* pid, tid and comm modes */
+};
+
+/*
+ * Called for each row of the drained half: @vals holds @nvals per-CPU
+ * copies of the row (one, that CPU's, by cpu).  Returns 1 when it took
+ * data, 0 when the row was empty, or a negative errno.
+ */
+typedef int (*ks_sched_row_fn)(const struct ks_sched_rowid *id, const void *vals, int nvals, void *arg);
+
+struct ks_sched_maps {
+	enum ks_sched_by by;
+	uint32_t nsub;
+	int rows_fd, hrows_fd;
+	size_t value_size; /* one CPU's row */
+	void *vbuf;	   /* room for every CPU's copy of one row */
+};
+
+/* Hands every row of buffer half @gen to @fn and empties it. */
+int ks_sched_drain(const struct ks_sched_maps *m, unsigned int gen, ks_sched_row_fn fn, void *arg);
+
+/* Adds the key columns of @id (cpu; prio, class; policy, class; pid, comm; ...) to @row. */
+void ks_sched_label(struct ks_row *row, enum ks_sched_by by, const struct ks_sched_rowid *id);
+
+/* Whether sched_switch hands prev_state to tp_btf and raw_tp programs (v5.18+). */
+bool ks_sched_switch_has_state(void);
+
+/* What both scheduler collectors keep between open and close. */
+struct ks_sched_run {
+	enum ks_sched_by by;
+	const char *hist_name; /* JSON name of the row histogram */
+	const struct ks_filter *filter;
+	struct ks_sched_sizes sizes;
+	struct ks_sched_maps maps;
+	struct bpf_object *obj;
+	const char *hook;
+	unsigned int gen;
+	struct ks_sched_lost lost_seen; /* .bss counters already reported */
+	unsigned long long missed_seen;
+};
+
+/* Parses --by, sizes the maps for @nsub rows per key of @value_size bytes, allocates the drain buffer. */
+int ks_sched_run_init(struct ks_sched_run *run, const struct ks_common *c, const struct ks_filter *f,
+		      uint32_t nsub, size_t value_size, const char *hist_name);
+
+/*
+ * Sets the configuration every scheduler program shares (bpf/sched.bpf.h)
+ * on an opened skeleton @s; a macro because each skeleton has its own types.
+ */
+#define KS_SCHED_CONFIGURE(s, run)                                                     \
+	do {                                                                           \
+		(s)->rodata->ks_filter = *(run)->filter;                               \
+		(s)->rodata->ks_by = (run)->by;                                        \
+		(s)->rodata->ks_nsub = (run)->maps.nsub;                               \
+		(s)->rodata->ks_slot_mask = (run)->sizes.slots - 1;                    \
+		(s)->rodata->ks_switch_has_state = ks_sched_switch_has_state();        \
+		bpf_map__set_max_entries((s)->maps.ks_slots, (run)->sizes.slots);      \
+		bpf_map__set_max_entries((s)->maps.rows, (run)->sizes.rows);           \
+		bpf_map__set_max_entries((s)->maps.hrows, (run)->sizes.hrows);         \
+	} while (0)
+
+/* Records the loaded object and its row maps. */
+void ks_sched_attached(struct ks_sched_run *run, struct bpf_object *obj, const struct bpf_map *rows,
+		       const struct bpf_map *hrows);
+
+/*
+ * One collect: flips the buffer half (*@bss_gen), hands each drained row
+ * to @fn, then reports the loss counters (@lost, the .bss copy) since the
+ * previous collect.
+ */
+int ks_sched_collect(struct ks_sched_run *run, volatile uint32_t *bss_gen, const volatile struct ks_sched_lost *lost,
+		     struct ks_report *r, ks_sched_row_fn fn, void *arg);
+
+void ks_sched_run_free(struct ks_sched_run *run);
+
+/*
+ * Hook variants of the scheduler collectors: no classic-tracepoint one,
+ * as it has no task pointers, and every kernel with the BTF that CO-RE
+ * needs has raw_tp.
+ */
+extern const char *const ks_sched_hooks[];
+
+/*
+ * The glue between a collector's typed skeleton ks_<name> and the shared
+ * run: defines <name>_open, <name>_hook, <name>_collect and <name>_close
+ * for a context type @ctx_t with members run, skel and r, rows of @nsub
+ * splits of @value_t, drained by @take_row into the report.
+ */
+#define KS_SCHED_GLUE(name, ctx_t, nsub, value_t, hist_name, take_row)                          \
+	static int name##_try_hook(void *vctx, const char *hook)                                \
+	{                                                                                       \
+		ctx_t *ctx = vctx;                                                              \
+		struct ks_##name *s = ks_##name##__open();                                      \
+		int err;                                                                        \
+                                                                                                \
+		if (!s)                                                                         \
+			return -errno;                                                          \
+		KS_SCHED_CONFIGURE(s, &ctx->run);                                               \
+		ks_prog_select(s->obj, hook);                                                   \
+		err = ks_##name##__load(s);                                                     \
+		if (!err)                                                                       \
+			err = ks_##name##__attach(s);                                           \
+		if (err) {                                                                      \
+			ks_##name##__destroy(s);                                                \
+			return err < 0 ? err : -EINVAL;                                         \
+		}                                                                               \
+		ctx->skel = s;                                                                  \
+		ks_sched_attached(&ctx->run, s->obj, s->maps.rows, s->maps.hrows);              \
+		return 0;                                                                       \
+	}                                                                                       \
+	static int name##_open(void *vctx, const struct ks_common *c, const struct ks_filter *f) \
+	{                                                                                       \
+		ctx_t *ctx = vctx;                                                              \
+		int err = ks_sched_run_init(&ctx->run, c, f, nsub, sizeof(value_t), hist_name); \
+                                                                                                \
+		return err ? err : ks_load_first(ks_sched_hooks, name##_try_hook, ctx, &ctx->run.hook); \
+	}                                                                                       \
+	static const char *name##_hook(void *vctx)                                              \
+	{                                                                                       \
+		return ((ctx_t *)vctx)->run.hook;                                               \
+	}                                                                                       \
+	static int name##_collect(void *vctx, struct ks_report *r)                              \
+	{                                                                                       \
+		ctx_t *ctx = vctx;                                                              \
+		int err;                                                                        \
+                                                                                                \
+		ctx->r = r;                                                                     \
+		err = ks_sched_collect(&ctx->run, &ctx->skel->bss->ks_gen, &ctx->skel->bss->lost, r, \
+				       take_row, ctx);                                          \
+		ctx->r = NULL;                                                                  \
+		return err;                                                                     \
+	}                                                                                       \
+	static void name##_close(void *vctx)                                                    \
+	{                                                                                       \
+		ctx_t *ctx = vctx;                                                              \
+                                                                                                \
+		ks_##name##__destroy(ctx->skel);                                                \
+		ctx->skel = NULL;                                                               \
+		ks_sched_run_free(&ctx->run);                                                   \
+	}
+
+#endif

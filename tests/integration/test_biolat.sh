@@ -1,0 +1,179 @@
+# Integration: `ksight biolat` times exactly the O_DIRECT requests of a known workload on a loop device, and agrees with /proc/diskstats.
+. tests/lib.sh
+need_root biolat
+
+N=300
+BS=4096
+
+tfs=$(awk '$3=="tracefs" {print $2; exit}' /proc/mounts)
+if [ -n "$tfs" ] && [ ! -d "$tfs/events/block/block_rq_issue" ]; then
+	t_skip biolat "this kernel has no block:block_rq_issue tracepoint"
+	exit 0
+fi
+if ! command -v losetup >/dev/null 2>&1; then
+	t_skip biolat "no losetup to make a loop device"
+	exit 0
+fi
+
+# A loop device over a file in memory: about 20 us per 4 KiB read, nobody else uses it.
+img_dir=/dev/shm
+[ -d "$img_dir" ] && [ -w "$img_dir" ] || img_dir=$T_TMP
+IMG=$img_dir/ksight-biolat-$$.img
+LOOP=
+T_CLEANUP='[ -n "$LOOP" ] && { echo none >"/sys/block/${LOOP#/dev/}/queue/scheduler" 2>/dev/null; losetup -d "$LOOP" 2>/dev/null; }; rm -f "$IMG"'
+dd if=/dev/zero of="$IMG" bs=1M count=16 2>/dev/null
+LOOP=$(losetup -f --show "$IMG" 2>/dev/null) || { LOOP=$(losetup -f) && losetup "$LOOP" "$IMG"; } || LOOP=
+if [ -z "$LOOP" ] || [ ! -b "$LOOP" ]; then
+	LOOP=
+	t_skip biolat "cannot attach a loop device"
+	exit 0
+fi
+command -v udevadm >/dev/null 2>&1 && udevadm settle -t 5 2>/dev/null
+DEV=${LOOP#/dev/}
+SYS=/sys/block/$DEV
+
+# an fsync on a write-back device: the caller's zero-byte write plus the device's flush
+FLUSH=0
+grep -q "write back" "$SYS/queue/write_cache" 2>/dev/null && FLUSH=1
+
+# Starts dioload gated on SIGUSR1 with ARGS on the loop device; sets D_PID.
+D_SEQ=0
+d_start() {
+	D_SEQ=$((D_SEQ + 1))
+	D_OUT=$T_TMP/d.$D_SEQ
+	"$WORKLOADS/dioload" -g "$@" "$LOOP" >"$D_OUT" &
+	D_PID=$!
+	t_wait_for "$D_OUT" "[0-9]"
+}
+
+d_go() {
+	kill -USR1 "$D_PID"
+	wait "$D_PID" || t_fail "workload" "dioload failed"
+}
+
+# "count bytes" of the row whose KEY is VALUE in the last report
+row() {
+	k_jq --arg v "$2" '[(.rows[] | select(.'"$1"' == $v) | .count) // 0, (.rows[] | select(.'"$1"' == $v) | .bytes) // 0] | map(tostring) | join(" ")'
+}
+
+# sum of completed reads, writes, discards and flushes of the loop device
+ds_done() {
+	awk -v d="$DEV" '$3 == d { print $4 + $8 + (NF >= 15 ? $15 : 0) + (NF >= 19 ? $19 : 0) }' /proc/diskstats
+}
+
+# -p: exactly N reads and N writes (plus the fsync's) for the workload, in every hook variant
+for hook in tp_btf raw_tp tp; do
+	export KSIGHT_HOOK=$hook
+	d_start -w $N -r $N
+	k_start biolat -p "$D_PID" --by op -j
+	d_go
+	k_stop
+	unset KSIGHT_HOOK
+	t_eq "$hook: hook used" "$hook" "$(k_jq .hook)"
+	t_eq "$hook: reads of the pid" "$N $((N * BS))" "$(row op read)"
+	t_eq "$hook: writes of the pid (N, plus fsync's zero-byte one)" "$((N + FLUSH)) $((N * BS))" "$(row op write)"
+	t_eq "$hook: flushes of the pid" "$FLUSH 0" "$(row op flush)"
+	t_eq "$hook: nothing lost" "0" "$(k_jq .lost)"
+	t_eq "$hook: read latency histogram consistent" "true" "$(k_jq '.rows[] | select(.op=="read") | .latency_ns |
+		(.count == '$N' and .p50 > 0 and .p50 <= .p99 and .p99 <= .max and (.buckets | map(.[2]) | add) == '$N')')"
+	t_eq "$hook: read sizes are 4 KiB" "true" "$(k_jq '.rows[] | select(.op=="read") | .size_bytes |
+		(.count == '$N' and .max == '$BS' and .p50 >= 4000 and .p50 <= 4352)')"
+	t_eq "$hook: synchronous reads run at depth 1" "true" "$(k_jq '.rows[] | select(.op=="read") | .depth |
+		(.count == '$N' and .max == 1 and .p99 == 1)')"
+done
+
+# excluding: another process's filter sees none of it
+sleep 60 & other=$!
+d_start -w $N -r $N
+k_start biolat -p "$other" -j
+d_go
+k_stop
+kill $other
+t_eq "pid filter excludes other processes" "0 0" "$(row disk "$DEV")"
+
+# --by pid and --by comm: the submitter, not the task running at completion
+name=ksbio$$
+d_start -w $N -r $N -c "$name"
+k_start biolat --by pid --comm "$name" -j
+d_go
+k_stop
+t_eq "by pid: one row, the workload" "$D_PID" "$(k_jq '[.rows[].pid] | map(tostring) | join(",")')"
+t_eq "by pid: comm of the row" "$name" "$(k_jq '.rows[0].comm')"
+t_eq "by pid: every request" "$((2 * N + 2 * FLUSH))" "$(k_jq '.rows[0].count')"
+d_start -w $N -r $N -c "$name"
+k_start biolat --by comm -p "$D_PID" -j
+d_go
+k_stop
+t_eq "by comm: the workload's requests" "$((2 * N + 2 * FLUSH)) $((2 * N * BS))" "$(row comm "$name")"
+
+# --by cgroup and -c: a cgroup v2 directory made for the test
+cg2=$(awk '$3=="cgroup2" {print $2; exit}' /proc/mounts)
+if [ -z "$cg2" ]; then
+	t_skip "by cgroup" "no cgroup v2 mount"
+else
+	cg=$cg2/ksight-bio-$$
+	mkdir -p "$cg"
+	T_CLEANUP="rmdir '$cg' 2>/dev/null; $T_CLEANUP"
+	d_start -w $N -r $N
+	echo "$D_PID" >"$cg/cgroup.procs"
+	k_start biolat --by cgroup -c "$cg" -j
+	d_go
+	k_stop
+	t_eq "by cgroup: the cgroup's requests" "$((2 * N + 2 * FLUSH)) $((2 * N * BS))" "$(row cgroup "/ksight-bio-$$")"
+	rmdir "$cg" 2>/dev/null
+fi
+
+# every completion on the device, system-wide, equals what the kernel counted meanwhile
+k_start biolat -j
+before=$(ds_done)
+"$WORKLOADS/dioload" -w $N -r $N "$LOOP"
+after=$(ds_done)
+k_stop
+delta=$((after - before))
+t_eq "disk mode: completed requests equal the /proc/diskstats delta" "$delta" "$(k_jq --arg d "$DEV" '(.rows[] | select(.disk == $d) | .count) // 0')"
+[ "$delta" -ge $((2 * N)) ] && t_pass "disk mode: diskstats saw the workload" || t_fail "disk mode: diskstats saw the workload" "delta $delta"
+t_eq "disk mode: dev column" "$(cat "$SYS/dev")" "$(k_jq --arg d "$DEV" '.rows[] | select(.disk == $d) | .dev')"
+t_eq "disk mode: unmatched completions are counted" "number" "$(k_jq '.counters.unmatched_completions | type')"
+
+# -Q: with a scheduler every request is inserted, then issued: queue time for each
+if grep -q mq-deadline "$SYS/queue/scheduler" 2>/dev/null && echo mq-deadline >"$SYS/queue/scheduler" 2>/dev/null; then
+	d_start -w $N -r $N
+	k_start biolat -Q -p "$D_PID" --by op -j
+	d_go
+	k_stop
+	echo none >"$SYS/queue/scheduler"
+	t_eq "queued: reads exact through a scheduler" "$N $((N * BS))" "$(row op read)"
+	t_eq "queued: a queue time per read" "$N" "$(k_jq '.rows[] | select(.op=="read") | .queue_ns.count')"
+else
+	t_skip "queued" "mq-deadline is not available for $DEV"
+fi
+d_start -r $N
+k_start biolat -p "$D_PID" -j
+d_go
+k_stop
+t_eq "no -Q: no queue_ns" "null" "$(k_jq '.rows[0].queue_ns')"
+
+# -i: one JSON line per interval, counts add up across the buffer flips
+M=20000
+d_start -r $M -s 64
+k_start biolat -p "$D_PID" --by op -j -i 0.2
+d_go
+sleep 0.3
+k_stop
+lines=$(wc -l <"$K_OUT")
+[ "$lines" -ge 2 ] && t_pass "interval: several JSON lines" || t_fail "interval: several JSON lines" "got $lines"
+# a completion interrupting the same program on its CPU is skipped by the kernel and counted
+t_eq "interval: reads plus losses add up across intervals" "$M" "$(jq -s '[.[] | (.rows[] | select(.op=="read") | .count), .lost] | add' "$K_OUT")"
+t_eq "interval: no loss but recursion" "0" "$(jq -s '[.[].lost_by | .inflight_full + .map_full + .key_collisions] | add' "$K_OUT")"
+
+# bad input: exit 2 with one line, nothing loaded
+"$KSIGHT" biolat --by nope >/dev/null 2>"$T_TMP/bad.err"
+t_eq "bad --by: exit 2" "2" "$?"
+t_eq "bad --by: one line" "1" "$(wc -l <"$T_TMP/bad.err")"
+"$KSIGHT" biolat -Q extra >/dev/null 2>&1
+t_eq "stray argument: exit 2" "2" "$?"
+"$KSIGHT" biolat -p 0 >/dev/null 2>&1
+t_eq "bad pid: exit 2" "2" "$?"
+
+# leftovers: no program of ours survives its process
+t_no_leaks bl_

@@ -1,0 +1,167 @@
+# Integration: `ksight tcp` between two network namespaces with induced loss: retransmits as RetransSegs counts them, drops as nftables counts them, connect latency.
+. tests/lib.sh
+need_root tcp
+
+BYTES=4000000
+PORT=5201
+
+tfs=$(awk '$3=="tracefs" {print $2; exit}' /proc/mounts)
+for tp in tcp/tcp_retransmit_skb sock/inet_sock_set_state skb/kfree_skb; do
+	if [ -n "$tfs" ] && [ ! -d "$tfs/events/$tp" ]; then
+		t_skip tcp "this kernel has no ${tp%%/*}:${tp#*/} tracepoint"
+		exit 0
+	fi
+done
+if ! ip netns list >/dev/null 2>&1; then
+	t_skip tcp "no 'ip netns' (iproute2) to make network namespaces"
+	exit 0
+fi
+if ! command -v nft >/dev/null 2>&1; then
+	t_skip tcp "no nft (nftables) to induce packet loss"
+	exit 0
+fi
+
+# Two namespaces joined by a veth pair: A sends, B receives and drops 5% of the data it gets.
+A=ksight-tcp-a-$$
+B=ksight-tcp-b-$$
+NET=10.199.$(($$ % 250)).
+T_CLEANUP='ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null'
+if ! { ip netns add "$A" && ip netns add "$B" &&
+	ip link add ksa$$ type veth peer name ksb$$ &&
+	ip link set ksa$$ netns "$A" && ip link set ksb$$ netns "$B" &&
+	ip -n "$A" addr add "${NET}1/24" dev ksa$$ && ip -n "$B" addr add "${NET}2/24" dev ksb$$ &&
+	ip -n "$A" addr add fd00:199::1/64 dev ksa$$ nodad && ip -n "$B" addr add fd00:199::2/64 dev ksb$$ nodad &&
+	ip -n "$A" link set ksa$$ up && ip -n "$B" link set ksb$$ up &&
+	ip -n "$A" link set lo up && ip -n "$B" link set lo up; }; then
+	t_skip tcp "cannot make the network namespaces and veth pair"
+	exit 0
+fi
+# data segments only (longer than any bare ACK or handshake packet), so every
+# drop falls on an established connection and the handshake is never slowed
+if ! ip netns exec "$B" nft -f - <<EOF
+table inet ksight_loss {
+	chain input {
+		type filter hook input priority 0; policy accept;
+		tcp dport $PORT meta length > 200 numgen random mod 100 < 5 counter drop
+	}
+}
+EOF
+then
+	t_skip tcp "nftables refuses the numgen drop rule"
+	exit 0
+fi
+
+# RetransSegs of /proc/net/snmp inside the sender's namespace
+retrans_segs() {
+	ip netns exec "$A" cat /proc/net/snmp | awk '$1 == "Tcp:" { if (!n) { for (i = 1; i <= NF; i++) if ($i == "RetransSegs") c = i; n = 1 } else print $c }'
+}
+
+# packets the drop rule has dropped so far
+nft_drops() {
+	ip netns exec "$B" nft list table inet ksight_loss | awk '/counter packets/ { for (i = 1; i <= NF; i++) if ($i == "packets") print $(i + 1) }'
+}
+
+# Starts tcpload in namespace NS with ARGS, gated on SIGUSR1; sets P_PID.
+P_SEQ=0
+p_start() {
+	_ns=$1
+	shift
+	P_SEQ=$((P_SEQ + 1))
+	P_OUT=$T_TMP/p.$P_SEQ
+	ip netns exec "$_ns" "$WORKLOADS/tcpload" -g "$@" >"$P_OUT" &
+	t_wait_for "$P_OUT" "[0-9]"
+	P_PID=$(head -1 "$P_OUT")
+}
+
+# One bounded transfer to DST with `ksight tcp ARGS` tracing ("-p SENDER" stands for
+# the sender's pid, known only once it runs); the RetransSegs delta in R_DELTA.
+transfer() {
+	_dst=$1
+	_sender=no
+	shift
+	if [ "$1" = "-p" ] && [ "$2" = SENDER ]; then
+		_sender=yes
+		shift 2
+	fi
+	p_start "$B" -s "$_dst" $PORT
+	S_PID=$P_PID
+	S_OUT=$P_OUT
+	kill -USR1 "$S_PID"
+	t_wait_for "$S_OUT" listening
+	p_start "$A" -c "$_dst" $PORT -n $BYTES
+	C_PID=$P_PID
+	if [ $_sender = yes ]; then k_start tcp -p "$C_PID" "$@"; else k_start tcp "$@"; fi
+	r0=$(retrans_segs)
+	kill -USR1 "$C_PID"
+	# the client ends when the server has read everything and closed: no segment of it is left to resend
+	while kill -0 "$C_PID" 2>/dev/null; do sleep 0.05; done
+	t_wait_for "$S_OUT" "received $BYTES" || t_fail "transfer" "the server did not get $BYTES bytes: $(cat "$S_OUT")"
+	R_DELTA=$(($(retrans_segs) - r0))
+	k_stop
+}
+
+# sum of VALUE over the rows whose local and remote addresses are the test's
+flow_sum() {
+	k_jq --arg a "$1" --arg b "$2" '[.rows[] | select((.local | startswith($a)) and (.remote | startswith($b))) | .'"$3"'] | add // 0'
+}
+
+for fam in ipv4 ipv6; do
+	if [ $fam = ipv4 ]; then src=${NET}1; dst=${NET}2; ls=$src:; rs=$dst:$PORT; else src=fd00:199::1; dst=fd00:199::2; ls="[$src]:"; rs="[$dst]:$PORT"; fi
+	# -p on the sender: only its socket, wherever the kernel handles it
+	transfer "$dst" -p SENDER --by flow -j
+	t_eq "$fam: hook used" "tp_btf" "$(k_jq .hook)"
+	[ "$R_DELTA" -gt 0 ] && t_pass "$fam: the loss caused retransmits" || t_fail "$fam: the loss caused retransmits" "RetransSegs delta $R_DELTA"
+	t_eq "$fam: retransmitted segments equal the RetransSegs delta" "$R_DELTA" "$(flow_sum "$ls" "$rs" retrans_segs)"
+	t_eq "$fam: one flow, the sender's" "1" "$(k_jq '.rows | length')"
+	t_eq "$fam: family" "$fam" "$(k_jq '.rows[0].family')"
+	t_eq "$fam: one connect, timed" "1 1" "$(k_jq '.rows[0] | "\(.connects) \(.connect_ns.count)"')"
+	t_eq "$fam: connect latency sane" "true" "$(k_jq '.rows[0].connect_ns | (.p50 > 0 and .max < 1000000000)')"
+	t_eq "$fam: RTT sampled" "true" "$(k_jq '.rows[0].rtt_ns | (.count > 0 and .p50 > 0)')"
+	t_eq "$fam: nothing lost" "0" "$(k_jq .lost)"
+done
+
+# the classic tracepoints, as kernels without BTF run them
+export KSIGHT_HOOK=tp
+transfer "${NET}2" -p SENDER --by flow -j
+unset KSIGHT_HOOK
+t_eq "tp: hook used" "tp" "$(k_jq .hook)"
+t_eq "tp: retransmitted segments equal the RetransSegs delta" "$R_DELTA" "$(flow_sum "${NET}1:" "${NET}2:$PORT" retrans_segs)"
+t_eq "tp: one connect, timed" "1 1" "$(k_jq '.rows[0] | "\(.connects) \(.connect_ns.count)"')"
+
+# --by pid: the sender's retransmits are its own, whichever context sent them
+transfer "${NET}2" -p SENDER --by pid -j
+t_eq "by pid: the sender's row" "$C_PID tcpload" "$(k_jq '.rows[0] | "\(.pid) \(.comm)"')"
+t_eq "by pid: its retransmitted segments" "$R_DELTA" "$(k_jq '.rows[0].retrans_segs')"
+
+# --by reason on the receiver: every packet the rule dropped, by its reason;
+# the server's socket is charged to its listener's owner
+d0=$(nft_drops)
+p_start "$B" -s "${NET}2" $PORT
+S_PID=$P_PID
+S_OUT=$P_OUT
+k_start tcp -p "$S_PID" --by reason -j
+kill -USR1 "$S_PID"
+t_wait_for "$S_OUT" listening
+ip netns exec "$A" "$WORKLOADS/tcpload" -c "${NET}2" $PORT -n $BYTES
+t_wait_for "$S_OUT" "received" || t_fail "transfer" "the server got nothing"
+k_stop
+drops=$(($(nft_drops) - d0))
+[ "$drops" -gt 0 ] && t_pass "by reason: the rule dropped packets" || t_fail "by reason: the rule dropped packets" "$drops"
+t_eq "by reason: NETFILTER_DROP equals the nftables counter" "$drops" "$(k_jq '(.rows[] | select(.reason == "NETFILTER_DROP") | .drops) // 0')"
+
+# --by port: the service's port, from both ends
+transfer "${NET}2" --by port -j
+t_eq "by port: the service port has the sender's connect" "true" "$(k_jq '[.rows[] | select(.port == '$PORT') | .connects] | add >= 1')"
+
+# bad input: exit 2 with one line, nothing loaded
+"$KSIGHT" tcp --by disk >/dev/null 2>"$T_TMP/bad.err"
+t_eq "bad --by: exit 2" "2" "$?"
+t_eq "bad --by: one line" "1" "$(wc -l <"$T_TMP/bad.err")"
+"$KSIGHT" tcp --max-rows 0 >/dev/null 2>&1
+t_eq "bad --max-rows: exit 2" "2" "$?"
+
+# leftovers: the namespaces go with the test, no program of ours survives its process
+ip netns del "$A"
+ip netns del "$B"
+t_eq "namespaces removed" "" "$(ip netns list | grep -e "$A" -e "$B")"
+t_no_leaks tcp_
