@@ -1,5 +1,6 @@
 #!/bin/sh
-# /init of the test guest (busybox ash): mounts what ksight needs, runs the integration tests, reports on ttyS1.
+# /init of the test guest (dash, busybox applets): mounts what ksight needs, runs the integration tests, reports on ttyS1.
+/bin/busybox --install -s /bin
 export PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TMPDIR=/tmp
 
@@ -30,12 +31,14 @@ else
 	mount -t cgroup -o memory memory /sys/fs/cgroup/memory
 fi
 
-ip link set lo up
+# what went wrong in setting up, shown by the host beside the results
+notes=
+ip link set lo up || notes="$notes|cannot bring lo up"
 # modules.dep for the few modules shipped, so the kernel's own request_module works too
 if [ -d "/lib/modules/$(uname -r)" ]; then
 	depmod
 	for m in $KS_MODULES; do
-		modprobe "$m" || echo "init: cannot load module $m"
+		modprobe "$m" 2>/dev/null || notes="$notes|cannot load module $m"
 	done
 fi
 
@@ -49,6 +52,7 @@ cd /ksight || exit 1
 {
 	read -r up _ </proc/uptime
 	echo "KS-BEGIN $(uname -r) uptime=$up"
+	echo "${notes#|}" | tr '|' '\n' | sed -n 's/^./KS-NOTE &/p'
 	[ -n "$KS_CMD" ] && KS_TESTS=none && sh -c "$KS_CMD" </dev/null 2>&1 | cat
 	for t in tests/integration/test_*.sh; do
 		name=${t#tests/integration/}

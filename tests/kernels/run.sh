@@ -64,8 +64,10 @@ deb_name() {
 # Module files (paths under lib/modules/REL) of the names in $2 and of everything they depend on.
 module_closure() {
 	_root=$1 _want=$2 _seen=' '
-	while [ -n "$_want" ]; do
+	while :; do
+		# shellcheck disable=SC2086
 		set -- $_want
+		[ $# -gt 0 ] || break
 		_m=$1
 		shift
 		_want=$*
@@ -147,16 +149,18 @@ copy_modules() {
 	done
 }
 
-# Copies a host binary to the same path under $ROOT, with every shared library ldd names.
+# copy_bin SRC DST: a host binary to DST under $ROOT; copy_libs then adds the shared
+# libraries of all of them (one ldd for all: a fork costs on a busy machine).
 copy_bin() {
-	_dst=$ROOT$2
-	mkdir -p "$(dirname "$_dst")"
-	cp -L "$1" "$_dst"
-	ldd "$1" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | while read -r _l; do
-		[ -e "$ROOT$_l" ] && continue
-		mkdir -p "$ROOT$(dirname "$_l")"
-		cp -L "$_l" "$ROOT$_l"
-	done
+	mkdir -p "$(dirname "$ROOT$2")"
+	cp -L "$1" "$ROOT$2"
+	BINS="$BINS $1"
+}
+
+copy_libs() {
+	# shellcheck disable=SC2086
+	ldd $BINS 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3} NF == 2 && $1 ~ /^\// {print $1}' |
+		sort -u | xargs cp -L --parents -t "$ROOT"
 }
 
 # shvar NAME VALUE: an assignment the guest's shell reads back as VALUE, whatever its quotes.
@@ -165,18 +169,15 @@ shvar() {
 }
 
 initramfs() {
-	ROOT=$TMP/root
+	ROOT=$TMP/root BINS=
 	rm -rf "$ROOT"
 	mkdir -p "$ROOT"/bin "$ROOT"/sbin "$ROOT"/dev "$ROOT"/proc "$ROOT"/sys "$ROOT"/run "$ROOT"/tmp \
 		"$ROOT"/root "$ROOT"/etc "$ROOT"/ksight/build/workloads "$ROOT"/ksight/tests/integration
+	# busybox's applets are linked into /bin by the guest's init (busybox --install),
+	# which leaves /bin/sh alone: dash, the host's /bin/sh, because busybox-static's ash
+	# (and every applet that runs a program, such as timeout) prefers busybox's own
+	# applets to PATH, so the tests would get busybox's ip instead of iproute2's
 	cp /bin/busybox "$ROOT/bin/busybox"
-	for _a in $(/bin/busybox --list); do
-		[ -e "$ROOT/bin/$_a" ] || ln -s busybox "$ROOT/bin/$_a"
-	done
-	# dash as sh, the host's /bin/sh: busybox-static's ash (and every applet that runs a
-	# program, such as timeout) prefers busybox's own applets to PATH, so the tests would
-	# get busybox's ip instead of iproute2's
-	rm "$ROOT/bin/sh"
 	copy_bin /bin/dash /bin/sh
 	# the kernel's request_module runs /sbin/modprobe
 	ln -s ../bin/busybox "$ROOT/sbin/modprobe"
@@ -187,6 +188,7 @@ initramfs() {
 	for _w in build/workloads/*; do
 		[ -x "$_w" ] && copy_bin "$_w" "/ksight/$_w"
 	done
+	copy_libs
 	cp tests/lib.sh "$ROOT/ksight/tests/"
 	cp tests/integration/*.sh "$ROOT/ksight/tests/integration/"
 	[ -d "$KDIR/modules" ] && cp -R "$KDIR/modules/lib" "$ROOT/"
@@ -220,6 +222,9 @@ guest_line() {
 		set -- $_l
 		G_BOOT=$(($(date +%s) - G_T0))
 		say "$K: booted $2, guest uptime ${3#uptime=}s, ${G_BOOT}s since qemu started"
+		;;
+	KS-NOTE*)
+		say "$K: guest: ${_l#KS-NOTE }"
 		;;
 	KS-TEST*)
 		G_TMARK=$(date +%s)
