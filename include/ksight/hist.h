@@ -50,12 +50,23 @@ static __always_inline unsigned int ks_hist_slot(unsigned long long v)
 	       (unsigned int)((v >> (p - KS_HIST_SUB_BITS)) & (KS_HIST_SUB - 1));
 }
 
-/* The slot of @v in an array of the first @n slots: the last takes all above. */
+/*
+ * The slot of @v in an array of the first @n slots: the last takes all above.
+ * In BPF the slot is zero-extended once and hidden from the optimizer, so
+ * the clamp tests the very register that indexes: otherwise clang compares
+ * one zero-extended copy and indexes with another, and a verifier that
+ * links no registers across that (6.1's) sees an unbounded index.
+ */
 static __always_inline unsigned int ks_hist_slot_max(unsigned long long v, unsigned int n)
 {
-	unsigned int s = ks_hist_slot(v);
+	unsigned long long s = ks_hist_slot(v);
 
-	return s < n ? s : n - 1;
+#ifdef barrier_var /* libbpf's bpf_helpers.h: BPF programs only */
+	barrier_var(s);
+#endif
+	if (s >= n)
+		s = n - 1;
+	return (unsigned int)s;
 }
 
 /* Smallest value that falls into @slot. */
