@@ -25,6 +25,7 @@ struct tcp_ctx {
 	enum ks_tcp_by by;
 	uint32_t max_rows;
 	bool has_probe;	 /* tcp:tcp_probe exists: RTT from the tracepoint variants */
+	bool probe_sk;	 /* its classic record carries the socket (skaddr; 6.1's has none) */
 	bool has_accept; /* syscalls:sys_exit_accept* exist: owners of accepted sockets */
 	const struct ks_filter *filter;
 	struct ks_tcp *skel;
@@ -101,6 +102,8 @@ static int try_hook(void *vctx, const char *hook)
 {
 	struct tcp_ctx *ctx = vctx;
 	bool tracepoint_rtt = strcmp(hook, KS_HOOK_FENTRY) && strcmp(hook, KS_HOOK_KPROBE);
+	/* the classic record must name the socket: RTT is charged to its owner */
+	bool no_rtt = tracepoint_rtt && (!ctx->has_probe || (!strcmp(hook, KS_HOOK_TP) && !ctx->probe_sk));
 	struct ks_tcp *s;
 	int err;
 
@@ -129,7 +132,7 @@ static int try_hook(void *vctx, const char *hook)
 		ks_prog_disable(s->obj, "tcp_retrans");
 		if (!ctx->filter->flags)
 			ks_prog_disable(s->obj, "tcp_state");
-	} else if (tracepoint_rtt && !ctx->has_probe) {
+	} else if (no_rtt) {
 		ks_prog_disable(s->obj, "tcp_rtt");
 	}
 	err = ks_tcp__load(s);
@@ -141,8 +144,12 @@ static int try_hook(void *vctx, const char *hook)
 		ks_tcp__destroy(s);
 		return err < 0 ? err : -EINVAL;
 	}
-	if (tracepoint_rtt && !ctx->has_probe && ctx->by != KS_TCP_BY_REASON)
-		p_warn("tcp: tracepoint tcp:tcp_probe is not in this kernel; no RTT with hook %s", hook);
+	if (no_rtt && ctx->by != KS_TCP_BY_REASON) {
+		if (!ctx->has_probe)
+			p_warn("tcp: tracepoint tcp:tcp_probe is not in this kernel; no RTT with hook %s", hook);
+		else
+			p_warn("tcp: tcp:tcp_probe records no socket address (skaddr) in this kernel; no RTT with hook %s", hook);
+	}
 	ctx->skel = s;
 	return 0;
 }
@@ -204,6 +211,8 @@ static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filte
 		}
 	}
 	ctx->has_probe = ks_tracepoint_exists("tcp", "tcp_probe") != 0;
+	/* unknown (no BTF) counts as present: the load then says what is wrong */
+	ctx->probe_sk = ks_btf_has_member("trace_event_raw_tcp_probe", "skaddr") != 0;
 	ctx->has_accept = ks_tracepoint_exists("syscalls", "sys_exit_accept4") > 0 &&
 			  ks_tracepoint_exists("syscalls", "sys_exit_accept") > 0;
 	if (!ctx->has_accept)

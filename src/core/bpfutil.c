@@ -187,18 +187,25 @@ int ks_array_drain(int fd, uint32_t first, uint32_t n, void *value_buf, size_t v
 	return 0;
 }
 
-int ks_tp_nargs(const char *tp)
+/* The kernel's BTF, loaded once and kept for the process: NULL with errno set when it has none. */
+static struct btf *vmlinux_btf(void)
 {
 	static struct btf *vmlinux;
+
+	if (!vmlinux)
+		vmlinux = btf__load_vmlinux_btf();
+	return vmlinux;
+}
+
+int ks_tp_nargs(const char *tp)
+{
+	struct btf *vmlinux = vmlinux_btf();
 	const struct btf_type *t;
 	char name[128];
 	int id;
 
-	if (!vmlinux) {
-		vmlinux = btf__load_vmlinux_btf();
-		if (!vmlinux)
-			return -errno;
-	}
+	if (!vmlinux)
+		return -errno;
 	snprintf(name, sizeof(name), "btf_trace_%s", tp);
 	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF);
 	if (id < 0)
@@ -211,4 +218,27 @@ int ks_tp_nargs(const char *tp)
 	if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 1)
 		return -EINVAL;
 	return btf_vlen(t) - 1;
+}
+
+int ks_btf_has_member(const char *type, const char *member)
+{
+	struct btf *vmlinux = vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_member *m;
+	int id;
+
+	if (!vmlinux)
+		return -errno;
+	id = btf__find_by_name_kind(vmlinux, type, BTF_KIND_STRUCT);
+	if (id < 0)
+		return id;
+	t = btf__type_by_id(vmlinux, id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(vmlinux, m->name_off);
+
+		if (n && !strcmp(n, member))
+			return 1;
+	}
+	return 0;
 }

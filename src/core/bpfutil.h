@@ -69,5 +69,12 @@ int ks_array_drain(int fd, uint32_t first, uint32_t n, void *value_buf, size_t v
  * the kernel has no BTF or no such tracepoint.
  */
 int ks_tp_nargs(const char *tp);
+/*
+ * 1 when struct @type of the kernel's BTF has a member named @member
+ * (top level only), 0 when it has not; negative errno when the kernel has
+ * no BTF or no such struct.  What a classic tracepoint's record holds is
+ * its trace_event_raw_<class> struct.
+ */
+int ks_btf_has_member(const char *type, const char *member);
 
 #endif
