@@ -13,8 +13,11 @@ static __always_inline struct ks_rq_stat *row_of(struct task_struct *t, bool tru
  * True when sched_wakeup runs on the target's own CPU for a wakeup that
  * another CPU queued there (ttwu_queue_wakelist: the target was idle or in
  * another LLC): the target runqueue's ttwu_pending stays set while
- * sched_ttwu_pending() activates the list.  A local wakeup racing with a
- * queued remote one reads as remote too: rare, and only overcounts.
+ * sched_ttwu_pending() activates the list, since v6.2 (commit d6962c4fe8f9,
+ * "sched: Clear ttwu_pending after enqueue_task()"; before, it was cleared
+ * first, and sched_waking supplies the waker's CPU instead).  A local
+ * wakeup racing with a queued remote one reads as remote too: rare, and
+ * only overcounts.
  * rq::ttwu_pending exists since v5.8 ("sched: Add rq::ttwu_pending"); the
  * rq is reached through se.cfs_rq, present with CONFIG_FAIR_GROUP_SCHED
  * (the runqueues symbol is not in kallsyms without KALLSYMS_ALL).
@@ -29,8 +32,33 @@ static __always_inline bool queued_remotely(struct task_struct *p, bool trusted)
 	return BPF_CORE_READ(p, se.cfs_rq, rq, ttwu_pending);
 }
 
-/* sched_wakeup, sched_wakeup_new: @p becomes runnable. */
-static __always_inline int on_wakeup(struct task_struct *p, bool trusted)
+/*
+ * sched_waking, on the waker's CPU before the target is chosen: only where
+ * the wakeup itself cannot tell a queued wakeup from a local one (see
+ * ks_sched_wakelist_marked), it leaves the waker's CPU in the slot.
+ */
+static __always_inline int on_waking(struct task_struct *p, bool trusted)
+{
+	__u32 tid = KS_RD(trusted, p, pid), cpu = bpf_get_smp_processor_id();
+	struct ks_sched_slot *s;
+
+	if (!tid || cpu >= KS_SLOT_WAKER_CPUS || !ks_filter_pass_task(p, 0, ~KS_F_CPU, trusted))
+		return 0;
+	s = ks_slot(tid);
+	/* an open wait (this thread's, preempted while going to sleep, or a
+	 * colliding one's) keeps its flags, and sched_wakeup leaves it too */
+	if (!s || s->ts)
+		return 0;
+	if (s->tid != tid) {
+		s->tid = tid;
+		s->migr = 0;
+	}
+	s->flags = (__u16)(KS_SLOT_WAKER | (cpu << KS_SLOT_WAKER_SHIFT));
+	return 0;
+}
+
+/* sched_wakeup, sched_wakeup_new (@new_task): @p becomes runnable. */
+static __always_inline int on_wakeup(struct task_struct *p, bool trusted, bool new_task)
 {
 	__u32 tid = KS_RD(trusted, p, pid), cpu;
 	struct ks_sched_slot *s;
@@ -52,8 +80,13 @@ static __always_inline int on_wakeup(struct task_struct *p, bool trusted)
 	/* every read of p before the first store, so the rq pointer is loaded once */
 	now = ks_sched_now(p, trusted);
 	cpu = ks_task_cpu(p, trusted);
-	if (bpf_get_smp_processor_id() != cpu || queued_remotely(p, trusted))
+	/* a new task has no sched_waking: what its slot holds is a dead thread's */
+	if (!new_task && s->tid == tid && (s->flags & KS_SLOT_WAKER)) {
+		if ((__u32)(s->flags >> KS_SLOT_WAKER_SHIFT) != cpu)
+			flags |= KS_SLOT_CROSS;
+	} else if (bpf_get_smp_processor_id() != cpu || queued_remotely(p, trusted)) {
 		flags |= KS_SLOT_CROSS;
+	}
 	if (s->tid != tid) {
 		s->tid = tid;
 		s->migr = 0;
@@ -152,13 +185,19 @@ static __always_inline int on_migrate(struct task_struct *p, int dest_cpu, bool 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sched_wakeup__tp_btf, struct task_struct *p)
 {
-	return on_wakeup(p, true);
+	return on_wakeup(p, true, false);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new__tp_btf, struct task_struct *p)
 {
-	return on_wakeup(p, true);
+	return on_wakeup(p, true, true);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(sched_waking__tp_btf, struct task_struct *p)
+{
+	return on_waking(p, true);
 }
 
 KS_SCHED_SWITCH_PROGS(on_switch)
@@ -172,13 +211,19 @@ int BPF_PROG(sched_migrate_task__tp_btf, struct task_struct *p, int dest_cpu)
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(sched_wakeup__raw_tp, struct task_struct *p)
 {
-	return on_wakeup(p, false);
+	return on_wakeup(p, false, false);
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new__raw_tp, struct task_struct *p)
 {
-	return on_wakeup(p, false);
+	return on_wakeup(p, false, true);
+}
+
+SEC("raw_tp/sched_waking")
+int BPF_PROG(sched_waking__raw_tp, struct task_struct *p)
+{
+	return on_waking(p, false);
 }
 
 SEC("raw_tp/sched_migrate_task")

@@ -34,7 +34,12 @@ struct ks_sched_key {
 enum ks_slot_flags {
 	KS_SLOT_WOKEN = 1u << 0, /* sched_wakeup or sched_wakeup_new, not a preemption */
 	KS_SLOT_CROSS = 1u << 1, /* the waker ran on another CPU than the target */
+	/* No wait open: sched_waking left the waker's CPU in the bits from
+	 * KS_SLOT_WAKER_SHIFT up, for the sched_wakeup that follows (runqlat). */
+	KS_SLOT_WAKER = 1u << 2,
 };
+#define KS_SLOT_WAKER_SHIFT 3
+#define KS_SLOT_WAKER_CPUS (1u << (16 - KS_SLOT_WAKER_SHIFT))
 
 /*
  * Per-thread state in an array indexed by tid: a plain array lookup is

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collectors/sched.h"
@@ -199,6 +200,22 @@ bool ks_sched_switch_has_state(void)
 	if (n < 0)
 		p_dbg("cannot count sched_switch arguments: %s; assuming prev_state is one", strerror(-n));
 	return n < 0 || n >= 4;
+}
+
+/*
+ * Commit d6962c4fe8f9 ("sched: Clear ttwu_pending after enqueue_task()",
+ * v6.2) moved the clearing after the activations.  The kernel's behaviour
+ * changed, not its types, so the release is all there is to go by; an
+ * unreadable one gets sched_waking, which is right on every kernel.
+ */
+bool ks_sched_wakelist_marked(void)
+{
+	unsigned int major, minor;
+	struct utsname u;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return false;
+	return major > 6 || (major == 6 && minor >= 2);
 }
 
 const char *const ks_sched_hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, NULL };

@@ -54,6 +54,13 @@ void ks_sched_label(struct ks_row *row, enum ks_sched_by by, const struct ks_sch
 
 /* Whether sched_switch hands prev_state to tp_btf and raw_tp programs (v5.18+). */
 bool ks_sched_switch_has_state(void);
+/*
+ * Whether rq::ttwu_pending stays set while a CPU activates the wakeups
+ * other CPUs queued for it (v6.2+), so that sched_wakeup alone tells a
+ * queued wakeup from a local one; else runqlat's sched_waking programs
+ * (programs named sched_waking__*) record the waker's CPU.
+ */
+bool ks_sched_wakelist_marked(void);
 
 /* What both scheduler collectors keep between open and close. */
 struct ks_sched_run {
@@ -127,6 +134,8 @@ extern const char *const ks_sched_hooks[];
 			return -errno;                                                          \
 		KS_SCHED_CONFIGURE(s, &ctx->run);                                               \
 		ks_prog_select(s->obj, hook);                                                   \
+		if (ks_sched_wakelist_marked())                                                 \
+			ks_prog_disable(s->obj, "sched_waking");                                \
 		err = ks_##name##__load(s);                                                     \
 		if (!err)                                                                       \
 			err = ks_##name##__attach(s);                                           \

@@ -221,4 +221,4 @@ t_eq "top by p99: at most 3 rows, sorted" "true" \
 
 # --- leftovers: every program this test loaded is gone with its ksight
 sleep 0.5
-t_eq "no leaked programs" "" "$(t_unheld_progs "$START_ID" '^sched_(switch__|wakeup__|wakeup_ne|migrate_)' | tr '\n' ' ')"
+t_eq "no leaked programs" "" "$(t_unheld_progs "$START_ID" '^sched_(switch__|wakeup__|wakeup_ne|waking__|migrate_)' | tr '\n' ' ')"
