@@ -142,6 +142,13 @@ g_start() {
 	G_LINE=$(head -1 "$G_FILE")
 }
 
+# Status `ksight doctor -j` gives feature NAME on this kernel (OK, WARN, MISSING; empty if
+# unknown), from one doctor run per test.
+k_feature() {
+	[ -s "$T_TMP/doctor.json" ] || "$KSIGHT" doctor -j >"$T_TMP/doctor.json" 2>/dev/null
+	jq -r --arg n "$1" '.checks[]? | select(.name == $n) | .status' "$T_TMP/doctor.json" 2>/dev/null
+}
+
 # jq over the report of the last k_stop.
 k_jq() {
 	jq -r "$@" "$K_OUT"

@@ -3,9 +3,15 @@
 need_root hooks
 
 # Collectors and their hook variants, best first, as their sources try them; the
-# arguments make a short run. A new collector adds one line.
+# arguments make a short run. A new collector adds one line (checked below against
+# the collectors `ksight -h` lists).
 COLLECTORS='
 syscalls|-p 1|tp_btf raw_tp tp
+runqlat|-p 1|tp_btf raw_tp
+offcpu|-p 1|tp_btf raw_tp
+biolat|-p 1|tp_btf raw_tp tp
+mem|-p 1|tp_btf raw_tp tp
+tcp|-p 1|fentry tp_btf raw_tp tp kprobe
 '
 
 # The doctor's name of a hook variant.
@@ -16,23 +22,14 @@ feature_of() {
 	esac
 }
 
-# Doctor's status of feature $1 ("OK", "WARN", "MISSING" or empty): from `doctor -j`
-# when it writes the JSON document, else from its text, in either column order.
-"$KSIGHT" doctor -j >"$T_TMP/doctor.json" 2>/dev/null
-if jq -e '.checks | type == "array"' "$T_TMP/doctor.json" >/dev/null 2>&1; then
-	feature_status() { jq -r --arg n "$1" '.checks[] | select(.name == $n) | .status' "$T_TMP/doctor.json"; }
-else
-	"$KSIGHT" doctor >"$T_TMP/doctor.txt" 2>/dev/null
-	feature_status() {
-		awk -v n="$1" '$1 == n && $2 ~ /^[A-Z]+$/ {print $2; exit} $2 == n && $1 ~ /^[A-Z]+$/ {print $1; exit}' \
-			"$T_TMP/doctor.txt"
-	}
-fi
+# Every collector of the binary has a line in the table
+listed=$("$KSIGHT" -h 2>&1 | awk '/^Collectors:/ {c = 1; next} c && NF == 0 {c = 0} c {print $1}' | sort | tr '\n' ' ')
+t_eq "the table lists every collector" "$listed" "$(echo "$COLLECTORS" | awk -F'|' 'NF {print $1}' | sort | tr '\n' ' ')"
 
 # What this kernel must offer, when the kernel matrix says (tests/kernels/*.conf)
 if [ -n "${KSIGHT_EXPECT_FEATURES:-}" ]; then
 	for f in $KSIGHT_EXPECT_FEATURES; do
-		t_eq "doctor: $f available on ${KSIGHT_KERNEL:-this kernel}" OK "$(feature_status "$f")"
+		t_eq "doctor: $f available on ${KSIGHT_KERNEL:-this kernel}" OK "$(k_feature "$f")"
 	done
 else
 	t_skip "doctor: expected features" "none declared for this kernel (KSIGHT_EXPECT_FEATURES)"
@@ -44,7 +41,7 @@ while IFS='|' read -r col args hooks; do
 	[ -n "$col" ] || continue
 	want=
 	for h in $hooks; do
-		if [ "$(feature_status "$(feature_of "$h")")" = OK ]; then
+		if [ "$(k_feature "$(feature_of "$h")")" = OK ]; then
 			want=$h
 			break
 		fi
@@ -55,6 +52,8 @@ while IFS='|' read -r col args hooks; do
 	fi
 	# shellcheck disable=SC2086
 	"$KSIGHT" "$col" -v -j -d 1 $args >"$T_TMP/$col.json" 2>"$T_TMP/$col.err"
+	t_eq "$col: a report with a hook, exit 0" "0 true" \
+		"$? $(jq -e '.hook | type == "string" and length > 0' "$T_TMP/$col.json" 2>/dev/null)"
 	t_eq "$col: JSON hook is the best available of: $hooks" "$want" "$(jq -r .hook "$T_TMP/$col.json")"
 	t_eq "$col: -v names the hook" "ksight: hook: $want" \
 		"$(grep '^ksight: hook: ' "$T_TMP/$col.err" | sed 's/ (fallback)$//')"

@@ -120,18 +120,32 @@ for d in "$T_TMP" /var/tmp "$PWD/build"; do
 	*) dir=$d; break ;;
 	esac
 done
+# With none (the qemu guest's initramfs), a loop device over a file in memory: its own
+# page cache is clean and reclaimable, and charged to the cgroup that reads it.
+loop=""
+if [ -z "$dir" ] && [ -n "$cg" ] && command -v losetup >/dev/null 2>&1; then
+	img=$T_TMP/mem.img
+	dd if=/dev/zero of="$img" bs=1M count=64 2>/dev/null
+	loop=$(losetup -f --show "$img" 2>/dev/null) || loop=""
+fi
 if [ -z "$cg" ]; then
 	t_skip "reclaim" "no memory cgroup controller (v1 memory or v2 memory) to set a limit"
-elif [ -z "$dir" ]; then
+elif [ -z "$dir" ] && [ -z "$loop" ]; then
 	rmdir "$cg"
-	t_skip "reclaim" "no disk-backed directory for a file to read through the page cache"
+	t_skip "reclaim" "no disk-backed directory, and no loop device, for a file to read through the page cache"
 elif ! has_tp vmscan/mm_vmscan_memcg_reclaim_begin; then
 	rmdir "$cg"
+	[ -n "$loop" ] && losetup -d "$loop"
 	t_skip "reclaim" "this kernel has no vmscan:mm_vmscan_memcg_reclaim_begin tracepoint"
 else
-	file=$dir/ksight-mem-$$.dat
-	T_CLEANUP="rm -f '$file'; rmdir '$cg' 2>/dev/null"
-	dd if=/dev/zero of="$file" bs=1M count=64 conv=fsync 2>/dev/null
+	if [ -n "$loop" ]; then
+		file=$loop
+		T_CLEANUP="losetup -d '$loop'; rmdir '$cg' 2>/dev/null"
+	else
+		file=$dir/ksight-mem-$$.dat
+		T_CLEANUP="rm -f '$file'; rmdir '$cg' 2>/dev/null"
+		dd if=/dev/zero of="$file" bs=1M count=64 conv=fsync 2>/dev/null
+	fi
 	m_start -f "$file"
 	echo "$M_PID" >"$cg/cgroup.procs"
 	hits0=$(limit_hits)
@@ -147,7 +161,8 @@ else
 	rp=$(mval reclaimed_pages)
 	[ "$rp" -gt 0 ] && t_pass "reclaim: pages reclaimed" || t_fail "reclaim: pages reclaimed" "got $rp"
 	t_eq "reclaim: nothing lost" "0" "$(k_jq .lost)"
-	rm -f "$file"
+	if [ -n "$loop" ]; then losetup -d "$loop"; else rm -f "$file"; fi
+	T_CLEANUP=""
 	rmdir "$cg" 2>/dev/null
 fi
 
