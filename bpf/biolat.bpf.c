@@ -8,6 +8,8 @@
 const volatile __u32 by_mode = KS_BL_BY_DISK;
 /* Entries are made at allocation, by the submitter (filters, pid/comm/cgroup modes). */
 const volatile bool submit_info = false;
+/* Row slots per buffer half in arows: KS_BL_NOPS in the op mode, KS_BL_ROW_SLOTS in the disk mode. */
+const volatile __u32 row_stride = KS_BL_ROW_SLOTS;
 /* Queue time (insert to issue) is measured. */
 const volatile bool queued = false;
 
@@ -18,7 +20,15 @@ struct ks_bl_counts counts = {};
 /* Zeroed source for new rows (too big for the BPF stack). */
 static const struct ks_bl_stat zero_stat = {};
 
-/* Requests in flight, by device, operation and first sector. */
+/* Requests in flight of the default mode, by device, hardware queue and tag: see ks_bl_slot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KS_BL_TAG_SLOTS);
+	__type(key, __u32);
+	__type(value, struct ks_bl_slot);
+} slots SEC(".maps");
+
+/* The other requests in flight, by device, operation and first sector. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1); /* sized by the loader */
@@ -26,15 +36,15 @@ struct {
 	__type(value, struct ks_bl_req);
 } inflight SEC(".maps");
 
-/* Requests issued and not yet completed, per device: the depth at issue. */
+/* The devices known at start: depth, tag slots, row slot (see ks_bl_dev). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, KS_BL_DEV_SLOTS);
 	__type(key, __u32);
-	__type(value, struct ks_bl_depth);
-} depth_slots SEC(".maps");
+	__type(value, struct ks_bl_dev);
+} devs SEC(".maps");
 
-/* The same for devices without a slot (hot-plugged, or sharing one). */
+/* Requests issued and not yet completed on devices without a slot in devs. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
@@ -74,6 +84,14 @@ struct {
 	__type(value, struct ks_bl_stat);
 } rows SEC(".maps");
 
+/* Rows of the op mode, and of the disks with a row slot in the disk mode: [gen][slot]. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* sized by the loader */
+	__type(key, __u32);
+	__type(value, struct ks_bl_stat);
+} arows SEC(".maps");
+
 KS_PID_COMM_MAP(pid_comm);
 
 /* The fields of a request (or bio) that every hook needs. */
@@ -81,7 +99,13 @@ struct io {
 	struct ks_bl_rkey k;
 	__u32 bytes;
 	bool preflush;
+	__s32 tag;	/* request events of the default mode: driver tag, -1 when none */
+	__u32 hw;	/* and its hardware queue */
+	__u64 alloc_ns; /* request events: the kernel's allocation stamp, 0 when none */
 };
+
+/* The default mode: nothing is known of a request before its issue, entries are made there. */
+#define AT_ISSUE (!submit_info && !queued)
 
 static __always_inline __u32 map_op(__u32 op)
 {
@@ -120,6 +144,12 @@ static __always_inline void rq_io_btf(struct request *rq, struct io *io)
 	io->k.op = map_op(opf & 0xff);
 	io->k.sector = norm_sector(rq->__sector);
 	io->bytes = rq->__data_len;
+	io->alloc_ns = rq->start_time_ns;
+	io->tag = -1;
+	if (AT_ISSUE && rq->mq_hctx) {
+		io->tag = rq->tag;
+		io->hw = rq->mq_hctx->queue_num;
+	}
 }
 
 static __always_inline void bio_io_btf(struct bio *bio, struct io *io)
@@ -149,6 +179,16 @@ static __always_inline void rq_io_core(struct request *rq, struct io *io)
 	io->k.op = map_op(opf & 0xff);
 	io->k.sector = norm_sector(BPF_CORE_READ(rq, __sector));
 	io->bytes = BPF_CORE_READ(rq, __data_len);
+	io->alloc_ns = BPF_CORE_READ(rq, start_time_ns);
+	io->tag = -1;
+	if (AT_ISSUE) {
+		struct blk_mq_hw_ctx *hctx = BPF_CORE_READ(rq, mq_hctx);
+
+		if (hctx) {
+			io->tag = BPF_CORE_READ(rq, tag);
+			io->hw = BPF_CORE_READ(hctx, queue_num);
+		}
+	}
 }
 
 static __always_inline void bio_io_core(struct bio *bio, struct io *io)
@@ -227,6 +267,11 @@ static __always_inline bool who_first_seen(struct ks_bl_req *r, const struct io 
 	return true;
 }
 
+static __always_inline bool key_eq(const struct ks_bl_rkey *a, const struct ks_bl_rkey *b)
+{
+	return a->sector == b->sector && a->dev == b->dev && a->op == b->op;
+}
+
 /* Stores a new entry; 0, or -1 after counting why not. */
 static __always_inline int remember(const struct ks_bl_rkey *k, const struct ks_bl_req *r)
 {
@@ -245,37 +290,66 @@ static __always_inline int remember(const struct ks_bl_rkey *k, const struct ks_
 	return 0;
 }
 
-static __always_inline __s64 *depth_of(__u32 dev)
+/* The devs entry of @dev, NULL when it has none. */
+static __always_inline struct ks_bl_dev *dev_of(__u32 dev)
 {
-	static const __s64 zero;
 	__u32 i = ks_bl_dev_slot(dev);
 	/* an array lookup the verifier inlines: no helper call */
-	struct ks_bl_depth *s = bpf_map_lookup_elem(&depth_slots, &i);
+	struct ks_bl_dev *d = bpf_map_lookup_elem(&devs, &i);
 
-	if (s && dev && s->dev == dev)
-		return &s->n;
+	return d && dev && d->dev == dev ? d : NULL;
+}
+
+static __always_inline __s64 *depth_of(__u32 dev, struct ks_bl_dev *d)
+{
+	static const __s64 zero;
+
+	if (d)
+		return &d->n;
 	return ks_map_lookup_or_init(&depths, &dev, &zero, NULL);
 }
 
-static __always_inline void depth_dec(__u32 dev)
+static __always_inline void depth_dec(__u32 dev, struct ks_bl_dev *d)
 {
-	__s64 *d = depth_of(dev);
+	__s64 *n = depth_of(dev, d);
 
-	if (d)
-		__sync_fetch_and_add(d, -1);
+	if (n)
+		__sync_fetch_and_add(n, -1);
 }
 
-/* The row of request @k submitted by @r in the current buffer half, made when missing. */
-static __always_inline struct ks_bl_stat *row_of(const struct ks_bl_rkey *k, const struct ks_bl_req *r)
+/* The tag slot of request @io on device @d, NULL when it has none. */
+static __always_inline struct ks_bl_slot *tag_slot(const struct ks_bl_dev *d, const struct io *io)
+{
+	__u32 i;
+
+	if (!AT_ISSUE || !d || io->tag < 0 || io->tag >= d->nr_tags || io->hw >= d->nr_hw)
+		return NULL;
+	i = d->tag_base + io->hw * d->nr_tags + (__u32)io->tag;
+	return bpf_map_lookup_elem(&slots, &i);
+}
+
+/*
+ * The row of request @k submitted by @r on device @d in the current
+ * buffer half, made when missing.  Ops and the disks with a row slot
+ * have theirs in an array, found without a helper call.
+ */
+static __always_inline struct ks_bl_stat *row_of(const struct ks_bl_rkey *k, const struct ks_bl_req *r,
+						  const struct ks_bl_dev *d)
 {
 	struct ks_row_key key = { .gen = ks_gen & 1 };
 	struct ks_bl_stat *s;
 	bool created = false;
 
+	if (by_mode == KS_BL_BY_OP || (by_mode == KS_BL_BY_DISK && d && d->row)) {
+		__u32 i = key.gen * row_stride + (by_mode == KS_BL_BY_OP ? k->op : d->row - 1);
+
+		s = bpf_map_lookup_elem(&arows, &i);
+		if (!s)
+			__sync_fetch_and_add(&counts.map_full, 1);
+		return s;
+	}
 	if (by_mode == KS_BL_BY_DISK)
 		key.id = k->dev;
-	else if (by_mode == KS_BL_BY_OP)
-		key.id = k->op;
 	else if (by_mode == KS_BL_BY_PID)
 		key.id = r->tgid;
 	else if (by_mode == KS_BL_BY_COMM)
@@ -317,7 +391,7 @@ static __always_inline int on_submit(struct io *io)
 		 * in an interrupt, the allocator may have nothing at hand.
 		 */
 		if (by_mode == KS_BL_BY_PID || by_mode == KS_BL_BY_COMM || by_mode == KS_BL_BY_CGROUP)
-			row_of(&io->k, &r);
+			row_of(&io->k, &r, NULL);
 	}
 	if (empty_flush)
 		r.issue_ts = bpf_ktime_get_ns(); /* depth 0: not in the device's queue */
@@ -367,16 +441,34 @@ static __always_inline int on_insert(struct io *io)
 
 static __always_inline int on_issue(struct io *io)
 {
+	struct ks_bl_dev *dv = dev_of(io->k.dev);
 	struct ks_bl_req *e, r = {};
 	__s64 *d;
 	__u32 depth;
 
-	if (!submit_info && !queued) {
-		/* the cheapest path: one map write, nothing known before issue */
-		d = depth_of(io->k.dev);
+	if (AT_ISSUE) {
+		struct ks_bl_slot *t = tag_slot(dv, io);
+
+		d = depth_of(io->k.dev, dv);
 		if (!d)
 			return 0;
-		r.depth = (__u32)*d + 1;
+		depth = (__u32)*d + 1;
+		if (t) {
+			/* the cheapest path: plain stores to the tag's own slot */
+			if (t->issue_ts) {
+				/* its last request was never seen completing: this one takes its place */
+				__sync_fetch_and_add(&counts.collisions, 1);
+				depth--;
+			} else {
+				__sync_fetch_and_add(d, 1);
+			}
+			t->k = io->k;
+			t->bytes = io->bytes;
+			t->depth = depth;
+			t->issue_ts = bpf_ktime_get_ns();
+			return 0;
+		}
+		r.depth = depth;
 		r.issue_ts = bpf_ktime_get_ns();
 		r.bytes = io->bytes;
 		/* a replaced entry was counted in the depth already */
@@ -387,7 +479,7 @@ static __always_inline int on_issue(struct io *io)
 	e = bpf_map_lookup_elem(&inflight, &io->k);
 	if (!e && submit_info && !who_first_seen(&r, io))
 		return 0;
-	d = depth_of(io->k.dev);
+	d = depth_of(io->k.dev, dv);
 	if (!d)
 		return 0;
 	depth = (__u32)*d + 1;
@@ -415,12 +507,21 @@ static __always_inline int on_issue(struct io *io)
 /* block_rq_requeue: back to the queue, to be issued again. */
 static __always_inline int on_requeue(struct io *io)
 {
-	struct ks_bl_req *e = bpf_map_lookup_elem(&inflight, &io->k);
+	struct ks_bl_dev *dv = dev_of(io->k.dev);
+	struct ks_bl_slot *t = tag_slot(dv, io);
+	struct ks_bl_req *e;
 
+	if (t && t->issue_ts && key_eq(&t->k, &io->k)) {
+		/* it gets a tag again when it is issued again */
+		t->issue_ts = 0;
+		depth_dec(io->k.dev, dv);
+		return 0;
+	}
+	e = bpf_map_lookup_elem(&inflight, &io->k);
 	if (!e)
 		return 0;
 	if (e->issue_ts)
-		depth_dec(io->k.dev);
+		depth_dec(io->k.dev, dv);
 	/* with nothing known before issue, the next issue makes a new entry */
 	if (!submit_info && !queued)
 		bpf_map_delete_elem(&inflight, &io->k);
@@ -429,9 +530,10 @@ static __always_inline int on_requeue(struct io *io)
 	return 0;
 }
 
-static __always_inline void account(const struct ks_bl_rkey *k, const struct ks_bl_req *r, __u64 lat, bool error)
+static __always_inline void account(const struct ks_bl_rkey *k, const struct ks_bl_req *r, const struct ks_bl_dev *d,
+				    __u64 lat, bool error)
 {
-	struct ks_bl_stat *s = row_of(k, r);
+	struct ks_bl_stat *s = row_of(k, r, d);
 
 	if (!s)
 		return;
@@ -462,13 +564,54 @@ static __always_inline void account(const struct ks_bl_rkey *k, const struct ks_
 	}
 }
 
+/*
+ * A write without data can only be the caller's part of a flush sequence
+ * (an fsync's empty flush), whose preflush flag the flush machinery has
+ * taken off (blk_insert_flush()).  The default mode of tp_btf and raw_tp
+ * does without the block_getrq hook that would see it made: it is timed
+ * from the kernel's own stamp of its allocation, which the kernel makes
+ * when it keeps I/O statistics (iostats, on by default), 0 otherwise.
+ */
+static __always_inline __u64 flush_start(const struct io *io, __u32 done)
+{
+	if (!AT_ISSUE || io->k.op != KS_BL_OP_WRITE || io->bytes || done)
+		return 0;
+	return io->alloc_ns;
+}
+
 /* block_rq_complete: @done bytes of the request are finished. */
 static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 {
-	struct ks_bl_req *e = bpf_map_lookup_elem(&inflight, &io->k), r;
-	__u64 now;
+	struct ks_bl_dev *dv = dev_of(io->k.dev);
+	struct ks_bl_slot *t = tag_slot(dv, io);
+	struct ks_bl_req *e, r = {};
+	__u64 now, start;
 
+	if (t && t->issue_ts && key_eq(&t->k, &io->k)) {
+		if ((done >> 9) < (t->bytes >> 9)) {
+			/* a partial completion: the rest starts further on, with the same tag */
+			t->k.sector += done >> 9;
+			t->bytes -= (done >> 9) << 9;
+			return 0;
+		}
+		now = bpf_ktime_get_ns();
+		r.issue_ts = t->issue_ts;
+		r.bytes = t->bytes;
+		r.depth = t->depth;
+		t->issue_ts = 0;
+		depth_dec(io->k.dev, dv);
+		account(&io->k, &r, dv, now - r.issue_ts, error);
+		return 0;
+	}
+	e = bpf_map_lookup_elem(&inflight, &io->k);
 	if (!e) {
+		start = flush_start(io, done);
+		if (start) {
+			now = bpf_ktime_get_ns();
+			if (now > start)
+				account(&io->k, &r, dv, now - start, error);
+			return 0;
+		}
 		/* not seen issued: in flight before the start, or filtered out */
 		if (!ks_filter.flags)
 			__sync_fetch_and_add(&counts.unmatched, 1);
@@ -492,8 +635,8 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 	now = bpf_ktime_get_ns();
 	bpf_map_delete_elem(&inflight, &io->k);
 	if (r.depth)
-		depth_dec(io->k.dev);
-	account(&io->k, &r, now - r.issue_ts, error);
+		depth_dec(io->k.dev, dv);
+	account(&io->k, &r, dv, now - r.issue_ts, error);
 	return 0;
 }
 
@@ -549,6 +692,7 @@ BL_VARIANT(raw_tp, "raw_tp", bio_io_core, rq_io_core)
 		(io)->k.dev = (dev_);                                               \
 		(io)->k.sector = norm_sector((ctx)->sector);                        \
 		(io)->k.op = rwbs_op((ctx)->rwbs[0], (ctx)->rwbs[1], &(io)->preflush); \
+		(io)->tag = -1;                                                     \
 	} while (0)
 
 SEC("tracepoint/block/block_getrq")

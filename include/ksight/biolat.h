@@ -55,22 +55,47 @@ struct ks_bl_req {
 #define KS_BL_DEPTH_SLOTS KS_HIST_SLOTS_BELOW(16)
 
 /*
- * Requests in flight per device, for the depth at issue: an array slot per
- * device known at start (no helper call to find it), a hash map for the
- * rest.  User space gives each device the slot ks_bl_dev_slot() names,
- * first come first served.
+ * What the programs know of each device, in an array slot per device
+ * known at start (no helper call to find it), first come first served at
+ * the slot ks_bl_dev_slot() names; devices without one (hot-plugged, or
+ * sharing a slot) keep their depth in a hash map and have no tag slots
+ * and no row slot.
  */
 #define KS_BL_DEV_SLOTS 256
-struct ks_bl_depth {
+struct ks_bl_dev {
 	__u32 dev; /* 0: free */
-	__u32 _pad;
-	__s64 n;
+	__u32 row; /* 1 + its row's index in the disk mode's row array; 0: none */
+	__s64 n;   /* requests issued and not completed: the depth at issue */
+	__u32 tag_base; /* its first tag slot */
+	__u16 nr_hw;	/* hardware queues; 0: no tag slots */
+	__u16 nr_tags;	/* tags per hardware queue */
 };
 
 static __always_inline __u32 ks_bl_dev_slot(__u32 dev)
 {
 	return ((dev >> 20) * 31 + (dev & 0xfffff)) & (KS_BL_DEV_SLOTS - 1);
 }
+
+/*
+ * Requests in flight in the default mode, by driver tag.  blk-mq gives
+ * every request it issues a tag of its hardware queue, held until the
+ * request completes, so a slot per (device, hardware queue, tag) holds at
+ * most one request at a time: written at issue, read back at completion,
+ * with no hash and no lock.  The slot still records the request's name
+ * (device, operation, first sector), which must match at completion.
+ * Devices that do not fit, and the classic tracepoints, which show no
+ * tag, use the inflight hash map instead.
+ */
+#define KS_BL_TAG_SLOTS 32768
+struct ks_bl_slot {
+	struct ks_bl_rkey k;
+	__u64 issue_ts; /* 0: free */
+	__u32 bytes;
+	__u32 depth;
+};
+
+/* Rows of the disk and op modes are array slots; each mode has this many at most per buffer half. */
+#define KS_BL_ROW_SLOTS 16
 
 /* One row of statistics; per-CPU, summed by user space. */
 struct ks_bl_stat {
@@ -106,5 +131,7 @@ struct ks_bl_counts {
 
 _Static_assert(sizeof(struct ks_bl_rkey) == 16, "ks_bl_rkey layout");
 _Static_assert(sizeof(struct ks_bl_req) == 56, "ks_bl_req layout");
+_Static_assert(sizeof(struct ks_bl_slot) == 32, "ks_bl_slot layout");
+_Static_assert(sizeof(struct ks_bl_dev) == 24, "ks_bl_dev layout");
 
 #endif /* KSIGHT_BIOLAT_H */

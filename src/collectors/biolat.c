@@ -20,7 +20,11 @@
 
 enum { OPT_QUEUED = 'Q' };
 
-/* Requests in flight at once, all devices together; more go untimed (inflight_full). */
+/*
+ * Requests in flight without a tag slot (other modes, the classic
+ * tracepoints, devices beyond KS_BL_TAG_SLOTS), all devices together;
+ * more go untimed (inflight_full).
+ */
 #define BL_INFLIGHT 32768
 /* Rows per interval; more are counted as map_full. */
 #define BL_ROWS 4096
@@ -37,6 +41,8 @@ struct bl_ctx {
 	unsigned long long missed_seen;
 	void *vbuf; /* one per-CPU row value */
 	void *zbuf; /* a zeroed one, to create rows ahead of the programs */
+	unsigned int nslots;		   /* row slots in use (arows, per buffer half) */
+	__u32 slot_dev[KS_BL_ROW_SLOTS]; /* the disk of each, in the disk mode */
 };
 
 static const struct ks_optdef bl_opts[] = {
@@ -144,14 +150,51 @@ static void precreate(struct bl_ctx *ctx, int fd, struct ks_row_key *k)
 	}
 }
 
-/* Gives each disk there is its depth slot, unless another disk has it. */
-static void assign_depth_slots(int fd)
+/* Hardware queues of blk-mq disk @name and tags per queue (the largest); 0 when it is not blk-mq. */
+static unsigned int mq_geometry(const char *name, unsigned int *nr_tags)
 {
+	char p[PATH_MAX];
+	unsigned int nhw = 0;
+	struct dirent *de;
+	DIR *d;
+
+	*nr_tags = 0;
+	snprintf(p, sizeof(p), "/sys/block/%s/mq", name);
+	d = opendir(p);
+	while (d && (de = readdir(d))) {
+		unsigned int n = 0;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/sys/block/%s/mq/%s/nr_tags", name, de->d_name);
+		f = fopen(p, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%u", &n) == 1 && n > *nr_tags)
+			*nr_tags = n;
+		fclose(f);
+		nhw++;
+	}
+	if (d)
+		closedir(d);
+	return *nr_tags ? nhw : 0;
+}
+
+/*
+ * Gives each disk there is its devs slot, unless another disk has it, with
+ * tag slots while KS_BL_TAG_SLOTS last (only the default mode uses them)
+ * and, in the disk mode, a row slot while KS_BL_ROW_SLOTS last.
+ */
+static void assign_devs(struct bl_ctx *ctx, int fd)
+{
+	unsigned int tag_next = 0;
 	struct dirent *de;
 	DIR *d = opendir("/sys/block");
 
 	while (d && (de = readdir(d))) {
-		struct ks_bl_depth v = { 0 };
+		struct ks_bl_dev v = { 0 };
+		unsigned int nhw, ntags;
 		char p[PATH_MAX];
 		__u32 dev, i;
 
@@ -162,10 +205,32 @@ static void assign_depth_slots(int fd)
 		if (bpf_map_lookup_elem(fd, &i, &v) || v.dev)
 			continue;
 		v.dev = dev;
+		nhw = mq_geometry(de->d_name, &ntags);
+		if (nhw && nhw <= 0xffff && ntags <= 0xffff && tag_next + nhw * ntags <= KS_BL_TAG_SLOTS) {
+			v.tag_base = tag_next;
+			v.nr_hw = (__u16)nhw;
+			v.nr_tags = (__u16)ntags;
+			tag_next += nhw * ntags;
+		}
+		if (ctx->by == KS_BL_BY_DISK && ctx->nslots < KS_BL_ROW_SLOTS) {
+			ctx->slot_dev[ctx->nslots++] = dev;
+			v.row = ctx->nslots;
+		}
 		bpf_map_update_elem(fd, &i, &v, BPF_ANY);
 	}
 	if (d)
 		closedir(d);
+	if (ctx->by == KS_BL_BY_OP)
+		ctx->nslots = KS_BL_NOPS;
+	p_dbg("biolat: %u tag slots, %u row slots", tag_next, ctx->nslots);
+}
+
+static bool has_row_slot(const struct bl_ctx *ctx, __u32 dev)
+{
+	for (unsigned int i = 0; ctx->by == KS_BL_BY_DISK && i < ctx->nslots; i++)
+		if (ctx->slot_dev[i] == dev)
+			return true;
+	return false;
 }
 
 /* The rows known before any request: every op, every disk there is, the filtered task. */
@@ -178,16 +243,14 @@ static void precreate_rows(struct bl_ctx *ctx, struct ks_biolat *s)
 
 	switch (ctx->by) {
 	case KS_BL_BY_OP:
-		for (k.id = 0; k.id < KS_BL_NOPS; k.id++)
-			precreate(ctx, fd, &k);
-		break;
+		break; /* all in arows */
 	case KS_BL_BY_DISK:
 		d = opendir("/sys/block");
 		while (d && (de = readdir(d))) {
 			char p[PATH_MAX];
 
 			snprintf(p, sizeof(p), "/sys/block/%s/dev", de->d_name);
-			if (de->d_name[0] != '.' && !read_devt(p, &k.id))
+			if (de->d_name[0] != '.' && !read_devt(p, &k.id) && !has_row_slot(ctx, k.id))
 				precreate(ctx, fd, &k);
 		}
 		if (d)
@@ -201,6 +264,12 @@ static void precreate_rows(struct bl_ctx *ctx, struct ks_biolat *s)
 			ks_pid_comm_seed(bpf_map__fd(s->maps.pid_comm), k.id);
 		break;
 	}
+}
+
+/* Row slots per buffer half in arows for mode @by; 0: none, its rows are in the hash map. */
+static unsigned int row_stride(enum ks_bl_by by)
+{
+	return by == KS_BL_BY_OP ? KS_BL_NOPS : by == KS_BL_BY_DISK ? KS_BL_ROW_SLOTS : 0;
 }
 
 static int try_hook(void *vctx, const char *hook)
@@ -219,6 +288,9 @@ static int try_hook(void *vctx, const char *hook)
 	s->rodata->queued = ctx->queued;
 	bpf_map__set_max_entries(s->maps.inflight, BL_INFLIGHT);
 	bpf_map__set_max_entries(s->maps.rows, BL_ROWS);
+	/* per-CPU rows of a dozen KiB each: only as many as the mode can use */
+	s->rodata->row_stride = row_stride(ctx->by);
+	bpf_map__set_max_entries(s->maps.arows, row_stride(ctx->by) ? 2 * row_stride(ctx->by) : 1);
 	bpf_map__set_max_entries(s->maps.pid_comm, ctx->by == KS_BL_BY_PID ? BL_ROWS : 1);
 
 	if (!strcmp(hook, KS_HOOK_TP))
@@ -231,12 +303,20 @@ static int try_hook(void *vctx, const char *hook)
 		/* entries are made at issue, after any merge */
 		ks_prog_disable(s->obj, "bl_frontmerge");
 		ks_prog_disable(s->obj, "bl_rq_merge");
+		/*
+		 * and an fsync's data-less write is timed from the kernel's own
+		 * allocation stamp (flush_start() in biolat.bpf.c), which the
+		 * classic tracepoints do not show
+		 */
+		if (strcmp(hook, KS_HOOK_TP))
+			ks_prog_disable(s->obj, "bl_submit");
 	}
 	err = ks_biolat__load(s);
 	if (!err && !strcmp(hook, KS_HOOK_TP))
 		err = fill_part_disk(bpf_map__fd(s->maps.part_disk));
 	if (!err) {
-		assign_depth_slots(bpf_map__fd(s->maps.depth_slots));
+		ctx->nslots = 0;
+		assign_devs(ctx, bpf_map__fd(s->maps.devs));
 		precreate_rows(ctx, s);
 	}
 	if (!err)
@@ -386,16 +466,17 @@ static void keep_row(struct bl_ctx *ctx, const struct ks_row_key *k, uint64_t co
 		ks_map_add(bpf_map__fd(ctx->skel->maps.rows), k, ctx->zbuf);
 }
 
-static int take_row(const void *key, const void *value, void *varg)
+/* Adds the row @key of summed per-CPU @value to the report; 1 when it had data, 0 when not. */
+static int emit_row(struct drain_arg *a, const struct ks_row_key *key, const void *value, bool keep)
 {
-	struct drain_arg *a = varg;
 	struct ks_row *row;
 	struct sums s;
 	int err = sum_stat(value, &s);
 
 	if (err)
 		return err;
-	keep_row(a->ctx, key, s.lat->count);
+	if (keep)
+		keep_row(a->ctx, key, s.lat->count);
 	if (!s.lat->count) {
 		free_sums(&s);
 		return 0;
@@ -417,7 +498,25 @@ static int take_row(const void *key, const void *value, void *varg)
 		free(s.queue);
 	ks_row_xhist(row, "size_bytes", KS_UNIT_BYTES, s.size);
 	ks_row_xhist(row, "depth", KS_UNIT_COUNT, s.depth);
-	return 0;
+	return 1;
+}
+
+static int take_row(const void *key, const void *value, void *varg)
+{
+	int n = emit_row(varg, key, value, true);
+
+	return n < 0 ? n : 0;
+}
+
+/* A row slot of arows; its key is the op, or the disk it was given. */
+static int take_slot(uint32_t idx, const void *value, void *varg)
+{
+	struct drain_arg *a = varg;
+	struct ks_row_key k = { .gen = a->gen };
+
+	idx %= row_stride(a->ctx->by);
+	k.id = a->ctx->by == KS_BL_BY_OP ? idx : a->ctx->slot_dev[idx];
+	return emit_row(a, &k, value, false);
 }
 
 static int bl_collect(void *vctx, struct ks_report *r)
@@ -428,8 +527,11 @@ static int bl_collect(void *vctx, struct ks_report *r)
 	struct ks_bl_counts now;
 	int err;
 
-	err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.rows), sizeof(struct ks_row_key), key_in_gen, take_row,
-			    &a, ctx->vbuf);
+	err = ks_array_drain(bpf_map__fd(ctx->skel->maps.arows), old * row_stride(ctx->by), ctx->nslots, ctx->vbuf,
+			     (size_t)ks_ncpus() * sizeof(struct ks_bl_stat), take_slot, &a);
+	if (!err)
+		err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.rows), sizeof(struct ks_row_key), key_in_gen,
+				    take_row, &a, ctx->vbuf);
 	if (err)
 		return err;
 	now = ctx->skel->bss->counts;
