@@ -58,7 +58,7 @@ tool_def() {
 	READY_ON=err
 	case $1 in
 	floor) CMD=("$FLOOR" "$B/block_floor.bpf.o"); READY=tracing
-		DESC="empty programs on block_getrq, block_rq_issue, block_rq_requeue, block_rq_complete" ;;
+		DESC="empty programs on block_rq_issue, block_rq_requeue, block_rq_complete (the hooks of the default mode)" ;;
 	ksight) CMD=("$KSIGHT" biolat -j -n 0); READY=tracing
 		DESC="ksight biolat (by disk: latency, size and depth histograms)" ;;
 	ksight_pid) CMD=("$KSIGHT" biolat --by pid -j -n 0); READY=tracing

@@ -8,12 +8,12 @@ char LICENSE[] SEC("license") = "GPL";
 
 /*
  * The tracepoints and variants of bpf/biolat.bpf.c's default mode (by
- * disk, no filter, no -Q): block_getrq, block_rq_issue, block_rq_requeue
- * and block_rq_complete.  Same names, so the same variant is picked; the
- * bodies do nothing, not even a helper call.
+ * disk, no filter, no -Q): block_rq_issue, block_rq_requeue and
+ * block_rq_complete, plus block_getrq for the classic tracepoints.  Same
+ * names, so the same variant is picked; the bodies do nothing, not even a
+ * helper call.
  */
 #define FLOOR(v, kind)                                                                  \
-	SEC(kind "/block_getrq") int BPF_PROG(bl_submit__##v) { return 0; }             \
 	SEC(kind "/block_rq_issue") int BPF_PROG(bl_issue__##v) { return 0; }           \
 	SEC(kind "/block_rq_requeue") int BPF_PROG(bl_requeue__##v) { return 0; }       \
 	SEC(kind "/block_rq_complete") int BPF_PROG(bl_complete__##v) { return 0; }
