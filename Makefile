@@ -25,8 +25,9 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 UNIT_SAN_BINS := $(patsubst tests/unit/%.c,$(B)/tests/san/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WORKLOAD_SRCS))
-# Benchmark tools (bench/*.c, with skeletons of bench/*.bpf.c): only `make bench` builds them.
+# Benchmark tools (bench/*.c, with skeletons of bench/*.bpf.c, and the objects objfloor loads): only `make bench` builds them.
 BENCH_BPF_SRCS := $(wildcard bench/*.bpf.c)
+BENCH_OBJS := $(patsubst bench/%.bpf.c,$(B)/bench/bpf/%.bpf.o,$(BENCH_BPF_SRCS))
 BENCH_SKELS := $(patsubst bench/%.bpf.c,$(B)/bench/skel/%.skel.h,$(BENCH_BPF_SRCS))
 BENCH_BINS := $(patsubst bench/%.c,$(B)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -111,9 +112,9 @@ run:
 	./ksight doctor || true
 	./ksight syscalls -d 5
 
-bench-tools: $(BENCH_BINS)
+bench-tools: $(BENCH_BINS) $(BENCH_OBJS)
 
-bench: all $(BENCH_BINS)
+bench: all bench-tools
 	bash bench/syscalls.sh
 
 setup:

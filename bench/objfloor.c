@@ -1,5 +1,6 @@
 /* Benchmark floor loader: attaches the empty programs of a BPF object (a bench floor object) until SIGINT or SIGTERM. */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,8 +14,13 @@
  * variant is chosen as the collector it stands for chooses its own;
  * programs without a variant (classic tracepoints) are always loaded.
  */
+#define MAX_SKIP 8
+#define MAX_LINKS 64
+
 struct floor {
 	const char *path;
+	const char *skip[MAX_SKIP]; /* bases left out: a floor for a mode with fewer hooks */
+	int nskip;
 	struct bpf_object *obj;
 };
 
@@ -35,7 +41,7 @@ static void destroy(struct bpf_object *obj, struct bpf_link **links, int n)
 static int try_hook(void *vctx, const char *hook)
 {
 	struct floor *f = vctx;
-	struct bpf_link *links[64];
+	struct bpf_link *links[MAX_LINKS];
 	struct bpf_program *p;
 	struct bpf_object *obj = bpf_object__open_file(f->path, NULL);
 	int n = 0, err;
@@ -44,11 +50,13 @@ static int try_hook(void *vctx, const char *hook)
 		return -errno;
 	ks_tracefs_dir(NULL);
 	ks_prog_select(obj, hook);
+	for (int i = 0; i < f->nskip; i++)
+		ks_prog_disable(obj, f->skip[i]);
 	err = bpf_object__load(obj);
 	bpf_object__for_each_program(p, obj) {
 		if (err || !bpf_program__autoload(p))
 			continue;
-		if (n == 64) {
+		if (n == MAX_LINKS) {
 			err = -E2BIG;
 			break;
 		}
@@ -59,6 +67,9 @@ static int try_hook(void *vctx, const char *hook)
 		}
 		n++;
 	}
+	/* an object without a variant for this hook would measure nothing */
+	if (!err && !n)
+		err = -ENOENT;
 	if (err) {
 		destroy(obj, links, n);
 		return err < 0 ? err : -EINVAL;
@@ -68,23 +79,62 @@ static int try_hook(void *vctx, const char *hook)
 	return 0;
 }
 
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: objfloor [--hook HOOK] [--skip BASE]... [-v] OBJECT.bpf.o\n"
+		     "  loads and attaches the programs of OBJECT, prints 'objfloor: tracing' on stderr and\n"
+		     "  waits for SIGINT or SIGTERM; the first hook variant that loads (tp_btf, raw_tp, tp),\n"
+		     "  or HOOK (KSIGHT_HOOK in the environment does the same); --skip leaves out the\n"
+		     "  programs BASE__*, e.g. '--skip sys_enter' for the floor of a one-hook mode\n");
+}
+
 int main(int argc, char **argv)
 {
-	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
+	static const struct option longopts[] = {
+		{ "hook", required_argument, NULL, 'H' },
+		{ "skip", required_argument, NULL, 'x' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	static const char *const auto_hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
+	const char *one_hook[] = { NULL, NULL };
+	const char *const *hooks = auto_hooks;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct floor f = { 0 };
 	const char *chosen = NULL;
 	sigset_t block, old;
-	int err;
+	int opt, err;
 
-	if (argc != 2 || argv[1][0] == '-') {
-		fprintf(argc == 2 && !strcmp(argv[1], "-h") ? stdout : stderr,
-			"usage: objfloor OBJECT.bpf.o\n"
-			"  loads and attaches the programs of OBJECT (the first hook variant that loads;\n"
-			"  KSIGHT_HOOK forces one), prints 'objfloor: tracing' on stderr, waits for SIGINT or SIGTERM\n");
-		return argc == 2 && !strcmp(argv[1], "-h") ? 0 : 2;
+	while ((opt = getopt_long(argc, argv, "H:x:vh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'H':
+			one_hook[0] = optarg;
+			hooks = one_hook;
+			break;
+		case 'x':
+			if (f.nskip == MAX_SKIP) {
+				p_err("too many --skip: at most %d", MAX_SKIP);
+				return 2;
+			}
+			f.skip[f.nskip++] = optarg;
+			break;
+		case 'v':
+			ks_verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
 	}
-	f.path = argv[1];
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	f.path = argv[optind];
 	ks_log_setup_libbpf();
 	/* handlers first, signals blocked outside sigsuspend: none slips past the check */
 	sigemptyset(&sa.sa_mask);

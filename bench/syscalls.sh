@@ -46,9 +46,12 @@ END { clear(@start); }'
 die() { echo "bench: $*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "needs root (loads BPF programs)"
-for f in "$B/getppid_loop" "$B/floor" "$KSIGHT"; do
+FLOOR=$B/objfloor
+FLOOR_OBJ=$B/bpf/floor.bpf.o
+for f in "$B/getppid_loop" "$FLOOR" "$KSIGHT"; do
 	[ -x "$f" ] || die "'$f' is missing; run 'make bench'"
 done
+[ -e "$FLOOR_OBJ" ] || die "'$FLOOR_OBJ' is missing; run 'make bench'"
 for c in jq bpftool stdbuf; do
 	command -v "$c" >/dev/null || die "'$c' is missing; run 'make setup'"
 done
@@ -82,11 +85,11 @@ tool_def() {
 		[ -n "$k" ] || return 1
 	fi
 	case ${1%@*} in
-	floor2) CMD=("$B/floor" --hook "$HOOK"); READY=tracing
+	floor2) CMD=("$FLOOR" --hook "$HOOK" "$FLOOR_OBJ"); READY=tracing
 		DESC="empty programs on sys_enter+sys_exit ($HOOK)" ;;
-	floor1) CMD=("$B/floor" -1 --hook "$HOOK"); READY=tracing
+	floor1) CMD=("$FLOOR" --skip sys_enter --hook "$HOOK" "$FLOOR_OBJ"); READY=tracing
 		DESC="empty program on sys_exit only ($HOOK)" ;;
-	floor2_tp) CMD=("$B/floor" --hook tp); READY=tracing
+	floor2_tp) CMD=("$FLOOR" --hook tp "$FLOOR_OBJ"); READY=tracing
 		DESC="empty programs on sys_enter+sys_exit (classic tracepoint, syscount's hook type)" ;;
 	ksight) CMD=("$k" syscalls -j -n 0); READY=tracing; SEEN=ksight
 		DESC="ksight syscalls (counts, errors, latency histogram) [$k]" ;;
