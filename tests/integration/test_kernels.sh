@@ -5,10 +5,7 @@
 # KS_TESTS=all) runs others too.  The rest are listed as skipped, with the reason.
 #  - badinput checks option parsing and clean exits, which do not depend on the kernel,
 #    and takes longer than all the rest under TCG: host only.
-#  - biolat: refused by 6.1's verifier until ks_hist_slot_max() kept its bound on the
-#    indexing register (bl_complete: "R4 unbounded memory access"); it passes on 6.1
-#    since, but stays out while its hot path is being rewritten.
-: "${KS_TESTS:=syscalls hooks doctor runqlat offcpu list mem tcp}"
+: "${KS_TESTS:=syscalls hooks doctor runqlat offcpu list mem tcp biolat}"
 [ "$KS_TESTS" = all ] && KS_TESTS=
 if [ -n "$KS_TESTS" ]; then
 	for t in tests/integration/test_*.sh; do
@@ -17,7 +14,6 @@ if [ -n "$KS_TESTS" ]; then
 		case " $KS_TESTS kernels " in *" $b "*) continue ;; esac
 		case $b in
 		badinput) why="host only: kernel-independent CLI checks, too slow under TCG" ;;
-		biolat) why="out of the guest set while its hot path is rewritten (6.1's verifier refused it until the histogram clamp fix); KS_TESTS=biolat runs it" ;;
 		*) why="not yet proven in the guest; KS_TESTS=$b make test-kernels runs it" ;;
 		esac
 		t_skip "guest: $b" "$why"
