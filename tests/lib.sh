@@ -138,7 +138,14 @@ g_start() {
 	G_FILE=$1; shift
 	"$@" >"$G_FILE" &
 	G_PID=$!
-	t_wait_for "$G_FILE" " " || return 1
+	# a whole first line (the workload prints it with one write, but a loaded
+	# machine may take long to get there)
+	_gi=0
+	until head -1 "$G_FILE" 2>/dev/null | grep -q ' .*$'; do
+		_gi=$((_gi + 1))
+		[ $_gi -gt 1200 ] && return 1
+		sleep 0.05
+	done
 	G_LINE=$(head -1 "$G_FILE")
 }
 

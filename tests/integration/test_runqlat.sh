@@ -27,6 +27,10 @@ pp_run() {
 	_ppargs=$1; shift
 	g_start "$T_TMP/pp.$$" "$WORKLOADS/pingpong" -g -n $N $_ppargs || return 1
 	set -- $G_LINE
+	if [ $# -lt 3 ]; then
+		kill $G_PID 2>/dev/null
+		return 1
+	fi
 	PP_PID=$1 PP_A=$2 PP_B=$3
 	shift 3
 	k_start runqlat -j $(echo "$RQ_ARGS" | sed "s/PID/$PP_PID/; s/TIDB/$PP_B/")
