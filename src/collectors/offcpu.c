@@ -38,18 +38,34 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 		free(h);
 		return 0;
 	}
-	row = ks_sched_add_row(ctx->r, ctx->run.by, id, h);
-	if (!row)
+	row = ks_report_add_row(ctx->r);
+	if (!row) {
+		free(h);
 		return -ENOMEM;
+	}
+	ks_sched_label(row, ctx->run.by, id);
 	ks_row_key_str(row, "state", state_name(id->sub));
+	ks_row_val(row, "count", KS_VAL_COUNT, h->count);
 	ks_row_val(row, "total_ns", KS_VAL_NS, h->sum);
+	row->hist = h;
 	row->sort = h->sum;
 	return 1;
 }
 
 KS_SCHED_GLUE(offcpu, struct off_ctx, KS_OFF_STATES, struct ks_off_stat, "offcpu_ns", take_row)
 
-KS_SCHED_COLLECTOR(offcpu, struct off_ctx,
-		   "Off-CPU time: from a blocking switch out to the switch back in, by the state the "
-		   "thread blocked in (S, D, I, other).",
-		   "pid|tid|comm|cgroup|prio|policy", NULL, NULL);
+const struct ks_collector ks_offcpu_collector = {
+	.spec = {
+		.name = "offcpu",
+		.summary = "Off-CPU time: from a blocking switch out to the switch back in, by the state the "
+			   "thread blocked in (S, D, I, other).",
+		.common = KS_O_COLLECTOR,
+		.by_keys = "pid|tid|comm|cgroup|prio|policy",
+		.opts = NULL,
+	},
+	.ctx_size = sizeof(struct off_ctx),
+	.open = offcpu_open,
+	.hook = offcpu_hook,
+	.collect = offcpu_collect,
+	.close = offcpu_close,
+};

@@ -67,22 +67,39 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 		free(h);
 		return 0;
 	}
-	row = ks_sched_add_row(ctx->r, ctx->run.by, id, h);
-	if (!row)
+	row = ks_report_add_row(ctx->r);
+	if (!row) {
+		free(h);
 		return -ENOMEM;
+	}
+	ks_sched_label(row, ctx->run.by, id);
+	ks_row_val(row, "count", KS_VAL_COUNT, h->count);
 	ks_row_val(row, "total_wait_ns", KS_VAL_NS, h->sum);
 	ks_row_val(row, "wakeups", KS_VAL_COUNT, sum.wakeups);
 	ks_row_val(row, "cross_cpu", KS_VAL_COUNT, sum.cross_cpu);
 	ks_row_val(row, "migrations", KS_VAL_COUNT, sum.migrations);
 	ks_row_val(row, "voluntary", KS_VAL_COUNT, sum.voluntary);
 	ks_row_val(row, "involuntary", KS_VAL_COUNT, sum.involuntary);
+	row->hist = h;
 	row->sort = ctx->sort == SORT_P99 ? ks_hist_percentile(h, 0.99) : ctx->sort == SORT_COUNT ? h->count : h->sum;
 	return 1;
 }
 
 KS_SCHED_GLUE(runqlat, struct rq_ctx, 1, struct ks_rq_stat, NULL, take_row)
 
-KS_SCHED_COLLECTOR(runqlat, struct rq_ctx,
-		   "Run-queue latency: time from runnable (woken or preempted) to on-CPU, with switch, "
-		   "wakeup and migration counts.",
-		   "cpu|pid|tid|comm|prio|policy|cgroup", rq_opts, rq_parse_opt);
+const struct ks_collector ks_runqlat_collector = {
+	.spec = {
+		.name = "runqlat",
+		.summary = "Run-queue latency: time from runnable (woken or preempted) to on-CPU, with switch, "
+			   "wakeup and migration counts.",
+		.common = KS_O_COLLECTOR,
+		.by_keys = "cpu|pid|tid|comm|prio|policy|cgroup",
+		.opts = rq_opts,
+	},
+	.ctx_size = sizeof(struct rq_ctx),
+	.parse_opt = rq_parse_opt,
+	.open = runqlat_open,
+	.hook = runqlat_hook,
+	.collect = runqlat_collect,
+	.close = runqlat_close,
+};

@@ -193,21 +193,6 @@ void ks_sched_label(struct ks_row *row, enum ks_sched_by by, const struct ks_sch
 	}
 }
 
-struct ks_row *ks_sched_add_row(struct ks_report *r, enum ks_sched_by by, const struct ks_sched_rowid *id,
-				struct ks_hist *h)
-{
-	struct ks_row *row = ks_report_add_row(r);
-
-	if (!row) {
-		free(h);
-		return NULL;
-	}
-	ks_sched_label(row, by, id);
-	ks_row_val(row, "count", KS_VAL_COUNT, h->count);
-	row->hist = h;
-	return row;
-}
-
 bool ks_sched_switch_has_state(void)
 {
 	int n = ks_tp_nargs("sched_switch");

@@ -52,14 +52,6 @@ int ks_sched_drain(const struct ks_sched_maps *m, unsigned int gen, ks_sched_row
 /* Adds the key columns of @id (cpu; prio, class; policy, class; pid, comm; ...) to @row. */
 void ks_sched_label(struct ks_row *row, enum ks_sched_by by, const struct ks_sched_rowid *id);
 
-/*
- * Adds the report row for @id, labelled by @by, holding @h (which it
- * takes: freed when the row cannot be added) and its count as "count";
- * NULL when out of memory.
- */
-struct ks_row *ks_sched_add_row(struct ks_report *r, enum ks_sched_by by, const struct ks_sched_rowid *id,
-				struct ks_hist *h);
-
 /* Whether sched_switch hands prev_state to tp_btf and raw_tp programs (v5.18+). */
 bool ks_sched_switch_has_state(void);
 /*
@@ -184,29 +176,6 @@ extern const char *const ks_sched_hooks[];
 		ks_##name##__destroy(ctx->skel);                                                \
 		ctx->skel = NULL;                                                               \
 		ks_sched_run_free(&ctx->run);                                                   \
-	}
-
-/*
- * The descriptor ks_<cname>_collector of a scheduler collector whose
- * functions KS_SCHED_GLUE(cname, ctx_t, ...) defined: the shared options
- * (KS_O_COLLECTOR), the --by keys @by_keys its BPF side splits by, and its
- * own options @opts parsed by @parse_opt (NULL and NULL for none).
- */
-#define KS_SCHED_COLLECTOR(cname, ctx_t, summary_, by_keys_, opts_, parse_opt_) \
-	const struct ks_collector ks_##cname##_collector = {                    \
-		.spec = {                                                       \
-			.name = #cname,                                         \
-			.summary = summary_,                                    \
-			.common = KS_O_COLLECTOR,                               \
-			.by_keys = by_keys_,                                    \
-			.opts = opts_,                                          \
-		},                                                              \
-		.ctx_size = sizeof(ctx_t),                                      \
-		.parse_opt = parse_opt_,                                        \
-		.open = cname##_open,                                           \
-		.hook = cname##_hook,                                           \
-		.collect = cname##_collect,                                     \
-		.close = cname##_close,                                         \
 	}
 
 #endif
