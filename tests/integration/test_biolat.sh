@@ -124,16 +124,26 @@ else
 fi
 
 # every completion on the device, system-wide, equals what the kernel counted meanwhile
-k_start biolat -j
-before=$(ds_done)
-"$WORKLOADS/dioload" -w $N -r $N "$LOOP"
-after=$(ds_done)
-k_stop
-delta=$((after - before))
-t_eq "disk mode: completed requests equal the /proc/diskstats delta" "$delta" "$(k_jq --arg d "$DEV" '(.rows[] | select(.disk == $d) | .count) // 0')"
+# (tag slots in tp_btf and raw_tp, the hash map in tp; fsync's data-less write timed from its stamp)
+for hook in raw_tp tp tp_btf; do
+	export KSIGHT_HOOK=$hook
+	k_start biolat -j
+	before=$(ds_done)
+	"$WORKLOADS/dioload" -w $N -r $N "$LOOP"
+	after=$(ds_done)
+	k_stop
+	unset KSIGHT_HOOK
+	delta=$((after - before))
+	t_eq "disk mode, $hook: completed requests equal the /proc/diskstats delta" "$delta" "$(k_jq --arg d "$DEV" '(.rows[] | select(.disk == $d) | .count) // 0')"
+done
 [ "$delta" -ge $((2 * N)) ] && t_pass "disk mode: diskstats saw the workload" || t_fail "disk mode: diskstats saw the workload" "delta $delta"
 t_eq "disk mode: dev column" "$(cat "$SYS/dev")" "$(k_jq --arg d "$DEV" '.rows[] | select(.disk == $d) | .dev')"
 t_eq "disk mode: unmatched completions are counted" "number" "$(k_jq '.counters.unmatched_completions | type')"
+# op mode without a filter: rows in the per-CPU array, every disk together
+k_start biolat --by op -j
+"$WORKLOADS/dioload" -w $N -r $N "$LOOP"
+k_stop
+t_eq "op mode: at least the workload's reads and writes" "true" "$(k_jq '([.rows[] | select(.op == "read") | .count] | add // 0) >= '$N' and ([.rows[] | select(.op == "write") | .count] | add // 0) >= '$N)"
 
 # -Q: with a scheduler every request is inserted, then issued: queue time for each
 if grep -q mq-deadline "$SYS/queue/scheduler" 2>/dev/null && echo mq-deadline >"$SYS/queue/scheduler" 2>/dev/null; then
