@@ -4,6 +4,8 @@
 : "${KSIGHT:=./ksight}"
 : "${WORKLOADS:=build/workloads}"
 : "${TMPDIR:=/tmp}"
+# Seconds t_wait_for waits for a word: a TCG guest runs many times slower than the host.
+: "${T_WAIT:=30}"
 T_TMP=$(mktemp -d "$TMPDIR/ksight-test.XXXXXX")
 T_FAILED=0
 trap 't_cleanup' EXIT INT TERM
@@ -35,12 +37,12 @@ t_ok() {
 	if "$@"; then t_pass "$_n"; else t_fail "$_n" "command failed: $*"; fi
 }
 
-# Waits until FILE contains PATTERN (grep -q), up to ~10 s; 1 on timeout.
+# Waits until FILE contains PATTERN (grep -q), up to T_WAIT seconds; 1 on timeout.
 t_wait_for() {
 	_i=0
 	while ! grep -q "$2" "$1" 2>/dev/null; do
 		_i=$((_i + 1))
-		[ $_i -gt 200 ] && return 1
+		[ $_i -gt $((T_WAIT * 20)) ] && return 1
 		sleep 0.05
 	done
 	return 0

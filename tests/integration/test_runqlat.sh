@@ -33,15 +33,29 @@ pp_run() {
 	fi
 	PP_PID=$1 PP_A=$2 PP_B=$3
 	shift 3
-	k_start runqlat -j $(echo "$RQ_ARGS" | sed "s/PID/$PP_PID/; s/TIDB/$PP_B/")
+	if ! k_start runqlat -j $(echo "$RQ_ARGS" | sed "s/PID/$PP_PID/; s/TIDB/$PP_B/"); then
+		kill $PP_PID 2>/dev/null
+		return 1
+	fi
 	rd0=$(run_delay $PP_PID) v0=$(nvcsw $PP_PID) i0=$(nivcsw $PP_PID)
 	kill -USR1 $PP_PID
-	t_wait_for "$G_FILE" done || return 1
+	if ! t_wait_for "$G_FILE" done; then
+		k_stop
+		kill $PP_PID 2>/dev/null
+		return 1
+	fi
 	rd1=$(run_delay $PP_PID) v1=$(nvcsw $PP_PID) i1=$(nivcsw $PP_PID)
 	k_stop
 	kill -USR1 $PP_PID
 	wait $PP_PID
 	RD=$((rd1 - rd0)) VOL=$((v1 - v0)) INVOL=$((i1 - i0))
+}
+
+# pp_run that names its failure: later checks then fail on an empty report
+pp_check() {
+	pp_run "$@" && return 0
+	t_fail "ping-pong $1 / runqlat $RQ_ARGS" "the workload or ksight did not run"
+	return 1
 }
 
 # sum of a row field over all rows
@@ -52,8 +66,10 @@ RQ_ARGS="-p PID"
 i=0
 while [ $i -lt $TRIES ]; do
 	i=$((i + 1))
-	pp_run "-c $CPU" || { t_fail "ping-pong" "workload did not run"; break; }
-	[ "$(rsum voluntary)" = "$VOL" ] && [ "$(rsum involuntary)" = "$INVOL" ] && break
+	pp_check "-c $CPU" || break
+	# the start signal's wakeup may fall on either side of the window's edge
+	[ "$(rsum voluntary)" = "$VOL" ] && [ "$(rsum involuntary)" = "$INVOL" ] &&
+		[ "$(rsum wakeups)" = "$(rsum voluntary)" ] && break
 done
 count=$(rsum count) wake=$(rsum wakeups) vol=$(rsum voluntary) invol=$(rsum involuntary)
 total=$(rsum total_wait_ns)
@@ -75,7 +91,7 @@ t_eq "same-cpu: histogram count = count" "$count" "$(k_jq '[.rows[].latency_ns.c
 
 # --- SCHED_BATCH (never preempted by a wakeup): wakeups are the round trips
 RQ_ARGS="-p PID --by policy"
-pp_run "-b -c $CPU"
+pp_check "-b -c $CPU"
 t_eq "by policy: batch row, class cfs" "batch cfs" "$(k_jq -r '.rows[] | select(.policy=="batch") | "\(.policy) \(.class)"')"
 w=$(k_jq '[.rows[] | select(.policy=="batch") | .wakeups] | add // 0')
 [ "$w" -ge $N ] && t_pass "by policy: batch wakeups ($w >= N)" || t_fail "by policy: batch wakeups" "$w < $N"
@@ -83,7 +99,7 @@ w=$(k_jq '[.rows[] | select(.policy=="batch") | .wakeups] | add // 0')
 # --- cross-CPU ping-pong: every wakeup crosses CPUs (direct and wake-list paths)
 if [ "$NCPU" -ge 2 ]; then
 	RQ_ARGS="-p PID"
-	pp_run "-c 0 -x $CPU"
+	pp_check "-c 0 -x $CPU"
 	wake=$(rsum wakeups) cross=$(rsum cross_cpu)
 	awk -v c="$cross" -v w="$wake" -v n=$N 'BEGIN { exit !(w >= n && c >= 0.99 * w) }' &&
 		t_pass "cross-cpu: $cross of $wake wakeups cross CPUs" ||
@@ -94,26 +110,26 @@ fi
 
 # --- -t: only the echo thread
 RQ_ARGS="-t TIDB --by tid"
-pp_run "-c $CPU"
+pp_check "-c $CPU"
 t_eq "tid filter: only that thread" "$PP_B" "$(k_jq '[.rows[].tid] | unique | map(tostring) | join(",")')"
 t_eq "tid filter: thread name" "pingpong" "$(k_jq -r '.rows[0].comm')"
 
 # --- -C: the CPU the workload runs on, and another
 RQ_ARGS="-p PID -C $CPU --by cpu"
-pp_run "-c $CPU"
+pp_check "-c $CPU"
 t_eq "cpu filter includes: one row, that CPU" "$CPU" "$(k_jq '[.rows[].cpu] | unique | map(tostring) | join(",")')"
 if [ "$NCPU" -ge 2 ]; then
 	RQ_ARGS="-p PID -C 0"
-	pp_run "-c $CPU"
+	pp_check "-c $CPU"
 	t_eq "cpu filter excludes" "0" "$(rsum count)"
 fi
 
 # --- --comm
 RQ_ARGS="--comm pingpong --by comm"
-pp_run "-c $CPU"
+pp_check "-c $CPU"
 t_eq "comm filter: one row" "pingpong" "$(k_jq -r '[.rows[].comm] | unique | join(",")')"
 RQ_ARGS="--comm pingpongx"
-pp_run "-c $CPU"
+pp_check "-c $CPU"
 t_eq "comm filter excludes" "0" "$(rsum count)"
 
 # --- --by cgroup and -c: a cgroup made for the test, shown by its path
@@ -156,11 +172,11 @@ t_eq "by prio: rows for nice 0 and nice 19" "120,139" "$(k_jq '[.rows[].prio] | 
 	t_fail "by prio: nice 19 waits longer" "total $p139 vs $p120, p50 $m139 vs $m120"
 
 # --- -i: the double buffer loses nothing across intervals
-RQ_ARGS="-p PID -i 0.2"
+RQ_ARGS="-p PID -i 0.05"
 i=0
 while [ $i -lt $TRIES ]; do
 	i=$((i + 1))
-	pp_run "-c $CPU"
+	pp_check "-c $CPU"
 	vol=$(jq -s '[.[].rows[].voluntary] | add' "$K_OUT")
 	[ "$vol" = "$VOL" ] && break
 done
@@ -173,7 +189,7 @@ RQ_ARGS="-p PID"
 i=0
 while [ $i -lt $TRIES ]; do
 	i=$((i + 1))
-	KSIGHT_HOOK=raw_tp pp_run "-c $CPU"
+	KSIGHT_HOOK=raw_tp pp_check "-c $CPU"
 	[ "$(rsum voluntary)" = "$VOL" ] && break
 done
 t_eq "raw_tp: hook" "raw_tp" "$(k_jq .hook)"
