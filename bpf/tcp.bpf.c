@@ -8,6 +8,12 @@
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
 #define IPPROTO_TCP 6
+/* errno values of the early returns of __tcp_retransmit_skb() (uapi, fixed) */
+#define EAGAIN 11
+#define ENOMEM 12
+#define EBUSY 16
+#define EINVAL 22
+#define EHOSTUNREACH 113
 
 /* TCP states (include/net/tcp_states.h), fixed since Linux 2.2. */
 enum {
@@ -20,6 +26,8 @@ enum {
 
 /* Configuration, fixed before load so the verifier prunes unused modes. */
 const volatile __u32 by_mode = KS_TCP_BY_FLOW;
+/* tcp_retransmit_skb passes the retransmit's error (since v6.17): a third argument */
+const volatile bool retrans_err_arg;
 
 /* Buffer half the programs write to; user space flips it to drain the other. */
 volatile __u32 ks_gen = 0;
@@ -228,8 +236,25 @@ static __always_inline int on_state(const struct sock *sk, int old, int new, __u
 	return 0;
 }
 
-/* tcp:tcp_retransmit_skb: one event, as many segments as the skb carries. */
-static __always_inline int on_retransmit(const struct sock *sk, const struct sk_buff *skb, bool btf)
+/*
+ * tcp:tcp_retransmit_skb: one event, as many segments as the skb carries.
+ * Older kernels fire it for retransmits that went out only; since "tcp:
+ * trace retransmit failures in tcp_retransmit_skb" (net-next, July 2025;
+ * 6.18 has it) it fires on every return of __tcp_retransmit_skb() with
+ * its error.
+ * RetransSegs counts those that got as far as tcp_transmit_skb(), sent or
+ * not; the returns before it (skb still in the host's queue, already
+ * acked, no route, no window, no memory to split it) give the errors
+ * below, which count as failed only.  tcp_transmit_skb() itself fails with
+ * -ENOBUFS or a qdisc's verdict, so the two sets do not meet but for a
+ * route lost between rebuild_header() and ip_queue_xmit().
+ */
+static __always_inline bool retrans_before_stats(int err)
+{
+	return err == -EBUSY || err == -EINVAL || err == -ENOMEM || err == -EHOSTUNREACH || err == -EAGAIN;
+}
+
+static __always_inline int on_retransmit(const struct sock *sk, const struct sk_buff *skb, int err, bool btf)
 {
 	struct ks_tcp_key k = {};
 	struct ks_tcp_sock *s;
@@ -242,14 +267,18 @@ static __always_inline int on_retransmit(const struct sock *sk, const struct sk_
 	s = owner_of(sk, &skip);
 	if (skip)
 		return 0;
-	/* tcp_skb_pcount(): what __tcp_retransmit_skb() adds to RetransSegs */
-	bpf_core_read(&segs, sizeof(segs), &((struct tcp_skb_cb *)&skb->cb[0])->tcp_gso_segs);
 	key_of(&k, sk, s, btf);
 	st = row_get(&k, s);
-	if (st) {
-		st->retransmits++;
-		st->retrans_segs += segs ? segs : 1;
-	}
+	if (!st)
+		return 0;
+	if (err)
+		st->retrans_failed++;
+	if (err && retrans_before_stats(err))
+		return 0;
+	/* tcp_skb_pcount(): what __tcp_retransmit_skb() adds to RetransSegs */
+	bpf_core_read(&segs, sizeof(segs), &((struct tcp_skb_cb *)&skb->cb[0])->tcp_gso_segs);
+	st->retransmits++;
+	st->retrans_segs += segs ? segs : 1;
 	return 0;
 }
 
@@ -336,6 +365,16 @@ static __always_inline int on_drop(const struct sk_buff *skb, __u32 reason)
  *   classic tracepoints.  tp_btf, raw_tp, tp: tracepoints only.
  */
 
+/*
+ * The third argument where the kernel has one; the verifier drops the read
+ * as dead code where it has not (the flag is read-only data), so that the
+ * program loads against a two-argument tracepoint too.
+ */
+static __always_inline int retrans_err(const unsigned long long *ctx)
+{
+	return retrans_err_arg ? (int)ctx[2] : 0;
+}
+
 #define BTF_SET(v)                                                                                       \
 	SEC("tp_btf/inet_sock_set_state")                                                                \
 	int BPF_PROG(tcp_state__##v, const struct sock *sk, const int old, const int new)                \
@@ -345,7 +384,7 @@ static __always_inline int on_drop(const struct sk_buff *skb, __u32 reason)
 	SEC("tp_btf/tcp_retransmit_skb")                                                                 \
 	int BPF_PROG(tcp_retrans__##v, const struct sock *sk, const struct sk_buff *skb)                 \
 	{                                                                                                \
-		return on_retransmit(sk, skb, true);                                                     \
+		return on_retransmit(sk, skb, retrans_err(ctx), true);                                   \
 	}                                                                                                \
 	SEC("tp_btf/kfree_skb")                                                                          \
 	int BPF_PROG(tcp_drop__##v, struct sk_buff *skb, void *location, enum skb_drop_reason reason)    \
@@ -377,7 +416,7 @@ int BPF_PROG(tcp_state__raw_tp, const struct sock *sk, const int old, const int 
 SEC("raw_tp/tcp_retransmit_skb")
 int BPF_PROG(tcp_retrans__raw_tp, const struct sock *sk, const struct sk_buff *skb)
 {
-	return on_retransmit(sk, skb, false);
+	return on_retransmit(sk, skb, retrans_err(ctx), false);
 }
 
 SEC("raw_tp/kfree_skb")
@@ -411,11 +450,11 @@ static __always_inline int tp_retransmit(void *ctx)
 	if (bpf_core_type_exists(struct trace_event_raw_tcp_retransmit_skb)) {
 		struct trace_event_raw_tcp_retransmit_skb *c = ctx;
 
-		return on_retransmit(c->skaddr, c->skbaddr, false);
+		return on_retransmit(c->skaddr, c->skbaddr, bpf_core_field_exists(c->err) ? c->err : 0, false);
 	} else {
 		struct trace_event_raw_tcp_event_sk_skb *c = ctx;
 
-		return on_retransmit(c->skaddr, c->skbaddr, false);
+		return on_retransmit(c->skaddr, c->skbaddr, 0, false);
 	}
 }
 

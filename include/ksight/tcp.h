@@ -41,7 +41,7 @@ struct ks_tcp_key {
 
 /* One row of statistics; per-CPU, summed by user space. */
 struct ks_tcp_stat {
-	__u64 retransmits;  /* tcp_retransmit_skb events */
+	__u64 retransmits;  /* retransmits the kernel counts (RetransSegs' events) */
 	__u64 retrans_segs; /* segments they carried, as RetransSegs counts */
 	__u64 drops;	    /* TCP packets freed as dropped */
 	__u64 connects;	    /* SYN_SENT -> ESTABLISHED */
@@ -50,7 +50,7 @@ struct ks_tcp_stat {
 	__u64 rtt_max;
 	__u64 conn_sum;
 	__u64 conn_max;
-	__u64 _pad;
+	__u64 retrans_failed; /* retransmits that did not go out (the tracepoint's err) */
 	__u64 rtt[KS_TCP_SLOTS];  /* smoothed RTT, ns, one sample per received segment */
 	__u64 conn[KS_TCP_SLOTS]; /* connect latency, ns */
 };

@@ -27,6 +27,7 @@ struct tcp_ctx {
 	bool has_probe;	 /* tcp:tcp_probe exists: RTT from the tracepoint variants */
 	bool probe_sk;	 /* its classic record carries the socket (skaddr; 6.1's has none) */
 	bool has_accept; /* syscalls:sys_exit_accept* exist: owners of accepted sockets */
+	bool retrans_err; /* tcp_retransmit_skb passes an error: failed retransmits too */
 	const struct ks_filter *filter;
 	struct ks_tcp *skel;
 	const char *hook;
@@ -112,6 +113,7 @@ static int try_hook(void *vctx, const char *hook)
 		return -errno;
 	s->rodata->ks_filter = *ctx->filter;
 	s->rodata->by_mode = ctx->by;
+	s->rodata->retrans_err_arg = ctx->retrans_err;
 	/* one more for "other" in each half */
 	bpf_map__set_max_entries(s->maps.rows, 2 * (ctx->max_rows + 1));
 	bpf_map__set_max_entries(s->maps.pid_comm, ctx->by == KS_TCP_BY_PID ? ctx->max_rows : 1);
@@ -213,6 +215,7 @@ static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filte
 	ctx->has_probe = ks_tracepoint_exists("tcp", "tcp_probe") != 0;
 	/* unknown (no BTF) counts as present: the load then says what is wrong */
 	ctx->probe_sk = ks_btf_has_member("trace_event_raw_tcp_probe", "skaddr") != 0;
+	ctx->retrans_err = ks_tp_nargs("tcp_retransmit_skb") >= 3;
 	ctx->has_accept = ks_tracepoint_exists("syscalls", "sys_exit_accept4") > 0 &&
 			  ks_tracepoint_exists("syscalls", "sys_exit_accept") > 0;
 	if (!ctx->has_accept)
@@ -321,6 +324,7 @@ static int take_row(const void *key, const void *value, void *varg)
 
 		sum.retransmits += c->retransmits;
 		sum.retrans_segs += c->retrans_segs;
+		sum.retrans_failed += c->retrans_failed;
 		sum.drops += c->drops;
 		sum.connects += c->connects;
 		sum.connect_fails += c->connect_fails;
@@ -334,10 +338,10 @@ static int take_row(const void *key, const void *value, void *varg)
 			conn->max = c->conn_max;
 	}
 	/* active rows and "other" come back zeroed for the half written after the next flip */
-	if (rtt->count || sum.retransmits || sum.drops || sum.connects || sum.connect_fails ||
+	if (rtt->count || sum.retransmits || sum.retrans_failed || sum.drops || sum.connects || sum.connect_fails ||
 	    (k->flags & KS_TCP_KEY_OTHER))
 		ks_map_add(bpf_map__fd(a->ctx->skel->maps.rows), k, a->ctx->zbuf);
-	if (!rtt->count && !sum.retransmits && !sum.drops && !sum.connects && !sum.connect_fails) {
+	if (!rtt->count && !sum.retransmits && !sum.retrans_failed && !sum.drops && !sum.connects && !sum.connect_fails) {
 		free(rtt);
 		free(conn);
 		return 0;
@@ -351,6 +355,7 @@ static int take_row(const void *key, const void *value, void *varg)
 	row_keys(a->ctx, row, k);
 	ks_row_val(row, "retransmits", KS_VAL_COUNT, sum.retransmits);
 	ks_row_val(row, "retrans_segs", KS_VAL_COUNT, sum.retrans_segs);
+	ks_row_val(row, "retrans_failed", KS_VAL_COUNT, sum.retrans_failed);
 	ks_row_val(row, "drops", KS_VAL_COUNT, sum.drops);
 	ks_row_val(row, "connects", KS_VAL_COUNT, sum.connects);
 	ks_row_val(row, "connect_fails", KS_VAL_COUNT, sum.connect_fails);

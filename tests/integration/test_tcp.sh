@@ -118,6 +118,7 @@ for fam in ipv4 ipv6; do
 	t_eq "$fam: hook used, the best this kernel has" "$best" "$(k_jq .hook)"
 	[ "$R_DELTA" -gt 0 ] && t_pass "$fam: the loss caused retransmits" || t_fail "$fam: the loss caused retransmits" "RetransSegs delta $R_DELTA"
 	t_eq "$fam: retransmitted segments equal the RetransSegs delta" "$R_DELTA" "$(flow_sum "$ls" "$rs" retrans_segs)"
+	t_eq "$fam: failed retransmits counted apart" "true" "$(k_jq '.rows[0].retrans_failed >= 0')"
 	t_eq "$fam: one flow, the sender's" "1" "$(k_jq '.rows | length')"
 	t_eq "$fam: family" "$fam" "$(k_jq '.rows[0].family')"
 	t_eq "$fam: one connect, timed" "1 1" "$(k_jq '.rows[0] | "\(.connects) \(.connect_ns.count)"')"
