@@ -13,8 +13,9 @@
 #
 # Environment: ROUNDS (9), READS per run (20000), CPU for the loop (the
 # last), TOOLS (see tool_def), SETTLE seconds between attach and loop (0.3),
-# KSIGHT (./ksight), BIOLATENCY (/usr/sbin/biolatency), OUT
-# (build/bench/biolat.json).
+# KSIGHT (./ksight), BIOLATENCY (/usr/sbin/biolatency), STATS_ROUNDS (5;
+# 0: none) of the in-kernel pass (kernel.bpf_stats_enabled: each program's
+# own run time, free of the wall clock's noise), OUT (build/bench/biolat.json).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 . bench/lib.sh
@@ -26,6 +27,7 @@ TOOLS=${TOOLS:-"floor ksight ksight_pid biolatency"}
 KSIGHT=${KSIGHT:-./ksight}
 BIOLATENCY=${BIOLATENCY:-/usr/sbin/biolatency}
 OUT=${OUT:-$B/biolat.json}
+STATS_ROUNDS=${STATS_ROUNDS:-5}
 DIOLOAD=build/workloads/dioload
 
 [ "$(id -u)" = 0 ] || die "needs root (loads BPF programs, makes a loop device)"
@@ -42,6 +44,7 @@ IMG=/dev/shm/ksight-bench-biolat-$$.img
 LOOP=""
 cleanup() {
 	bench_stop_tracer
+	bench_stats_restore
 	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
 	rm -f "$IMG"
 	rm -rf "$TMP"
@@ -96,9 +99,17 @@ seen() {
 WHAT="$READS O_DIRECT 4 KiB reads per run on $LOOP (over /dev/shm), CPU $CPU"
 echo "bench: $WHAT, $ROUNDS rounds; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 bench_rounds "$READS"
-EXTRA_JSON='{ksight_extra_over_floor_ns: (if $e.ksight and $e.floor then $e.ksight - $e.floor else null end),
-	ksight_vs_biolatency: (if $e.ksight and $e.biolatency and $e.biolatency > 0 then ($e.ksight / $e.biolatency * 1000 | round / 1000) else null end),
-	target_ratio: 0.3}'
-bench_summary
-jq -r '"\nksight extra over the floor: \(.ksight_extra_over_floor_ns // "n/a") ns per read; ksight / biolatency extra: \(.ksight_vs_biolatency // "n/a") (target <= \(.target_ratio))"' "$OUT"
+bench_bpf_stats "$STATS_ROUNDS"
+# wall: extra ns per read over the untraced run, the floor's taken off;
+# bpf: the programs' own run time per read over the floor's programs'
+EXTRA_JSON='(map({(.tool): .bpf_stats.ns_per_op}) | add) as $b
+	| def over(x; t): if x[t] and x.floor then x[t] - x.floor else null end;
+	def ratio(x): if over(x; "ksight") and over(x; "biolatency") and over(x; "biolatency") > 0
+		then (over(x; "ksight") / over(x; "biolatency") * 1000 | round / 1000) else null end;
+	{ksight_extra_over_floor_ns: over($e; "ksight"), ksight_vs_biolatency: ratio($e),
+	 bpf_over_floor_ns: ([$b | keys[] | select(. != "floor") | {(.): over($b; .)}] | add),
+	 bpf_ksight_vs_biolatency: ratio($b), target_ratio: 0.3}'
+bench_summary "$READS"
+jq -r '"\nwall: ksight extra over the floor \(.ksight_extra_over_floor_ns // "n/a") ns per read; ksight / biolatency over the floor: \(.ksight_vs_biolatency // "n/a")",
+	"bpf run time over the floor per read: \(.bpf_over_floor_ns // {} | to_entries | map("\(.key) \(.value // "-")") | join(", ")); ksight / biolatency: \(.bpf_ksight_vs_biolatency // "n/a") (target <= \(.target_ratio))"' "$OUT"
 echo "bench: results in $OUT" >&2
