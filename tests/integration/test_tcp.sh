@@ -175,6 +175,12 @@ drops=$(($(nft_drops) - d0))
 [ "$drops" -gt 0 ] && t_pass "by reason: the rule dropped packets" || t_fail "by reason: the rule dropped packets" "$drops"
 t_eq "by reason: NETFILTER_DROP equals the nftables counter" "$drops" "$(k_jq '(.rows[] | select(.reason == "NETFILTER_DROP") | .drops) // 0')"
 
+# --by flow without a filter (no owner looked up): the flow's exact counts all the same
+transfer "${NET}2" --by flow -j
+t_eq "unfiltered flow: retransmitted segments equal the RetransSegs delta" "$R_DELTA" "$(flow_sum "${NET}1:" "${NET}2:$PORT" retrans_segs)"
+t_eq "unfiltered flow: one connect, timed" "1 1" "$(k_jq --arg a "${NET}1:" --arg b "${NET}2:$PORT" \
+	'[.rows[] | select((.local | startswith($a)) and (.remote | startswith($b)))] | "\(map(.connects) | add) \(map(.connect_ns.count // 0) | add)"')"
+
 # --by port: the service's port, from both ends
 transfer "${NET}2" --by port -j
 t_eq "by port: the service port has the sender's connect" "true" "$(k_jq '[.rows[] | select(.port == '$PORT') | .connects] | add >= 1')"
