@@ -439,12 +439,29 @@ static __always_inline int on_insert(struct io *io)
 	return 0;
 }
 
+/*
+ * The depth a request issued on a device with @d in flight sees, itself
+ * included, counted in.  @busy: its slot or entry still holds an issued
+ * request never seen completing (another one took the same tag or key),
+ * which this one replaces in the count.
+ */
+static __always_inline __u32 issue_depth(__s64 *d, __u64 busy)
+{
+	__u32 depth = (__u32)*d + 1;
+
+	if (busy) {
+		__sync_fetch_and_add(&counts.collisions, 1);
+		return depth - 1;
+	}
+	__sync_fetch_and_add(d, 1);
+	return depth;
+}
+
 static __always_inline int on_issue(struct io *io)
 {
 	struct ks_bl_dev *dv = dev_of(io->k.dev);
 	struct ks_bl_req *e, r = {};
 	__s64 *d;
-	__u32 depth;
 
 	if (AT_ISSUE) {
 		struct ks_bl_slot *t = tag_slot(dv, io);
@@ -452,23 +469,15 @@ static __always_inline int on_issue(struct io *io)
 		d = depth_of(io->k.dev, dv);
 		if (!d)
 			return 0;
-		depth = (__u32)*d + 1;
 		if (t) {
 			/* the cheapest path: plain stores to the tag's own slot */
-			if (t->issue_ts) {
-				/* its last request was never seen completing: this one takes its place */
-				__sync_fetch_and_add(&counts.collisions, 1);
-				depth--;
-			} else {
-				__sync_fetch_and_add(d, 1);
-			}
+			t->depth = issue_depth(d, t->issue_ts);
 			t->k = io->k;
 			t->bytes = io->bytes;
-			t->depth = depth;
 			t->issue_ts = bpf_ktime_get_ns();
 			return 0;
 		}
-		r.depth = depth;
+		r.depth = (__u32)*d + 1;
 		r.issue_ts = bpf_ktime_get_ns();
 		r.bytes = io->bytes;
 		/* a replaced entry was counted in the depth already */
@@ -482,23 +491,15 @@ static __always_inline int on_issue(struct io *io)
 	d = depth_of(io->k.dev, dv);
 	if (!d)
 		return 0;
-	depth = (__u32)*d + 1;
 	if (!e) {
-		r.depth = depth;
+		r.depth = (__u32)*d + 1;
 		r.issue_ts = bpf_ktime_get_ns();
 		r.bytes = io->bytes;
 		if (remember(&io->k, &r) == 0)
 			__sync_fetch_and_add(d, 1);
 		return 0;
 	}
-	if (e->issue_ts) {
-		/* issued twice without a completion: another request took this key */
-		__sync_fetch_and_add(&counts.collisions, 1);
-		depth--;
-	} else {
-		__sync_fetch_and_add(d, 1);
-	}
-	e->depth = depth;
+	e->depth = issue_depth(d, e->issue_ts);
 	e->bytes = io->bytes;
 	e->issue_ts = bpf_ktime_get_ns();
 	return 0;
