@@ -10,6 +10,13 @@ const volatile __u32 start_mask = 0; /* start map size - 1 (a power of two) */
 /* Buffer half the programs write to; user space flips it to drain the other. */
 volatile __u32 ks_gen = 0;
 struct ks_sc_lost lost = {};
+/*
+ * Rows of the array modes that have ever been written, so that user space
+ * reads those only and not all 2 x 512 (each of them 7.8 KB per CPU) at
+ * every interval.  In .bss: user space reads it through the skeleton's
+ * mapping, without a syscall.  Set once: later events only read it.
+ */
+__u8 row_used[KS_SC_ROWS] = {};
 
 /* Zeroed source for new hash rows (too big for the BPF stack). */
 static const struct ks_sc_stat zero_stat = {};
@@ -124,10 +131,14 @@ static __always_inline void account(__u64 pid_tgid, __u32 nr, long ret, __u64 de
 	if (by_mode == KS_SC_BY_SYSCALL || by_mode == KS_SC_BY_ERRNO) {
 		__u32 idx = gen * KS_SC_ROWS;
 
-		if (by_mode == KS_SC_BY_SYSCALL)
-			idx += nr;
-		else
-			idx += err < KS_SC_ROWS ? (__u32)err : KS_SC_ROWS - 1;
+		__u32 row = nr;
+
+		if (by_mode == KS_SC_BY_ERRNO)
+			row = err < KS_SC_ROWS ? (__u32)err : KS_SC_ROWS - 1;
+		barrier_var(row); /* one bounded register for the index, as in count_errno */
+		if (row < KS_SC_ROWS && !row_used[row])
+			row_used[row] = 1;
+		idx += row;
 		s = bpf_map_lookup_elem(&rows, &idx);
 	} else {
 		k.gen = gen;

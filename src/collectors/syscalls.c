@@ -213,6 +213,9 @@ static int collect_rows(struct sc_ctx *ctx, struct ks_report *r, unsigned int ge
 		uint64_t errors;
 		char b[16];
 
+		/* never written: nothing to read (a flag set after this test is read next time) */
+		if (!ctx->skel->bss->row_used[row_id])
+			continue;
 		if (bpf_map_lookup_elem(fd, &idx, ctx->vbuf))
 			return -errno;
 		h = malloc(sizeof(*h));

@@ -63,7 +63,15 @@ cd /ksight || exit 1
 		if [ -n "$KS_TESTS" ]; then
 			case " $KS_TESTS " in *" $base "*) ;; *) continue ;; esac
 		fi
+		# a re-run after a guest died inside test KS_FROM starts there
+		if [ -n "${KS_FROM:-}" ]; then
+			[ "$base" = "$KS_FROM" ] || continue
+			KS_FROM=
+		fi
 		echo "KS-TEST $name"
+		if [ -n "${KS_SELFTEST_DIE:-}" ] && [ "$base" = "$KS_SELFTEST_DIE" ]; then
+			echo c >/proc/sysrq-trigger
+		fi
 		start=$(cut -d' ' -f1 /proc/uptime)
 		# through a pipe, as on the host: not a tty, so no tool changes its output
 		{
