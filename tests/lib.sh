@@ -138,6 +138,10 @@ w_go() {
 # SIGUSR1 (pingpong -g, sleeper, cpuhog); sets G_FILE, G_PID and G_LINE (that first line).
 g_start() {
 	G_FILE=$1; shift
+	# emptied here, not by the child's redirection: a file left by an earlier
+	# run under the same name would otherwise give its line (and its "done")
+	# to the loop below before the child has truncated it
+	: >"$G_FILE"
 	"$@" >"$G_FILE" &
 	G_PID=$!
 	# a whole first line (the workload prints it with one write, but a loaded
