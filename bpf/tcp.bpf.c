@@ -26,7 +26,7 @@ enum {
 
 /* Configuration, fixed before load so the verifier prunes unused modes. */
 const volatile __u32 by_mode = KS_TCP_BY_FLOW;
-/* tcp_retransmit_skb passes the retransmit's error (since v6.17): a third argument */
+/* tcp_retransmit_skb passes the retransmit's error as a third argument (6.18 does; 6.1 does not) */
 const volatile bool retrans_err_arg;
 
 /* Buffer half the programs write to; user space flips it to drain the other. */
