@@ -7,7 +7,7 @@
 #include "core/opts.h"
 #include "core/parse.h"
 
-enum { ID_COMM = 256, ID_BY };
+enum { ID_COMM = 256, ID_BY, ID_MAXMEM };
 
 struct common_def {
 	unsigned int bit;
@@ -26,6 +26,7 @@ static const struct common_def common_defs[] = {
 	{ KS_O_TOP, { "top", 'n', "N", "show the top N rows (0: all; default 10)" } },
 	{ KS_O_JSON, { "json", 'j', NULL, "JSON output (one document; one line per interval with -i)" } },
 	{ KS_O_OUTPUT, { "output", 'o', "FILE", "write the report to FILE" } },
+	{ KS_O_MEMORY, { "max-memory", ID_MAXMEM, "SIZE", "budget for the BPF maps at the possible-CPU count (default 64M)" } },
 	{ 0, { "verbose", 'v', NULL, "more messages (-vv: libbpf's too)" } },
 	{ 0, { "help", 'h', NULL, "show this help" } },
 };
@@ -154,6 +155,14 @@ static int parse_common(const struct ks_cmd_spec *spec, struct ks_common *c, int
 		return 0;
 	case 'o':
 		c->output = arg;
+		return 0;
+	case ID_MAXMEM:
+		/* below 1 MiB not even the smallest mode fits; above 1 TiB is a typo */
+		if (ks_parse_size(arg, &v) || v < (1ull << 20) || v > (1ull << 40)) {
+			p_err("invalid --max-memory '%s': expected a size from 1M to 1T, e.g. 64M", arg);
+			return -EINVAL;
+		}
+		c->max_memory = v;
 		return 0;
 	case 'v':
 		ks_verbose++;

@@ -20,8 +20,9 @@ enum ks_common_opt {
 	KS_O_TOP = 1u << 8,
 	KS_O_JSON = 1u << 9,
 	KS_O_OUTPUT = 1u << 10,
+	KS_O_MEMORY = 1u << 11,
 	KS_O_FILTERS = KS_O_PID | KS_O_TID | KS_O_CGROUP | KS_O_CPU | KS_O_COMM,
-	KS_O_COLLECTOR = 0x7ff,
+	KS_O_COLLECTOR = 0xfff,
 };
 
 /* Values of the shared options; defaults set by ks_common_init. */
@@ -39,6 +40,7 @@ struct ks_common {
 	int top_n;
 	bool json;
 	const char *output;
+	uint64_t max_memory; /* bytes of BPF maps at the possible-CPU count; 0: the default budget */
 };
 
 /*

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "core/report.h"
 #include "core/json.h"
+#include "core/budget.h"
 
 void ks_report_init(struct ks_report *r, const char *collector, const char *hook)
 {
@@ -443,6 +444,10 @@ int ks_report_write_json(const struct ks_report *r, FILE *out)
 	if (r->ncounters)
 		write_meta(j, "counters", r->counters, r->ncounters);
 	write_meta(j, "filters", r->meta, r->nmeta);
+	if (r->budget) {
+		ks_json_key(j, "maps");
+		ks_budget_write_json(r->budget, j);
+	}
 	ks_json_kv_u64(j, "total_rows", (uint64_t)r->nrows);
 	ks_json_key(j, "rows");
 	ks_json_arr_begin(j);

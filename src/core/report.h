@@ -70,6 +70,8 @@ struct ks_meta {
 	char str[128];
 };
 
+struct ks_budget;
+
 struct ks_report {
 	const char *collector;
 	const char *hook;	/* hook variant the loader chose */
@@ -85,6 +87,7 @@ struct ks_report {
 	struct ks_meta lost_by[KS_REPORT_META]; /* loss counters by cause */
 	int ncounters;
 	struct ks_meta counters[KS_REPORT_META]; /* report-wide event counts, not losses */
+	const struct ks_budget *budget; /* the maps' memory, JSON "maps"; NULL when not given */
 	int nrows, cap;
 	struct ks_row *rows;
 };

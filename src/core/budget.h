@@ -1,0 +1,76 @@
+/* The memory budget: every collector sizes its BPF maps from one byte budget, counted at the possible-CPU count. */
+#ifndef KS_CORE_BUDGET_H
+#define KS_CORE_BUDGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct bpf_object;
+struct bpf_map;
+struct ks_report;
+struct ks_json;
+
+/* --max-memory's default: every map of one collector instance, worst case, at the possible-CPU count. */
+#define KS_BUDGET_DEFAULT (64ull << 20)
+#define KS_BUDGET_MAPS 24
+
+/* One map's cost as the loader will create it. */
+struct ks_map_cost {
+	char name[32];
+	uint32_t type, key_size, value_size, max_entries, flags;
+	bool percpu;	  /* value stored once per possible CPU */
+	bool prealloc;	  /* all of it allocated at load (arrays, preallocated hashes) */
+	uint64_t bytes;	  /* worst case: every entry present */
+};
+
+struct ks_budget {
+	uint64_t limit;	   /* bytes; 0 means KS_BUDGET_DEFAULT */
+	int ncpus;	   /* possible CPUs (per-CPU values are laid out for all of them) */
+	int nmaps;
+	struct ks_map_cost maps[KS_BUDGET_MAPS];
+	uint64_t total;	   /* sum of maps[].bytes */
+	uint64_t prealloc; /* the part allocated at load */
+};
+
+/* Sets the limit (0: default) and reads the possible-CPU count. */
+void ks_budget_init(struct ks_budget *b, uint64_t limit);
+
+/*
+ * Bytes a map of this shape may take in the kernel when full: entries x
+ * (key + value, each rounded to 8) x possible CPUs for per-CPU values, plus
+ * the kernel's per-element header for hash maps (struct htab_elem) and a
+ * page for ring buffers' headers.  An upper bound, close to what
+ * /proc/PID/fdinfo's memlock shows.
+ */
+uint64_t ks_map_bytes(uint32_t type, uint32_t key_size, uint32_t value_size, uint32_t max_entries,
+		      uint32_t flags, int ncpus);
+
+/*
+ * How many rows of @row_bytes each (already multiplied by the CPU count
+ * for per-CPU rows: see ks_budget_row_bytes) fit in @share of the budget
+ * (a fraction in (0, 1]), clamped to [@min, @max]; a power of two when
+ * @pow2.  Collectors call it before load to set max_entries.
+ */
+uint32_t ks_budget_rows(const struct ks_budget *b, double share, uint64_t row_bytes, uint32_t min,
+			uint32_t max, bool pow2);
+/* The bytes one entry of a map of this shape costs (ks_map_bytes for max_entries 1). */
+uint64_t ks_budget_row_bytes(const struct ks_budget *b, uint32_t type, uint32_t key_size,
+			     uint32_t value_size, uint32_t flags);
+
+/*
+ * Call between bpf_object__open and bpf_object__load: records every map
+ * that will be created (autocreate on, as sized now) and checks the total.
+ * Over the limit: p_err naming the largest map and the budget, -E2BIG;
+ * nothing is loaded.  Maps already accounted (same name) are replaced, so
+ * a retry with another hook variant may call it again.
+ */
+int ks_budget_check(struct ks_budget *b, struct bpf_object *obj);
+
+/* Adds the budget to a report: JSON "maps" {budget, possible_cpus, total, allocated, by_map[]}. */
+void ks_budget_report(const struct ks_budget *b, struct ks_report *r);
+/* The "maps" object of a JSON report. */
+void ks_budget_write_json(const struct ks_budget *b, struct ks_json *j);
+/* One line per map to stderr (for -v): name, type, entries, bytes, per-CPU, preallocated. */
+void ks_budget_print(const struct ks_budget *b, const char *who);
+
+#endif
