@@ -125,26 +125,61 @@ out:
 	return err;
 }
 
-static void pid_comm(int fd, uint32_t tgid, char *comm, bool take)
+/*
+ * PIDs from BPF are the initial namespace's: /proc names the same
+ * processes only when ksight runs there too (PROC_PID_INIT_INO).
+ */
+static bool in_init_pidns(void)
+{
+	static int cached = -1;
+	char l[64];
+	ssize_t n;
+
+	if (cached < 0) {
+		n = readlink("/proc/self/ns/pid", l, sizeof(l) - 1);
+		l[n > 0 ? n : 0] = 0;
+		cached = !strcmp(l, "pid:[4026531836]");
+	}
+	return cached;
+}
+
+static bool proc_comm(uint32_t tgid, char *comm)
 {
 	char p[64];
 	FILE *f;
+	bool ok;
 
-	memset(comm, 0, 16);
-	if (fd >= 0 && !bpf_map_lookup_elem(fd, &tgid, comm)) {
-		if (take)
-			bpf_map_delete_elem(fd, &tgid);
-		comm[15] = 0;
-		return;
-	}
-	/* the map was full: the process may still be there to ask */
 	snprintf(p, sizeof(p), "/proc/%u/comm", tgid);
 	f = fopen(p, "r");
-	if (!f || !fgets(comm, 16, f))
-		strcpy(comm, "?");
+	if (!f)
+		return false;
+	ok = fgets(comm, 16, f) != NULL;
+	fclose(f);
 	comm[strcspn(comm, "\n")] = 0;
-	if (f)
-		fclose(f);
+	return ok && comm[0];
+}
+
+/*
+ * The name shown is the process's current one: a process that exec'd
+ * since its row was made (bash -> the workload) is named by /proc while it
+ * lives; the map's copy, taken when the row was made, names it after it
+ * exited.
+ */
+static void pid_comm(int fd, uint32_t tgid, char *comm, bool take)
+{
+	char m[16] = { 0 };
+	bool have_map = fd >= 0 && !bpf_map_lookup_elem(fd, &tgid, m);
+
+	if (have_map && take)
+		bpf_map_delete_elem(fd, &tgid);
+	memset(comm, 0, 16);
+	if (in_init_pidns() && proc_comm(tgid, comm))
+		return;
+	if (have_map) {
+		memcpy(comm, m, 15);
+		return;
+	}
+	strcpy(comm, "?");
 }
 
 void ks_pid_comm_take(int fd, uint32_t tgid, char *comm)
