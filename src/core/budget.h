@@ -32,7 +32,7 @@ struct ks_budget {
 	uint64_t prealloc; /* the part allocated at load */
 };
 
-/* Sets the limit (0: default) and reads the possible-CPU count. */
+/* Sets the limit (0: default) and reads the possible-CPU count (KSIGHT_BUDGET_CPUS=N counts N, for tests). */
 void ks_budget_init(struct ks_budget *b, uint64_t limit);
 
 /*
