@@ -69,6 +69,8 @@ stop_tracer() {
 	rm -f "$TMP/perf.data"*
 }
 
+median() { sort -n | awk '{a[NR] = $1} END { if (NR) print a[int((NR + 1) / 2)]; else print "" }'; }
+
 avail() {
 	case $1 in
 	libbpf-tools) have runqlat ;;
@@ -78,6 +80,46 @@ avail() {
 	esac
 }
 
+# STATS_ONLY=1: only the in-kernel price, in REPS alternating rounds of floor, ksight and libbpf-tools
+# (KSIGHT_ARGS adds options to ksight), each pricing its own programs over one ping-pong of ROUNDS round
+# trips; medians, and ksight's extra over the floor as a fraction of libbpf-tools' (issue 11: <= 0.6).
+if [ "${STATS_ONLY:-0}" = 1 ]; then
+	prog_ids() { bpftool -j prog show | jq -r '.[].id' | sort -n; }
+	# ns per round trip (2 wakeups + 2 switches) of the programs loaded since $TMP/before
+	price() {
+		bpftool -j prog show | jq -r --arg ids "$(comm -13 "$TMP/before" "$TMP/after" | tr '\n' ' ')" '
+			($ids | split(" ") | map(select(. != "") | tonumber)) as $want
+			| [.[] | select((.id as $i | $want | index($i)) and (.name // "" | test("^(floor_|sched_)")))
+			  | {name, mean: ((.run_time_ns // 0) / ((.run_cnt // 0) + 0.0001))}]
+			| (map(select(.name | test("wakeup$|wakeup__|^floor_wakeup$"))) | map(.mean) | add // 0) as $w
+			| (map(select(.name | test("switch"))) | map(.mean) | add // 0) as $s
+			| 2 * $w + 2 * $s | floor'
+	}
+	sysctl -q -w kernel.bpf_stats_enabled=1
+	for rep in $(seq 1 "$REPS"); do
+		for c in floor ksight libbpf-tools; do
+			avail $c || continue
+			prog_ids >"$TMP/before"
+			if [ $c = ksight ] && [ -n "${KSIGHT_ARGS:-}" ]; then
+				./ksight runqlat $KSIGHT_ARGS >/dev/null 2>"$TMP/ksight.log" & T_PID=$!
+				for _ in $(seq 1 300); do grep -q tracing "$TMP/ksight.log" && break; sleep 0.05; done
+				sleep 0.2
+			else
+				start_tracer $c || continue
+			fi
+			prog_ids >"$TMP/after"
+			build/workloads/pingpong -n "$ROUNDS" -c $CPU >/dev/null
+			price >>"$TMP/st.$c"
+			stop_tracer
+		done
+	done
+	sysctl -q -w kernel.bpf_stats_enabled=0
+	f=$(median <"$TMP/st.floor") k=$(median <"$TMP/st.ksight") l=$(median <"$TMP/st.libbpf-tools")
+	echo "in-kernel ns per round trip (2 wakeups + 2 switches), medians of $REPS alternating rounds of $ROUNDS:"
+	for c in floor ksight libbpf-tools; do printf "  %-13s %6s   (%s)\n" $c "$(median <"$TMP/st.$c")" "$(sort -n "$TMP/st.$c" | tr '\n' ' ')"; done
+	awk -v k="$k" -v l="$l" -v f="$f" 'BEGIN { if (l > f) printf "ksight over floor / libbpf-tools over floor: %d / %d = %.2f (target <= 0.6)\n", k - f, l - f, (k - f) / (l - f) }'
+	exit 0
+fi
 for c in $CONFIGS; do : >"$TMP/res.$c"; done
 for rep in $(seq 1 "$REPS"); do
 	for c in $CONFIGS; do
@@ -91,7 +133,6 @@ for rep in $(seq 1 "$REPS"); do
 	done
 done
 
-median() { sort -n | awk '{a[NR] = $1} END { if (NR) print a[int((NR + 1) / 2)]; else print "" }'; }
 q1() { sort -n | awk '{a[NR] = $1} END { if (NR) print a[int((NR + 3) / 4)]; else print "" }'; }
 base_cpu=$(awk '{print $2}' "$TMP/res.base" | median)
 base_wall=$(awk '{print $1}' "$TMP/res.base" | median)

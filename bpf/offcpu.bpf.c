@@ -33,7 +33,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 	    ks_filter_pass_task(prev, bpf_get_smp_processor_id(), ~0u, trusted) && (s = ks_slot(tid))) {
 		if (s->tid != tid && s->ts)
 			__sync_fetch_and_add(&lost.slot_collisions, 1);
-		now = ks_sched_now(prev, trusted);
+		now = ks_sched_now();
 		s->tid = tid;
 		s->flags = state_of(prev_state);
 		s->ts = now;
@@ -46,10 +46,10 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 	ts = s->ts;
 	s->ts = 0;
 	if (!now)
-		now = ks_sched_now(next, trusted);
-	r = ks_sched_row(&rows, &hrows, &zero_stat, next, s->flags & (KS_OFF_STATES - 1), trusted);
+		now = ks_sched_now();
+	r = ks_sched_row(&rows, &hrows, &srows, &sother, &zero_stat, next, s->flags & (KS_OFF_STATES - 1), trusted);
 	if (r)
-		ks_hist_bpf_add(&r->off, now > ts ? now - ts : 0);
+		ks_sched_hist_add(&r->off, now > ts ? now - ts : 0);
 	return 0;
 }
 

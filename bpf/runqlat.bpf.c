@@ -6,7 +6,7 @@ KS_SCHED_ROW_MAPS(struct ks_rq_stat);
 
 static __always_inline struct ks_rq_stat *row_of(struct task_struct *t, bool trusted)
 {
-	return ks_sched_row(&rows, &hrows, &zero_stat, t, 0, trusted);
+	return ks_sched_row(&rows, &hrows, &srows, &sother, &zero_stat, t, 0, trusted);
 }
 
 /*
@@ -77,8 +77,9 @@ static __always_inline int on_wakeup(struct task_struct *p, bool trusted, bool n
 		return 0;
 	if (s->tid == tid && s->ts)
 		return 0; /* already queued (preempted in a sleeping state): the wait began then */
-	/* every read of p before the first store, so the rq pointer is loaded once */
-	now = ks_sched_now(p, trusted);
+	if (s->tid != tid && s->ts)
+		__sync_fetch_and_add(&lost.slot_collisions, 1); /* another thread's open wait (tids alias) */
+	now = ks_sched_now();
 	cpu = ks_task_cpu(p, trusted);
 	/* a new task has no sched_waking: what its slot holds is a dead thread's */
 	if (!new_task && s->tid == tid && (s->flags & KS_SLOT_WAKER)) {
@@ -117,9 +118,9 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 			r = NULL;
 		if (r) {
 			if (runnable)
-				r->involuntary++;
+				KS_ROW_ADD(r->involuntary, 1);
 			else
-				r->voluntary++;
+				KS_ROW_ADD(r->voluntary, 1);
 		}
 		if (runnable && (s = ks_slot(tid))) {
 			if (s->tid != tid) {
@@ -128,7 +129,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 				s->tid = tid;
 				s->migr = 0;
 			}
-			now = ks_sched_now(prev, trusted);
+			now = ks_sched_now();
 			s->flags = 0;
 			s->ts = now;
 		}
@@ -146,17 +147,18 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 	if ((ks_filter.flags & KS_F_CPU) && !ks_cpu_allowed(cpu))
 		return 0;
 	if (!now)
-		now = ks_sched_now(next, trusted);
+		now = ks_sched_now();
 	/* by nothing or by cpu, prev's row on this CPU is next's row too */
 	r = r_prev && (ks_by == KS_SCHED_BY_NONE || ks_by == KS_SCHED_BY_CPU) ? r_prev : row_of(next, trusted);
 	if (!r)
 		return 0;
-	ks_hist_bpf_add(&r->lat, now > ts ? now - ts : 0);
+	ks_sched_hist_add(&r->lat, now > ts ? now - ts : 0);
 	if (flags & KS_SLOT_WOKEN)
-		r->wakeups++;
+		KS_ROW_ADD(r->wakeups, 1);
 	if (flags & KS_SLOT_CROSS)
-		r->cross_cpu++;
-	r->migrations += migr;
+		KS_ROW_ADD(r->cross_cpu, 1);
+	if (migr)
+		KS_ROW_ADD(r->migrations, migr);
 	return 0;
 }
 

@@ -22,12 +22,20 @@ struct {
 } ks_slots SEC(".maps");
 
 /*
- * The row maps of a scheduler collector, rows of @value_t: an array for
- * the array modes ([gen][key][sub]; by cpu, each CPU's copy of [gen][sub])
- * and a hash for the others, both sized by the loader, and the zeroed
- * source for new hash rows (too big for the BPF stack).  The hash is
- * preallocated: creating a row under the runqueue lock must not depend
- * on an allocation that can fail there.
+ * The row maps of a scheduler collector, rows of @value_t, sized by the
+ * loader from the memory budget (src/collectors/sched.c); the maps a mode
+ * does not use get one entry.
+ * - rows: per-CPU array.  By nothing, cpu and policy: [gen][key][sub], the
+ *   rate is every switch of the machine and the keys few.  By prio: the
+ *   "other" row of each half ([gen][sub]).
+ * - hrows: per-CPU hash, by prio: up to 141 keys, each as hot as policy's
+ *   but too many for an array of per-CPU histograms at 128+ CPUs.
+ * - srows: shared hash, by pid, tid, comm and cgroup: many keys, each hit
+ *   at the rate of its own threads; one copy a row, updated with atomics.
+ * - sother: the shared modes' "other" row of each half ([gen][sub]).
+ * Hashes are preallocated: creating a row under the runqueue lock must
+ * not depend on an allocation that can fail there.  A row the hash has no
+ * room for goes to "other", counted in lost.to_other.
  */
 #define KS_SCHED_ROW_MAPS(value_t)                               \
 	static const value_t zero_stat = {};                     \
@@ -42,7 +50,50 @@ struct {
 		__uint(max_entries, 1);                          \
 		__type(key, struct ks_sched_key);                \
 		__type(value, value_t);                          \
-	} hrows SEC(".maps")
+	} hrows SEC(".maps");                                    \
+	struct {                                                 \
+		__uint(type, BPF_MAP_TYPE_HASH);                 \
+		__uint(max_entries, 1);                          \
+		__type(key, struct ks_sched_key);                \
+		__type(value, value_t);                          \
+	} srows SEC(".maps");                                    \
+	struct {                                                 \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                \
+		__uint(max_entries, 1);                          \
+		__type(key, __u32);                              \
+		__type(value, value_t);                          \
+	} sother SEC(".maps")
+
+/* Whether rows are shared by all CPUs (updated with atomics). */
+static __always_inline bool ks_rows_shared(void)
+{
+	return ks_by >= KS_SCHED_BY_PID;
+}
+
+/* Adds @v to a counter of a row, atomically when rows are shared. */
+#define KS_ROW_ADD(field, v)                                      \
+	do {                                                      \
+		if (ks_rows_shared())                             \
+			__sync_fetch_and_add(&(field), (v));      \
+		else                                              \
+			(field) += (v);                           \
+	} while (0)
+
+/*
+ * Adds one value to a row's histogram.  The max of a shared row is a
+ * plain compare and store: two CPUs ending waits of one row in the same
+ * few nanoseconds may keep the smaller (a tid row never races: one thread
+ * ends one interval at a time).
+ */
+static __always_inline void ks_sched_hist_add(struct ks_sched_hist *h, __u64 v)
+{
+	__u32 slot = ks_hist_slot_max(v, KS_SCHED_HIST_SLOTS);
+
+	KS_ROW_ADD(h->sum, v);
+	KS_ROW_ADD(h->slots[slot], 1);
+	if (v > h->max)
+		h->max = v;
+}
 
 /* task_cpu() lived in task_struct.cpu from v5.3 until commit bcf9033e5449
  * ("sched: move CPU field back into thread_info if THREAD_INFO_IN_TASK=y", v5.16). */
@@ -60,24 +111,17 @@ static __always_inline __u32 ks_task_cpu(struct task_struct *t, bool trusted)
 }
 
 /*
- * Now, on the clock of @t's runqueue: rq->clock, which the scheduler has
- * just updated at every point these collectors hook (ttwu and
- * wake_up_new_task before enqueueing, __schedule before picking), and
- * which run_delay in /proc/PID/schedstat is measured with.  Three plain
- * loads instead of bpf_ktime_get_ns, a helper call that cost 30-40 ns a
- * call on the development machine, twice per wakeup and switch.  Like
- * run_delay it reads the last update, so a switch whose clock update the
- * scheduler skipped (a wakeup that preempts) is timed from that wakeup.
- * The rq is reached through se.cfs_rq (CONFIG_FAIR_GROUP_SCHED); without
- * it, bpf_ktime_get_ns, at both ends of every interval alike.
+ * Now: bpf_ktime_get_ns at both ends of every interval.  Not rq->clock,
+ * though three plain loads cost less than this helper call: the scheduler
+ * skips its update on some paths (a wakeup that preempts the current task
+ * leaves the next switch with the wakeup's clock), which put ~40% of a
+ * same-CPU ping-pong's waits under 100 ns.  run_delay in
+ * /proc/PID/schedstat is measured on rq->clock, so totals compare with it
+ * only approximately.
  */
-static __always_inline __u64 ks_sched_now(struct task_struct *t, bool trusted)
+static __always_inline __u64 ks_sched_now(void)
 {
-	if (!bpf_core_field_exists(t->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, rq))
-		return bpf_ktime_get_ns();
-	if (trusted)
-		return t->se.cfs_rq->rq->clock;
-	return BPF_CORE_READ(t, se.cfs_rq, rq, clock);
+	return bpf_ktime_get_ns();
 }
 
 /* The slot of @tid, or NULL (only if the map is smaller than the mask says). */
@@ -102,19 +146,17 @@ static __always_inline struct ks_sched_slot *ks_slot_open(struct task_struct *t,
 	return s;
 }
 
-/* Keys per buffer half in the array modes. */
+/* Keys per buffer half in the per-CPU array modes. */
 static __always_inline __u32 ks_array_keys(void)
 {
-	if (ks_by == KS_SCHED_BY_PRIO)
-		return KS_SCHED_PRIOS;
 	if (ks_by == KS_SCHED_BY_POLICY)
 		return KS_SCHED_POLICIES;
 	return 1; /* NONE, and CPU: each CPU's copy is its row */
 }
 
-static __always_inline bool ks_by_hash(void)
+static __always_inline bool ks_by_array(void)
 {
-	return ks_by >= KS_SCHED_BY_PID;
+	return ks_by == KS_SCHED_BY_NONE || ks_by == KS_SCHED_BY_CPU || ks_by == KS_SCHED_BY_POLICY;
 }
 
 static __always_inline void ks_copy_comm(char *dst, struct task_struct *t, bool trusted)
@@ -127,49 +169,58 @@ static __always_inline void ks_copy_comm(char *dst, struct task_struct *t, bool 
 
 /*
  * The row of @t (split @sub) in the current buffer half: an element of
- * @rows in the array modes, of @hrows (created from @zero) in the hash
- * modes.  NULL, counted in lost.map_full, when the hash has no room.
+ * @rows in the array modes, of @hrows or @srows (created from @zero) in
+ * the hash modes, or, when the hash has no room, the "other" row of the
+ * half (@rows or @sother).  By pid and tid the row's first bytes, its
+ * comm, are set to the task's name now: the key holds no name, so a
+ * process that execs keeps one row and shows its new name.
  */
-static __always_inline void *ks_sched_row(void *rows, void *hrows, const void *zero, struct task_struct *t,
-					  __u32 sub, bool trusted)
+static __always_inline void *ks_sched_row(void *rows, void *hrows, void *srows, void *sother, const void *zero,
+					  struct task_struct *t, __u32 sub, bool trusted)
 {
-	__u32 gen = ks_gen & 1;
+	__u32 gen = ks_gen & 1, idx;
 	struct ks_sched_key k = {};
-	void *v;
+	void *map, *v;
 
-	if (!ks_by_hash()) {
-		__u32 key = 0, idx;
+	if (ks_by_array()) {
+		__u32 key = 0;
 
-		if (ks_by == KS_SCHED_BY_PRIO) {
-			int prio = KS_RD(trusted, t, prio);
-
-			key = prio >= 0 && prio < KS_SCHED_PRIOS - 1 ? (__u32)prio : KS_SCHED_PRIOS - 1;
-		} else if (ks_by == KS_SCHED_BY_POLICY) {
+		if (ks_by == KS_SCHED_BY_POLICY)
 			key = KS_RD(trusted, t, policy) & (KS_SCHED_POLICIES - 1);
-		}
 		idx = (gen * ks_array_keys() + key) * ks_nsub + sub;
 		return bpf_map_lookup_elem(rows, &idx);
 	}
 	k.gen = gen;
 	k.sub = sub;
-	if (ks_by == KS_SCHED_BY_PID) {
-		struct task_struct *l = KS_RD(trusted, t, group_leader);
+	if (ks_by == KS_SCHED_BY_PRIO) {
+		int prio = KS_RD(trusted, t, prio);
 
+		k.id = prio >= 0 && prio < KS_SCHED_PRIOS - 1 ? (__u64)prio : (__u64)-1;
+	} else if (ks_by == KS_SCHED_BY_PID) {
 		k.id = KS_RD(trusted, t, tgid);
-		ks_copy_comm(k.comm, l, trusted);
 	} else if (ks_by == KS_SCHED_BY_TID) {
 		k.id = KS_RD(trusted, t, pid);
-		ks_copy_comm(k.comm, t, trusted);
 	} else if (ks_by == KS_SCHED_BY_COMM) {
 		ks_copy_comm(k.comm, t, trusted);
 	} else {
 		k.id = ks_task_cgroup_id(t, trusted);
 	}
-	v = bpf_map_lookup_elem(hrows, &k);
-	if (v)
+	map = ks_by == KS_SCHED_BY_PRIO ? hrows : srows;
+	v = bpf_map_lookup_elem(map, &k);
+	if (!v) {
+		bpf_map_update_elem(map, &k, zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(map, &k);
+	}
+	if (v) {
+		if (ks_by == KS_SCHED_BY_PID)
+			ks_copy_comm(v, KS_RD(trusted, t, group_leader), trusted);
+		else if (ks_by == KS_SCHED_BY_TID)
+			ks_copy_comm(v, t, trusted);
 		return v;
-	bpf_map_update_elem(hrows, &k, zero, BPF_NOEXIST);
-	v = bpf_map_lookup_elem(hrows, &k);
+	}
+	__sync_fetch_and_add(&lost.to_other, 1);
+	idx = gen * ks_nsub + sub;
+	v = bpf_map_lookup_elem(ks_by == KS_SCHED_BY_PRIO ? rows : sother, &idx);
 	if (!v)
 		__sync_fetch_and_add(&lost.map_full, 1);
 	return v;

@@ -13,9 +13,10 @@ enum ks_off_state {
 	KS_OFF_STATES = 4,
 };
 
-/* Off-CPU time of one (key, state) row; per-CPU, summed by user space. */
+/* Off-CPU time of one (key, state) row; per-CPU, summed by user space, or shared (see ks_sched_by). */
 struct ks_off_stat {
-	struct ks_hist_bpf off;
+	char comm[KS_COMM_LEN]; /* by pid and tid: the name at the last event (exec renames) */
+	struct ks_sched_hist off;
 };
 
 #endif /* KSIGHT_OFFCPU_H */

@@ -5,7 +5,11 @@
 #include "hist.h"
 #include "filter.h"
 
-/* --by keys.  NONE, CPU, PRIO and POLICY use arrays; the others a hash. */
+/*
+ * --by keys, and where their rows live (see KS_SCHED_ROW_MAPS in
+ * bpf/sched.bpf.h): NONE, CPU and POLICY in a per-CPU array, PRIO in a
+ * per-CPU hash, PID, TID, COMM and CGROUP in a shared hash.
+ */
 enum ks_sched_by {
 	KS_SCHED_BY_NONE = 0,
 	KS_SCHED_BY_CPU = 1,	/* each CPU's copy of the one per-CPU row */
@@ -17,18 +21,35 @@ enum ks_sched_by {
 	KS_SCHED_BY_CGROUP = 7,
 };
 
-/* Kernel priorities 0..139; -1 (SCHED_DEADLINE) and anything else go to the last row. */
+/* Kernel priorities 0..139; -1 (SCHED_DEADLINE) and anything else are -1. */
 #define KS_SCHED_PRIOS 141
 /* SCHED_NORMAL .. SCHED_EXT */
 #define KS_SCHED_POLICIES 8
+
+/*
+ * A scheduler row's histogram: the slots of values below 2^40 ns (18
+ * minutes; longer ones share the last slot, max stays exact), 4.7 KiB
+ * where the full u64 range took 7.8: a per-CPU row costs this times the
+ * possible CPUs.  u64 slots: a shared row counts with atomics and may
+ * take more than 2^32 events between two drains of a long run.
+ */
+#define KS_SCHED_HIST_SLOTS KS_HIST_SLOTS_BELOW(40)
+struct ks_sched_hist {
+	__u64 sum;
+	__u64 max;
+	__u64 slots[KS_SCHED_HIST_SLOTS];
+};
 
 /* Key of the hash-backed modes; gen selects the buffer half. */
 struct ks_sched_key {
 	__u32 gen;
 	__u32 sub;	       /* a collector's split of one key, e.g. offcpu's state */
 	__u64 id;	       /* tgid, tid or cgroup id */
-	char comm[KS_COMM_LEN]; /* pid: the leader's name, tid and comm: the thread's */
+	char comm[KS_COMM_LEN]; /* by comm only: a pid's or tid's name changes with exec, its row must not */
 };
+
+/* id of a hash row that stands for the rows the map had no room for ("other"), never a real key's */
+#define KS_SCHED_OTHER_ID (~0ull)
 
 /* How the wait in a slot began; set when it began, read when it ends. */
 enum ks_slot_flags {
@@ -58,7 +79,8 @@ struct ks_sched_slot {
 /* Loss counters in each scheduler collector's .bss, reported after every interval. */
 struct ks_sched_lost {
 	__u64 slot_collisions; /* a thread's slot held another thread's open interval */
-	__u64 map_full;	       /* a hash row could not be created */
+	__u64 map_full;	       /* not even the "other" row could be had (never expected) */
+	__u64 to_other;	       /* events counted in the "other" row: the hash was full */
 };
 
 _Static_assert(sizeof(struct ks_sched_key) == 32, "ks_sched_key layout");

@@ -33,7 +33,7 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 	if (!h)
 		return -ENOMEM;
 	for (int i = 0; i < nvals; i++)
-		ks_hist_add_bpf(h, &v[i].off);
+		ks_sched_hist_merge(h, &v[i].off);
 	if (!h->count) {
 		free(h);
 		return 0;

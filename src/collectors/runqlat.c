@@ -56,7 +56,7 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 	if (!h)
 		return -ENOMEM;
 	for (int i = 0; i < nvals; i++) {
-		ks_hist_add_bpf(h, &v[i].lat);
+		ks_sched_hist_merge(h, &v[i].lat);
 		sum.wakeups += v[i].wakeups;
 		sum.cross_cpu += v[i].cross_cpu;
 		sum.migrations += v[i].migrations;

@@ -12,10 +12,26 @@
 #include "core/loader.h"
 #include "core/log.h"
 
-/* Hash rows are per-CPU with a histogram each (~8 KiB a CPU) and preallocated: cap their memory, not just their count. */
-#define SCHED_HASH_ROWS 8192
-#define SCHED_HASH_BUDGET (64ull << 20)
-#define SCHED_SLOT_CAP (1u << 22)
+/*
+ * The memory budget (src/core/budget.h), per collector instance, counted
+ * at the possible-CPU count:
+ * - slots: 16 bytes a thread id, a power of two >= pid_max (no two live
+ *   threads share one), but at most an eighth of the budget (8 MiB, 2^19
+ *   tids, of 64): past that tids alias, and a wait that finds another
+ *   thread's open one in its slot is counted in slot_collisions.
+ * - per-CPU rows where every switch of the machine lands on few keys (by
+ *   nothing, cpu, policy, prio): ~4.7 KiB a CPU each.
+ * - shared rows with atomics where keys are many (pid, tid, comm, cgroup):
+ *   one copy a row, so thousands fit.  The hashes take what is left, up
+ *   to SCHED_SHARED_ROWS keys a half.
+ */
+#define SCHED_SLOT_SHARE 0.125
+#define SCHED_SLOT_MAX (1u << 22)
+#define SCHED_SHARED_ROWS 4096
+/* .bss, .rodata and the rest of what the object creates besides its row maps and slots */
+#define SCHED_FIXED_BYTES (64u << 10)
+/* PIDS_PER_CPU_DEFAULT: the kernel raises pid_max to this many per possible CPU */
+#define SCHED_PIDS_PER_CPU 1024
 
 enum ks_sched_by ks_sched_by_parse(const char *by)
 {
@@ -31,7 +47,12 @@ enum ks_sched_by ks_sched_by_parse(const char *by)
 	return KS_SCHED_BY_NONE;
 }
 
-static bool by_hash(enum ks_sched_by by)
+static bool by_array(enum ks_sched_by by)
+{
+	return by == KS_SCHED_BY_NONE || by == KS_SCHED_BY_CPU || by == KS_SCHED_BY_POLICY;
+}
+
+static bool by_shared(enum ks_sched_by by)
 {
 	return by >= KS_SCHED_BY_PID;
 }
@@ -39,25 +60,44 @@ static bool by_hash(enum ks_sched_by by)
 /* Must agree with ks_array_keys() in bpf/sched.bpf.h. */
 static uint32_t array_keys(enum ks_sched_by by)
 {
-	if (by == KS_SCHED_BY_PRIO)
-		return KS_SCHED_PRIOS;
-	if (by == KS_SCHED_BY_POLICY)
-		return KS_SCHED_POLICIES;
-	return 1;
+	return by == KS_SCHED_BY_POLICY ? KS_SCHED_POLICIES : 1;
 }
 
-void ks_sched_sizes(enum ks_sched_by by, uint32_t nsub, size_t value_size, struct ks_sched_sizes *sz)
+void ks_sched_sizes(const struct ks_budget *b, enum ks_sched_by by, uint32_t nsub, size_t value_size,
+		    uint64_t pid_max, struct ks_sched_sizes *sz)
 {
-	uint64_t per_row = (uint64_t)value_size * (uint64_t)ks_ncpus();
-	uint64_t hrows = SCHED_HASH_BUDGET / (per_row ? per_row : 1);
+	uint32_t ksz = sizeof(struct ks_sched_key), vsz = (uint32_t)value_size;
+	uint64_t fixed, room;
+	uint32_t cap;
 
-	if (hrows > SCHED_HASH_ROWS * 2)
-		hrows = SCHED_HASH_ROWS * 2;
-	if (hrows < 64)
-		hrows = 64;
-	sz->slots = ks_pow2_at_least(ks_pid_max(), SCHED_SLOT_CAP);
-	sz->rows = by_hash(by) ? 1 : 2 * array_keys(by) * nsub;
-	sz->hrows = by_hash(by) ? (uint32_t)hrows : 1;
+	/* a node with more CPUs than this one runs with a larger pid_max */
+	if (pid_max < (uint64_t)SCHED_PIDS_PER_CPU * (uint64_t)b->ncpus)
+		pid_max = (uint64_t)SCHED_PIDS_PER_CPU * (uint64_t)b->ncpus;
+	sz->slots = ks_pow2_at_least(pid_max, SCHED_SLOT_MAX);
+	cap = ks_budget_rows(b, SCHED_SLOT_SHARE,
+			     ks_budget_row_bytes(b, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct ks_sched_slot), 0), 1024,
+			     SCHED_SLOT_MAX, true);
+	if (sz->slots > cap)
+		sz->slots = cap;
+	sz->rows = by_array(by) ? 2 * array_keys(by) * nsub : by == KS_SCHED_BY_PRIO ? 2 * nsub : 1;
+	sz->sother = by_shared(by) ? 2 * nsub : 1;
+	sz->hrows = sz->srows = 1;
+	fixed = SCHED_FIXED_BYTES +
+		ks_map_bytes(BPF_MAP_TYPE_ARRAY, 4, sizeof(struct ks_sched_slot), sz->slots, 0, b->ncpus) +
+		ks_map_bytes(BPF_MAP_TYPE_PERCPU_ARRAY, 4, vsz, sz->rows, 0, b->ncpus) +
+		ks_map_bytes(BPF_MAP_TYPE_ARRAY, 4, vsz, sz->sother, 0, b->ncpus) +
+		ks_map_bytes(BPF_MAP_TYPE_PERCPU_HASH, ksz, vsz, 1, 0, b->ncpus) +
+		ks_map_bytes(BPF_MAP_TYPE_HASH, ksz, vsz, 1, 0, b->ncpus);
+	room = b->limit > fixed ? b->limit - fixed : 0;
+	/* the rows a hash mode may need at most in both halves; at least one key's a half */
+	if (by == KS_SCHED_BY_PRIO)
+		sz->hrows = ks_budget_rows(b, (double)room / (double)b->limit,
+					   ks_budget_row_bytes(b, BPF_MAP_TYPE_PERCPU_HASH, ksz, vsz, 0), 2 * nsub,
+					   2 * KS_SCHED_PRIOS * nsub, false);
+	else if (by_shared(by))
+		sz->srows = ks_budget_rows(b, (double)room / (double)b->limit,
+					   ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, ksz, vsz, 0), 2 * nsub,
+					   2 * SCHED_SHARED_ROWS * nsub, false);
 }
 
 struct array_arg {
@@ -75,8 +115,6 @@ static int take_array(uint32_t idx, const void *value, void *varg)
 	struct ks_sched_rowid id = { .sub = rel % m->nsub, .num = rel / m->nsub };
 	int took = 0;
 
-	if (m->by == KS_SCHED_BY_PRIO && id.num == KS_SCHED_PRIOS - 1)
-		id.num = -1; /* deadline, or a priority outside 0..139 */
 	if (m->by != KS_SCHED_BY_CPU)
 		return a->fn(&id, value, ks_ncpus(), a->arg);
 	/* by cpu, each CPU's copy of the one row is that CPU's row */
@@ -93,7 +131,9 @@ static int take_array(uint32_t idx, const void *value, void *varg)
 }
 
 struct hash_arg {
+	const struct ks_sched_maps *m;
 	unsigned int gen;
+	int nvals;
 	ks_sched_row_fn fn;
 	void *arg;
 };
@@ -110,18 +150,39 @@ static int take_hash(const void *key, const void *value, void *varg)
 	struct ks_sched_rowid id = { .sub = k->sub, .num = (int64_t)k->id };
 	int took;
 
-	memcpy(id.comm, k->comm, KS_COMM_LEN);
+	if (a->m->by == KS_SCHED_BY_PID || a->m->by == KS_SCHED_BY_TID) {
+		/* the live task's name; once it is gone, the row's (its name at its last event) */
+		ks_pid_comm_peek(-1, (uint32_t)k->id, id.comm);
+		if (!strcmp(id.comm, "?") && ((const char *)value)[0])
+			memcpy(id.comm, value, KS_COMM_LEN);
+	} else {
+		memcpy(id.comm, k->comm, KS_COMM_LEN);
+	}
 	id.comm[KS_COMM_LEN - 1] = 0;
-	took = a->fn(&id, value, ks_ncpus(), a->arg);
+	took = a->fn(&id, value, a->nvals, a->arg);
 	return took < 0 ? took : 0;
+}
+
+static int take_other(uint32_t idx, const void *value, void *varg)
+{
+	struct hash_arg *a = varg;
+	struct ks_sched_rowid id = { .other = true, .sub = idx - a->gen * a->m->nsub, .num = -1 };
+
+	return a->fn(&id, value, a->nvals, a->arg);
 }
 
 int ks_sched_drain(const struct ks_sched_maps *m, unsigned int gen, ks_sched_row_fn fn, void *arg)
 {
-	if (by_hash(m->by)) {
-		struct hash_arg a = { gen, fn, arg };
+	if (!by_array(m->by)) {
+		bool shared = by_shared(m->by);
+		struct hash_arg a = { m, gen, shared ? 1 : ks_ncpus(), fn, arg };
+		int err = ks_hash_drain(shared ? m->srows_fd : m->hrows_fd, sizeof(struct ks_sched_key), key_in_gen,
+					take_hash, &a, m->vbuf);
 
-		return ks_hash_drain(m->hrows_fd, sizeof(struct ks_sched_key), key_in_gen, take_hash, &a, m->vbuf);
+		if (err)
+			return err;
+		return ks_array_drain(shared ? m->sother_fd : m->rows_fd, gen * m->nsub, m->nsub, m->vbuf,
+				      m->value_size * (size_t)a.nvals, take_other, &a);
 	} else {
 		struct array_arg a = { m, gen, fn, arg };
 		uint32_t n = array_keys(m->by) * m->nsub;
@@ -129,6 +190,14 @@ int ks_sched_drain(const struct ks_sched_maps *m, unsigned int gen, ks_sched_row
 		return ks_array_drain(m->rows_fd, gen * n, n, m->vbuf, m->value_size * (size_t)ks_ncpus(),
 				      take_array, &a);
 	}
+}
+
+void ks_sched_hist_merge(struct ks_hist *h, const struct ks_sched_hist *b)
+{
+	ks_hist_add_slots_n(h, b->slots, KS_SCHED_HIST_SLOTS);
+	h->sum += b->sum;
+	if (b->max > h->max)
+		h->max = b->max;
 }
 
 static const char *policy_name(int64_t p)
@@ -162,6 +231,22 @@ void ks_sched_label(struct ks_row *row, enum ks_sched_by by, const struct ks_sch
 {
 	char path[256];
 
+	if (id->other) {
+		/* the keys the hash had no room for: no number, the name "other" */
+		if (by == KS_SCHED_BY_PRIO) {
+			ks_row_key_num(row, "prio", -1);
+			ks_row_key_str(row, "class", "other");
+		} else if (by == KS_SCHED_BY_CGROUP) {
+			ks_row_key_num(row, "cgroup_id", -1);
+			ks_row_key_str(row, "cgroup", "other");
+		} else if (by == KS_SCHED_BY_COMM) {
+			ks_row_key_str(row, "comm", "other");
+		} else {
+			ks_row_key_num(row, by == KS_SCHED_BY_PID ? "pid" : "tid", -1);
+			ks_row_key_str(row, "comm", "other");
+		}
+		return;
+	}
 	switch (by) {
 	case KS_SCHED_BY_NONE:
 		break;
@@ -226,7 +311,8 @@ int ks_sched_run_init(struct ks_sched_run *run, const struct ks_common *c, const
 	run->by = ks_sched_by_parse(c->by);
 	run->hist_name = hist_name;
 	run->filter = f;
-	ks_sched_sizes(run->by, nsub, value_size, &run->sizes);
+	ks_budget_init(&run->budget, c->max_memory);
+	ks_sched_sizes(&run->budget, run->by, nsub, value_size, ks_pid_max(), &run->sizes);
 	run->maps.by = run->by;
 	run->maps.nsub = nsub;
 	run->maps.value_size = value_size;
@@ -234,12 +320,27 @@ int ks_sched_run_init(struct ks_sched_run *run, const struct ks_common *c, const
 	return run->maps.vbuf ? 0 : -ENOMEM;
 }
 
+int ks_sched_budget_check(struct ks_sched_run *run, struct bpf_object *obj)
+{
+	int err;
+
+	if (run->refused)
+		return -E2BIG;
+	err = ks_budget_check(&run->budget, obj);
+	run->refused = err == -E2BIG;
+	return err;
+}
+
 void ks_sched_attached(struct ks_sched_run *run, struct bpf_object *obj, const struct bpf_map *rows,
-		       const struct bpf_map *hrows)
+		       const struct bpf_map *hrows, const struct bpf_map *srows, const struct bpf_map *sother)
 {
 	run->obj = obj;
 	run->maps.rows_fd = bpf_map__fd(rows);
 	run->maps.hrows_fd = bpf_map__fd(hrows);
+	run->maps.srows_fd = bpf_map__fd(srows);
+	run->maps.sother_fd = bpf_map__fd(sother);
+	if (ks_verbose)
+		ks_budget_print(&run->budget, bpf_object__name(obj));
 }
 
 int ks_sched_collect(struct ks_sched_run *run, volatile uint32_t *bss_gen, const volatile struct ks_sched_lost *lost,
@@ -257,10 +358,14 @@ int ks_sched_collect(struct ks_sched_run *run, volatile uint32_t *bss_gen, const
 		return err;
 	now.slot_collisions = lost->slot_collisions;
 	now.map_full = lost->map_full;
+	now.to_other = lost->to_other;
+	ks_budget_report(&run->budget, r);
 	missed = ks_obj_missed(run->obj);
 	ks_report_lost(r, "slot_collisions", now.slot_collisions - run->lost_seen.slot_collisions);
 	ks_report_lost(r, "map_full", now.map_full - run->lost_seen.map_full);
 	ks_report_lost(r, "recursion", missed - run->missed_seen);
+	if (!by_array(run->by))
+		ks_report_counter(r, "to_other", now.to_other - run->lost_seen.to_other);
 	run->lost_seen = now;
 	run->missed_seen = missed;
 	return 0;

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "core/budget.h"
+#include "core/hist.h"
 #include "core/opts.h"
 #include "core/report.h"
 #include "ksight/sched.h"
@@ -15,17 +17,26 @@ struct bpf_map;
 /* NULL (no --by) is KS_SCHED_BY_NONE; the option parser has checked the word. */
 enum ks_sched_by ks_sched_by_parse(const char *by);
 
+/* max_entries of the maps of KS_SCHED_ROW_MAPS and the slots; a map a mode does not use has 1. */
 struct ks_sched_sizes {
-	uint32_t slots; /* per-thread slots: a power of two >= pid_max */
-	uint32_t rows;	/* array rows, both halves */
-	uint32_t hrows; /* hash rows, both halves */
+	uint32_t slots;	 /* per-thread slots: a power of two, >= pid_max where the budget allows */
+	uint32_t rows;	 /* per-CPU array rows, both halves */
+	uint32_t hrows;	 /* per-CPU hash rows (by prio), both halves */
+	uint32_t srows;	 /* shared hash rows (by pid, tid, comm, cgroup), both halves */
+	uint32_t sother; /* shared "other" rows, both halves */
 };
 
-/* Map sizes for @by with @nsub rows per key and row values of @value_size bytes per CPU. */
-void ks_sched_sizes(enum ks_sched_by by, uint32_t nsub, size_t value_size, struct ks_sched_sizes *sz);
+/*
+ * Map sizes for @by with @nsub rows per key, rows of @value_size bytes
+ * (per CPU for per-CPU maps), within budget @b at its CPU count; @pid_max
+ * is the kernel's.  Hash rows take what the fixed maps leave.
+ */
+void ks_sched_sizes(const struct ks_budget *b, enum ks_sched_by by, uint32_t nsub, size_t value_size,
+		    uint64_t pid_max, struct ks_sched_sizes *sz);
 
 /* Names one drained row. */
 struct ks_sched_rowid {
+	bool other;	       /* the row of what the hash had no room for */
 	uint32_t sub;	       /* the collector's split, e.g. offcpu's state */
 	int64_t num;	       /* cpu, prio, policy, tgid, tid or cgroup id */
 	char comm[KS_COMM_LEN]; /* pid, tid and comm modes */
@@ -41,13 +52,16 @@ typedef int (*ks_sched_row_fn)(const struct ks_sched_rowid *id, const void *vals
 struct ks_sched_maps {
 	enum ks_sched_by by;
 	uint32_t nsub;
-	int rows_fd, hrows_fd;
+	int rows_fd, hrows_fd, srows_fd, sother_fd;
 	size_t value_size; /* one CPU's row */
 	void *vbuf;	   /* room for every CPU's copy of one row */
 };
 
 /* Hands every row of buffer half @gen to @fn and empties it. */
 int ks_sched_drain(const struct ks_sched_maps *m, unsigned int gen, ks_sched_row_fn fn, void *arg);
+
+/* Adds one row's histogram (one CPU's copy, or a shared row) to @h. */
+void ks_sched_hist_merge(struct ks_hist *h, const struct ks_sched_hist *b);
 
 /* Adds the key columns of @id (cpu; prio, class; policy, class; pid, comm; ...) to @row. */
 void ks_sched_label(struct ks_row *row, enum ks_sched_by by, const struct ks_sched_rowid *id);
@@ -68,6 +82,8 @@ struct ks_sched_run {
 	const char *hist_name; /* JSON name of the row histogram */
 	const struct ks_filter *filter;
 	struct ks_sched_sizes sizes;
+	struct ks_budget budget;
+	bool refused; /* over the budget: said once, not again for the next hook */
 	struct ks_sched_maps maps;
 	struct bpf_object *obj;
 	const char *hook;
@@ -94,11 +110,16 @@ int ks_sched_run_init(struct ks_sched_run *run, const struct ks_common *c, const
 		bpf_map__set_max_entries((s)->maps.ks_slots, (run)->sizes.slots);      \
 		bpf_map__set_max_entries((s)->maps.rows, (run)->sizes.rows);           \
 		bpf_map__set_max_entries((s)->maps.hrows, (run)->sizes.hrows);         \
+		bpf_map__set_max_entries((s)->maps.srows, (run)->sizes.srows);         \
+		bpf_map__set_max_entries((s)->maps.sother, (run)->sizes.sother);       \
 	} while (0)
 
 /* Records the loaded object and its row maps. */
 void ks_sched_attached(struct ks_sched_run *run, struct bpf_object *obj, const struct bpf_map *rows,
-		       const struct bpf_map *hrows);
+		       const struct bpf_map *hrows, const struct bpf_map *srows, const struct bpf_map *sother);
+
+/* Checks the opened object's maps against the budget before load: 0, or -E2BIG said once. */
+int ks_sched_budget_check(struct ks_sched_run *run, struct bpf_object *obj);
 
 /*
  * One collect: flips the buffer half (*@bss_gen), hands each drained row
@@ -136,7 +157,9 @@ extern const char *const ks_sched_hooks[];
 		ks_prog_select(s->obj, hook);                                                   \
 		if (ks_sched_wakelist_marked())                                                 \
 			ks_prog_disable(s->obj, "sched_waking");                                \
-		err = ks_##name##__load(s);                                                     \
+		err = ks_sched_budget_check(&ctx->run, s->obj);                                 \
+		if (!err)                                                                       \
+			err = ks_##name##__load(s);                                             \
 		if (!err)                                                                       \
 			err = ks_##name##__attach(s);                                           \
 		if (err) {                                                                      \
@@ -144,7 +167,8 @@ extern const char *const ks_sched_hooks[];
 			return err < 0 ? err : -EINVAL;                                         \
 		}                                                                               \
 		ctx->skel = s;                                                                  \
-		ks_sched_attached(&ctx->run, s->obj, s->maps.rows, s->maps.hrows);              \
+		ks_sched_attached(&ctx->run, s->obj, s->maps.rows, s->maps.hrows, s->maps.srows, \
+				  s->maps.sother);                                              \
 		return 0;                                                                       \
 	}                                                                                       \
 	static int name##_open(void *vctx, const struct ks_common *c, const struct ks_filter *f) \
