@@ -222,6 +222,27 @@ t_eq "exited threads: seen while alive" "true" "$(jq -s '[.[].rows[]] | length >
 t_eq "exited threads: no rows after they are gone" "0" "$(tail -1 "$K_OUT" | jq '.rows | length')"
 t_eq "exited threads: no map full" "0" "$(jq -s '[.[].lost_by.map_full] | add' "$K_OUT")"
 
+# --- exec: one pid, one row, under the name it has after the exec (the process has exited by the
+# report, so the name comes from the row, not /proc); the same by tid
+for by in pid tid; do
+	go=$T_TMP/go.$by
+	rm -f "$go"
+	# sh waits (polling sleeps) as "sh" until told to go, then becomes pingpong
+	sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done; sleep 0.05; exec "$2" -n 2000 -c "$3"' sh "$go" \
+		"$WORKLOADS/pingpong" "$CPU" >/dev/null &
+	X_PID=$!
+	k_start runqlat -j -p "$X_PID" --by $by
+	sleep 0.3
+	touch "$go"
+	wait $X_PID
+	k_stop
+	t_eq "exec, by $by: one row for the pid, under its new name" "pingpong" \
+		"$(k_jq -r --argjson p "$X_PID" "[.rows[] | select(.$by == \$p) | .comm] | join(\",\")")"
+	n=$(k_jq --argjson p "$X_PID" "[.rows[] | select(.$by == \$p) | .count] | add // 0")
+	[ "$n" -ge 2000 ] && t_pass "exec, by $by: the waits before and after the exec in it ($n)" ||
+		t_fail "exec, by $by: the waits before and after the exec in one row" "$n"
+done
+
 # --- bad input: exit 2 before anything is loaded
 "$KSIGHT" runqlat --by nope -d 1 >/dev/null 2>&1
 t_eq "bad --by exits 2" "2" "$?"
