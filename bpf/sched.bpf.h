@@ -13,6 +13,8 @@ const volatile __u32 ks_slot_mask = 0; /* slots - 1 (a power of two >= pid_max) 
 /* Buffer half the programs write to; user space flips it to drain the other. */
 volatile __u32 ks_gen = 0;
 struct ks_sched_lost lost = {};
+/* Events counted in the "other" row of each buffer half (the hash was full); user space empties a drained half's. */
+__u64 ks_to_other[2] = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -35,7 +37,7 @@ struct {
  * - sother: the shared modes' "other" row of each half ([gen][sub]).
  * Hashes are preallocated: creating a row under the runqueue lock must
  * not depend on an allocation that can fail there.  A row the hash has no
- * room for goes to "other", counted in lost.to_other.
+ * room for goes to "other", counted in ks_to_other.
  */
 #define KS_SCHED_ROW_MAPS(value_t)                               \
 	static const value_t zero_stat = {};                     \
@@ -218,7 +220,7 @@ static __always_inline void *ks_sched_row(void *rows, void *hrows, void *srows, 
 			ks_copy_comm(v, t, trusted);
 		return v;
 	}
-	__sync_fetch_and_add(&lost.to_other, 1);
+	__sync_fetch_and_add(&ks_to_other[gen], 1);
 	idx = gen * ks_nsub + sub;
 	v = bpf_map_lookup_elem(ks_by == KS_SCHED_BY_PRIO ? rows : sother, &idx);
 	if (!v)

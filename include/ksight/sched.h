@@ -80,7 +80,6 @@ struct ks_sched_slot {
 struct ks_sched_lost {
 	__u64 slot_collisions; /* a thread's slot held another thread's open interval */
 	__u64 map_full;	       /* not even the "other" row could be had (never expected) */
-	__u64 to_other;	       /* events counted in the "other" row: the hash was full */
 };
 
 _Static_assert(sizeof(struct ks_sched_key) == 32, "ks_sched_key layout");

@@ -344,7 +344,7 @@ void ks_sched_attached(struct ks_sched_run *run, struct bpf_object *obj, const s
 }
 
 int ks_sched_collect(struct ks_sched_run *run, volatile uint32_t *bss_gen, const volatile struct ks_sched_lost *lost,
-		     struct ks_report *r, ks_sched_row_fn fn, void *arg)
+		     volatile uint64_t *to_other, struct ks_report *r, ks_sched_row_fn fn, void *arg)
 {
 	unsigned int old = ks_gen_flip(&run->gen, bss_gen);
 	struct ks_sched_lost now;
@@ -358,14 +358,16 @@ int ks_sched_collect(struct ks_sched_run *run, volatile uint32_t *bss_gen, const
 		return err;
 	now.slot_collisions = lost->slot_collisions;
 	now.map_full = lost->map_full;
-	now.to_other = lost->to_other;
 	ks_budget_report(&run->budget, r);
 	missed = ks_obj_missed(run->obj);
 	ks_report_lost(r, "slot_collisions", now.slot_collisions - run->lost_seen.slot_collisions);
 	ks_report_lost(r, "map_full", now.map_full - run->lost_seen.map_full);
 	ks_report_lost(r, "recursion", missed - run->missed_seen);
-	if (!by_array(run->by))
-		ks_report_counter(r, "to_other", now.to_other - run->lost_seen.to_other);
+	if (!by_array(run->by)) {
+		/* the programs count into the other half now: this one is complete */
+		ks_report_counter(r, "to_other", to_other[old & 1]);
+		to_other[old & 1] = 0;
+	}
 	run->lost_seen = now;
 	run->missed_seen = missed;
 	return 0;

@@ -124,10 +124,11 @@ int ks_sched_budget_check(struct ks_sched_run *run, struct bpf_object *obj);
 /*
  * One collect: flips the buffer half (*@bss_gen), hands each drained row
  * to @fn, then reports the loss counters (@lost, the .bss copy) since the
- * previous collect.
+ * previous collect, and the events the drained half's "other" row took
+ * (@to_other[2], emptied).
  */
 int ks_sched_collect(struct ks_sched_run *run, volatile uint32_t *bss_gen, const volatile struct ks_sched_lost *lost,
-		     struct ks_report *r, ks_sched_row_fn fn, void *arg);
+		     volatile uint64_t *to_other, struct ks_report *r, ks_sched_row_fn fn, void *arg);
 
 void ks_sched_run_free(struct ks_sched_run *run);
 
@@ -188,8 +189,8 @@ extern const char *const ks_sched_hooks[];
 		int err;                                                                        \
                                                                                                 \
 		ctx->r = r;                                                                     \
-		err = ks_sched_collect(&ctx->run, &ctx->skel->bss->ks_gen, &ctx->skel->bss->lost, r, \
-				       take_row, ctx);                                          \
+		err = ks_sched_collect(&ctx->run, &ctx->skel->bss->ks_gen, &ctx->skel->bss->lost, \
+				       (volatile uint64_t *)ctx->skel->bss->ks_to_other, r, take_row, ctx); \
 		ctx->r = NULL;                                                                  \
 		return err;                                                                     \
 	}                                                                                       \

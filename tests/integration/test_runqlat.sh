@@ -159,10 +159,11 @@ else
 	rmdir "$cg"
 fi
 
-# --- nice 19 against nice 0 on one CPU: --by prio separates them
-g_start "$T_TMP/hog.$$" "$WORKLOADS/cpuhog" -c $CPU -s 3 0 19
+# --- nice 19 against nice 0 on one CPU: --by prio separates them (4 s: a nice-19 hog may wait
+# over a second for its turn, longer on a busy machine)
+g_start "$T_TMP/hog.$$" "$WORKLOADS/cpuhog" -c $CPU -s 5 0 19
 set -- $G_LINE
-k_start runqlat -j -p "$1" --by prio -d 2
+k_start runqlat -j -p "$1" --by prio -d 4
 wait "$K_PID"
 wait "$G_PID"
 p120=$(k_jq '[.rows[] | select(.prio==120) | .total_wait_ns] | add // 0')

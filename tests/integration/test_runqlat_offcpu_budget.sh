@@ -40,6 +40,27 @@ for c in runqlat offcpu; do
 	t_eq "$c --max-memory 1M: nothing loaded" "" "$(t_unheld_progs "$START_ID" '^sched_(switch__|wakeup__|wakeup_ne|waking__|migrate_)' | tr '\n' ' ')"
 done
 
+# rows beyond the budget: a small budget, hundreds of short processes by pid; what the hash has no
+# room for lands in the "other" row, and counters.to_other counts exactly the events it took
+"$KSIGHT" runqlat --by pid -n 0 --max-memory 1M -j -d 3 >"$T_TMP/o.json" 2>"$T_TMP/o.err" &
+K_PID=$!
+t_wait_for "$T_TMP/o.err" tracing
+i=0
+while [ $i -lt 600 ]; do /bin/true; i=$((i + 1)); done
+wait $K_PID
+rc=$?
+if [ $rc != 0 ] && grep -q "memory budget" "$T_TMP/o.err"; then
+	t_skip "other row" "1 MiB is too small for this machine's possible CPUs"
+else
+	rows=$(jq '.maps.by_map[] | select(.name == "srows") | .max_entries' "$T_TMP/o.json")
+	to=$(jq '.counters.to_other // 0' "$T_TMP/o.json")
+	other=$(jq '[.rows[] | select(.pid == -1 and .comm == "other") | .count + .voluntary + .involuntary] | add // 0' "$T_TMP/o.json")
+	[ "$to" -gt 0 ] && t_pass "other row: $rows hash rows, overflow counted ($to events)" ||
+		t_fail "other row: overflow counted" "to_other $to with $rows rows"
+	t_eq "other row: holds exactly the events counted in to_other" "$to" "$other"
+	t_eq "other row: nothing lost" "0" "$(jq .lost "$T_TMP/o.json")"
+fi
+
 # -v lists each map's bytes
 "$KSIGHT" runqlat -v -d 0.2 2>&1 >/dev/null | grep -q "ks_slots .*MiB" &&
 	t_pass "-v lists the maps with their bytes" || t_fail "-v lists the maps" "no ks_slots line"
