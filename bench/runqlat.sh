@@ -11,6 +11,8 @@ REPS=${1:-8}
 ROUNDS=${2:-15000}
 SAMPLES=${3:-4}
 B=build/bench
+# KSIGHT_BIN: another build to price (e.g. the main branch's, for a before/after)
+KS=${KSIGHT_BIN:-./ksight}
 CPU=$(($(getconf _NPROCESSORS_ONLN) - 1))
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -39,7 +41,7 @@ start_tracer() {
 	case $1 in
 	base) T_PID=; return 0 ;;
 	floor) $B/sched_floor 2>"$log" & T_PID=$!; ready="attached" ;;
-	ksight) ./ksight runqlat >/dev/null 2>"$log" & T_PID=$!; ready="tracing" ;;
+	ksight) $KS runqlat >/dev/null 2>"$log" & T_PID=$!; ready="tracing" ;;
 	libbpf-tools) stdbuf -oL runqlat >"$log" 2>&1 & T_PID=$!; ready="Tracing" ;;
 	bpftrace) bpftrace -e "$BT" >"$log" 2>&1 & T_PID=$!; ready="Attaching" ;;
 	perf-sched) perf sched record -o "$TMP/perf.data" -q >"$log" 2>&1 & T_PID=$!; sleep 2; return 0 ;;
@@ -101,7 +103,7 @@ if [ "${STATS_ONLY:-0}" = 1 ]; then
 			avail $c || continue
 			prog_ids >"$TMP/before"
 			if [ $c = ksight ] && [ -n "${KSIGHT_ARGS:-}" ]; then
-				./ksight runqlat $KSIGHT_ARGS >/dev/null 2>"$TMP/ksight.log" & T_PID=$!
+				$KS runqlat $KSIGHT_ARGS >/dev/null 2>"$TMP/ksight.log" & T_PID=$!
 				for _ in $(seq 1 300); do grep -q tracing "$TMP/ksight.log" && break; sleep 0.05; done
 				sleep 0.2
 			else
