@@ -14,7 +14,7 @@ TRIES=4
 
 # Sums a field over the workload's threads: pp_sum PID FILE AWKFIELD
 pp_sum() {
-	cat /proc/"$1"/task/*/"$2" 2>/dev/null | awk "$3"' END { printf "%d\n", s }'
+	cat /proc/"$1"/task/*/"$2" 2>/dev/null | awk "$3"' END { printf "%.0f\n", s }'
 }
 run_delay() { pp_sum "$1" schedstat '{ s += $2 }'; }
 nvcsw() { pp_sum "$1" status '/^voluntary_ctxt_switches/ { s += $2 }'; }
@@ -159,13 +159,17 @@ else
 	rmdir "$cg"
 fi
 
-# --- nice 19 against nice 0 on one CPU: --by prio separates them (4 s: a nice-19 hog may wait
-# over a second for its turn, longer on a busy machine)
-g_start "$T_TMP/hog.$$" "$WORKLOADS/cpuhog" -c $CPU -s 5 0 19
+# --- nice 19 against nice 0 on one CPU: --by prio separates them (4 s from the start signal: a
+# nice-19 hog may wait over a second for its turn; the hogs spin until killed, however long
+# ksight takes to start, e.g. under TCG)
+g_start "$T_TMP/hog.$$" "$WORKLOADS/cpuhog" -g -c $CPU -s 30 0 19
 set -- $G_LINE
-k_start runqlat -j -p "$1" --by prio -d 4
-wait "$K_PID"
-wait "$G_PID"
+k_start runqlat -j -p "$1" --by prio
+kill -USR1 "$1"
+sleep 4
+k_stop
+kill "$1"
+wait "$1" 2>/dev/null
 p120=$(k_jq '[.rows[] | select(.prio==120) | .total_wait_ns] | add // 0')
 p139=$(k_jq '[.rows[] | select(.prio==139) | .total_wait_ns] | add // 0')
 m120=$(k_jq '[.rows[] | select(.prio==120) | .latency_ns.p50] | add // 0')
@@ -201,12 +205,13 @@ t_eq "raw_tp: voluntary switches = kernel nvcsw delta" "$VOL" "$(rsum voluntary)
 t_eq "raw_tp: involuntary switches = kernel nivcsw delta" "$INVOL" "$(rsum involuntary)"
 
 # --- threads already runnable when tracing starts: their waits began before, so none is timed
-g_start "$T_TMP/hog2.$$" "$WORKLOADS/cpuhog" -c $CPU -s 3 0 0
+g_start "$T_TMP/hog2.$$" "$WORKLOADS/cpuhog" -c $CPU -s 30 0 0
 set -- $G_LINE
 sleep 1
 k_start runqlat -j -p "$1" -d 1
 wait "$K_PID"
-wait "$G_PID"
+kill "$1"
+wait "$1" 2>/dev/null
 max=$(k_jq '[.rows[].latency_ns.max] | max // 0')
 [ "$max" -gt 0 ] && [ "$max" -lt 1500000000 ] && t_pass "runnable at start: no wait longer than the trace ($max ns)" ||
 	t_fail "runnable at start: no bogus wait" "max $max"

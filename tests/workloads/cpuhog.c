@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +16,8 @@
 
 static int cpu;
 static double seconds = 2.0;
-static pthread_barrier_t ready;
+static pthread_barrier_t ready, go;
+static bool gated;
 
 struct hog {
 	pthread_t th;
@@ -46,6 +49,8 @@ static void *spin(void *arg)
 		exit(1);
 	}
 	pthread_barrier_wait(&ready);
+	if (gated)
+		pthread_barrier_wait(&go);
 	end = now_s() + seconds;
 	while (now_s() < end)
 		n++;
@@ -57,8 +62,12 @@ int main(int argc, char **argv)
 	struct hog hogs[MAX_HOGS];
 	int opt, n = 0;
 
-	while ((opt = getopt(argc, argv, "c:s:")) != -1) {
+	sigset_t set;
+	int sig;
+
+	while ((opt = getopt(argc, argv, "c:s:g")) != -1) {
 		switch (opt) {
+		case 'g': gated = true; break;
 		case 'c': cpu = atoi(optarg); break;
 		case 's': seconds = atof(optarg); break;
 		default:
@@ -70,6 +79,11 @@ int main(int argc, char **argv)
 	if (!n)
 		goto usage;
 	pthread_barrier_init(&ready, NULL, (unsigned)n + 1);
+	pthread_barrier_init(&go, NULL, (unsigned)n + 1);
+	/* SIGUSR1 is the start signal under -g: blocked in every thread, taken by sigwait */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	for (int i = 0; i < n; i++)
 		pthread_create(&hogs[i].th, NULL, spin, &hogs[i]);
 	pthread_barrier_wait(&ready);
@@ -79,10 +93,15 @@ int main(int argc, char **argv)
 		printf(" %ld:%d", hogs[i].tid, hogs[i].nice);
 	printf("\n");
 	fflush(stdout);
+	if (gated) {
+		sigwait(&set, &sig);
+		pthread_barrier_wait(&go);
+	}
 	for (int i = 0; i < n; i++)
 		pthread_join(hogs[i].th, NULL);
 	return 0;
 usage:
-	fprintf(stderr, "usage: cpuhog [-c cpu] [-s seconds] NICE...\n");
+	fprintf(stderr, "usage: cpuhog [-c cpu] [-s seconds] [-g] NICE...\n"
+			"  -g: print the ids, then spin from SIGUSR1 on\n");
 	return 2;
 }
