@@ -42,11 +42,13 @@ done
 
 # rows beyond the budget: a small budget, hundreds of short processes by pid; what the hash has no
 # room for lands in the "other" row, and counters.to_other counts exactly the events it took
-"$KSIGHT" runqlat --by pid -n 0 --max-memory 1M -j -d 3 >"$T_TMP/o.json" 2>"$T_TMP/o.err" &
+"$KSIGHT" runqlat --by pid -n 0 --max-memory 1M -j >"$T_TMP/o.json" 2>"$T_TMP/o.err" &
 K_PID=$!
 t_wait_for "$T_TMP/o.err" tracing
 i=0
+# one report over the whole loop, however slow (TCG)
 while [ $i -lt 600 ]; do /bin/true; i=$((i + 1)); done
+kill -INT $K_PID
 wait $K_PID
 rc=$?
 if [ $rc != 0 ] && grep -q "memory budget" "$T_TMP/o.err"; then
@@ -58,7 +60,8 @@ else
 	[ "$to" -gt 0 ] && t_pass "other row: $rows hash rows, overflow counted ($to events)" ||
 		t_fail "other row: overflow counted" "to_other $to with $rows rows"
 	t_eq "other row: holds exactly the events counted in to_other" "$to" "$other"
-	t_eq "other row: nothing lost" "0" "$(jq .lost "$T_TMP/o.json")"
+	# (1 MiB leaves slots for fewer tids than pid_max: aliasing tids may collide, counted apart)
+	t_eq "other row: no row missing (map_full)" "0" "$(jq .lost_by.map_full "$T_TMP/o.json")"
 fi
 
 # -v lists each map's bytes
