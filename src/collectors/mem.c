@@ -24,8 +24,10 @@
  * the double buffer share the rows.
  */
 #define FAULT_SHARE 0.15
+#define FAULT_ROWS_MIN 512 /* fewer is no use on a host with many processes: refused instead */
 #define FAULT_ROWS_MAX 16384
 #define RARE_SHARE 0.08
+#define RARE_ROWS_MIN 64
 #define RARE_ROWS_MAX 4096
 #define STARTS_SHARE 0.01
 #define STARTS_MAX 4096
@@ -187,11 +189,11 @@ static void size_rows(struct mem_ctx *ctx)
 	ctx->fault_rows = ks_budget_rows(b, FAULT_SHARE,
 					 ks_budget_row_bytes(b, BPF_MAP_TYPE_PERCPU_HASH, sizeof(struct ks_row_key),
 							     sizeof(struct ks_mem_fault), 0),
-					 64, FAULT_ROWS_MAX, true);
+					 FAULT_ROWS_MIN, FAULT_ROWS_MAX, true);
 	ctx->rare_rows = ks_budget_rows(b, RARE_SHARE,
 					ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, sizeof(struct ks_row_key),
 							    sizeof(struct ks_mem_rare), 0),
-					16, RARE_ROWS_MAX, true);
+					RARE_ROWS_MIN, RARE_ROWS_MAX, true);
 	ctx->starts_rows = ks_budget_rows(b, STARTS_SHARE,
 					  ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, sizeof(struct ks_mem_skey),
 							      sizeof(__u64), 0),
