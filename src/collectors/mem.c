@@ -113,7 +113,12 @@ static int by_mode(enum ks_task_by by)
 
 static const char *why_missing(int err)
 {
-	return err == -ENOENT ? "not in this kernel" : strerror(-err);
+	if (err == -ENOENT)
+		return "not in this kernel";
+	/* libbpf's answer when it finds no BTF of the running kernel */
+	if (err == -ESRCH)
+		return "no kernel BTF to look it up (CONFIG_DEBUG_INFO_BTF)";
+	return strerror(-err);
 }
 
 /*
