@@ -105,8 +105,10 @@ static __always_inline void *row(void *map, const struct ks_row_key *k, const vo
 	err = bpf_map_update_elem(map, k, zero, BPF_NOEXIST);
 	if (!err)
 		*created = true;
-	else if (err != -KS_EEXIST && err != -KS_E2BIG)
+	else if (err != -KS_EEXIST && err != -KS_E2BIG) {
 		__sync_fetch_and_add(&counts.row_errors, 1);
+		counts.row_errno = -err;
+	}
 	v = bpf_map_lookup_elem(map, k);
 	if (!v)
 		__sync_fetch_and_add(&counts.to_other, 1);

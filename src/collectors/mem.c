@@ -511,6 +511,9 @@ static int mem_collect(void *vctx, struct ks_report *r)
 	ks_report_counter(r, "oom_kills", now.oom_kills - ctx->seen.oom_kills);
 	ks_report_counter(r, "to_other", now.to_other - ctx->seen.to_other);
 	ks_report_counter(r, "row_errors", now.row_errors - ctx->seen.row_errors);
+	if (now.row_errors != ctx->seen.row_errors)
+		p_info("mem: the kernel refused %llu rows (last: %s); their events found a row after, or went to \"other\"",
+		       (unsigned long long)(now.row_errors - ctx->seen.row_errors), strerror((int)now.row_errno));
 	ctx->seen = now;
 	if (ctx->missing_list[0])
 		ks_report_meta_str(r, "unavailable", ctx->missing_list);
