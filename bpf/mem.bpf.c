@@ -98,11 +98,16 @@ static __always_inline void task_key(struct ks_row_key *k, __u64 pid_tgid)
 static __always_inline void *row(void *map, const struct ks_row_key *k, const void *zero, bool *created)
 {
 	void *v = bpf_map_lookup_elem(map, k);
-	long err;
+	int err;
 
 	if (v)
 		return v;
-	err = bpf_map_update_elem(map, k, zero, BPF_NOEXIST);
+	/*
+	 * The low 32 bits only: before 6.4 (d7ba4cc900bf "bpf: return long
+	 * from bpf_map_ops funcs") the verifier calls the map's int-returning
+	 * update directly, and -EEXIST reaches the program zero-extended.
+	 */
+	err = (int)bpf_map_update_elem(map, k, zero, BPF_NOEXIST);
 	if (!err)
 		*created = true;
 	else if (err != -KS_EEXIST && err != -KS_E2BIG) {
