@@ -2,39 +2,79 @@
 #include "common.bpf.h"
 #include "ksight/mem.h"
 
+/* errno values the row maps return (vmlinux.h has no errno.h) */
+#define KS_E2BIG 7
+#define KS_EEXIST 17
+#define KS_SIGKILL 9
+
 const volatile __u32 by_mode = KS_MEM_BY_PID;
+/* Arguments of migrate:mm_migrate_pages in this kernel (from its BTF): `reason` is the last */
+const volatile __u32 migrate_nargs = 7;
 
 /* Buffer half the programs write to; user space flips it to drain the other. */
 volatile __u32 ks_gen = 0;
 struct ks_mem_counts counts = {};
 
-static const struct ks_mem_count zero_count = {};
+static const struct ks_mem_fault zero_fault = {};
 /* too big for the BPF stack */
-static const struct ks_mem_stall zero_stall = {};
+static const struct ks_mem_rare zero_rare = {};
 
+/*
+ * Memory budget (issue 11): page faults are the only frequent events, so
+ * only their two counters are per-CPU (16 bytes a CPU: 2.1 KiB a row at 128
+ * CPUs, against 6 KiB before and 1.2 MiB for the old per-CPU histograms);
+ * everything rare lives in one shared row updated with atomics.  Both maps
+ * are preallocated: a row is made without allocating, so it cannot fail
+ * under memory pressure (the very moment mem is run for) or because the
+ * allocator's per-CPU cache is empty with interrupts off, which is where
+ * rows were refused from maps far from full.  Row counts come from the
+ * budget (src/collectors/mem.c); events without room for their own row
+ * land in the "other" row of their half, counted in counts.to_other.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 1); /* sized by the loader */
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ks_row_key);
-	__type(value, struct ks_mem_count);
-} events SEC(".maps");
+	__type(value, struct ks_mem_fault);
+} faults SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1); /* sized by the loader */
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ks_row_key);
-	__type(value, struct ks_mem_stall);
-} stalls SEC(".maps");
+	__type(value, struct ks_mem_rare);
+} rare SEC(".maps");
+
+/* The "other" rows, by buffer half: they cannot be missing. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct ks_mem_fault);
+} other_faults SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct ks_mem_rare);
+} other_rare SEC(".maps");
 
 /* Start of the stall in progress on each thread, by kind. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
+	__uint(max_entries, 1); /* sized by the loader */
 	__type(key, struct ks_mem_skey);
 	__type(value, __u64);
 } starts SEC(".maps");
+
+/* Kernels whose oom:mark_victim gives a pid only: the targets of SIGKILL, by tid, until it names one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct ks_mem_victim);
+} victims SEC(".maps");
 
 KS_PID_COMM_MAP(pid_comm);
 
@@ -50,28 +90,70 @@ static __always_inline void task_key(struct ks_row_key *k, __u64 pid_tgid)
 		k->cgroup = bpf_get_current_cgroup_id();
 }
 
-static __always_inline void *row(void *map, const struct ks_row_key *k, const void *zero)
+/*
+ * The row of @k in @map, made from @zero when absent (*@created then
+ * true); NULL when it cannot be had, for the caller's "other" row.  Two
+ * CPUs making the same row both get the one entry (EEXIST is no failure).
+ */
+static __always_inline void *row(void *map, const struct ks_row_key *k, const void *zero, bool *created)
 {
-	bool created = false;
-	void *v = ks_map_lookup_or_init(map, k, zero, &created);
+	void *v = bpf_map_lookup_elem(map, k);
+	int err;
 
-	if (!v) {
-		__sync_fetch_and_add(&counts.map_full, 1);
-		return NULL;
+	if (v)
+		return v;
+	/*
+	 * The low 32 bits only: before 6.4 (d7ba4cc900bf "bpf: return long
+	 * from bpf_map_ops funcs") the verifier calls the map's int-returning
+	 * update directly, and -EEXIST reaches the program zero-extended.
+	 */
+	err = (int)bpf_map_update_elem(map, k, zero, BPF_NOEXIST);
+	if (!err)
+		*created = true;
+	else if (err != -KS_EEXIST && err != -KS_E2BIG) {
+		__sync_fetch_and_add(&counts.row_errors, 1);
+		counts.row_errno = -err;
 	}
-	if (created && by_mode == KS_MEM_BY_PID) {
-		char comm[KS_COMM_LEN];
-
-		/* in pid mode the current task is the row's, except for OOM victims */
-		if ((__u32)(bpf_get_current_pid_tgid() >> 32) == k->id) {
-			bpf_get_current_comm(comm, sizeof(comm));
-			bpf_map_update_elem(&pid_comm, &k->id, comm, BPF_NOEXIST);
-		}
-	}
+	v = bpf_map_lookup_elem(map, k);
+	if (!v)
+		__sync_fetch_and_add(&counts.to_other, 1);
 	return v;
 }
 
-static __always_inline struct ks_mem_count *current_events(void)
+/*
+ * Pid mode: names a new row of the current process by its group leader's
+ * name, as /proc/PID/comm does (a thread may have named itself otherwise).
+ * Later renames and execs update it (mem_rename).
+ */
+static __always_inline void name_current(const struct ks_row_key *k)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *leader = BPF_CORE_READ(t, group_leader);
+	char comm[KS_COMM_LEN] = {};
+
+	bpf_core_read_str(comm, sizeof(comm), &leader->comm);
+	bpf_map_update_elem(&pid_comm, &k->id, comm, BPF_ANY);
+}
+
+static __always_inline void *other(void *map, __u32 gen)
+{
+	return bpf_map_lookup_elem(map, &gen);
+}
+
+/* The rare-events row of @k (the current task's when @cur), or the "other" one. */
+static __always_inline struct ks_mem_rare *rare_row(const struct ks_row_key *k, bool cur)
+{
+	bool created = false;
+	struct ks_mem_rare *r = row(&rare, k, &zero_rare, &created);
+
+	if (!r)
+		return other(&other_rare, k->gen);
+	if (created && cur && by_mode == KS_MEM_BY_PID)
+		name_current(k);
+	return r;
+}
+
+static __always_inline struct ks_mem_rare *current_rare(void)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct ks_row_key k = {};
@@ -79,28 +161,42 @@ static __always_inline struct ks_mem_count *current_events(void)
 	if (!ks_filter_pass(pid_tgid))
 		return NULL;
 	task_key(&k, pid_tgid);
-	return row(&events, &k, &zero_count);
+	return rare_row(&k, true);
 }
 
 static __always_inline int on_fault(bool user)
 {
-	struct ks_mem_count *c = current_events();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct ks_row_key k = {};
+	struct ks_mem_fault *f;
+	bool created = false;
 
-	if (c) {
-		if (user)
-			c->faults_user++;
-		else
-			c->faults_kernel++;
+	if (!ks_filter_pass(pid_tgid))
+		return 0;
+	task_key(&k, pid_tgid);
+	f = row(&faults, &k, &zero_fault, &created);
+	if (!f)
+		f = other(&other_faults, k.gen);
+	else if (created && by_mode == KS_MEM_BY_PID)
+		name_current(&k);
+	if (!f) {
+		__sync_fetch_and_add(&counts.map_full, 1);
+		return 0;
 	}
+	/* per-CPU: plain increments */
+	if (user)
+		f->user++;
+	else
+		f->kernel++;
 	return 0;
 }
 
 static __always_inline int on_kswapd_wakeup(void)
 {
-	struct ks_mem_count *c = current_events();
+	struct ks_mem_rare *r = current_rare();
 
-	if (c)
-		c->kswapd_wakeups++;
+	if (r)
+		__sync_fetch_and_add(&r->kswapd_wakeups, 1);
 	return 0;
 }
 
@@ -117,12 +213,19 @@ static __always_inline int on_stall_begin(__u32 kind)
 	return 0;
 }
 
+/* Keeps the larger: racy across CPUs (no atomic max before BPF cpu v3's cmpxchg), see ks_mem_rare. */
+static __always_inline void set_max(__u64 *m, __u64 v)
+{
+	if (v > *m)
+		*m = v;
+}
+
 static __always_inline int on_stall_end(__u32 kind, __u64 nr_reclaimed)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct ks_mem_skey sk = { .tid = (__u32)pid_tgid, .kind = kind };
 	struct ks_row_key k = {};
-	struct ks_mem_stall *s;
+	struct ks_mem_rare *r;
 	__u64 *ts = bpf_map_lookup_elem(&starts, &sk), delta;
 	__u32 slot;
 
@@ -132,23 +235,23 @@ static __always_inline int on_stall_end(__u32 kind, __u64 nr_reclaimed)
 	delta = bpf_ktime_get_ns() - *ts;
 	bpf_map_delete_elem(&starts, &sk);
 	task_key(&k, pid_tgid);
-	s = row(&stalls, &k, &zero_stall);
-	if (!s)
-		return 0;
-	slot = ks_hist_slot_max(delta, KS_MEM_SLOTS);
-	if (kind == KS_MEM_COMPACT) {
-		s->compact_sum += delta;
-		if (delta > s->compact_max)
-			s->compact_max = delta;
-		s->compact[slot]++;
+	r = rare_row(&k, true);
+	if (!r) {
+		__sync_fetch_and_add(&counts.map_full, 1);
 		return 0;
 	}
-	s->reclaims[kind & 1]++;
-	s->reclaimed_pages += nr_reclaimed;
-	s->reclaim_sum += delta;
-	if (delta > s->reclaim_max)
-		s->reclaim_max = delta;
-	s->reclaim[slot]++;
+	slot = ks_hist_slot_max(delta, KS_MEM_SLOTS);
+	if (kind == KS_MEM_COMPACT) {
+		__sync_fetch_and_add(&r->compact_sum, delta);
+		set_max(&r->compact_max, delta);
+		__sync_fetch_and_add(&r->compact[slot], 1);
+		return 0;
+	}
+	__sync_fetch_and_add(&r->reclaims[kind & 1], 1);
+	__sync_fetch_and_add(&r->reclaimed_pages, nr_reclaimed);
+	__sync_fetch_and_add(&r->reclaim_sum, delta);
+	set_max(&r->reclaim_max, delta);
+	__sync_fetch_and_add(&r->reclaim[slot], 1);
 	return 0;
 }
 
@@ -259,42 +362,136 @@ int mem_compact_end__tp(void *ctx)
 }
 
 /*
- * --- rare events: classic tracepoints in every variant ---
- * Their arguments moved between kernels (mm_migrate_pages gained
- * large_folio_split before reason, mark_victim went from a pid to a task),
- * which tp_btf cannot follow; the trace format's fields can be relocated
- * by name.
+ * --- rare events: raw tracepoints in every variant ---
+ * Their arguments changed between kernels (mm_migrate_pages gained
+ * large_folio_split before reason: 7 arguments on 6.1, 8 on 6.18;
+ * mark_victim went from a pid on 6.1 to the task on 6.18), so user space reads this kernel's layout from its BTF and sets
+ * migrate_nargs, or picks mem_oom_task or mem_oom_pid.  raw_tp needs no
+ * tracefs.
  */
 
-SEC("tracepoint/migrate/mm_migrate_pages")
-int mem_migrate(struct trace_event_raw_mm_migrate_pages *ctx)
+SEC("raw_tp/mm_migrate_pages")
+int mem_migrate(__u64 *ctx)
 {
-	struct ks_mem_count *c = current_events();
-	__u64 n = ctx->succeeded;
+	struct ks_mem_rare *r;
+	__u64 n = ctx[0], reason;
 
-	if (c) {
-		c->migrated_pages += n;
-		if (ctx->reason == bpf_core_enum_value(enum migrate_reason, MR_NUMA_MISPLACED))
-			c->numa_migrated_pages += n;
-	}
+	/* a ctx load must have a constant offset, which clang merges away: read it as memory */
+	if (migrate_nargs < 7 || migrate_nargs > 9 ||
+	    bpf_probe_read_kernel(&reason, sizeof(reason), &ctx[migrate_nargs - 1]))
+		return 0;
+	r = current_rare();
+	if (!r)
+		return 0;
+	__sync_fetch_and_add(&r->migrated_pages, n);
+	if ((__u32)reason == bpf_core_enum_value(enum migrate_reason, MR_NUMA_MISPLACED))
+		__sync_fetch_and_add(&r->numa_migrated_pages, n);
 	return 0;
 }
 
-SEC("tracepoint/oom/mark_victim")
-int mem_oom(struct trace_event_raw_mark_victim *ctx)
+/* What names @t's rows (tgid, thread name, cgroup) and whether it passes the filters. */
+static __always_inline void victim_of(struct task_struct *t, struct ks_mem_victim *v)
+{
+	v->tgid = BPF_CORE_READ(t, tgid);
+	v->cgroup = ks_task_cgroup_id(t, false);
+	bpf_core_read_str(v->comm, sizeof(v->comm), &t->comm);
+	v->pass = ks_filter_pass_task(t, bpf_get_smp_processor_id(), ~0u, false);
+}
+
+/*
+ * Counts an OOM kill in the victim's row: the victim is rarely the task
+ * at hand (the allocating task that ran out of memory picks it), so the
+ * row comes from the victim's own task_struct, in every mode.
+ */
+static __always_inline void oom_count(const struct ks_mem_victim *v)
 {
 	struct ks_row_key k = { .gen = ks_gen & 1 };
-	struct ks_mem_count *c;
+	struct ks_mem_rare *r;
+	bool created = false;
+
+	if (!v->pass)
+		return;
+	if (by_mode == KS_MEM_BY_PID)
+		k.id = v->tgid;
+	else if (by_mode == KS_MEM_BY_COMM)
+		__builtin_memcpy(k.comm, v->comm, sizeof(k.comm));
+	else
+		k.cgroup = v->cgroup;
+	r = row(&rare, &k, &zero_rare, &created);
+	if (!r)
+		r = other(&other_rare, k.gen);
+	else if (created && by_mode == KS_MEM_BY_PID)
+		bpf_map_update_elem(&pid_comm, &k.id, v->comm, BPF_ANY);
+	if (r)
+		__sync_fetch_and_add(&r->oom_kills, 1);
+}
+
+/* Kernels that pass the victim (6.18 here): mark_victim(struct task_struct *task, uid_t uid). */
+SEC("raw_tp/mark_victim")
+int BPF_PROG(mem_oom_task, struct task_struct *t)
+{
+	struct ks_mem_victim v = {};
 
 	__sync_fetch_and_add(&counts.oom_kills, 1);
-	/* the victim is not the task at hand: only pid mode can name its row */
-	if (by_mode != KS_MEM_BY_PID)
+	victim_of(t, &v);
+	oom_count(&v);
+	return 0;
+}
+
+/*
+ * Older kernels: mark_victim(int pid).  __oom_kill_process sends the victim
+ * SIGKILL just before it marks it, so the signal names the task; a task
+ * marked without a signal (one already exiting, granted reserves) is current.
+ */
+SEC("raw_tp/signal_generate")
+int BPF_PROG(mem_oom_signal, int sig, void *info, struct task_struct *t)
+{
+	struct ks_mem_victim v = {};
+	__u32 pid;
+
+	if (sig != KS_SIGKILL)
 		return 0;
-	k.id = (__u32)ctx->pid;
-	if ((ks_filter.flags & KS_F_TGID) && k.id != ks_filter.tgid)
+	pid = BPF_CORE_READ(t, pid);
+	victim_of(t, &v);
+	bpf_map_update_elem(&victims, &pid, &v, BPF_ANY);
+	return 0;
+}
+
+SEC("raw_tp/mark_victim")
+int BPF_PROG(mem_oom_pid, int pid)
+{
+	struct ks_mem_victim v = {}, *s;
+	__u32 p = (__u32)pid;
+
+	__sync_fetch_and_add(&counts.oom_kills, 1);
+	s = bpf_map_lookup_elem(&victims, &p);
+	if (s) {
+		v = *s;
+		bpf_map_delete_elem(&victims, &p);
+	} else if ((__u32)bpf_get_current_pid_tgid() == p) {
+		victim_of((struct task_struct *)bpf_get_current_task(), &v);
+	} else {
+		return 0; /* not named: only the report-wide count has it */
+	}
+	oom_count(&v);
+	return 0;
+}
+
+/*
+ * Pid mode: a process renamed (prctl, /proc/PID/comm) or exec'd keeps its
+ * row under its new name, even when it exits before the report reads
+ * /proc.  Only the group leader's name is the process's.
+ */
+SEC("raw_tp/task_rename")
+int BPF_PROG(mem_rename, struct task_struct *t, const char *comm)
+{
+	char c[KS_COMM_LEN] = {};
+	__u32 tgid = BPF_CORE_READ(t, tgid);
+
+	if (BPF_CORE_READ(t, pid) != tgid)
 		return 0;
-	c = row(&events, &k, &zero_count);
-	if (c)
-		c->oom_kills++;
+	bpf_probe_read_kernel_str(c, sizeof(c), comm);
+	/* only rows already named: the others are named when made */
+	bpf_map_update_elem(&pid_comm, &tgid, c, BPF_EXIST);
 	return 0;
 }

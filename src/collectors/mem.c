@@ -1,4 +1,4 @@
-/* User side of `ksight mem`: which tracepoints exist, load with hook fallback, merge event and stall rows into a report. */
+/* User side of `ksight mem`: which tracepoints exist, load with hook fallback, merge fault and rare-event rows into a report. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/budget.h"
 #include "core/collector.h"
 #include "core/loader.h"
 #include "core/log.h"
@@ -14,13 +15,27 @@
 #include "ksight/mem.h"
 #include "mem.skel.h"
 
-/* Rows per interval and map; more are counted as map_full. */
-#define MEM_ROWS 8192
+/*
+ * Shares of the memory budget (--max-memory, at the possible-CPU count) and
+ * row bounds.  Every map is preallocated (see bpf/mem.bpf.c), so what the
+ * shares give is allocated at load: about 13 MiB with the default 64 MiB
+ * budget at 128 CPUs (4096 fault rows of 2.1 KiB, 1024 rare rows of
+ * 4.3 KiB), under the 16 MiB a default mode may allocate.  Both halves of
+ * the double buffer share the rows.
+ */
+#define FAULT_SHARE 0.15
+#define FAULT_ROWS_MIN 512 /* fewer is no use on a host with many processes: refused instead */
+#define FAULT_ROWS_MAX 16384
+#define RARE_SHARE 0.08
+#define RARE_ROWS_MIN 64
+#define RARE_ROWS_MAX 4096
+#define STARTS_SHARE 0.01
+#define STARTS_MAX 4096
 
-/* Each tracepoint and the program base (or classic program) on it. */
+/* Each tracepoint and the program base (or raw_tp program) on it. */
 static const struct mem_event {
 	const char *sys, *event, *prog;
-	bool variants; /* "<prog>__<hook>" programs, else one classic one */
+	bool variants; /* "<prog>__<hook>" programs, else raw_tp program(s) picked by the kernel's layout */
 } mem_events[] = {
 	{ "exceptions", "page_fault_user", "mem_fault_user", true },
 	{ "exceptions", "page_fault_kernel", "mem_fault_kernel", true },
@@ -32,10 +47,12 @@ static const struct mem_event {
 	{ "compaction", "mm_compaction_begin", "mem_compact_begin", true },
 	{ "compaction", "mm_compaction_end", "mem_compact_end", true },
 	{ "migrate", "mm_migrate_pages", "mem_migrate", false },
-	{ "oom", "mark_victim", "mem_oom", false },
+	{ "oom", "mark_victim", NULL, false }, /* mem_oom_task, or mem_oom_pid + mem_oom_signal */
 };
 
 #define NEVENTS (sizeof(mem_events) / sizeof(mem_events[0]))
+#define EV_MIGRATE 9
+#define EV_OOM 10
 
 /* Value columns, in the order rows carry them. */
 enum {
@@ -63,14 +80,21 @@ struct mem_ctx {
 	struct ks_mem *skel;
 	const char *hook;
 	unsigned int gen;
-	bool missing[NEVENTS];
+	/* per tracepoint: 0 when usable, else the negative errno of the lookup */
+	int missing[NEVENTS];
 	char missing_list[256];
+	int migrate_nargs;
+	bool oom_task; /* mark_victim passes the task (else a pid) */
+	bool rename;   /* task:task_rename exists: pid rows follow renames and execs */
+	bool refused;  /* over the budget: no hook is tried again */
+	struct ks_budget budget;
+	uint32_t fault_rows, rare_rows, starts_rows;
 	struct ks_mem_counts seen;
 	unsigned long long missed_seen;
-	void *vbuf, *zevents, *zstalls;
-	/* the BPF key of each report row, by row index, during a collect */
+	void *vbuf, *zfaults, *zrare;
+	/* the BPF key of each report row, by row index, during a collect; "other" is -1 there */
 	struct ks_row_key *keys;
-	int nkeys;
+	int nkeys, other_row;
 };
 
 static enum ks_task_by parse_by(const char *by)
@@ -87,23 +111,61 @@ static int by_mode(enum ks_task_by by)
 	return by == KS_TASK_COMM ? KS_MEM_BY_COMM : by == KS_TASK_CGROUP ? KS_MEM_BY_CGROUP : KS_MEM_BY_PID;
 }
 
-/* Notes which tracepoints this kernel lacks (CONFIG_COMPACTION=n, no x86 fault events, ...). */
-static void find_missing(struct mem_ctx *ctx)
+static const char *why_missing(int err)
 {
-	size_t len = 0;
+	if (err == -ENOENT)
+		return "not in this kernel";
+	/* libbpf's answer when it finds no BTF of the running kernel */
+	if (err == -ESRCH)
+		return "no kernel BTF to look it up (CONFIG_DEBUG_INFO_BTF)";
+	return strerror(-err);
+}
+
+/*
+ * Notes which tracepoints this kernel lacks (CONFIG_COMPACTION=n, no x86
+ * fault events, ...), from its BTF: every tracepoint has a btf_trace_<name>
+ * type there, readable without privilege and without tracefs.  Any other
+ * error than "no such type" is kept as the reason.  0, or the first
+ * reason's negative errno when none at all can be used.
+ */
+static int find_missing(struct mem_ctx *ctx)
+{
+	size_t len = 0, nmissing = 0;
+	int first = 0;
 
 	for (size_t i = 0; i < NEVENTS; i++) {
 		const struct mem_event *e = &mem_events[i];
+		int n = ks_tp_nargs(e->event);
 
-		if (ks_tracepoint_exists(e->sys, e->event) != 0)
-			continue; /* there, or no tracefs to tell: loading will */
-		ctx->missing[i] = true;
-		p_warn("mem: tracepoint %s:%s is not in this kernel; its events are not counted", e->sys, e->event);
-		len += (size_t)snprintf(ctx->missing_list + len, sizeof(ctx->missing_list) - len, "%s%s:%s",
-					len ? "," : "", e->sys, e->event);
+		if (n >= 0) {
+			if (i == EV_MIGRATE)
+				ctx->migrate_nargs = n;
+			if (i == EV_OOM)
+				ctx->oom_task = ks_tp_arg_is_ptr(e->event, 0) == 1;
+			continue;
+		}
+		ctx->missing[i] = n;
+		nmissing++;
+		if (!first)
+			first = n;
+		p_warn("mem: tracepoint %s:%s: %s; its events are not counted", e->sys, e->event, why_missing(n));
+		len += (size_t)snprintf(ctx->missing_list + len, sizeof(ctx->missing_list) - len, "%s%s:%s (%s)",
+					len ? ", " : "", e->sys, e->event, why_missing(n));
 		if (len >= sizeof(ctx->missing_list))
 			len = sizeof(ctx->missing_list) - 1;
 	}
+	ctx->rename = ks_tp_nargs("task_rename") >= 0;
+	if (ctx->migrate_nargs && (ctx->migrate_nargs < 7 || ctx->migrate_nargs > 9)) {
+		p_warn("mem: migrate:mm_migrate_pages has %d arguments here, a layout mem does not know; not counted",
+		       ctx->migrate_nargs);
+		ctx->missing[EV_MIGRATE] = -EPROTO;
+		nmissing++;
+	}
+	if (nmissing == NEVENTS) {
+		p_err("mem: none of its %zu tracepoints can be used: %s", NEVENTS, why_missing(first));
+		return first;
+	}
+	return 0;
 }
 
 static void precreate(struct mem_ctx *ctx, struct ks_mem *s)
@@ -115,10 +177,32 @@ static void precreate(struct mem_ctx *ctx, struct ks_mem *s)
 	/* a row made here is not made by the programs, which name its process */
 	if (ctx->by == KS_TASK_PID)
 		ks_pid_comm_seed(bpf_map__fd(s->maps.pid_comm), k.id);
-	for (k.gen = 0; k.gen < 2; k.gen++) {
-		ks_map_add(bpf_map__fd(s->maps.events), &k, ctx->zevents);
-		ks_map_add(bpf_map__fd(s->maps.stalls), &k, ctx->zstalls);
-	}
+	for (k.gen = 0; k.gen < 2; k.gen++)
+		ks_map_add(bpf_map__fd(s->maps.faults), &k, ctx->zfaults);
+}
+
+static void set_autoload(struct bpf_object *obj, const char *prog, bool on)
+{
+	bpf_program__set_autoload(bpf_object__find_program_by_name(obj, prog), on);
+}
+
+/* Row counts from the budget's shares: the same at every hook. */
+static void size_rows(struct mem_ctx *ctx)
+{
+	struct ks_budget *b = &ctx->budget;
+
+	ctx->fault_rows = ks_budget_rows(b, FAULT_SHARE,
+					 ks_budget_row_bytes(b, BPF_MAP_TYPE_PERCPU_HASH, sizeof(struct ks_row_key),
+							     sizeof(struct ks_mem_fault), 0),
+					 FAULT_ROWS_MIN, FAULT_ROWS_MAX, true);
+	ctx->rare_rows = ks_budget_rows(b, RARE_SHARE,
+					ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, sizeof(struct ks_row_key),
+							    sizeof(struct ks_mem_rare), 0),
+					RARE_ROWS_MIN, RARE_ROWS_MAX, true);
+	ctx->starts_rows = ks_budget_rows(b, STARTS_SHARE,
+					  ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, sizeof(struct ks_mem_skey),
+							      sizeof(__u64), 0),
+					  64, STARTS_MAX, true);
 }
 
 static int try_hook(void *vctx, const char *hook)
@@ -127,24 +211,36 @@ static int try_hook(void *vctx, const char *hook)
 	struct ks_mem *s;
 	int err;
 
+	if (ctx->refused)
+		return -E2BIG;
 	s = ks_mem__open();
 	if (!s)
 		return -errno;
 	s->rodata->ks_filter = *ctx->filter;
 	s->rodata->by_mode = by_mode(ctx->by);
-	bpf_map__set_max_entries(s->maps.events, MEM_ROWS);
-	bpf_map__set_max_entries(s->maps.stalls, MEM_ROWS);
-	bpf_map__set_max_entries(s->maps.pid_comm, ctx->by == KS_TASK_PID ? MEM_ROWS : 1);
-	/* the rare events are classic tracepoints in every variant */
-	ks_tracefs_dir(NULL);
+	s->rodata->migrate_nargs = (__u32)ctx->migrate_nargs;
+	bpf_map__set_max_entries(s->maps.faults, ctx->fault_rows);
+	bpf_map__set_max_entries(s->maps.rare, ctx->rare_rows);
+	bpf_map__set_max_entries(s->maps.starts, ctx->starts_rows);
+	bpf_map__set_max_entries(s->maps.pid_comm, ctx->by == KS_TASK_PID ? ctx->fault_rows : 1);
+	/* classic tracepoints find their ids in tracefs; the others need none */
+	if (!strcmp(hook, KS_HOOK_TP))
+		ks_tracefs_dir(NULL);
 	ks_prog_select(s->obj, hook);
-	for (size_t i = 0; i < NEVENTS; i++) {
-		if (!ctx->missing[i])
-			continue;
-		if (mem_events[i].variants)
+	for (size_t i = 0; i < NEVENTS; i++)
+		if (mem_events[i].variants && ctx->missing[i])
 			ks_prog_disable(s->obj, mem_events[i].prog);
-		else
-			bpf_program__set_autoload(bpf_object__find_program_by_name(s->obj, mem_events[i].prog), false);
+	set_autoload(s->obj, "mem_migrate", !ctx->missing[EV_MIGRATE]);
+	set_autoload(s->obj, "mem_oom_task", !ctx->missing[EV_OOM] && ctx->oom_task);
+	set_autoload(s->obj, "mem_oom_pid", !ctx->missing[EV_OOM] && !ctx->oom_task);
+	set_autoload(s->obj, "mem_oom_signal", !ctx->missing[EV_OOM] && !ctx->oom_task);
+	bpf_map__set_autocreate(s->maps.victims, !ctx->missing[EV_OOM] && !ctx->oom_task);
+	set_autoload(s->obj, "mem_rename", ctx->rename && ctx->by == KS_TASK_PID);
+	err = ks_budget_check(&ctx->budget, s->obj);
+	if (err) {
+		ctx->refused = true;
+		ks_mem__destroy(s);
+		return err;
 	}
 	err = ks_mem__load(s);
 	if (!err) {
@@ -163,17 +259,27 @@ static int mem_open(void *vctx, const struct ks_common *c, const struct ks_filte
 {
 	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
 	struct mem_ctx *ctx = vctx;
-	size_t n = (size_t)ks_ncpus();
+	size_t n = (size_t)ks_ncpus(), vsize = n * sizeof(struct ks_mem_fault);
+	int err;
 
 	ctx->by = parse_by(c->by);
 	ctx->filter = f;
-	find_missing(ctx);
-	ctx->vbuf = calloc(n, sizeof(struct ks_mem_stall));
-	ctx->zevents = calloc(n, sizeof(struct ks_mem_count));
-	ctx->zstalls = calloc(n, sizeof(struct ks_mem_stall));
-	if (!ctx->vbuf || !ctx->zevents || !ctx->zstalls)
+	err = find_missing(ctx);
+	if (err)
+		return err;
+	ks_budget_init(&ctx->budget, c->max_memory);
+	size_rows(ctx);
+	if (vsize < sizeof(struct ks_mem_rare))
+		vsize = sizeof(struct ks_mem_rare);
+	ctx->vbuf = calloc(1, vsize);
+	ctx->zfaults = calloc(n, sizeof(struct ks_mem_fault));
+	ctx->zrare = calloc(1, sizeof(struct ks_mem_rare));
+	if (!ctx->vbuf || !ctx->zfaults || !ctx->zrare)
 		return -ENOMEM;
-	return ks_load_first(hooks, try_hook, ctx, &ctx->hook);
+	err = ks_load_first(hooks, try_hook, ctx, &ctx->hook);
+	if (!err && ks_verbose)
+		ks_budget_print(&ctx->budget, "mem");
+	return err;
 }
 
 static const char *mem_hook(void *vctx)
@@ -185,7 +291,7 @@ struct drain_arg {
 	struct mem_ctx *ctx;
 	struct ks_report *r;
 	unsigned int gen;
-	int fd;	  /* the map being drained */
+	int fd;	    /* the map being drained */
 	void *zero; /* its zeroed value, to keep a row for the next half */
 };
 
@@ -194,27 +300,57 @@ static bool key_in_gen(const void *key, void *varg)
 	return ((const struct ks_row_key *)key)->gen == ((struct drain_arg *)varg)->gen;
 }
 
-/* The report row of @k, made (all values 0) when there is none yet. */
+static struct ks_row *new_row(struct ks_report *r)
+{
+	struct ks_row *row = ks_report_add_row(r);
+
+	for (int v = 0; row && v < V_N; v++)
+		ks_row_val(row, val_names[v], KS_VAL_COUNT, 0);
+	return row;
+}
+
+/* The report row of @k (NULL: the "other" row), made (all values 0) when there is none yet. */
 static struct ks_row *row_of(struct drain_arg *a, const struct ks_row_key *k)
 {
 	struct mem_ctx *ctx = a->ctx;
 	struct ks_row_key *nk;
 	struct ks_row *row;
 
+	if (!k) {
+		if (ctx->other_row >= 0)
+			return &a->r->rows[ctx->other_row];
+		row = new_row(a->r);
+		if (!row)
+			return NULL;
+		ctx->other_row = a->r->nrows - 1;
+		/* the same key columns as the others: consumers need not special-case it */
+		if (ctx->by == KS_TASK_PID) {
+			ks_row_key_num(row, "pid", -1);
+			ks_row_key_str(row, "comm", "other");
+		} else if (ctx->by == KS_TASK_COMM) {
+			ks_row_key_str(row, "comm", "other");
+		} else {
+			ks_row_key_str(row, "cgroup", "other");
+			ks_row_key_num(row, "cgroup_id", 0);
+		}
+		return row;
+	}
 	for (int i = 0; i < ctx->nkeys; i++)
 		if (ks_row_key_eq(ctx->by, &ctx->keys[i], k))
 			return &a->r->rows[i];
-	nk = realloc(ctx->keys, (size_t)(ctx->nkeys + 1) * sizeof(*nk));
+	nk = realloc(ctx->keys, (size_t)(a->r->nrows + 1) * sizeof(*nk));
 	if (!nk)
 		return NULL;
 	ctx->keys = nk;
-	row = ks_report_add_row(a->r);
+	/* report rows and keys share indexes; "other" holds a key that matches nothing */
+	for (int i = ctx->nkeys; i < a->r->nrows; i++)
+		memset(&ctx->keys[i], 0xff, sizeof(*nk));
+	row = new_row(a->r);
 	if (!row)
 		return NULL;
-	ctx->keys[ctx->nkeys++] = *k;
+	ctx->nkeys = a->r->nrows;
+	ctx->keys[ctx->nkeys - 1] = *k;
 	ks_row_task_key(row, ctx->by, k, bpf_map__fd(ctx->skel->maps.pid_comm));
-	for (int v = 0; v < V_N; v++)
-		ks_row_val(row, val_names[v], KS_VAL_COUNT, 0);
 	return row;
 }
 
@@ -225,82 +361,81 @@ static void keep_row(struct drain_arg *a, const void *key, uint64_t n)
 		ks_map_add(a->fd, key, a->zero);
 }
 
-static int take_events(const void *key, const void *value, void *varg)
+/* Adds the per-CPU fault counts @v to the row of @key (NULL: "other"). */
+static int add_faults(struct drain_arg *a, const struct ks_row_key *key, const struct ks_mem_fault *v)
 {
-	struct drain_arg *a = varg;
-	const struct ks_mem_count *v = value;
-	struct ks_mem_count sum = { 0 };
+	struct ks_mem_fault sum = { 0 };
 	struct ks_row *row;
 
 	for (int cpu = 0; cpu < ks_ncpus(); cpu++) {
-		sum.faults_user += v[cpu].faults_user;
-		sum.faults_kernel += v[cpu].faults_kernel;
-		sum.kswapd_wakeups += v[cpu].kswapd_wakeups;
-		sum.oom_kills += v[cpu].oom_kills;
-		sum.migrated_pages += v[cpu].migrated_pages;
-		sum.numa_migrated_pages += v[cpu].numa_migrated_pages;
+		sum.user += v[cpu].user;
+		sum.kernel += v[cpu].kernel;
 	}
-	keep_row(a, key, sum.faults_user + sum.faults_kernel + sum.kswapd_wakeups + sum.migrated_pages);
-	if (!sum.faults_user && !sum.faults_kernel && !sum.kswapd_wakeups && !sum.oom_kills && !sum.migrated_pages)
+	if (key)
+		keep_row(a, key, sum.user + sum.kernel);
+	if (!sum.user && !sum.kernel)
 		return 0;
 	row = row_of(a, key);
 	if (!row)
 		return -ENOMEM;
-	row->vals[V_FAULTS_USER].v = sum.faults_user;
-	row->vals[V_FAULTS_KERNEL].v = sum.faults_kernel;
-	row->vals[V_KSWAPD].v = sum.kswapd_wakeups;
-	row->vals[V_OOM].v = sum.oom_kills;
-	row->vals[V_MIGRATED].v = sum.migrated_pages;
-	row->vals[V_NUMA].v = sum.numa_migrated_pages;
+	row->vals[V_FAULTS_USER].v += sum.user;
+	row->vals[V_FAULTS_KERNEL].v += sum.kernel;
 	return 0;
 }
 
-static int take_stalls(const void *key, const void *value, void *varg)
+static int take_faults(const void *key, const void *value, void *varg)
 {
-	struct drain_arg *a = varg;
-	const struct ks_mem_stall *v = value;
-	struct ks_hist *rh = calloc(1, sizeof(*rh)), *ch = calloc(1, sizeof(*ch));
-	uint64_t direct = 0, memcg = 0, reclaimed = 0;
+	return add_faults(varg, key, value);
+}
+
+static void add_slots32(struct ks_hist *h, const __u32 *slots)
+{
+	for (unsigned int i = 0; i < KS_MEM_SLOTS; i++) {
+		h->slots[i] += slots[i];
+		h->count += slots[i];
+	}
+}
+
+/* Adds one rare-events value to the row of @key (NULL: "other"). */
+static int add_rare(struct drain_arg *a, const struct ks_row_key *key, const struct ks_mem_rare *v)
+{
+	struct ks_hist *rh, *ch;
 	struct ks_row *row;
-	int err;
+	uint64_t any = v->kswapd_wakeups + v->oom_kills + v->migrated_pages + v->reclaims[0] + v->reclaims[1];
 
-	if (!rh || !ch) {
-		free(rh);
-		free(ch);
+	for (unsigned int i = 0; i < KS_MEM_SLOTS && !any; i++)
+		any = v->compact[i];
+	if (key)
+		keep_row(a, key, any);
+	if (!any)
+		return 0;
+	row = row_of(a, key);
+	if (!row)
 		return -ENOMEM;
-	}
-	for (int cpu = 0; cpu < ks_ncpus(); cpu++) {
-		const struct ks_mem_stall *c = &v[cpu];
-
-		ks_hist_add_slots_n(rh, c->reclaim, KS_MEM_SLOTS);
-		ks_hist_add_slots_n(ch, c->compact, KS_MEM_SLOTS);
-		rh->sum += c->reclaim_sum;
-		ch->sum += c->compact_sum;
-		if (c->reclaim_max > rh->max)
-			rh->max = c->reclaim_max;
-		if (c->compact_max > ch->max)
-			ch->max = c->compact_max;
-		direct += c->reclaims[0];
-		memcg += c->reclaims[1];
-		reclaimed += c->reclaimed_pages;
-	}
-	keep_row(a, key, rh->count + ch->count);
-	row = rh->count || ch->count ? row_of(a, key) : NULL;
-	if (!row) {
-		err = rh->count || ch->count ? -ENOMEM : 0;
-		free(rh);
-		free(ch);
-		return err;
-	}
-	row->vals[V_RECLAIMS_DIRECT].v = direct;
-	row->vals[V_RECLAIMS_MEMCG].v = memcg;
-	row->vals[V_RECLAIMED].v = reclaimed;
-	row->vals[V_COMPACTIONS].v = ch->count;
+	row->vals[V_KSWAPD].v += v->kswapd_wakeups;
+	row->vals[V_OOM].v += v->oom_kills;
+	row->vals[V_MIGRATED].v += v->migrated_pages;
+	row->vals[V_NUMA].v += v->numa_migrated_pages;
+	row->vals[V_RECLAIMS_DIRECT].v += v->reclaims[0];
+	row->vals[V_RECLAIMS_MEMCG].v += v->reclaims[1];
+	row->vals[V_RECLAIMED].v += v->reclaimed_pages;
 	/* rows without stalls carry no histograms: "-" in text, absent in JSON */
-	if (rh->count)
+	if (v->reclaims[0] + v->reclaims[1]) {
+		rh = calloc(1, sizeof(*rh));
+		if (!rh)
+			return -ENOMEM;
+		add_slots32(rh, v->reclaim);
+		rh->sum = v->reclaim_sum;
+		rh->max = v->reclaim_max;
 		row->hist = rh;
-	else
-		free(rh);
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	add_slots32(ch, v->compact);
+	ch->sum = v->compact_sum;
+	ch->max = v->compact_max;
+	row->vals[V_COMPACTIONS].v += ch->count;
 	if (ch->count)
 		ks_row_xhist(row, "compaction_ns", KS_UNIT_NS, ch);
 	else
@@ -308,22 +443,58 @@ static int take_stalls(const void *key, const void *value, void *varg)
 	return 0;
 }
 
+static int take_rare(const void *key, const void *value, void *varg)
+{
+	return add_rare(varg, key, value);
+}
+
+static int take_other_faults(uint32_t idx, const void *value, void *varg)
+{
+	const struct ks_mem_fault *v = value;
+	int any = 0;
+
+	(void)idx;
+	for (int cpu = 0; cpu < ks_ncpus() && !any; cpu++)
+		any = v[cpu].user || v[cpu].kernel;
+	return any ? (add_faults(varg, NULL, v) ?: 1) : 0;
+}
+
+static int take_other_rare(uint32_t idx, const void *value, void *varg)
+{
+	static const struct ks_mem_rare zero;
+	int err;
+
+	(void)idx;
+	if (!memcmp(value, &zero, sizeof(zero)))
+		return 0;
+	err = add_rare(varg, NULL, value);
+	return err ? err : 1;
+}
+
 static int mem_collect(void *vctx, struct ks_report *r)
 {
 	struct mem_ctx *ctx = vctx;
-	unsigned int old = ks_gen_flip(&ctx->gen, &ctx->skel->bss->ks_gen);
-	struct drain_arg a = { ctx, r, old, bpf_map__fd(ctx->skel->maps.events), ctx->zevents };
+	struct ks_mem *s = ctx->skel;
+	unsigned int old = ks_gen_flip(&ctx->gen, &s->bss->ks_gen);
+	struct drain_arg a = { ctx, r, old, bpf_map__fd(s->maps.faults), ctx->zfaults };
 	struct ks_mem_counts now;
 	int err;
 
 	r->hist_name = "reclaim_ns";
 	ctx->nkeys = 0;
-	err = ks_hash_drain(a.fd, sizeof(struct ks_row_key), key_in_gen, take_events, &a, ctx->vbuf);
+	ctx->other_row = -1;
+	err = ks_hash_drain(a.fd, sizeof(struct ks_row_key), key_in_gen, take_faults, &a, ctx->vbuf);
 	if (!err) {
-		a.fd = bpf_map__fd(ctx->skel->maps.stalls);
-		a.zero = ctx->zstalls;
-		err = ks_hash_drain(a.fd, sizeof(struct ks_row_key), key_in_gen, take_stalls, &a, ctx->vbuf);
+		a.fd = bpf_map__fd(s->maps.rare);
+		a.zero = ctx->zrare;
+		err = ks_hash_drain(a.fd, sizeof(struct ks_row_key), key_in_gen, take_rare, &a, ctx->vbuf);
 	}
+	if (!err)
+		err = ks_array_drain(bpf_map__fd(s->maps.other_faults), old, 1, ctx->vbuf,
+				     (size_t)ks_ncpus() * sizeof(struct ks_mem_fault), take_other_faults, &a);
+	if (!err)
+		err = ks_array_drain(bpf_map__fd(s->maps.other_rare), old, 1, ctx->vbuf, sizeof(struct ks_mem_rare),
+				     take_other_rare, &a);
 	if (err)
 		return err;
 	/* stalls first, by their total time; then by faults */
@@ -333,14 +504,20 @@ static int mem_collect(void *vctx, struct ks_report *r)
 
 		row->sort = stall ? (1ull << 62) + (stall >> 2) : row->vals[V_FAULTS_USER].v + row->vals[V_FAULTS_KERNEL].v;
 	}
-	now = ctx->skel->bss->counts;
+	now = s->bss->counts;
 	ks_report_lost(r, "map_full", now.map_full - ctx->seen.map_full);
 	ks_report_lost(r, "starts_full", now.starts_full - ctx->seen.starts_full);
-	ks_report_lost(r, "recursion", ks_obj_missed_since(ctx->skel->obj, &ctx->missed_seen));
+	ks_report_lost(r, "recursion", ks_obj_missed_since(s->obj, &ctx->missed_seen));
 	ks_report_counter(r, "oom_kills", now.oom_kills - ctx->seen.oom_kills);
+	ks_report_counter(r, "to_other", now.to_other - ctx->seen.to_other);
+	ks_report_counter(r, "row_errors", now.row_errors - ctx->seen.row_errors);
+	if (now.row_errors != ctx->seen.row_errors)
+		p_info("mem: the kernel refused %llu rows (last: %s); their events found a row after, or went to \"other\"",
+		       (unsigned long long)(now.row_errors - ctx->seen.row_errors), strerror((int)now.row_errno));
 	ctx->seen = now;
 	if (ctx->missing_list[0])
 		ks_report_meta_str(r, "unavailable", ctx->missing_list);
+	ks_budget_report(&ctx->budget, r);
 	return 0;
 }
 
@@ -351,10 +528,10 @@ static void mem_close(void *vctx)
 	ks_mem__destroy(ctx->skel);
 	ctx->skel = NULL;
 	free(ctx->vbuf);
-	free(ctx->zevents);
-	free(ctx->zstalls);
+	free(ctx->zfaults);
+	free(ctx->zrare);
 	free(ctx->keys);
-	ctx->vbuf = ctx->zevents = ctx->zstalls = NULL;
+	ctx->vbuf = ctx->zfaults = ctx->zrare = NULL;
 	ctx->keys = NULL;
 }
 

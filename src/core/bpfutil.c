@@ -255,6 +255,28 @@ int ks_tp_nargs(const char *tp)
 	return btf_vlen(t) - 1;
 }
 
+int ks_tp_arg_is_ptr(const char *tp, int idx)
+{
+	struct btf *vmlinux = vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_param *p;
+	char name[128];
+	int id, n = ks_tp_nargs(tp);
+
+	if (n < 0)
+		return n;
+	if (idx < 0 || idx >= n)
+		return -EINVAL;
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF);
+	t = btf__type_by_id(vmlinux, btf__type_by_id(vmlinux, btf__type_by_id(vmlinux, id)->type)->type);
+	p = btf_params(t) + idx + 1;
+	id = btf__resolve_type(vmlinux, p->type);
+	if (id < 0)
+		return id;
+	return btf_is_ptr(btf__type_by_id(vmlinux, id));
+}
+
 int ks_btf_has_member(const char *type, const char *member)
 {
 	struct btf *vmlinux = vmlinux_btf();

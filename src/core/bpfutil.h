@@ -70,6 +70,12 @@ int ks_array_drain(int fd, uint32_t first, uint32_t n, void *value_buf, size_t v
  */
 int ks_tp_nargs(const char *tp);
 /*
+ * 1 when argument @idx (0-based, after the hook's data) of tracepoint @tp
+ * is a pointer, 0 when it is not: how a collector tells a task argument
+ * from the pid an older kernel passed.  Negative errno as ks_tp_nargs.
+ */
+int ks_tp_arg_is_ptr(const char *tp, int idx);
+/*
  * 1 when struct @type of the kernel's BTF has a member named @member
  * (top level only), 0 when it has not; negative errno when the kernel has
  * no BTF or no such struct.  What a classic tracepoint's record holds is
