@@ -16,8 +16,8 @@
 #
 # Environment: ROUNDS (21), RR round trips per run (20000), CPU (the last),
 # TOOLS (see tool_def), PORT (47123), SETTLE (0.3), STATS_ROUNDS (3; 0:
-# none), KSIGHT (./ksight), TCPRTT (/usr/sbin/tcprtt), OUT
-# (build/bench/tcp.json).
+# none), KSIGHT (./ksight), KSIGHT_BASE (another build, for TOOLS "base"),
+# TCPRTT (/usr/sbin/tcprtt), OUT (build/bench/tcp.json).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 . bench/lib.sh
@@ -30,6 +30,7 @@ PORT=${PORT:-47123}
 STATS_ROUNDS=${STATS_ROUNDS:-3}
 KSIGHT=${KSIGHT:-./ksight}
 TCPRTT=${TCPRTT:-/usr/sbin/tcprtt}
+KSIGHT_BASE=${KSIGHT_BASE:-}
 OUT=${OUT:-$B/tcp.json}
 TCPLOAD=build/workloads/tcpload
 METRICS="ns cpu_ns"
@@ -71,6 +72,8 @@ tool_def() {
 		DESC="ksight tcp (by flow: retransmits, drops, RTT and connect histograms; hook $HOOK)" ;;
 	ksight_pid) CMD=("$KSIGHT" tcp --by pid -j -n 0); READY=tracing
 		DESC="ksight tcp --by pid" ;;
+	base) CMD=("$KSIGHT_BASE" tcp -j -n 0); READY=tracing
+		DESC="ksight tcp by flow, the build in KSIGHT_BASE (a before/after comparison)" ;;
 	tcprtt) CMD=("$TCPRTT"); READY=Tracing; READY_ON=out
 		DESC="libbpf-tools tcprtt (log2 RTT histogram at tcp_rcv_established, fentry or kprobe)" ;;
 	bpftrace) CMD=(bpftrace -e "$BT_PROG"); READY=Attaching; READY_ON=out; ATTACHED=perf
@@ -109,7 +112,7 @@ loop() {
 # How many received segments of the loop the tool's report timed (both ends).
 seen() {
 	case $1 in
-	ksight) jq --arg p ":$PORT" '[.rows[] | select((.local | endswith($p)) or (.remote | endswith($p))) | .rtt_ns.count // 0] | add // 0' "$2" ;;
+	ksight | base) jq --arg p ":$PORT" '[.rows[] | select((.local | endswith($p)) or (.remote | endswith($p))) | .rtt_ns.count // 0] | add // 0' "$2" ;;
 	ksight_pid) jq '[.rows[] | select(.comm == "tcpload") | .rtt_ns.count // 0] | add // 0' "$2" ;;
 	# system wide, no flow to pick: every segment it timed
 	tcprtt) awk -F'[:|]' '/->/ { n += $2 } END { print n + 0 }' "$2" ;;

@@ -14,6 +14,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define FLOOR_TP(v, kind)                                                                    \
 	SEC(kind "/inet_sock_set_state") int BPF_PROG(tcp_state__##v) { return 0; }          \
 	SEC(kind "/tcp_retransmit_skb") int BPF_PROG(tcp_retrans__##v) { return 0; }         \
+	SEC(kind "/tcp_retransmit_synack") int BPF_PROG(tcp_synack__##v) { return 0; }       \
 	SEC(kind "/kfree_skb") int BPF_PROG(tcp_drop__##v) { return 0; }                     \
 	SEC(kind "/tcp_probe") int BPF_PROG(tcp_rtt__##v) { return 0; }
 
@@ -22,6 +23,7 @@ FLOOR_TP(raw_tp, "raw_tp")
 
 SEC("tracepoint/sock/inet_sock_set_state") int tcp_state__tp(void *ctx) { return 0; }
 SEC("tracepoint/tcp/tcp_retransmit_skb") int tcp_retrans__tp(void *ctx) { return 0; }
+SEC("tracepoint/tcp/tcp_retransmit_synack") int tcp_synack__tp(void *ctx) { return 0; }
 SEC("tracepoint/skb/kfree_skb") int tcp_drop__tp(void *ctx) { return 0; }
 SEC("tracepoint/tcp/tcp_probe") int tcp_rtt__tp(void *ctx) { return 0; }
 SEC("tracepoint/syscalls/sys_exit_accept4") int tcp_accept4(void *ctx) { return 0; }

@@ -14,6 +14,9 @@
 #define EBUSY 16
 #define EINVAL 22
 #define EHOSTUNREACH 113
+/* errno values of bpf_map_update_elem() on a hash: full, already there */
+#define E2BIG 7
+#define EEXIST 17
 
 /* TCP states (include/net/tcp_states.h), fixed since Linux 2.2. */
 enum {
@@ -36,21 +39,21 @@ struct ks_tcp_counts counts = {};
 /* Zeroed source for new rows (too big for the BPF stack). */
 static const struct ks_tcp_stat zero_stat = {};
 
+/*
+ * Rows shared by all CPUs (see struct ks_tcp_stat), made on first use:
+ * nothing is allocated for keys never seen, and the worst case is the
+ * loader's max_entries (from --max-rows and the memory budget) times one
+ * row, not times the possible CPUs.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 1); /* sized by the loader: the cardinality bound */
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* sized by the loader */
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ks_tcp_key);
 	__type(value, struct ks_tcp_stat);
 } rows SEC(".maps");
 
-/* Sockets seen opening: owner, role and connect start, by struct sock address. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u64);
-	__type(value, struct ks_tcp_sock);
-} socks SEC(".maps");
+#include "sock_owner.bpf.h"
 
 KS_PID_COMM_MAP(pid_comm);
 
@@ -129,25 +132,54 @@ static __always_inline void key_of(struct ks_tcp_key *k, const struct sock *sk, 
 }
 
 /*
- * The row of @k, made when missing; when there is no room for it (the
- * cardinality bound, or no element at hand), the "other" row, which user
- * space makes ahead in both halves.
+ * The row of @k, made when missing.  A full map (the keys beyond
+ * --max-rows, or beyond what the memory budget holds) sends the event to
+ * the "other" row, which user space makes ahead in both halves; an
+ * allocation that fails (the allocator's per-CPU cache ran dry; it
+ * refills asynchronously) is tried once more, then counted as lost.
  */
 static __always_inline struct ks_tcp_stat *row_get(struct ks_tcp_key *k, const struct ks_tcp_sock *s)
 {
-	bool created = false;
-	struct ks_tcp_stat *v = ks_map_lookup_or_init(&rows, k, &zero_stat, &created);
+	struct ks_tcp_stat *v = bpf_map_lookup_elem(&rows, k);
 	struct ks_tcp_key o = { .flags = KS_TCP_KEY_OTHER };
+	long err;
 
-	if (v) {
-		if (created && by_mode == KS_TCP_BY_PID && s)
-			bpf_map_update_elem(&pid_comm, &k->id, s->comm, BPF_ANY);
+	if (v)
 		return v;
+	err = bpf_map_update_elem(&rows, k, &zero_stat, BPF_NOEXIST);
+	if (err == -ENOMEM)
+		err = bpf_map_update_elem(&rows, k, &zero_stat, BPF_NOEXIST);
+	if (!err || err == -EEXIST) {
+		v = bpf_map_lookup_elem(&rows, k);
+		if (v) {
+			if (!err && by_mode == KS_TCP_BY_PID && s)
+				bpf_map_update_elem(&pid_comm, &k->id, s->comm, BPF_ANY);
+			return v;
+		}
 	}
-	o.gen = k->gen;
-	v = bpf_map_lookup_elem(&rows, &o);
-	__sync_fetch_and_add(v ? &counts.to_other : &counts.lost, 1);
-	return v;
+	if (err == -E2BIG) {
+		o.gen = k->gen;
+		v = bpf_map_lookup_elem(&rows, &o);
+		if (v) {
+			__sync_fetch_and_add(&counts.to_other, 1);
+			return v;
+		}
+	}
+	__sync_fetch_and_add(&counts.lost, 1);
+	return NULL;
+}
+
+/*
+ * Adds @v to a histogram of @n u32 slots with its sum and max.  The max is
+ * a plain compare and store: two CPUs raising it at once may keep the
+ * smaller, the rare price of a row without per-CPU copies.
+ */
+static __always_inline void hist_add(__u32 *slots, __u64 *sum, __u64 *max, __u64 v, unsigned int n)
+{
+	__sync_fetch_and_add(sum, v);
+	if (v > *max)
+		*max = v;
+	__sync_fetch_and_add(&slots[ks_hist_slot_max(v, n)], 1);
 }
 
 /*
@@ -156,7 +188,6 @@ static __always_inline struct ks_tcp_stat *row_get(struct ks_tcp_key *k, const s
  */
 static __always_inline struct ks_tcp_sock *owner_of(const struct sock *sk, bool *skip)
 {
-	__u64 key = (__u64)(unsigned long)sk;
 	struct ks_tcp_sock *s;
 
 	/* rows by flow without a filter need no owner: one hash lookup less per segment */
@@ -164,16 +195,10 @@ static __always_inline struct ks_tcp_sock *owner_of(const struct sock *sk, bool 
 		*skip = false;
 		return NULL;
 	}
-	s = bpf_map_lookup_elem(&socks, &key);
+	s = ks_sock_owner(sk);
 
 	*skip = !s && ks_filter.flags;
 	return s;
-}
-
-static __always_inline void fill_owner(struct ks_tcp_sock *s, __u64 pid_tgid)
-{
-	s->tgid = pid_tgid >> 32;
-	bpf_get_current_comm(s->comm, sizeof(s->comm));
 }
 
 static __always_inline void account_connect(const struct sock *sk, struct ks_tcp_sock *s, __u64 now, bool ok,
@@ -188,21 +213,45 @@ static __always_inline void account_connect(const struct sock *sk, struct ks_tcp
 	if (!st)
 		return;
 	if (!ok) {
-		st->connect_fails++;
+		__sync_fetch_and_add(&st->connect_fails, 1);
 		return;
 	}
-	st->connects++;
-	st->conn_sum += lat;
-	if (lat > st->conn_max)
-		st->conn_max = lat;
-	st->conn[ks_hist_slot_max(lat, KS_TCP_SLOTS)]++;
+	__sync_fetch_and_add(&st->connects, 1);
+	hist_add(st->conn, &st->conn_sum, &st->conn_max, lat, KS_TCP_CONN_SLOTS);
+}
+
+/* The segments @sk has retransmitted in its life: tcp_sock.total_retrans, raised with RetransSegs. */
+static __always_inline __u32 sk_total_retrans(const struct sock *sk)
+{
+	__u32 n = 0;
+
+	bpf_core_read(&n, sizeof(n), &((struct tcp_sock *)sk)->total_retrans);
+	return n;
+}
+
+/* At close: the retransmits of @sk that fired no event since the last one. */
+static __always_inline void retrans_at_close(const struct sock *sk, struct ks_tcp_sock *s, bool btf)
+{
+	struct ks_tcp_key k = {};
+	struct ks_tcp_stat *st;
+	__u32 segs;
+
+	if (!(s->flags & KS_TCP_SOCK_RETRANS))
+		return;
+	segs = sk_total_retrans(sk) - s->retrans_seen;
+	if (!segs)
+		return;
+	key_of(&k, sk, s, btf);
+	st = row_get(&k, s);
+	if (st)
+		__sync_fetch_and_add(&st->retrans_segs, segs);
 }
 
 /* sock:inet_sock_set_state: owners at connect, connect latency, clean-up at close. */
 static __always_inline int on_state(const struct sock *sk, int old, int new, __u16 protocol, bool btf)
 {
-	__u64 key = (__u64)(unsigned long)sk, pid_tgid;
-	struct ks_tcp_sock *s, n = {};
+	struct ks_tcp_sock *s;
+	__u64 pid_tgid;
 
 	/* drop reasons need owners only to apply a filter */
 	if (protocol != IPPROTO_TCP || (by_mode == KS_TCP_BY_REASON && !ks_filter.flags))
@@ -212,10 +261,7 @@ static __always_inline int on_state(const struct sock *sk, int old, int new, __u
 		pid_tgid = bpf_get_current_pid_tgid();
 		if (!ks_filter_pass(pid_tgid))
 			return 0;
-		fill_owner(&n, pid_tgid);
-		n.role = KS_TCP_ACTIVE;
-		n.connect_ts = bpf_ktime_get_ns();
-		if (bpf_map_update_elem(&socks, &key, &n, BPF_ANY))
+		if (ks_sock_owner_connect(sk, pid_tgid, bpf_ktime_get_ns()))
 			__sync_fetch_and_add(&counts.socks_full, 1);
 		return 0;
 	}
@@ -227,19 +273,22 @@ static __always_inline int on_state(const struct sock *sk, int old, int new, __u
 		 */
 		if (ks_filter.flags)
 			return 0;
-		n.role = KS_TCP_PASSIVE;
-		bpf_map_update_elem(&socks, &key, &n, BPF_ANY);
+		ks_sock_owner_child(sk);
 		return 0;
 	}
 	if (old == ST_SYN_SENT && (new == ST_ESTABLISHED || new == ST_CLOSE) && by_mode != KS_TCP_BY_REASON) {
-		s = bpf_map_lookup_elem(&socks, &key);
+		s = ks_sock_owner(sk);
 		if (s && s->connect_ts) {
 			account_connect(sk, s, bpf_ktime_get_ns(), new == ST_ESTABLISHED, btf);
 			s->connect_ts = 0;
 		}
 	}
-	if (new == ST_CLOSE)
-		bpf_map_delete_elem(&socks, &key);
+	if (new == ST_CLOSE) {
+		s = ks_sock_owner(sk);
+		if (s && by_mode != KS_TCP_BY_REASON)
+			retrans_at_close(sk, s, btf);
+		ks_sock_owner_forget(sk);
+	}
 	return 0;
 }
 
@@ -266,26 +315,76 @@ static __always_inline int on_retransmit(const struct sock *sk, const struct sk_
 	struct ks_tcp_key k = {};
 	struct ks_tcp_sock *s;
 	struct ks_tcp_stat *st;
-	__u16 segs = 0;
-	bool skip;
+	bool sent = !err || !retrans_before_stats(err);
+	__u32 total, segs = 0;
+	__u16 pcount = 0;
 
 	if (by_mode == KS_TCP_BY_REASON)
 		return 0;
-	s = owner_of(sk, &skip);
-	if (skip)
+	/* the socket's entry, owner or not: it keeps the retransmits accounted so far */
+	s = ks_sock_owner(sk);
+	if (!s && ks_filter.flags)
 		return 0;
 	key_of(&k, sk, s, btf);
 	st = row_get(&k, s);
 	if (!st)
 		return 0;
 	if (err)
-		st->retrans_failed++;
-	if (err && retrans_before_stats(err))
+		__sync_fetch_and_add(&st->retrans_failed, 1);
+	if (sent)
+		__sync_fetch_and_add(&st->retransmits, 1);
+	/*
+	 * Segments: the growth of the socket's own count since it was last
+	 * accounted.  Some retransmits fire no event (6.1: those whose
+	 * transmit failed after RetransSegs counted them; 6.18 on veth under
+	 * loss: whole TSO skbs now and then, found by this very comparison),
+	 * and are counted here with the next event or at close.  A socket
+	 * without a count yet (opened before the start, or a listener's
+	 * child) counts this event's segments: tcp_skb_pcount(), what
+	 * __tcp_retransmit_skb() adds to RetransSegs.
+	 */
+	total = sk_total_retrans(sk);
+	if (s && (s->flags & KS_TCP_SOCK_RETRANS)) {
+		segs = total - s->retrans_seen;
+	} else if (sent) {
+		bpf_core_read(&pcount, sizeof(pcount), &((struct tcp_skb_cb *)&skb->cb[0])->tcp_gso_segs);
+		segs = pcount ? pcount : 1;
+	}
+	if (s) {
+		s->retrans_seen = total;
+		s->flags |= KS_TCP_SOCK_RETRANS;
+	} else {
+		ks_sock_track(sk, total);
+	}
+	if (segs)
+		__sync_fetch_and_add(&st->retrans_segs, segs);
+	return 0;
+}
+
+/*
+ * tcp:tcp_retransmit_synack: a listener resent the SYN-ACK of a pending
+ * connection (tcp_rtx_synack()).  RetransSegs counts it there, one
+ * segment, and tcp_retransmit_skb never sees it: it goes out of a request
+ * sock, not of a socket's retransmit queue.  Its row is the flow the
+ * child socket will have (the request sock's addressing is a
+ * sock_common, as a socket's); its owner is the listener's, which is not
+ * tracked (listen() changes state without the tracepoint): pid 0, and not
+ * seen at all under a filter.
+ */
+static __always_inline int on_synack(const void *req)
+{
+	struct ks_tcp_sock passive = { .role = KS_TCP_PASSIVE };
+	struct ks_tcp_key k = {};
+	struct ks_tcp_stat *st;
+
+	if (by_mode == KS_TCP_BY_REASON || ks_filter.flags)
 		return 0;
-	/* tcp_skb_pcount(): what __tcp_retransmit_skb() adds to RetransSegs */
-	bpf_core_read(&segs, sizeof(segs), &((struct tcp_skb_cb *)&skb->cb[0])->tcp_gso_segs);
-	st->retransmits++;
-	st->retrans_segs += segs ? segs : 1;
+	key_of(&k, (const struct sock *)req, &passive, false);
+	st = row_get(&k, NULL);
+	if (!st)
+		return 0;
+	__sync_fetch_and_add(&st->retransmits, 1);
+	__sync_fetch_and_add(&st->retrans_segs, 1);
 	return 0;
 }
 
@@ -313,10 +412,7 @@ static __always_inline int on_rtt(const struct sock *sk, bool btf)
 	st = row_get(&k, s);
 	if (!st)
 		return 0;
-	st->rtt_sum += ns;
-	if (ns > st->rtt_max)
-		st->rtt_max = ns;
-	st->rtt[ks_hist_slot_max(ns, KS_TCP_SLOTS)]++;
+	hist_add(st->rtt, &st->rtt_sum, &st->rtt_max, ns, KS_TCP_RTT_SLOTS);
 	return 0;
 }
 
@@ -355,21 +451,23 @@ static __always_inline int on_drop(const struct sk_buff *skb, __u32 reason)
 	} else if (sk) {
 		key_of(&k, sk, s, false);
 	} else {
-		/* no socket to name it by: the "other" row */
+		/* no socket to name it by (dropped before socket lookup): a row of its own */
 		k.gen = ks_gen & 1;
-		k.flags = KS_TCP_KEY_OTHER;
+		k.flags = KS_TCP_KEY_UNATTRIBUTED;
 	}
 	st = row_get(&k, s);
 	if (st)
-		st->drops++;
+		__sync_fetch_and_add(&st->drops, 1);
 	return 0;
 }
 
 /*
  * --- variants ---
- * fentry: RTT at tcp_rcv_established(), where tcp_probe fires, without the
- *   tracepoint; the rest on tp_btf.  kprobe: the same with a kprobe and
- *   classic tracepoints.  tp_btf, raw_tp, tp: tracepoints only.
+ * Programs are named <event>__<hook they attach with>; the loader's hook
+ * variants combine them (src/collectors/tcp.c): tp_btf, raw_tp and tp use
+ * that hook throughout; "fentry" is the tp_btf set with RTT taken at
+ * tcp_rtt__fentry (tcp_rcv_established(), where tcp_probe fires, without
+ * the tracepoint); "kprobe" is the tp set with RTT at tcp_rtt__kprobe.
  */
 
 /*
@@ -382,34 +480,38 @@ static __always_inline int retrans_err(const unsigned long long *ctx)
 	return retrans_err_arg ? (int)ctx[2] : 0;
 }
 
-#define BTF_SET(v)                                                                                       \
-	SEC("tp_btf/inet_sock_set_state")                                                                \
-	int BPF_PROG(tcp_state__##v, const struct sock *sk, const int old, const int new)                \
-	{                                                                                                \
-		return on_state(sk, old, new, sk->sk_protocol, true);                                    \
-	}                                                                                                \
-	SEC("tp_btf/tcp_retransmit_skb")                                                                 \
-	int BPF_PROG(tcp_retrans__##v, const struct sock *sk, const struct sk_buff *skb)                 \
-	{                                                                                                \
-		return on_retransmit(sk, skb, retrans_err(ctx), true);                                   \
-	}                                                                                                \
-	SEC("tp_btf/kfree_skb")                                                                          \
-	int BPF_PROG(tcp_drop__##v, struct sk_buff *skb, void *location, enum skb_drop_reason reason)    \
-	{                                                                                                \
-		return on_drop(skb, reason);                                                             \
-	}
-
-BTF_SET(fentry)
-BTF_SET(tp_btf)
-
-SEC("fentry/tcp_rcv_established")
-int BPF_PROG(tcp_rtt__fentry, struct sock *sk)
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(tcp_state__tp_btf, const struct sock *sk, const int old, const int new)
 {
-	return on_rtt(sk, true);
+	return on_state(sk, old, new, sk->sk_protocol, true);
+}
+
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(tcp_retrans__tp_btf, const struct sock *sk, const struct sk_buff *skb)
+{
+	return on_retransmit(sk, skb, retrans_err(ctx), true);
+}
+
+SEC("tp_btf/tcp_retransmit_synack")
+int BPF_PROG(tcp_synack__tp_btf, const struct sock *sk, const struct request_sock *req)
+{
+	return on_synack(req);
+}
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(tcp_drop__tp_btf, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
+{
+	return on_drop(skb, reason);
 }
 
 SEC("tp_btf/tcp_probe")
 int BPF_PROG(tcp_rtt__tp_btf, struct sock *sk)
+{
+	return on_rtt(sk, true);
+}
+
+SEC("fentry/tcp_rcv_established")
+int BPF_PROG(tcp_rtt__fentry, struct sock *sk)
 {
 	return on_rtt(sk, true);
 }
@@ -424,6 +526,12 @@ SEC("raw_tp/tcp_retransmit_skb")
 int BPF_PROG(tcp_retrans__raw_tp, const struct sock *sk, const struct sk_buff *skb)
 {
 	return on_retransmit(sk, skb, retrans_err(ctx), false);
+}
+
+SEC("raw_tp/tcp_retransmit_synack")
+int BPF_PROG(tcp_synack__raw_tp, const struct sock *sk, const struct request_sock *req)
+{
+	return on_synack(req);
 }
 
 SEC("raw_tp/kfree_skb")
@@ -452,7 +560,14 @@ struct trace_event_raw_tcp_event_sk_skb {
 	const void *skaddr;
 } __attribute__((preserve_access_index));
 
-static __always_inline int tp_retransmit(void *ctx)
+SEC("tracepoint/sock/inet_sock_set_state")
+int tcp_state__tp(struct trace_event_raw_inet_sock_set_state *ctx)
+{
+	return on_state(ctx->skaddr, ctx->oldstate, ctx->newstate, ctx->protocol, false);
+}
+
+SEC("tracepoint/tcp/tcp_retransmit_skb")
+int tcp_retrans__tp(void *ctx)
 {
 	if (bpf_core_type_exists(struct trace_event_raw_tcp_retransmit_skb)) {
 		struct trace_event_raw_tcp_retransmit_skb *c = ctx;
@@ -465,25 +580,17 @@ static __always_inline int tp_retransmit(void *ctx)
 	}
 }
 
-#define TP_SET(v)                                                                                        \
-	SEC("tracepoint/sock/inet_sock_set_state")                                                       \
-	int tcp_state__##v(struct trace_event_raw_inet_sock_set_state *ctx)                              \
-	{                                                                                                \
-		return on_state(ctx->skaddr, ctx->oldstate, ctx->newstate, ctx->protocol, false);        \
-	}                                                                                                \
-	SEC("tracepoint/tcp/tcp_retransmit_skb")                                                         \
-	int tcp_retrans__##v(void *ctx)                                                                  \
-	{                                                                                                \
-		return tp_retransmit(ctx);                                                               \
-	}                                                                                                \
-	SEC("tracepoint/skb/kfree_skb")                                                                  \
-	int tcp_drop__##v(struct trace_event_raw_kfree_skb *ctx)                                         \
-	{                                                                                                \
-		return on_drop(ctx->skbaddr, bpf_core_field_exists(ctx->reason) ? ctx->reason : 0);      \
-	}
+SEC("tracepoint/tcp/tcp_retransmit_synack")
+int tcp_synack__tp(struct trace_event_raw_tcp_retransmit_synack *ctx)
+{
+	return on_synack(ctx->req);
+}
 
-TP_SET(tp)
-TP_SET(kprobe)
+SEC("tracepoint/skb/kfree_skb")
+int tcp_drop__tp(struct trace_event_raw_kfree_skb *ctx)
+{
+	return on_drop(ctx->skbaddr, bpf_core_field_exists(ctx->reason) ? ctx->reason : 0);
+}
 
 SEC("tracepoint/tcp/tcp_probe")
 int tcp_rtt__tp(struct trace_event_raw_tcp_probe *ctx)
@@ -497,49 +604,25 @@ int BPF_KPROBE(tcp_rtt__kprobe, struct sock *sk)
 	return on_rtt(sk, false);
 }
 
-/*
- * accept() and accept4() return: the new socket's owner is the caller.
- * Syscall events are classic tracepoints in every variant; the socket is
- * found through the caller's file table, as the returned descriptor.
- */
+/* accept() and accept4() return: the new socket's owner is the caller (bpf/sock_owner.bpf.h). */
 struct ks_sys_exit {
 	struct trace_entry ent;
 	int nr;
 	long ret;
 };
 
-static __always_inline int on_accept(long fd)
-{
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), key;
-	struct ks_tcp_sock n = { .role = KS_TCP_PASSIVE };
-	struct file **fds, *f = NULL;
-	struct socket *sock;
-	struct sock *sk;
-
-	if (fd < 0 || fd >= BPF_CORE_READ(t, files, fdt, max_fds) || !ks_filter_pass(pid_tgid))
-		return 0;
-	fds = BPF_CORE_READ(t, files, fdt, fd);
-	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
-	sock = f ? BPF_CORE_READ(f, private_data) : NULL;
-	sk = sock ? BPF_CORE_READ(sock, sk) : NULL;
-	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
-		return 0;
-	key = (__u64)(unsigned long)sk;
-	fill_owner(&n, pid_tgid);
-	if (bpf_map_update_elem(&socks, &key, &n, BPF_ANY))
-		__sync_fetch_and_add(&counts.socks_full, 1);
-	return 0;
-}
-
 SEC("tracepoint/syscalls/sys_exit_accept4")
 int tcp_accept4(struct ks_sys_exit *ctx)
 {
-	return on_accept(ctx->ret);
+	if (ks_sock_owner_accept(ctx->ret))
+		__sync_fetch_and_add(&counts.socks_full, 1);
+	return 0;
 }
 
 SEC("tracepoint/syscalls/sys_exit_accept")
 int tcp_accept(struct ks_sys_exit *ctx)
 {
-	return on_accept(ctx->ret);
+	if (ks_sock_owner_accept(ctx->ret))
+		__sync_fetch_and_add(&counts.socks_full, 1);
+	return 0;
 }

@@ -20,8 +20,10 @@ enum ks_tcp_role {
 	KS_TCP_PASSIVE = 2, /* accepted: seen in SYN_RECV or accept() */
 };
 
-/* The row that takes what no row of its own could be made for. */
+/* The row that takes the events of keys beyond --max-rows (or the memory budget). */
 #define KS_TCP_KEY_OTHER 1
+/* The row of drops that carry no socket (nothing to name a flow or owner by). */
+#define KS_TCP_KEY_UNATTRIBUTED 2
 
 /* Key of a row; gen selects the buffer half, the rest depends on the mode. */
 struct ks_tcp_key {
@@ -36,10 +38,23 @@ struct ks_tcp_key {
 	char comm[KS_COMM_LEN]; /* comm mode */
 };
 
-/* Histogram length: durations below 2^40 ns (18 minutes); longer ones share the last slot. */
-#define KS_TCP_SLOTS KS_HIST_SLOTS_BELOW(40)
+/*
+ * Histogram lengths, the range each needs: smoothed RTTs below 2^36 ns
+ * (68 s; the kernel caps RTO at 120 s and srtt far below), connect
+ * latencies below 2^38 ns (4.6 min: beyond any SYN retry budget);
+ * longer ones share the last slot.
+ */
+#define KS_TCP_RTT_SLOTS KS_HIST_SLOTS_BELOW(36)
+#define KS_TCP_CONN_SLOTS KS_HIST_SLOTS_BELOW(38)
 
-/* One row of statistics; per-CPU, summed by user space. */
+/*
+ * One row of statistics, shared by all CPUs and updated with atomic adds:
+ * flows, owners and ports are many keys at a low rate each, where per-CPU
+ * copies would cost possible-CPUs times the memory (1.2 MiB a row at 128
+ * CPUs) for contention that rarely happens.  Histogram slots are u32: a
+ * row is drained every interval, and one slot of one row would need 4e9
+ * samples within one interval to wrap.
+ */
 struct ks_tcp_stat {
 	__u64 retransmits;  /* retransmits the kernel counts (RetransSegs' events) */
 	__u64 retrans_segs; /* segments they carried, as RetransSegs counts */
@@ -51,27 +66,33 @@ struct ks_tcp_stat {
 	__u64 conn_sum;
 	__u64 conn_max;
 	__u64 retrans_failed; /* retransmits that did not go out (the tracepoint's err) */
-	__u64 rtt[KS_TCP_SLOTS];  /* smoothed RTT, ns, one sample per received segment */
-	__u64 conn[KS_TCP_SLOTS]; /* connect latency, ns */
+	__u32 rtt[KS_TCP_RTT_SLOTS];   /* smoothed RTT, ns, one sample per received segment */
+	__u32 conn[KS_TCP_CONN_SLOTS]; /* connect latency, ns */
 };
 
-/* What is known of a socket: who opened it, and since when it is connecting. */
+/* What is known of a socket: who opened it, and since when it is connecting (bpf/sock_owner.bpf.h). */
 struct ks_tcp_sock {
 	__u64 connect_ts; /* SYN_SENT time, 0 once connected */
 	__u32 tgid;
 	__u16 role;
-	__u16 _pad;
+	__u16 flags;	    /* KS_TCP_SOCK_* */
+	__u32 retrans_seen; /* the socket's total_retrans (segments) when last accounted */
+	__u32 _pad;
 	char comm[KS_COMM_LEN];
 };
+
+/* retrans_seen holds the socket's count: later retransmits are its growth */
+#define KS_TCP_SOCK_RETRANS 1
 
 /* Counters in .bss, reported after every run. */
 struct ks_tcp_counts {
 	__u64 to_other;	   /* events put in the "other" row: no room for their own */
-	__u64 lost;	   /* not even the "other" row was there */
+	__u64 lost;	   /* not counted: no row could be made (no memory) and no "other" row */
 	__u64 socks_full;  /* no room to remember a socket: its connect goes untimed */
 };
 
 _Static_assert(sizeof(struct ks_tcp_key) == 64, "ks_tcp_key layout");
-_Static_assert(sizeof(struct ks_tcp_sock) == 32, "ks_tcp_sock layout");
+_Static_assert(sizeof(struct ks_tcp_sock) == 40, "ks_tcp_sock layout");
+_Static_assert(sizeof(struct ks_tcp_stat) % 8 == 0, "ks_tcp_stat layout");
 
 #endif /* KSIGHT_TCP_H */

@@ -1,4 +1,4 @@
-/* User side of `ksight tcp`: options, load with hook fallback (fentry first), drain per-CPU rows into a report. */
+/* User side of `ksight tcp`: options, map sizes from the memory budget, load with hook fallback (fentry first), drain rows into a report. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -8,6 +8,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/budget.h"
 #include "core/collector.h"
 #include "core/loader.h"
 #include "core/log.h"
@@ -20,6 +21,13 @@ enum { OPT_ROWS = 300 };
 
 #define TCP_ROWS_DEFAULT 4096
 #define TCP_ROWS_MAX (1u << 20)
+/* rows each half holds besides the flows: "other" and "unattributed" */
+#define TCP_ROWS_EXTRA 2
+/* sockets remembered with their owner: enough for a busy host's open connections */
+#define TCP_SOCKS_MAX 65536
+#define TCP_SOCKS_MIN 4096
+/* both halves of 128 flows and their extra rows */
+#define TCP_ROWS_LEAST (2 * (128 + TCP_ROWS_EXTRA))
 
 struct tcp_ctx {
 	enum ks_tcp_by by;
@@ -28,9 +36,13 @@ struct tcp_ctx {
 	bool probe_sk;	 /* its classic record carries the socket (skaddr; 6.1's has none) */
 	bool has_accept; /* syscalls:sys_exit_accept* exist: owners of accepted sockets */
 	bool retrans_err; /* tcp_retransmit_skb passes an error: failed retransmits too */
+	bool has_synack;  /* tcp:tcp_retransmit_synack exists: SYN-ACK retransmits */
 	const struct ks_filter *filter;
 	struct ks_tcp *skel;
 	const char *hook;
+	struct ks_budget budget;
+	uint32_t rows_fit;	/* rows per half the budget holds (<= max_rows) */
+	bool over_budget;	/* refused once: the other variants are not tried */
 	unsigned int gen;
 	struct ks_tcp_counts seen;
 	unsigned long long missed_seen;
@@ -99,45 +111,127 @@ static void precreate(struct tcp_ctx *ctx, struct ks_tcp *s)
 	}
 }
 
+/*
+ * Hook variants: which hook each event's program uses.  Programs are named
+ * <event>__<hook> (bpf/tcp.bpf.c); a variant takes its base set, with RTT
+ * from its own hook where it has a better one than the tracepoint.
+ */
+struct tcp_variant {
+	const char *name, *base, *rtt;
+};
+
+static const struct tcp_variant tcp_variants[] = {
+	{ KS_HOOK_FENTRY, KS_HOOK_TP_BTF, KS_HOOK_FENTRY },
+	{ KS_HOOK_TP_BTF, KS_HOOK_TP_BTF, KS_HOOK_TP_BTF },
+	{ KS_HOOK_RAW_TP, KS_HOOK_RAW_TP, KS_HOOK_RAW_TP },
+	{ KS_HOOK_TP, KS_HOOK_TP, KS_HOOK_TP },
+	{ KS_HOOK_KPROBE, KS_HOOK_TP, KS_HOOK_KPROBE },
+};
+
+static const struct tcp_variant *variant_of(const char *hook)
+{
+	for (size_t i = 0; i < sizeof(tcp_variants) / sizeof(tcp_variants[0]); i++)
+		if (!strcmp(tcp_variants[i].name, hook))
+			return &tcp_variants[i];
+	return NULL;
+}
+
+/* Enables the base set of @v, and its RTT program in place of the base one. */
+static int select_variant(struct bpf_object *obj, const struct tcp_variant *v)
+{
+	char name[64];
+	struct bpf_program *p;
+
+	ks_prog_select(obj, v->base);
+	if (!strcmp(v->rtt, v->base))
+		return 0;
+	ks_prog_disable(obj, "tcp_rtt");
+	snprintf(name, sizeof(name), "tcp_rtt__%s", v->rtt);
+	p = bpf_object__find_program_by_name(obj, name);
+	return p ? bpf_program__set_autoload(p, true) : -ENOENT;
+}
+
+/*
+ * Map sizes from the memory budget (struct ks_tcp_stat says why rows are
+ * shared, not per-CPU): the socket table takes up to a tenth of it (at
+ * most 64 Ki sockets, 5.8 MiB, the one map allocated at load), the rows
+ * what is left, as many as --max-rows asks for in each half, and the
+ * budget is refused when fewer than 128 flows would fit.
+ */
+static void size_maps(struct tcp_ctx *ctx, struct ks_tcp *s)
+{
+	struct ks_budget *b = &ctx->budget;
+	uint32_t want = 2 * (ctx->max_rows + TCP_ROWS_EXTRA), rows, socks;
+	/* fewer rows than this make no useful report: a budget that small is refused */
+	uint32_t least = want < TCP_ROWS_LEAST ? want : TCP_ROWS_LEAST;
+	double share;
+
+	socks = ks_budget_rows(b, 0.10,
+			       ks_budget_row_bytes(b, BPF_MAP_TYPE_LRU_HASH, sizeof(__u64), sizeof(struct ks_tcp_sock), 0),
+			       TCP_SOCKS_MIN, TCP_SOCKS_MAX, true);
+	/* drop reasons without a filter need no owners */
+	if (ctx->by == KS_TCP_BY_REASON && !ctx->filter->flags)
+		socks = 1;
+	/* the rows take what the sockets leave, less 5% for the small maps (.bss, .rodata, pid names) */
+	share = 0.95 - (double)ks_map_bytes(BPF_MAP_TYPE_LRU_HASH, sizeof(__u64), sizeof(struct ks_tcp_sock), socks, 0,
+					    b->ncpus) / (double)b->limit;
+	rows = ks_budget_rows(b, share > 0.01 ? share : 0.01,
+			      ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, sizeof(struct ks_tcp_key),
+						  sizeof(struct ks_tcp_stat), BPF_F_NO_PREALLOC),
+			      least, want, false);
+	ctx->rows_fit = rows / 2 - TCP_ROWS_EXTRA;
+	bpf_map__set_max_entries(s->maps.rows, rows);
+	bpf_map__set_max_entries(s->maps.socks, socks);
+	bpf_map__set_max_entries(s->maps.pid_comm, ctx->by == KS_TCP_BY_PID ? ctx->rows_fit : 1);
+}
+
 static int try_hook(void *vctx, const char *hook)
 {
 	struct tcp_ctx *ctx = vctx;
-	bool tracepoint_rtt = strcmp(hook, KS_HOOK_FENTRY) && strcmp(hook, KS_HOOK_KPROBE);
+	const struct tcp_variant *v = variant_of(hook);
+	bool tracepoint_rtt = v && !strcmp(v->rtt, v->base);
 	/* the classic record must name the socket: RTT is charged to its owner */
 	bool no_rtt = tracepoint_rtt && (!ctx->has_probe || (!strcmp(hook, KS_HOOK_TP) && !ctx->probe_sk));
 	struct ks_tcp *s;
 	int err;
 
+	if (!v)
+		return -ENOENT;
+	if (ctx->over_budget)
+		return -E2BIG;
 	s = ks_tcp__open();
 	if (!s)
 		return -errno;
 	s->rodata->ks_filter = *ctx->filter;
 	s->rodata->by_mode = ctx->by;
 	s->rodata->retrans_err_arg = ctx->retrans_err;
-	/* one more for "other" in each half */
-	bpf_map__set_max_entries(s->maps.rows, 2 * (ctx->max_rows + 1));
-	bpf_map__set_max_entries(s->maps.pid_comm, ctx->by == KS_TCP_BY_PID ? ctx->max_rows : 1);
+	size_maps(ctx, s);
 	/* the accept() events are classic tracepoints in every variant */
 	ks_tracefs_dir(NULL);
-	ks_prog_select(s->obj, hook);
+	err = select_variant(s->obj, v);
 	/* owners of accepted sockets come from accept(); without syscall events they stay unknown */
-	if (!ctx->has_accept) {
-		bpf_program__set_autoload(s->progs.tcp_accept4, false);
-		bpf_program__set_autoload(s->progs.tcp_accept, false);
-	} else if (ctx->by == KS_TCP_BY_REASON && !ctx->filter->flags) {
+	if (!ctx->has_accept || (ctx->by == KS_TCP_BY_REASON && !ctx->filter->flags)) {
 		bpf_program__set_autoload(s->progs.tcp_accept4, false);
 		bpf_program__set_autoload(s->progs.tcp_accept, false);
 	}
+	if (!ctx->has_synack)
+		ks_prog_disable(s->obj, "tcp_synack");
 	if (ctx->by == KS_TCP_BY_REASON) {
 		/* drops only; state changes to know owners when a filter asks for them */
 		ks_prog_disable(s->obj, "tcp_rtt");
 		ks_prog_disable(s->obj, "tcp_retrans");
+		ks_prog_disable(s->obj, "tcp_synack");
 		if (!ctx->filter->flags)
 			ks_prog_disable(s->obj, "tcp_state");
 	} else if (no_rtt) {
 		ks_prog_disable(s->obj, "tcp_rtt");
 	}
-	err = ks_tcp__load(s);
+	if (!err) {
+		err = ks_budget_check(&ctx->budget, s->obj);
+		ctx->over_budget = err == -E2BIG;
+	}
+	if (!err)
+		err = ks_tcp__load(s);
 	if (!err) {
 		precreate(ctx, s);
 		err = ks_tcp__attach(s);
@@ -152,6 +246,11 @@ static int try_hook(void *vctx, const char *hook)
 		else
 			p_warn("tcp: tcp:tcp_probe records no socket address (skaddr) in this kernel; no RTT with hook %s", hook);
 	}
+	if (ctx->rows_fit < ctx->max_rows)
+		p_info("tcp: %u rows per interval fit in the memory budget (--max-rows %u); the rest go to \"other\"",
+		       ctx->rows_fit, ctx->max_rows);
+	if (ks_verbose)
+		ks_budget_print(&ctx->budget, "tcp");
 	ctx->skel = s;
 	return 0;
 }
@@ -216,14 +315,16 @@ static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filte
 	/* unknown (no BTF) counts as present: the load then says what is wrong */
 	ctx->probe_sk = ks_btf_has_member("trace_event_raw_tcp_probe", "skaddr") != 0;
 	ctx->retrans_err = ks_tp_nargs("tcp_retransmit_skb") >= 3;
+	ctx->has_synack = ks_tracepoint_exists("tcp", "tcp_retransmit_synack") != 0;
 	ctx->has_accept = ks_tracepoint_exists("syscalls", "sys_exit_accept4") > 0 &&
 			  ks_tracepoint_exists("syscalls", "sys_exit_accept") > 0;
 	if (!ctx->has_accept)
 		p_warn("tcp: no syscalls:sys_exit_accept* tracepoints (CONFIG_FTRACE_SYSCALLS); accepted sockets have no owner");
 	ctx->by = parse_by(c->by);
 	ctx->filter = f;
-	ctx->vbuf = calloc((size_t)ks_ncpus(), sizeof(struct ks_tcp_stat));
-	ctx->zbuf = calloc((size_t)ks_ncpus(), sizeof(struct ks_tcp_stat));
+	ks_budget_init(&ctx->budget, c->max_memory);
+	ctx->vbuf = calloc(1, sizeof(struct ks_tcp_stat));
+	ctx->zbuf = calloc(1, sizeof(struct ks_tcp_stat));
 	if (!ctx->vbuf || !ctx->zbuf)
 		return -ENOMEM;
 	if (ctx->by == KS_TCP_BY_REASON)
@@ -236,26 +337,40 @@ static const char *tcp_hook(void *vctx)
 	return ((struct tcp_ctx *)vctx)->hook;
 }
 
-/* "10.0.0.1:5201" or "[fd00::1]:5201" */
+/* An IPv6 socket talking IPv4 (dual-stack): ::ffff:a.b.c.d */
+static bool v4_mapped(__u16 family, const __u8 *a)
+{
+	static const __u8 prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return family == 10 && !memcmp(a, prefix, sizeof(prefix));
+}
+
+/*
+ * "10.0.0.1:5201" or "[fd00::1]:5201"; an IPv4-mapped address as the IPv4
+ * one it stands for ("10.0.0.1:5201": the packets are IPv4), so the two
+ * ends of one connection read alike whichever socket family each has.
+ */
 static void fmt_addr(char *buf, size_t len, __u16 family, const __u8 *addr, __u16 port)
 {
 	char a[INET6_ADDRSTRLEN];
+	bool v6 = family == 10 && !v4_mapped(family, addr);
 
-	if (!inet_ntop(family == 10 ? AF_INET6 : AF_INET, addr, a, sizeof(a)))
+	if (!inet_ntop(v6 ? AF_INET6 : AF_INET, v6 || family != 10 ? addr : addr + 12, a, sizeof(a)))
 		snprintf(a, sizeof(a), "?");
-	snprintf(buf, len, family == 10 ? "[%s]:%u" : "%s:%u", a, port);
+	snprintf(buf, len, v6 ? "[%s]:%u" : "%s:%u", a, port);
 }
 
 static void row_keys(struct tcp_ctx *ctx, struct ks_row *row, const struct ks_tcp_key *k)
 {
-	bool other = k->flags & KS_TCP_KEY_OTHER;
+	/* "other": beyond --max-rows; "unattributed": drops of packets with no socket */
+	const char *special = k->flags & KS_TCP_KEY_OTHER ? "other" : k->flags & KS_TCP_KEY_UNATTRIBUTED ? "unattributed" : NULL;
 	char b[64];
 
 	switch (ctx->by) {
 	case KS_TCP_BY_FLOW:
-		if (other) {
-			ks_row_key_str(row, "local", "other");
-			ks_row_key_str(row, "remote", "other");
+		if (special) {
+			ks_row_key_str(row, "local", special);
+			ks_row_key_str(row, "remote", special);
 			ks_row_key_str(row, "family", "-");
 			break;
 		}
@@ -263,12 +378,12 @@ static void row_keys(struct tcp_ctx *ctx, struct ks_row *row, const struct ks_tc
 		ks_row_key_str(row, "local", b);
 		fmt_addr(b, sizeof(b), k->family, k->raddr, k->rport);
 		ks_row_key_str(row, "remote", b);
-		ks_row_key_str(row, "family", k->family == 10 ? "ipv6" : "ipv4");
+		ks_row_key_str(row, "family", k->family == 10 && !v4_mapped(k->family, k->raddr) ? "ipv6" : "ipv4");
 		break;
 	case KS_TCP_BY_PID:
-		if (other) {
+		if (special) {
 			ks_row_key_num(row, "pid", -1);
-			ks_row_key_str(row, "comm", "other");
+			ks_row_key_str(row, "comm", special);
 		} else if (!k->id) {
 			/* sockets opened before the start, or by the kernel */
 			ks_row_key_num(row, "pid", 0);
@@ -282,14 +397,14 @@ static void row_keys(struct tcp_ctx *ctx, struct ks_row *row, const struct ks_tc
 	case KS_TCP_BY_COMM:
 		memcpy(b, k->comm, KS_COMM_LEN);
 		b[KS_COMM_LEN - 1] = 0;
-		ks_row_key_str(row, "comm", other ? "other" : b[0] ? b : "?");
+		ks_row_key_str(row, "comm", special ? special : b[0] ? b : "?");
 		break;
 	case KS_TCP_BY_PORT:
-		ks_row_key_num(row, "port", other ? -1 : (int64_t)k->id);
+		ks_row_key_num(row, "port", special ? -1 : (int64_t)k->id);
 		break;
 	case KS_TCP_BY_REASON:
-		ks_row_key_str(row, "reason", other ? "other" : reason_name(ctx, k->id, b, sizeof(b)));
-		ks_row_key_num(row, "code", other ? -1 : (int64_t)k->id);
+		ks_row_key_str(row, "reason", special ? special : reason_name(ctx, k->id, b, sizeof(b)));
+		ks_row_key_num(row, "code", special ? -1 : (int64_t)k->id);
 		break;
 	}
 }
@@ -305,13 +420,31 @@ static bool key_in_gen(const void *key, void *varg)
 	return ((const struct ks_tcp_key *)key)->gen == ((struct drain_arg *)varg)->gen;
 }
 
+/* A histogram of u32 slots (struct ks_tcp_stat) with its sum and max. */
+static struct ks_hist *hist_of(const __u32 *slots, unsigned int n, __u64 sum, __u64 max)
+{
+	struct ks_hist *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	for (unsigned int i = 0; i < n && i < KS_HIST_SLOTS; i++) {
+		h->slots[i] = slots[i];
+		h->count += slots[i];
+	}
+	h->sum = sum;
+	h->max = max;
+	return h;
+}
+
 static int take_row(const void *key, const void *value, void *varg)
 {
 	const struct ks_tcp_key *k = key;
 	const struct ks_tcp_stat *v = value;
 	struct drain_arg *a = varg;
-	struct ks_tcp_stat sum = { 0 };
-	struct ks_hist *rtt = calloc(1, sizeof(*rtt)), *conn = calloc(1, sizeof(*conn));
+	struct ks_hist *rtt = hist_of(v->rtt, KS_TCP_RTT_SLOTS, v->rtt_sum, v->rtt_max);
+	struct ks_hist *conn = hist_of(v->conn, KS_TCP_CONN_SLOTS, v->conn_sum, v->conn_max);
+	bool active = (rtt && rtt->count) || v->retransmits || v->retrans_failed || v->drops || v->connects ||
+		      v->connect_fails;
 	struct ks_row *row;
 
 	if (!rtt || !conn) {
@@ -319,29 +452,10 @@ static int take_row(const void *key, const void *value, void *varg)
 		free(conn);
 		return -ENOMEM;
 	}
-	for (int cpu = 0; cpu < ks_ncpus(); cpu++) {
-		const struct ks_tcp_stat *c = &v[cpu];
-
-		sum.retransmits += c->retransmits;
-		sum.retrans_segs += c->retrans_segs;
-		sum.retrans_failed += c->retrans_failed;
-		sum.drops += c->drops;
-		sum.connects += c->connects;
-		sum.connect_fails += c->connect_fails;
-		ks_hist_add_slots_n(rtt, c->rtt, KS_TCP_SLOTS);
-		ks_hist_add_slots_n(conn, c->conn, KS_TCP_SLOTS);
-		rtt->sum += c->rtt_sum;
-		conn->sum += c->conn_sum;
-		if (c->rtt_max > rtt->max)
-			rtt->max = c->rtt_max;
-		if (c->conn_max > conn->max)
-			conn->max = c->conn_max;
-	}
 	/* active rows and "other" come back zeroed for the half written after the next flip */
-	if (rtt->count || sum.retransmits || sum.retrans_failed || sum.drops || sum.connects || sum.connect_fails ||
-	    (k->flags & KS_TCP_KEY_OTHER))
+	if (active || (k->flags & KS_TCP_KEY_OTHER))
 		ks_map_add(bpf_map__fd(a->ctx->skel->maps.rows), k, a->ctx->zbuf);
-	if (!rtt->count && !sum.retransmits && !sum.retrans_failed && !sum.drops && !sum.connects && !sum.connect_fails) {
+	if (!active) {
 		free(rtt);
 		free(conn);
 		return 0;
@@ -353,14 +467,14 @@ static int take_row(const void *key, const void *value, void *varg)
 		return -ENOMEM;
 	}
 	row_keys(a->ctx, row, k);
-	ks_row_val(row, "retransmits", KS_VAL_COUNT, sum.retransmits);
-	ks_row_val(row, "retrans_segs", KS_VAL_COUNT, sum.retrans_segs);
-	ks_row_val(row, "retrans_failed", KS_VAL_COUNT, sum.retrans_failed);
-	ks_row_val(row, "drops", KS_VAL_COUNT, sum.drops);
-	ks_row_val(row, "connects", KS_VAL_COUNT, sum.connects);
-	ks_row_val(row, "connect_fails", KS_VAL_COUNT, sum.connect_fails);
+	ks_row_val(row, "retransmits", KS_VAL_COUNT, v->retransmits);
+	ks_row_val(row, "retrans_segs", KS_VAL_COUNT, v->retrans_segs);
+	ks_row_val(row, "retrans_failed", KS_VAL_COUNT, v->retrans_failed);
+	ks_row_val(row, "drops", KS_VAL_COUNT, v->drops);
+	ks_row_val(row, "connects", KS_VAL_COUNT, v->connects);
+	ks_row_val(row, "connect_fails", KS_VAL_COUNT, v->connect_fails);
 	/* trouble first: retransmitted and dropped segments, then activity */
-	row->sort = ((sum.retrans_segs + sum.drops) << 24) + rtt->count + sum.connects;
+	row->sort = ((v->retrans_segs + v->drops) << 24) + rtt->count + v->connects;
 	/* a row without samples carries no histogram: "-" in text, absent in JSON */
 	if (rtt->count)
 		row->hist = rtt;
@@ -382,6 +496,10 @@ static int tcp_collect(void *vctx, struct ks_report *r)
 	int err;
 
 	r->hist_name = "rtt_ns";
+	/* the text columns say what the percentiles are of; addresses are printed whole */
+	r->hist_cols = "rtt_";
+	r->keys_whole = true;
+	ks_budget_report(&ctx->budget, r);
 	err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.rows), sizeof(struct ks_tcp_key), key_in_gen, take_row,
 			    &a, ctx->vbuf);
 	if (err)

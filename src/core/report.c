@@ -312,9 +312,18 @@ int ks_report_write_text(const struct ks_report *r, FILE *out)
 
 		for (int i = 0; i < n; i++)
 			has_hist |= r->rows[i].hist != NULL;
+		int kw[KS_ROW_KEYS];
+
+		/* key widths: 20 and 8, or with keys_whole as wide as the longest value */
+		for (int k = 0; k < h0->nkeys; k++) {
+			kw[k] = k ? 8 : 20;
+			for (int i = 0; r->keys_whole && i < n; i++)
+				if (k < r->rows[i].nkeys && (int)strlen(r->rows[i].keys[k].str) > kw[k])
+					kw[k] = (int)strlen(r->rows[i].keys[k].str);
+		}
 		/* header from the first row's layout: all rows of a report share it */
 		for (int k = 0; k < h0->nkeys; k++)
-			fprintf(out, k ? " %8s" : "%-20s", h0->keys[k].name);
+			fprintf(out, k ? " %*s" : "%-*s", kw[k], h0->keys[k].name);
 		for (int v = 0; v < h0->nvals; v++) {
 			/* durations are printed with their unit, so "total_ns" reads "total" */
 			const char *name = h0->vals[v].name;
@@ -325,16 +334,31 @@ int ks_report_write_text(const struct ks_report *r, FILE *out)
 			else
 				fprintf(out, " %10s", name);
 		}
-		if (has_hist)
-			fprintf(out, " %9s %9s %9s %9s", "p50", "p90", "p99", "max");
+		if (has_hist) {
+			const char *pre = r->hist_cols ? r->hist_cols : "";
+			static const char *const cols[] = { "p50", "p90", "p99", "max" };
+
+			for (int c = 0; c < 4; c++) {
+				char name[32];
+
+				snprintf(name, sizeof(name), "%s%s", pre, cols[c]);
+				fprintf(out, " %9s", name);
+			}
+		}
 		if (r->sub_name)
 			fprintf(out, "  %s", r->sub_name);
 		fputc('\n', out);
 		for (int i = 0; i < n; i++) {
 			const struct ks_row *row = &r->rows[i];
 
-			for (int k = 0; k < row->nkeys; k++)
-				fprintf(out, k ? " %8s" : "%-20.20s", row->keys[k].str);
+			for (int k = 0; k < row->nkeys; k++) {
+				int w = k < h0->nkeys ? kw[k] : 8;
+
+				if (k)
+					fprintf(out, " %*s", w, row->keys[k].str);
+				else
+					fprintf(out, "%-*.*s", w, w, row->keys[k].str);
+			}
 			for (int v = 0; v < row->nvals; v++) {
 				if (row->vals[v].kind == KS_VAL_NS)
 					fprintf(out, " %10s", ks_fmt_ns(row->vals[v].v, b, sizeof(b)));

@@ -113,7 +113,7 @@ int ks_collector_run(const struct ks_collector *col, int argc, char **argv)
 		if (err == -EPERM || err == -EACCES)
 			p_err("%s: cannot load BPF programs: %s; run as root or with CAP_BPF and CAP_PERFMON",
 			      col->spec.name, strerror(-err));
-		else
+		else if (err != -E2BIG) /* over the memory budget: ks_budget_check said so */
 			p_err("%s: cannot load and attach: %s", col->spec.name, strerror(-err));
 		goto out;
 	}

@@ -22,7 +22,7 @@ KS_FROM=
 # Host tools the tests call, copied with their shared libraries when present; they come before
 # busybox's applets of the same name, whose options differ (setpriv, ip, date +%N, ...).
 # Not bpftrace or perf: LLVM and friends would make the initramfs ten times bigger.
-GUEST_TOOLS="jq bpftool ip tc ss nft setpriv unshare nsenter taskset chrt nice date timeout pgrep pkill losetup getconf"
+GUEST_TOOLS="jq bpftool ip tc ss nft iperf3 setpriv unshare nsenter taskset chrt nice date timeout pgrep pkill losetup getconf"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ksight-kernels.XXXXXX") || exit 1
 QEMU_PID=
