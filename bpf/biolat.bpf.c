@@ -1,6 +1,7 @@
 /* Kernel side of `ksight biolat`: block request latency (issue to complete), queue time, size and depth. */
 #include "common.bpf.h"
 #include "ksight/biolat.h"
+#include "blk_tracker.bpf.h"
 
 #define EEXIST 17 /* errno values are not in vmlinux.h */
 
@@ -110,18 +111,6 @@ struct {
 
 KS_PID_COMM_MAP(pid_comm);
 
-/* The fields of a request (or bio) that every hook needs. */
-struct io {
-	struct ks_bl_rkey k;
-	__u32 bytes;
-	bool preflush;	/* a bio that asks for a cache flush: preflush, or FUA (a postflush where the device has no FUA) */
-	bool flush_seq; /* block_rq_complete of a write: the data step of a flush sequence */
-	__s32 tag;	/* request events of the default mode: its tag for life (see ks_bl_slot), -1 when none */
-	__u32 hw;	/* and its hardware queue */
-	__u64 alloc_ns; /* request events: the kernel's allocation stamp, 0 when none */
-	__u64 rq;	/* request events of tp_btf and raw_tp: the request's address */
-};
-
 /* The default mode: nothing is known of a request before its issue, entries are made there. */
 #define AT_ISSUE (!submit_info && !queued)
 /* Rows are shared between CPUs: updated with atomics. */
@@ -131,151 +120,6 @@ struct io {
 static __always_inline bool other_disk(const struct io *io)
 {
 	return disk_only && io->k.dev != disk_only;
-}
-
-static __always_inline __u32 map_op(__u32 op)
-{
-	/* REQ_OP_SECURE_ERASE (5) discards too */
-	if (op <= KS_BL_OP_DISCARD)
-		return op;
-	return op == 5 ? KS_BL_OP_DISCARD : KS_BL_OP_OTHER;
-}
-
-/* The bio asks for a cache flush before (preflush) or after (FUA) its data. */
-static __always_inline bool opf_preflush(__u32 opf)
-{
-	return opf & ((1u << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH)) |
-		      (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA)));
-}
-
-/*
- * RQF_FLUSH_SEQ: the request is in the flush machinery (blk-flush.c).  Its
- * bit is named in enum rqf_flags where the kernel has that enum (6.18's
- * BTF, the vendored vmlinux.h); older kernels (5.15, 6.1) have only a
- * #define of (1 << 4), which BTF does not show.  The commit that made the
- * enum is not cited here: not verified.
- */
-static __always_inline __u32 rqf_flush_seq(void)
-{
-	if (bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ))
-		return 1u << bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ);
-	return 1u << 4;
-}
-
-/*
- * A request without a position (a flush, a passthrough command) has sector
- * -1, which block_rq_issue reports as 0 and block_rq_complete as is
- * (blk_rq_trace_sector() versus blk_rq_pos()): one name for both.
- */
-static __always_inline __u64 norm_sector(__u64 sector)
-{
-	return sector == ~0ull ? 0 : sector;
-}
-
-static __always_inline __u32 disk_dev(struct gendisk *disk)
-{
-	return disk ? ((__u32)disk->major << 20) | (__u32)disk->first_minor : 0;
-}
-
-/* tp_btf: the arguments are trusted pointers, read by plain loads. */
-static __always_inline void rq_io_btf(struct request *rq, struct io *io, bool complete)
-{
-	__u32 opf = rq->cmd_flags;
-
-	io->k.dev = disk_dev(rq->q->disk);
-	io->k.op = map_op(opf & 0xff);
-	io->k.sector = norm_sector(rq->__sector);
-	io->bytes = rq->__data_len;
-	io->alloc_ns = rq->start_time_ns;
-	io->rq = (__u64)rq;
-	if (complete && io->k.op == KS_BL_OP_WRITE)
-		io->flush_seq = rq->rq_flags & rqf_flush_seq();
-	io->tag = -1;
-	if (AT_ISSUE && rq->mq_hctx) {
-		io->tag = rq->internal_tag >= 0 ? rq->internal_tag : rq->tag;
-		io->hw = rq->mq_hctx->queue_num;
-	}
-}
-
-static __always_inline void bio_io_btf(struct bio *bio, struct io *io)
-{
-	__u32 opf = bio->bi_opf;
-
-	io->k.dev = disk_dev(bio->bi_bdev->bd_disk);
-	io->k.op = map_op(opf & 0xff);
-	io->k.sector = bio->bi_iter.bi_sector;
-	io->bytes = bio->bi_iter.bi_size;
-	io->preflush = opf_preflush(opf);
-}
-
-/* raw_tp: the same fields through probe reads. */
-static __always_inline __u32 disk_dev_core(struct gendisk *disk)
-{
-	if (!disk)
-		return 0;
-	return ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
-}
-
-static __always_inline void rq_io_core(struct request *rq, struct io *io, bool complete)
-{
-	__u32 opf = BPF_CORE_READ(rq, cmd_flags);
-
-	io->k.dev = disk_dev_core(BPF_CORE_READ(rq, q, disk));
-	io->k.op = map_op(opf & 0xff);
-	io->k.sector = norm_sector(BPF_CORE_READ(rq, __sector));
-	io->bytes = BPF_CORE_READ(rq, __data_len);
-	io->alloc_ns = BPF_CORE_READ(rq, start_time_ns);
-	io->rq = (__u64)rq;
-	if (complete && io->k.op == KS_BL_OP_WRITE)
-		io->flush_seq = BPF_CORE_READ(rq, rq_flags) & rqf_flush_seq();
-	io->tag = -1;
-	if (AT_ISSUE) {
-		struct blk_mq_hw_ctx *hctx = BPF_CORE_READ(rq, mq_hctx);
-
-		if (hctx) {
-			__s32 itag = BPF_CORE_READ(rq, internal_tag);
-
-			io->tag = itag >= 0 ? itag : BPF_CORE_READ(rq, tag);
-			io->hw = BPF_CORE_READ(hctx, queue_num);
-		}
-	}
-}
-
-static __always_inline void bio_io_core(struct bio *bio, struct io *io)
-{
-	__u32 opf = BPF_CORE_READ(bio, bi_opf);
-
-	io->k.dev = disk_dev_core(BPF_CORE_READ(bio, bi_bdev, bd_disk));
-	io->k.op = map_op(opf & 0xff);
-	io->k.sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
-	io->bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
-	io->preflush = opf_preflush(opf);
-}
-
-/*
- * Classic tracepoints: the operation from rwbs, whose first letter is 'F'
- * for a preflush, then the operation's letter, then 'F' for FUA
- * (blk_fill_rwbs()).  *@preflush: either flush flag.
- */
-static __always_inline __u32 rwbs_op(char c, char n, char m, bool *preflush)
-{
-	*preflush = false;
-	if (c == 'F' && (n == 'W' || n == 'R' || n == 'D' || n == 'F' || n == 'N')) {
-		*preflush = true;
-		c = n;
-		n = m;
-	}
-	if (c == 'W' && n == 'F')
-		*preflush = true;
-	if (c == 'R')
-		return KS_BL_OP_READ;
-	if (c == 'W')
-		return KS_BL_OP_WRITE;
-	if (c == 'F')
-		return KS_BL_OP_FLUSH;
-	if (c == 'D')
-		return KS_BL_OP_DISCARD;
-	return KS_BL_OP_OTHER;
 }
 
 static __always_inline __u32 whole_disk(__u32 dev)
@@ -794,7 +638,7 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 	{                                                                       \
 		struct io io = {};                                              \
 									\
-		read(rq, &io, false);                                           \
+		read(rq, &io, false, AT_ISSUE);                                 \
 		return other_disk(&io) ? 0 : on_##name(&io);                                          \
 	}
 
@@ -810,7 +654,7 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 	{                                                                                       \
 		struct io io = {};                                                              \
 											\
-		rq_read(rq, &io, true);                                                         \
+		rq_read(rq, &io, true, AT_ISSUE);                                               \
 		return other_disk(&io) ? 0 : on_complete(&io, nr_bytes, error != 0);                                  \
 	}
 
