@@ -1,6 +1,7 @@
 /* Kernel side of `ksight biolat`: block request latency (issue to complete), queue time, size and depth. */
 #include "common.bpf.h"
 #include "ksight/biolat.h"
+#include "blk_tracker.bpf.h"
 
 #define EEXIST 17 /* errno values are not in vmlinux.h */
 
@@ -12,6 +13,8 @@ const volatile bool submit_info = false;
 const volatile __u32 row_stride = KS_BL_ROW_SLOTS;
 /* Queue time (insert to issue) is measured. */
 const volatile bool queued = false;
+/* --disk: the only disk whose requests are seen (its dev_t as ks_bl_rkey.dev); 0: all. */
+const volatile __u32 disk_only = 0;
 
 /* Buffer half the programs write to; user space flips it to drain the other. */
 volatile __u32 ks_gen = 0;
@@ -76,6 +79,7 @@ struct {
 	__type(value, __u32);
 } part_disk SEC(".maps");
 
+/* Rows of the disks without a row slot in the disk mode: per-CPU, made on demand, few. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 1); /* sized by the loader */
@@ -83,6 +87,19 @@ struct {
 	__type(key, struct ks_row_key);
 	__type(value, struct ks_bl_stat);
 } rows SEC(".maps");
+
+/*
+ * Rows of the pid, comm and cgroup modes: one shared copy updated with
+ * atomics, made on demand.  Many keys, each at a modest rate, so a per-CPU
+ * copy (7 KiB x possible CPUs a row) would cost far more than the atomics.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* sized by the loader */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ks_row_key);
+	__type(value, struct ks_bl_stat);
+} trows SEC(".maps");
 
 /* Rows of the op mode, and of the disks with a row slot in the disk mode: [gen][slot]. */
 struct {
@@ -94,134 +111,15 @@ struct {
 
 KS_PID_COMM_MAP(pid_comm);
 
-/* The fields of a request (or bio) that every hook needs. */
-struct io {
-	struct ks_bl_rkey k;
-	__u32 bytes;
-	bool preflush;
-	__s32 tag;	/* request events of the default mode: driver tag, -1 when none */
-	__u32 hw;	/* and its hardware queue */
-	__u64 alloc_ns; /* request events: the kernel's allocation stamp, 0 when none */
-};
-
 /* The default mode: nothing is known of a request before its issue, entries are made there. */
 #define AT_ISSUE (!submit_info && !queued)
+/* Rows are shared between CPUs: updated with atomics. */
+#define SHARED_ROWS (by_mode == KS_BL_BY_PID || by_mode == KS_BL_BY_COMM || by_mode == KS_BL_BY_CGROUP)
 
-static __always_inline __u32 map_op(__u32 op)
+/* --disk: true when @io is on another disk. */
+static __always_inline bool other_disk(const struct io *io)
 {
-	/* REQ_OP_SECURE_ERASE (5) discards too */
-	if (op <= KS_BL_OP_DISCARD)
-		return op;
-	return op == 5 ? KS_BL_OP_DISCARD : KS_BL_OP_OTHER;
-}
-
-static __always_inline bool opf_preflush(__u32 opf)
-{
-	return opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH));
-}
-
-/*
- * A request without a position (a flush, a passthrough command) has sector
- * -1, which block_rq_issue reports as 0 and block_rq_complete as is
- * (blk_rq_trace_sector() versus blk_rq_pos()): one name for both.
- */
-static __always_inline __u64 norm_sector(__u64 sector)
-{
-	return sector == ~0ull ? 0 : sector;
-}
-
-static __always_inline __u32 disk_dev(struct gendisk *disk)
-{
-	return disk ? ((__u32)disk->major << 20) | (__u32)disk->first_minor : 0;
-}
-
-/* tp_btf: the arguments are trusted pointers, read by plain loads. */
-static __always_inline void rq_io_btf(struct request *rq, struct io *io)
-{
-	__u32 opf = rq->cmd_flags;
-
-	io->k.dev = disk_dev(rq->q->disk);
-	io->k.op = map_op(opf & 0xff);
-	io->k.sector = norm_sector(rq->__sector);
-	io->bytes = rq->__data_len;
-	io->alloc_ns = rq->start_time_ns;
-	io->tag = -1;
-	if (AT_ISSUE && rq->mq_hctx) {
-		io->tag = rq->tag;
-		io->hw = rq->mq_hctx->queue_num;
-	}
-}
-
-static __always_inline void bio_io_btf(struct bio *bio, struct io *io)
-{
-	__u32 opf = bio->bi_opf;
-
-	io->k.dev = disk_dev(bio->bi_bdev->bd_disk);
-	io->k.op = map_op(opf & 0xff);
-	io->k.sector = bio->bi_iter.bi_sector;
-	io->bytes = bio->bi_iter.bi_size;
-	io->preflush = opf_preflush(opf);
-}
-
-/* raw_tp: the same fields through probe reads. */
-static __always_inline __u32 disk_dev_core(struct gendisk *disk)
-{
-	if (!disk)
-		return 0;
-	return ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
-}
-
-static __always_inline void rq_io_core(struct request *rq, struct io *io)
-{
-	__u32 opf = BPF_CORE_READ(rq, cmd_flags);
-
-	io->k.dev = disk_dev_core(BPF_CORE_READ(rq, q, disk));
-	io->k.op = map_op(opf & 0xff);
-	io->k.sector = norm_sector(BPF_CORE_READ(rq, __sector));
-	io->bytes = BPF_CORE_READ(rq, __data_len);
-	io->alloc_ns = BPF_CORE_READ(rq, start_time_ns);
-	io->tag = -1;
-	if (AT_ISSUE) {
-		struct blk_mq_hw_ctx *hctx = BPF_CORE_READ(rq, mq_hctx);
-
-		if (hctx) {
-			io->tag = BPF_CORE_READ(rq, tag);
-			io->hw = BPF_CORE_READ(hctx, queue_num);
-		}
-	}
-}
-
-static __always_inline void bio_io_core(struct bio *bio, struct io *io)
-{
-	__u32 opf = BPF_CORE_READ(bio, bi_opf);
-
-	io->k.dev = disk_dev_core(BPF_CORE_READ(bio, bi_bdev, bd_disk));
-	io->k.op = map_op(opf & 0xff);
-	io->k.sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
-	io->bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
-	io->preflush = opf_preflush(opf);
-}
-
-/*
- * Classic tracepoints: the operation from rwbs, whose first letter is 'F'
- * for a preflush and then the operation's letter (blk_fill_rwbs()).
- */
-static __always_inline __u32 rwbs_op(char c, char n, bool *preflush)
-{
-	*preflush = false;
-	if (c == 'F' && (n == 'W' || n == 'R' || n == 'D' || n == 'F' || n == 'N')) {
-		*preflush = true;
-		c = n;
-	}
-	if (c == 'R')
-		return KS_BL_OP_READ;
-	if (c == 'W')
-		return KS_BL_OP_WRITE;
-	if (c == 'F')
-		return KS_BL_OP_FLUSH;
-	if (c == 'D')
-		return KS_BL_OP_DISCARD;
-	return KS_BL_OP_OTHER;
+	return disk_only && io->k.dev != disk_only;
 }
 
 static __always_inline __u32 whole_disk(__u32 dev)
@@ -272,14 +170,18 @@ static __always_inline bool key_eq(const struct ks_bl_rkey *a, const struct ks_b
 	return a->sector == b->sector && a->dev == b->dev && a->op == b->op;
 }
 
-/* Stores a new entry; 0, or -1 after counting why not. */
-static __always_inline int remember(const struct ks_bl_rkey *k, const struct ks_bl_req *r)
+/*
+ * Stores a new entry; 0, 1 when it replaced one, or -1 after counting why
+ * not.  @at_issue: an entry already there is this request issued again
+ * (see issue_depth()), not a collision.
+ */
+static __always_inline int remember_as(const struct ks_bl_rkey *k, const struct ks_bl_req *r, bool at_issue)
 {
 	long err = bpf_map_update_elem(&inflight, k, r, BPF_NOEXIST);
 
 	if (err == -EEXIST) {
 		/* a request still in flight at the same place: the newer one wins */
-		__sync_fetch_and_add(&counts.collisions, 1);
+		__sync_fetch_and_add(at_issue ? &counts.reissued : &counts.collisions, 1);
 		err = bpf_map_update_elem(&inflight, k, r, BPF_ANY);
 		return err ? -1 : 1;
 	}
@@ -288,6 +190,11 @@ static __always_inline int remember(const struct ks_bl_rkey *k, const struct ks_
 		return -1;
 	}
 	return 0;
+}
+
+static __always_inline int remember(const struct ks_bl_rkey *k, const struct ks_bl_req *r)
+{
+	return remember_as(k, r, false);
 }
 
 /* The devs entry of @dev, NULL when it has none. */
@@ -356,7 +263,7 @@ static __always_inline struct ks_bl_stat *row_of(const struct ks_bl_rkey *k, con
 		__builtin_memcpy(key.comm, r->comm, sizeof(key.comm));
 	else
 		key.cgroup = r->cgroup;
-	s = ks_map_lookup_or_init(&rows, &key, &zero_stat, &created);
+	s = ks_map_lookup_or_init(SHARED_ROWS ? (void *)&trows : (void *)&rows, &key, &zero_stat, &created);
 	if (!s)
 		__sync_fetch_and_add(&counts.map_full, 1);
 	else if (created && by_mode == KS_BL_BY_PID)
@@ -442,15 +349,20 @@ static __always_inline int on_insert(struct io *io)
 /*
  * The depth a request issued on a device with @d in flight sees, itself
  * included, counted in.  @busy: its slot or entry still holds an issued
- * request never seen completing (another one took the same tag or key),
- * which this one replaces in the count.
+ * request never seen completing, which this one replaces in the count.
+ * @same: that one has this request's name: this request issued again.
+ * blk-mq may do that without block_rq_requeue: a driver that refuses a
+ * request handed over in a batch (virtio_queue_rqs(), ->queue_rqs) gets
+ * it back re-dispatched, and with a scheduler under another driver tag;
+ * seen on virtio-blk with mq-deadline (ext4 fsync, 6.18).  Only a
+ * different request in the place is a loss.
  */
-static __always_inline __u32 issue_depth(__s64 *d, __u64 busy)
+static __always_inline __u32 issue_depth(__s64 *d, __u64 busy, bool same)
 {
 	__u32 depth = (__u32)*d + 1;
 
 	if (busy) {
-		__sync_fetch_and_add(&counts.collisions, 1);
+		__sync_fetch_and_add(same ? &counts.reissued : &counts.collisions, 1);
 		return depth - 1;
 	}
 	__sync_fetch_and_add(d, 1);
@@ -471,7 +383,7 @@ static __always_inline int on_issue(struct io *io)
 			return 0;
 		if (t) {
 			/* the cheapest path: plain stores to the tag's own slot */
-			t->depth = issue_depth(d, t->issue_ts);
+			t->depth = issue_depth(d, t->issue_ts, key_eq(&t->k, &io->k));
 			t->k = io->k;
 			t->bytes = io->bytes;
 			t->issue_ts = bpf_ktime_get_ns();
@@ -481,7 +393,7 @@ static __always_inline int on_issue(struct io *io)
 		r.issue_ts = bpf_ktime_get_ns();
 		r.bytes = io->bytes;
 		/* a replaced entry was counted in the depth already */
-		if (remember(&io->k, &r) == 0)
+		if (remember_as(&io->k, &r, true) == 0)
 			__sync_fetch_and_add(d, 1);
 		return 0;
 	}
@@ -499,7 +411,7 @@ static __always_inline int on_issue(struct io *io)
 			__sync_fetch_and_add(d, 1);
 		return 0;
 	}
-	e->depth = issue_depth(d, e->issue_ts);
+	e->depth = issue_depth(d, e->issue_ts, true);
 	e->bytes = io->bytes;
 	e->issue_ts = bpf_ktime_get_ns();
 	return 0;
@@ -531,37 +443,49 @@ static __always_inline int on_requeue(struct io *io)
 	return 0;
 }
 
+/* Adds @v to *@p: atomically when rows are shared, by a plain add in a per-CPU row. */
+#define ADD(p, v)                                          \
+	do {                                               \
+		if (SHARED_ROWS)                           \
+			__sync_fetch_and_add((p), (v));    \
+		else                                       \
+			*(p) += (v);                       \
+	} while (0)
+/* Raises *@p to @v; racy between CPUs on a shared row, where a lost race keeps a close maximum. */
+#define MAX(p, v)                  \
+	do {                               \
+		if ((v) > *(p))            \
+			*(p) = (v);        \
+	} while (0)
+
 static __always_inline void account(const struct ks_bl_rkey *k, const struct ks_bl_req *r, const struct ks_bl_dev *d,
 				    __u64 lat, bool error)
 {
 	struct ks_bl_stat *s = row_of(k, r, d);
+	__u64 depth = r->depth;
 
 	if (!s)
 		return;
-	s->count++;
-	s->bytes += r->bytes;
+	ADD(&s->count, 1);
+	ADD(&s->bytes, r->bytes);
 	if (error)
-		s->errors++;
-	s->lat_sum += lat;
-	if (lat > s->lat_max)
-		s->lat_max = lat;
-	s->lat[ks_hist_slot_max(lat, KS_BL_LAT_SLOTS)]++;
-	s->size[ks_hist_slot_max(r->bytes, KS_HIST_SLOTS32)]++;
+		ADD(&s->errors, 1);
+	ADD(&s->lat_sum, lat);
+	MAX(&s->lat_max, lat);
+	ADD(&s->lat[ks_hist_slot_max(lat, KS_BL_LAT_SLOTS)], 1);
+	ADD(&s->size[ks_hist_slot_max(r->bytes, KS_HIST_SLOTS32)], 1);
 	/* the zero-byte write of an fsync never sits in the device queue */
-	if (r->depth)
-		s->depth[ks_hist_slot_max(r->depth, KS_BL_DEPTH_SLOTS)]++;
-	s->depth_sum += r->depth;
-	if (r->depth > s->depth_max)
-		s->depth_max = r->depth;
-	if (r->bytes > s->size_max)
-		s->size_max = r->bytes;
+	if (depth)
+		ADD(&s->depth[ks_hist_slot_max(depth, KS_BL_DEPTH_SLOTS)], 1);
+	ADD(&s->depth_sum, depth);
+	MAX(&s->depth_max, depth);
+	MAX(&s->size_max, (__u64)r->bytes);
 	if (queued && r->insert_ts && r->issue_ts >= r->insert_ts) {
 		__u64 q = r->issue_ts - r->insert_ts;
 
-		s->q_sum += q;
-		if (q > s->q_max)
-			s->q_max = q;
-		s->queue[ks_hist_slot_max(q, KS_BL_LAT_SLOTS)]++;
+		ADD(&s->q_sum, q);
+		MAX(&s->q_max, q);
+		ADD(&s->queue[ks_hist_slot_max(q, KS_BL_LAT_SLOTS)], 1);
 	}
 }
 
@@ -578,6 +502,49 @@ static __always_inline __u64 flush_start(const struct io *io, __u32 done)
 	if (!AT_ISSUE || io->k.op != KS_BL_OP_WRITE || io->bytes || done)
 		return 0;
 	return io->alloc_ns;
+}
+
+/*
+ * A write in the flush machinery (a FUA write on a device without FUA, a
+ * preflush with data) completes twice: its data step, with RQF_FLUSH_SEQ
+ * set, then, after the postflush, its end with no bytes left
+ * (blk_flush_complete_seq(), REQ_FSEQ_DONE).  /proc/diskstats counts it
+ * once, at its end (blk_account_io_done() skips RQF_FLUSH_SEQ), and so do
+ * we: the data step parks what is known of the request under its
+ * address, the end takes it back, so the latency covers the postflush the
+ * writer waits for.  The flush requests in between are counted apart, as
+ * diskstats counts them.
+ */
+static __always_inline struct ks_bl_rkey seq_key(const struct io *io)
+{
+	struct ks_bl_rkey k = { .dev = io->k.dev, .op = KS_BL_OP_SEQ, .sector = io->rq };
+
+	return k;
+}
+
+static __always_inline void park(const struct io *io, const struct ks_bl_req *r)
+{
+	struct ks_bl_rkey k = seq_key(io);
+
+	remember(&k, r);
+}
+
+/* The end of a parked write: true when it was one, and is accounted. */
+static __always_inline bool unpark(const struct io *io, const struct ks_bl_dev *dv, bool error)
+{
+	struct ks_bl_rkey k;
+	struct ks_bl_req *e, r;
+
+	if (!io->rq || io->k.op != KS_BL_OP_WRITE || io->bytes)
+		return false;
+	k = seq_key(io);
+	e = bpf_map_lookup_elem(&inflight, &k);
+	if (!e)
+		return false;
+	r = *e;
+	bpf_map_delete_elem(&inflight, &k);
+	account(&io->k, &r, dv, bpf_ktime_get_ns() - r.issue_ts, error);
+	return true;
 }
 
 /* block_rq_complete: @done bytes of the request are finished. */
@@ -599,13 +566,19 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 		r.issue_ts = t->issue_ts;
 		r.bytes = t->bytes;
 		r.depth = t->depth;
+		/* freed now: the postflush borrows this tag (blk_kick_flush()) */
 		t->issue_ts = 0;
 		depth_dec(io->k.dev, dv);
-		account(&io->k, &r, dv, now - r.issue_ts, error);
+		if (io->flush_seq)
+			park(io, &r);
+		else
+			account(&io->k, &r, dv, now - r.issue_ts, error);
 		return 0;
 	}
 	e = bpf_map_lookup_elem(&inflight, &io->k);
 	if (!e) {
+		if (!done && unpark(io, dv, error))
+			return 0;
 		start = flush_start(io, done);
 		if (start) {
 			now = bpf_ktime_get_ns();
@@ -637,7 +610,10 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 	bpf_map_delete_elem(&inflight, &io->k);
 	if (r.depth)
 		depth_dec(io->k.dev, dv);
-	account(&io->k, &r, dv, now - r.issue_ts, error);
+	if (io->flush_seq)
+		park(io, &r);
+	else
+		account(&io->k, &r, dv, now - r.issue_ts, error);
 	return 0;
 }
 
@@ -653,7 +629,7 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 		struct io io = {};                                              \
 									\
 		read(bio, &io);                                                 \
-		return on_##name(&io);                                          \
+		return other_disk(&io) ? 0 : on_##name(&io);                                          \
 	}
 
 #define RQ_PROG(v, kind, tp, name, read)                                        \
@@ -662,8 +638,8 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 	{                                                                       \
 		struct io io = {};                                              \
 									\
-		read(rq, &io);                                                  \
-		return on_##name(&io);                                          \
+		read(rq, &io, false, AT_ISSUE);                                 \
+		return other_disk(&io) ? 0 : on_##name(&io);                                          \
 	}
 
 #define BL_VARIANT(v, kind, bio_read, rq_read)                                                  \
@@ -678,8 +654,8 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 	{                                                                                       \
 		struct io io = {};                                                              \
 											\
-		rq_read(rq, &io);                                                               \
-		return on_complete(&io, nr_bytes, error != 0);                                  \
+		rq_read(rq, &io, true, AT_ISSUE);                                               \
+		return other_disk(&io) ? 0 : on_complete(&io, nr_bytes, error != 0);                                  \
 	}
 
 BL_VARIANT(tp_btf, "tp_btf", bio_io_btf, rq_io_btf)
@@ -692,7 +668,7 @@ BL_VARIANT(raw_tp, "raw_tp", bio_io_core, rq_io_core)
 	do {                                                                        \
 		(io)->k.dev = (dev_);                                               \
 		(io)->k.sector = norm_sector((ctx)->sector);                        \
-		(io)->k.op = rwbs_op((ctx)->rwbs[0], (ctx)->rwbs[1], &(io)->preflush); \
+		(io)->k.op = rwbs_op((ctx)->rwbs[0], (ctx)->rwbs[1], (ctx)->rwbs[2], &(io)->preflush); \
 		(io)->tag = -1;                                                     \
 	} while (0)
 
@@ -703,7 +679,7 @@ int bl_submit__tp(struct trace_event_raw_block_bio *ctx)
 
 	tp_rq_io(&io, whole_disk(ctx->dev), ctx);
 	io.bytes = ctx->nr_sector << 9;
-	return on_submit(&io);
+	return other_disk(&io) ? 0 : on_submit(&io);
 }
 
 SEC("tracepoint/block/block_bio_frontmerge")
@@ -713,7 +689,7 @@ int bl_frontmerge__tp(struct trace_event_raw_block_bio *ctx)
 
 	tp_rq_io(&io, whole_disk(ctx->dev), ctx);
 	io.bytes = ctx->nr_sector << 9;
-	return on_frontmerge(&io);
+	return other_disk(&io) ? 0 : on_frontmerge(&io);
 }
 
 SEC("tracepoint/block/block_rq_merge")
@@ -722,7 +698,7 @@ int bl_rq_merge__tp(struct trace_event_raw_block_rq *ctx)
 	struct io io = {};
 
 	tp_rq_io(&io, ctx->dev, ctx);
-	return on_rq_merge(&io);
+	return other_disk(&io) ? 0 : on_rq_merge(&io);
 }
 
 SEC("tracepoint/block/block_rq_insert")
@@ -732,7 +708,7 @@ int bl_insert__tp(struct trace_event_raw_block_rq *ctx)
 
 	tp_rq_io(&io, ctx->dev, ctx);
 	io.bytes = ctx->bytes;
-	return on_insert(&io);
+	return other_disk(&io) ? 0 : on_insert(&io);
 }
 
 SEC("tracepoint/block/block_rq_issue")
@@ -742,7 +718,7 @@ int bl_issue__tp(struct trace_event_raw_block_rq *ctx)
 
 	tp_rq_io(&io, ctx->dev, ctx);
 	io.bytes = ctx->bytes;
-	return on_issue(&io);
+	return other_disk(&io) ? 0 : on_issue(&io);
 }
 
 SEC("tracepoint/block/block_rq_requeue")
@@ -751,7 +727,7 @@ int bl_requeue__tp(struct trace_event_raw_block_rq_requeue *ctx)
 	struct io io = {};
 
 	tp_rq_io(&io, ctx->dev, ctx);
-	return on_requeue(&io);
+	return other_disk(&io) ? 0 : on_requeue(&io);
 }
 
 SEC("tracepoint/block/block_rq_complete")
@@ -760,5 +736,5 @@ int bl_complete__tp(struct trace_event_raw_block_rq_completion *ctx)
 	struct io io = {};
 
 	tp_rq_io(&io, ctx->dev, ctx);
-	return on_complete(&io, ctx->nr_sector << 9, ctx->error != 0);
+	return other_disk(&io) ? 0 : on_complete(&io, ctx->nr_sector << 9, ctx->error != 0);
 }

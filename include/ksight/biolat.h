@@ -26,6 +26,8 @@ enum ks_bl_op {
 	KS_BL_OP_DISCARD = 3,
 	KS_BL_OP_OTHER = 4,
 	KS_BL_NOPS = 5,
+	/* not a row: the key of a flush-sequence write between its data step and its end */
+	KS_BL_OP_SEQ = 0xff,
 };
 
 /*
@@ -77,9 +79,13 @@ static __always_inline __u32 ks_bl_dev_slot(__u32 dev)
 }
 
 /*
- * Requests in flight in the default mode, by driver tag.  blk-mq gives
- * every request it issues a tag of its hardware queue, held until the
- * request completes, so a slot per (device, hardware queue, tag) holds at
+ * Requests in flight in the default mode, by tag.  blk-mq gives every
+ * request a tag of its hardware queue, held until the request is freed:
+ * the scheduler tag (rq->internal_tag) where the disk has an I/O
+ * scheduler, else the driver tag (rq->tag).  Not the driver tag under a
+ * scheduler: that one is taken at dispatch and given back before
+ * block_rq_requeue, or when a batch is refused, so the same request comes
+ * back under another.  A slot per (device, hardware queue, tag) holds at
  * most one request at a time: written at issue, read back at completion,
  * with no hash and no lock.  The slot still records the request's name
  * (device, operation, first sector), which must match at completion.
@@ -94,10 +100,22 @@ struct ks_bl_slot {
 	__u32 depth;
 };
 
-/* Rows of the disk and op modes are array slots; each mode has this many at most per buffer half. */
+/*
+ * Rows of the disk and op modes are per-CPU array slots; the disk mode has
+ * at most this many per buffer half (fewer when the memory budget says so:
+ * each is a per-CPU row), the op mode KS_BL_NOPS.
+ */
 #define KS_BL_ROW_SLOTS 16
 
-/* One row of statistics; per-CPU, summed by user space. */
+/*
+ * One row of statistics.  Per-CPU in the disk and op modes (summed by user
+ * space), shared and updated with atomics in the pid, comm and cgroup
+ * modes (many keys, each with a low rate).  Histogram slots are u32: a
+ * slot wraps after 2^32 requests of one latency band on one CPU within one
+ * interval (2.4 hours at 500k requests per second on one CPU, in one
+ * band); counts and sums are u64 and exact.  7.3 KiB instead of 14.6: the
+ * budget's largest lever at 128 possible CPUs.
+ */
 struct ks_bl_stat {
 	__u64 count;
 	__u64 bytes;
@@ -109,10 +127,10 @@ struct ks_bl_stat {
 	__u64 depth_sum;
 	__u64 depth_max;
 	__u64 size_max;
-	__u64 lat[KS_BL_LAT_SLOTS];
-	__u64 queue[KS_BL_LAT_SLOTS];
-	__u64 size[KS_HIST_SLOTS32];
-	__u64 depth[KS_BL_DEPTH_SLOTS];
+	__u32 lat[KS_BL_LAT_SLOTS];
+	__u32 queue[KS_BL_LAT_SLOTS];
+	__u32 size[KS_HIST_SLOTS32];
+	__u32 depth[KS_BL_DEPTH_SLOTS];
 };
 
 /* Counters in .bss, reported after every run. */
@@ -125,13 +143,15 @@ struct ks_bl_counts {
 	 * one new row at a time; user space therefore creates rows ahead).
 	 */
 	__u64 map_full;
-	__u64 collisions;    /* a request issued twice without completing: a reused key */
+	__u64 collisions;    /* another request issued in the place of one never seen completing */
 	__u64 unmatched;     /* completions of requests never seen issued (not a loss) */
+	__u64 reissued;	     /* a request issued again without block_rq_requeue (not a loss) */
 };
 
 _Static_assert(sizeof(struct ks_bl_rkey) == 16, "ks_bl_rkey layout");
 _Static_assert(sizeof(struct ks_bl_req) == 56, "ks_bl_req layout");
 _Static_assert(sizeof(struct ks_bl_slot) == 32, "ks_bl_slot layout");
 _Static_assert(sizeof(struct ks_bl_dev) == 24, "ks_bl_dev layout");
+_Static_assert(sizeof(struct ks_bl_stat) % 8 == 0, "ks_bl_stat layout");
 
 #endif /* KSIGHT_BIOLAT_H */

@@ -9,7 +9,9 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/blockdev.h"
 #include "core/bpfutil.h"
+#include "core/budget.h"
 #include "core/collector.h"
 #include "core/loader.h"
 #include "core/log.h"
@@ -18,16 +20,21 @@
 #include "ksight/biolat.h"
 #include "biolat.skel.h"
 
-enum { OPT_QUEUED = 'Q' };
+enum { OPT_QUEUED = 'Q', OPT_DISK = 300 };
 
 /*
  * Requests in flight without a tag slot (other modes, the classic
  * tracepoints, devices beyond KS_BL_TAG_SLOTS), all devices together;
- * more go untimed (inflight_full).
+ * more go untimed (inflight_full).  The default mode keeps its requests
+ * in tag slots: its hash holds only the rest, and the flush-sequence
+ * writes between their data step and their end.
  */
 #define BL_INFLIGHT 32768
-/* Rows per interval; more are counted as map_full. */
+#define BL_INFLIGHT_AT_ISSUE 4096
+/* Rows per interval at most; the memory budget may allow fewer (map_full counts the rest). */
 #define BL_ROWS 4096
+/* Disks known at start (ks_blockdev_scan), more are still traced. */
+#define BL_DISKS 256
 
 struct bl_ctx {
 	enum ks_bl_by by;
@@ -42,11 +49,19 @@ struct bl_ctx {
 	void *vbuf; /* one per-CPU row value */
 	void *zbuf; /* a zeroed one, to create rows ahead of the programs */
 	unsigned int nslots;		   /* row slots in use (arows, per buffer half) */
+	unsigned int stride;		   /* row slots per buffer half in arows */
 	__u32 slot_dev[KS_BL_ROW_SLOTS]; /* the disk of each, in the disk mode */
+	__u32 disk;			   /* --disk's dev_t, 0: all */
+	char disk_arg[32];
+	bool refused;			   /* over the memory budget: no other hook is tried */
+	struct ks_budget budget;
+	struct ks_blockdev disks[BL_DISKS];
+	int ndisks;
 };
 
 static const struct ks_optdef bl_opts[] = {
-	{ "queued", OPT_QUEUED, NULL, "also measure queue time, insert to issue (queue_ns)" },
+	{ "queued", OPT_QUEUED, NULL, "also measure queue time, insert to issue (queue_ns; needs an I/O scheduler)" },
+	{ "disk", OPT_DISK, "NAME", "only the requests of whole disk NAME (sda, nvme0n1, loop0)" },
 	{ 0 },
 };
 
@@ -61,10 +76,24 @@ static int bl_parse_opt(void *vctx, int id, const char *arg)
 {
 	struct bl_ctx *ctx = vctx;
 
-	(void)arg;
-	if (id != OPT_QUEUED)
+	struct ks_blockdev d;
+	int err;
+
+	if (id == OPT_QUEUED) {
+		ctx->queued = true;
+		return 0;
+	}
+	if (id != OPT_DISK)
 		return -EINVAL;
-	ctx->queued = true;
+	err = ks_blockdev_find(NULL, arg, &d);
+	if (err == -EISDIR)
+		p_err("biolat: '%s' is a partition; --disk takes a whole disk (requests name their disk)", arg);
+	else if (err)
+		p_err("biolat: no disk '%s' in /sys/block", arg);
+	if (err)
+		return -EINVAL;
+	ctx->disk = d.dev;
+	snprintf(ctx->disk_arg, sizeof(ctx->disk_arg), "%s", d.name);
 	return 0;
 }
 
@@ -85,20 +114,9 @@ static enum ks_bl_by parse_by(const char *by)
 	return KS_BL_BY_DISK;
 }
 
-static int read_devt(const char *path, __u32 *dev)
+static void add_part(uint32_t part, uint32_t disk, void *arg)
 {
-	unsigned int maj, min;
-	FILE *f = fopen(path, "r");
-	int n;
-
-	if (!f)
-		return -errno;
-	n = fscanf(f, "%u:%u", &maj, &min);
-	fclose(f);
-	if (n != 2)
-		return -EINVAL;
-	*dev = (maj << 20) | min;
-	return 0;
+	bpf_map_update_elem(*(int *)arg, &part, &disk, BPF_ANY);
 }
 
 /*
@@ -107,32 +125,7 @@ static int read_devt(const char *path, __u32 *dev)
  */
 static int fill_part_disk(int fd)
 {
-	DIR *d = opendir("/sys/class/block");
-	struct dirent *de;
-
-	if (!d)
-		return 0; /* no sysfs: whole disks still match */
-	while ((de = readdir(d))) {
-		char p[PATH_MAX + 8], real[PATH_MAX];
-		__u32 part, disk;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "/sys/class/block/%s/partition", de->d_name);
-		if (access(p, F_OK))
-			continue;
-		snprintf(p, sizeof(p), "/sys/class/block/%s", de->d_name);
-		if (!realpath(p, real))
-			continue;
-		snprintf(p, sizeof(p), "%s/dev", real);
-		if (read_devt(p, &part))
-			continue;
-		snprintf(p, sizeof(p), "%s/dev", dirname(real));
-		if (read_devt(p, &disk))
-			continue;
-		bpf_map_update_elem(fd, &part, &disk, BPF_ANY);
-	}
-	closedir(d);
+	ks_blockdev_partitions(NULL, add_part, &fd); /* no sysfs: whole disks still match */
 	return 0;
 }
 
@@ -150,37 +143,6 @@ static void precreate(struct bl_ctx *ctx, int fd, struct ks_row_key *k)
 	}
 }
 
-/* Hardware queues of blk-mq disk @name and tags per queue (the largest); 0 when it is not blk-mq. */
-static unsigned int mq_geometry(const char *name, unsigned int *nr_tags)
-{
-	char p[PATH_MAX];
-	unsigned int nhw = 0;
-	struct dirent *de;
-	DIR *d;
-
-	*nr_tags = 0;
-	snprintf(p, sizeof(p), "/sys/block/%s/mq", name);
-	d = opendir(p);
-	while (d && (de = readdir(d))) {
-		unsigned int n = 0;
-		FILE *f;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "/sys/block/%s/mq/%s/nr_tags", name, de->d_name);
-		f = fopen(p, "r");
-		if (!f)
-			continue;
-		if (fscanf(f, "%u", &n) == 1 && n > *nr_tags)
-			*nr_tags = n;
-		fclose(f);
-		nhw++;
-	}
-	if (d)
-		closedir(d);
-	return *nr_tags ? nhw : 0;
-}
-
 /*
  * Gives each disk there is its devs slot, unless another disk has it, with
  * tag slots while KS_BL_TAG_SLOTS last (only the default mode uses them)
@@ -189,37 +151,30 @@ static unsigned int mq_geometry(const char *name, unsigned int *nr_tags)
 static void assign_devs(struct bl_ctx *ctx, int fd)
 {
 	unsigned int tag_next = 0;
-	struct dirent *de;
-	DIR *d = opendir("/sys/block");
 
-	while (d && (de = readdir(d))) {
+	for (int k = 0; k < ctx->ndisks && k < BL_DISKS; k++) {
+		const struct ks_blockdev *b = &ctx->disks[k];
 		struct ks_bl_dev v = { 0 };
-		unsigned int nhw, ntags;
-		char p[PATH_MAX];
-		__u32 dev, i;
+		__u32 i = ks_bl_dev_slot(b->dev);
 
-		snprintf(p, sizeof(p), "/sys/block/%s/dev", de->d_name);
-		if (de->d_name[0] == '.' || read_devt(p, &dev) || !dev)
-			continue;
-		i = ks_bl_dev_slot(dev);
 		if (bpf_map_lookup_elem(fd, &i, &v) || v.dev)
 			continue;
-		v.dev = dev;
-		nhw = mq_geometry(de->d_name, &ntags);
-		if (nhw && nhw <= 0xffff && ntags <= 0xffff && tag_next + nhw * ntags <= KS_BL_TAG_SLOTS) {
+		v.dev = b->dev;
+		/* room for scheduler tags too (nr_requests): the programs index by either */
+		unsigned int ntags = b->nr_tags > b->nr_requests ? b->nr_tags : b->nr_requests;
+
+		if (b->nr_hw && b->nr_hw <= 0xffff && ntags <= 0xffff && tag_next + b->nr_hw * ntags <= KS_BL_TAG_SLOTS) {
 			v.tag_base = tag_next;
-			v.nr_hw = (__u16)nhw;
+			v.nr_hw = (__u16)b->nr_hw;
 			v.nr_tags = (__u16)ntags;
-			tag_next += nhw * ntags;
+			tag_next += b->nr_hw * ntags;
 		}
-		if (ctx->by == KS_BL_BY_DISK && ctx->nslots < KS_BL_ROW_SLOTS) {
-			ctx->slot_dev[ctx->nslots++] = dev;
+		if (ctx->by == KS_BL_BY_DISK && ctx->nslots < ctx->stride && (!ctx->disk || ctx->disk == b->dev)) {
+			ctx->slot_dev[ctx->nslots++] = b->dev;
 			v.row = ctx->nslots;
 		}
 		bpf_map_update_elem(fd, &i, &v, BPF_ANY);
 	}
-	if (d)
-		closedir(d);
 	if (ctx->by == KS_BL_BY_OP)
 		ctx->nslots = KS_BL_NOPS;
 	p_dbg("biolat: %u tag slots, %u row slots", tag_next, ctx->nslots);
@@ -236,25 +191,18 @@ static bool has_row_slot(const struct bl_ctx *ctx, __u32 dev)
 /* The rows known before any request: every op, every disk there is, the filtered task. */
 static void precreate_rows(struct bl_ctx *ctx, struct ks_biolat *s)
 {
-	int fd = bpf_map__fd(s->maps.rows);
+	int fd = bpf_map__fd(task_by(ctx->by) ? s->maps.trows : s->maps.rows);
 	struct ks_row_key k = {};
-	struct dirent *de;
-	DIR *d;
 
 	switch (ctx->by) {
 	case KS_BL_BY_OP:
 		break; /* all in arows */
 	case KS_BL_BY_DISK:
-		d = opendir("/sys/block");
-		while (d && (de = readdir(d))) {
-			char p[PATH_MAX];
-
-			snprintf(p, sizeof(p), "/sys/block/%s/dev", de->d_name);
-			if (de->d_name[0] != '.' && !read_devt(p, &k.id) && !has_row_slot(ctx, k.id))
+		for (int i = 0; i < ctx->ndisks && i < BL_DISKS; i++) {
+			k.id = ctx->disks[i].dev;
+			if (!has_row_slot(ctx, k.id) && (!ctx->disk || ctx->disk == k.id))
 				precreate(ctx, fd, &k);
 		}
-		if (d)
-			closedir(d);
 		break;
 	default:
 		if (ks_row_key_of_filter(ctx->filter, task_by(ctx->by), &k))
@@ -266,10 +214,46 @@ static void precreate_rows(struct bl_ctx *ctx, struct ks_biolat *s)
 	}
 }
 
-/* Row slots per buffer half in arows for mode @by; 0: none, its rows are in the hash map. */
-static unsigned int row_stride(enum ks_bl_by by)
+/*
+ * Map sizes from the memory budget (issue 11), at the possible-CPU count:
+ * - arows, per-CPU rows allocated at load, only where the rate demands
+ *   them: the disk mode's busiest few disks and the op mode's five ops;
+ *   the disk mode takes row slots within a fifth of the budget (6 disks at
+ *   128 CPUs, 16 at 2), so the default mode stays under 16 MiB at load;
+ * - rows, per-CPU, made on demand: the disks beyond the slots, within a
+ *   third of the budget (map_full counts the rest);
+ * - trows, shared rows with atomics, made on demand: the pid, comm and
+ *   cgroup modes' many keys, within half of the budget;
+ * - inflight, preallocated (its updates run in interrupts): 32768 requests
+ *   where entries are made before issue, 4096 in the default mode, whose
+ *   requests sit in the tag slots.
+ */
+static void size_maps(struct bl_ctx *ctx, struct ks_biolat *s)
 {
-	return by == KS_BL_BY_OP ? KS_BL_NOPS : by == KS_BL_BY_DISK ? KS_BL_ROW_SLOTS : 0;
+	const struct ks_budget *b = &ctx->budget;
+	uint64_t pc = ks_budget_row_bytes(b, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct ks_bl_stat), 0);
+	uint64_t ph = ks_budget_row_bytes(b, BPF_MAP_TYPE_PERCPU_HASH, sizeof(struct ks_row_key),
+					  sizeof(struct ks_bl_stat), BPF_F_NO_PREALLOC);
+	uint64_t sh = ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, sizeof(struct ks_row_key), sizeof(struct ks_bl_stat),
+					  BPF_F_NO_PREALLOC);
+	bool task = task_by(ctx->by) != 0;
+
+	if (ctx->by == KS_BL_BY_OP)
+		ctx->stride = KS_BL_NOPS;
+	else if (ctx->by == KS_BL_BY_DISK)
+		ctx->stride = ctx->disk ? 1 : ks_budget_rows(b, 0.2, 2 * pc, 1, KS_BL_ROW_SLOTS, false);
+	else
+		ctx->stride = 0;
+	s->rodata->row_stride = ctx->stride;
+	bpf_map__set_max_entries(s->maps.arows, ctx->stride ? 2 * ctx->stride : 1);
+	bpf_map__set_max_entries(s->maps.rows, ctx->by == KS_BL_BY_DISK && !ctx->disk
+							? ks_budget_rows(b, 1.0 / 3, ph, 2, BL_ROWS, false) : 1);
+	bpf_map__set_max_entries(s->maps.trows, task ? ks_budget_rows(b, 0.5, sh, 2, BL_ROWS, false) : 1);
+	bpf_map__set_max_entries(s->maps.inflight, ctx->submit_info || ctx->queued ? BL_INFLIGHT : BL_INFLIGHT_AT_ISSUE);
+	bpf_map__set_max_entries(s->maps.pid_comm, ctx->by == KS_BL_BY_PID ? BL_ROWS : 1);
+	/* tag slots serve the default mode only */
+	if (ctx->submit_info || ctx->queued)
+		bpf_map__set_max_entries(s->maps.slots, 1);
 }
 
 static int try_hook(void *vctx, const char *hook)
@@ -279,6 +263,8 @@ static int try_hook(void *vctx, const char *hook)
 	struct ks_biolat *s;
 	int err;
 
+	if (ctx->refused)
+		return -E2BIG;
 	s = ks_biolat__open();
 	if (!s)
 		return -errno;
@@ -286,12 +272,8 @@ static int try_hook(void *vctx, const char *hook)
 	s->rodata->by_mode = ctx->by;
 	s->rodata->submit_info = ctx->submit_info;
 	s->rodata->queued = ctx->queued;
-	bpf_map__set_max_entries(s->maps.inflight, BL_INFLIGHT);
-	bpf_map__set_max_entries(s->maps.rows, BL_ROWS);
-	/* per-CPU rows of a dozen KiB each: only as many as the mode can use */
-	s->rodata->row_stride = row_stride(ctx->by);
-	bpf_map__set_max_entries(s->maps.arows, row_stride(ctx->by) ? 2 * row_stride(ctx->by) : 1);
-	bpf_map__set_max_entries(s->maps.pid_comm, ctx->by == KS_BL_BY_PID ? BL_ROWS : 1);
+	s->rodata->disk_only = ctx->disk;
+	size_maps(ctx, s);
 
 	if (!strcmp(hook, KS_HOOK_TP))
 		ks_tracefs_dir(NULL);
@@ -311,7 +293,13 @@ static int try_hook(void *vctx, const char *hook)
 		if (strcmp(hook, KS_HOOK_TP))
 			ks_prog_disable(s->obj, "bl_submit");
 	}
-	err = ks_biolat__load(s);
+	err = ks_budget_check(&ctx->budget, s->obj);
+	if (err == -E2BIG)
+		ctx->refused = true;
+	if (!err && ks_verbose)
+		ks_budget_print(&ctx->budget, "biolat");
+	if (!err)
+		err = ks_biolat__load(s);
 	if (!err && !strcmp(hook, KS_HOOK_TP))
 		err = fill_part_disk(bpf_map__fd(s->maps.part_disk));
 	if (!err) {
@@ -330,6 +318,24 @@ static int try_hook(void *vctx, const char *hook)
 	return 0;
 }
 
+/* -Q: queue time needs block_rq_insert, which a disk without an I/O scheduler never fires. */
+static void warn_no_scheduler(const struct bl_ctx *ctx)
+{
+	char list[256] = "";
+	size_t len = 0;
+
+	for (int i = 0; i < ctx->ndisks && i < BL_DISKS; i++) {
+		const struct ks_blockdev *d = &ctx->disks[i];
+
+		if (!d->sched_none || (ctx->disk && ctx->disk != d->dev) || len + strlen(d->name) + 3 >= sizeof(list))
+			continue;
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", len ? ", " : "", d->name);
+	}
+	if (len)
+		p_warn("biolat: -Q: no I/O scheduler on %s (queue/scheduler is \"none\"): their requests are never "
+		       "inserted, so they show no queue time", list);
+}
+
 static int bl_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
 {
 	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
@@ -345,6 +351,12 @@ static int bl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	ctx->filter = f;
 	ctx->submit_info = f->flags || ctx->by == KS_BL_BY_PID || ctx->by == KS_BL_BY_COMM ||
 			   ctx->by == KS_BL_BY_CGROUP;
+	ks_budget_init(&ctx->budget, c->max_memory);
+	ctx->ndisks = ks_blockdev_scan(NULL, ctx->disks, BL_DISKS);
+	if (ctx->ndisks < 0)
+		ctx->ndisks = 0;
+	if (ctx->queued)
+		warn_no_scheduler(ctx);
 	ctx->vbuf = calloc((size_t)ks_ncpus(), sizeof(struct ks_bl_stat));
 	ctx->zbuf = calloc((size_t)ks_ncpus(), sizeof(struct ks_bl_stat));
 	if (!ctx->vbuf || !ctx->zbuf)
@@ -355,22 +367,6 @@ static int bl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 static const char *bl_hook(void *vctx)
 {
 	return ((struct bl_ctx *)vctx)->hook;
-}
-
-/* "sda" for 8:0, from sysfs; "?" when the device is gone. */
-static void disk_name(__u32 dev, char *buf, size_t len)
-{
-	char p[64], link[PATH_MAX];
-	ssize_t n;
-
-	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u", dev >> 20, dev & 0xfffff);
-	n = readlink(p, link, sizeof(link) - 1);
-	if (n <= 0) {
-		snprintf(buf, len, "?");
-		return;
-	}
-	link[n] = 0;
-	snprintf(buf, len, "%s", basename(link));
 }
 
 struct sums {
@@ -386,8 +382,18 @@ static void free_sums(struct sums *s)
 	free(s->depth);
 }
 
-/* Sums the per-CPU copies of one row in @v into fresh histograms. */
-static int sum_stat(const struct ks_bl_stat *v, struct sums *s)
+/* Adds @n u32 slots to @h. */
+static void add_slots32(struct ks_hist *h, const __u32 *slots, unsigned int n)
+{
+	__u64 wide[KS_BL_LAT_SLOTS > KS_HIST_SLOTS32 ? KS_BL_LAT_SLOTS : KS_HIST_SLOTS32];
+
+	for (unsigned int i = 0; i < n; i++)
+		wide[i] = slots[i];
+	ks_hist_add_slots_n(h, wide, n);
+}
+
+/* Sums the @ncopies copies (per CPU, or 1 for a shared row) of one row in @v into fresh histograms. */
+static int sum_stat(const struct ks_bl_stat *v, int ncopies, struct sums *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->lat = calloc(1, sizeof(*s->lat));
@@ -398,13 +404,13 @@ static int sum_stat(const struct ks_bl_stat *v, struct sums *s)
 		free_sums(s);
 		return -ENOMEM;
 	}
-	for (int cpu = 0; cpu < ks_ncpus(); cpu++) {
+	for (int cpu = 0; cpu < ncopies; cpu++) {
 		const struct ks_bl_stat *c = &v[cpu];
 
-		ks_hist_add_slots_n(s->lat, c->lat, KS_BL_LAT_SLOTS);
-		ks_hist_add_slots_n(s->queue, c->queue, KS_BL_LAT_SLOTS);
-		ks_hist_add_slots_n(s->size, c->size, KS_HIST_SLOTS32);
-		ks_hist_add_slots_n(s->depth, c->depth, KS_BL_DEPTH_SLOTS);
+		add_slots32(s->lat, c->lat, KS_BL_LAT_SLOTS);
+		add_slots32(s->queue, c->queue, KS_BL_LAT_SLOTS);
+		add_slots32(s->size, c->size, KS_HIST_SLOTS32);
+		add_slots32(s->depth, c->depth, KS_BL_DEPTH_SLOTS);
 		s->lat->sum += c->lat_sum;
 		s->size->sum += c->bytes;
 		s->queue->sum += c->q_sum;
@@ -440,7 +446,7 @@ static void row_keys(struct bl_ctx *ctx, struct ks_row *row, const struct ks_row
 
 	switch (ctx->by) {
 	case KS_BL_BY_DISK:
-		disk_name(k->id, b, sizeof(b));
+		ks_blockdev_name(NULL, k->id, b, sizeof(b));
 		ks_row_key_str(row, "disk", b);
 		snprintf(b, sizeof(b), "%u:%u", k->id >> 20, k->id & 0xfffff);
 		ks_row_key_str(row, "dev", b);
@@ -463,7 +469,7 @@ static void row_keys(struct bl_ctx *ctx, struct ks_row *row, const struct ks_row
 static void keep_row(struct bl_ctx *ctx, const struct ks_row_key *k, uint64_t count)
 {
 	if (count || ctx->by == KS_BL_BY_DISK || ctx->by == KS_BL_BY_OP)
-		ks_map_add(bpf_map__fd(ctx->skel->maps.rows), k, ctx->zbuf);
+		ks_map_add(bpf_map__fd(task_by(ctx->by) ? ctx->skel->maps.trows : ctx->skel->maps.rows), k, ctx->zbuf);
 }
 
 /* Adds the row @key of summed per-CPU @value to the report; 1 when it had data, 0 when not. */
@@ -471,7 +477,7 @@ static int emit_row(struct drain_arg *a, const struct ks_row_key *key, const voi
 {
 	struct ks_row *row;
 	struct sums s;
-	int err = sum_stat(value, &s);
+	int err = sum_stat(value, task_by(a->ctx->by) ? 1 : ks_ncpus(), &s);
 
 	if (err)
 		return err;
@@ -492,9 +498,13 @@ static int emit_row(struct drain_arg *a, const struct ks_row_key *key, const voi
 	ks_row_val(row, "errors", KS_VAL_COUNT, s.errors);
 	row->sort = s.lat->sum;
 	row->hist = s.lat;
-	if (a->ctx->queued)
+	if (a->ctx->queued) {
+		/* queue time in the summary table too: requests that had one, their mean and p99 */
+		ks_row_val(row, "queued", KS_VAL_COUNT, s.queue->count);
+		ks_row_val(row, "queue_avg_ns", KS_VAL_NS, s.queue->count ? s.queue->sum / s.queue->count : 0);
+		ks_row_val(row, "queue_p99_ns", KS_VAL_NS, ks_hist_percentile(s.queue, 0.99));
 		ks_row_xhist(row, "queue_ns", KS_UNIT_NS, s.queue);
-	else
+	} else
 		free(s.queue);
 	ks_row_xhist(row, "size_bytes", KS_UNIT_BYTES, s.size);
 	ks_row_xhist(row, "depth", KS_UNIT_COUNT, s.depth);
@@ -514,7 +524,7 @@ static int take_slot(uint32_t idx, const void *value, void *varg)
 	struct drain_arg *a = varg;
 	struct ks_row_key k = { .gen = a->gen };
 
-	idx %= row_stride(a->ctx->by);
+	idx %= a->ctx->stride;
 	k.id = a->ctx->by == KS_BL_BY_OP ? idx : a->ctx->slot_dev[idx];
 	return emit_row(a, &k, value, false);
 }
@@ -527,11 +537,11 @@ static int bl_collect(void *vctx, struct ks_report *r)
 	struct ks_bl_counts now;
 	int err;
 
-	err = ks_array_drain(bpf_map__fd(ctx->skel->maps.arows), old * row_stride(ctx->by), ctx->nslots, ctx->vbuf,
+	err = ks_array_drain(bpf_map__fd(ctx->skel->maps.arows), old * ctx->stride, ctx->nslots, ctx->vbuf,
 			     (size_t)ks_ncpus() * sizeof(struct ks_bl_stat), take_slot, &a);
 	if (!err)
-		err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.rows), sizeof(struct ks_row_key), key_in_gen,
-				    take_row, &a, ctx->vbuf);
+		err = ks_hash_drain(bpf_map__fd(task_by(ctx->by) ? ctx->skel->maps.trows : ctx->skel->maps.rows),
+				    sizeof(struct ks_row_key), key_in_gen, take_row, &a, ctx->vbuf);
 	if (err)
 		return err;
 	now = ctx->skel->bss->counts;
@@ -539,9 +549,12 @@ static int bl_collect(void *vctx, struct ks_report *r)
 	ks_report_lost(r, "map_full", now.map_full - ctx->seen.map_full);
 	ks_report_lost(r, "key_collisions", now.collisions - ctx->seen.collisions);
 	ks_report_lost(r, "recursion", ks_obj_missed_since(ctx->skel->obj, &ctx->missed_seen));
-	/* with a filter, other tasks' completions are unmatched by design */
-	if (!ctx->filter->flags)
-		ks_report_counter(r, "unmatched_completions", now.unmatched - ctx->seen.unmatched);
+	/* always present; with a filter other tasks' completions are unmatched by design, not counted */
+	ks_report_counter(r, "unmatched_completions", now.unmatched - ctx->seen.unmatched);
+	ks_report_counter(r, "reissued", now.reissued - ctx->seen.reissued);
+	if (ctx->disk)
+		ks_report_meta_str(r, "disk", ctx->disk_arg);
+	ks_budget_report(&ctx->budget, r);
 	ctx->seen = now;
 	return 0;
 }

@@ -139,6 +139,80 @@ done
 [ "$delta" -ge $((2 * N)) ] && t_pass "disk mode: diskstats saw the workload" || t_fail "disk mode: diskstats saw the workload" "delta $delta"
 t_eq "disk mode: dev column" "$(cat "$SYS/dev")" "$(k_jq --arg d "$DEV" '.rows[] | select(.disk == $d) | .dev')"
 t_eq "disk mode: unmatched completions are counted" "number" "$(k_jq '.counters.unmatched_completions | type')"
+# Flush sequences (issue 10): a FUA write on a device without FUA (loop) is a data step, a
+# postflush, then the write's end; an fsync adds a data-less write and a flush.  Every mode and
+# hook variant counts what /proc/diskstats counts: each write once, each flush request once.
+# s_run HOOK WORKLOAD_ARGS -- KSIGHT_ARGS: the gated workload under ksight; S_DELTA is the diskstats delta
+s_run() {
+	_h=$1; shift
+	_w=
+	while [ "$1" != "--" ]; do _w="$_w $1"; shift; done
+	shift
+	t_name s
+	S_FILE=$T_NAME
+	# shellcheck disable=SC2086
+	"$WORKLOADS/bl_syncload" -g $_w >"$S_FILE" &
+	S_PID=$!
+	t_wait_for "$S_FILE" "[0-9]"
+	KSIGHT_HOOK=$_h k_start biolat -j "$@" || return 1
+	_b=$(ds_done)
+	kill -USR1 "$S_PID"
+	wait "$S_PID" || t_fail "workload" "bl_syncload failed"
+	S_DELTA=$(($(ds_done) - _b))
+	k_stop
+}
+sum_rows() {
+	k_jq --arg d "$DEV" '[.rows[] | select(.disk == null or .disk == $d) | .count] | add // 0'
+}
+# an emulated CPU (the kernel matrix under TCG) takes seconds per load: one variant there
+S_HOOKS="tp_btf raw_tp tp"
+if [ "${KSIGHT_ACCEL:-}" = tcg ]; then
+	S_HOOKS=raw_tp
+	t_skip "flush sequences, tp_btf and tp" "emulated CPU (qemu TCG): raw_tp only, the others run on the host"
+fi
+if [ "$FLUSH" = 1 ] && [ "$(cat "$SYS/queue/fua" 2>/dev/null)" = 0 ]; then
+	sname=ksfua$$
+	for hook in $S_HOOKS; do
+		s_run $hook -n $N "$LOOP" --
+		t_eq "FUA writes, $hook, disk: equal to diskstats" "$S_DELTA" "$(sum_rows)"
+		t_eq "FUA writes, $hook: diskstats saw writes and flushes" "$((4 * N))" "$S_DELTA"
+		t_eq "FUA writes, $hook: no key collisions" "0" "$(k_jq '.lost_by.key_collisions')"
+		s_run $hook -n $N -c "$sname" "$LOOP" -- --by op --comm "$sname"
+		t_eq "FUA writes, $hook, op --comm: equal to diskstats" "$S_DELTA" "$(sum_rows)"
+		t_eq "FUA writes, $hook, op: each write once, with its data" "$((2 * N)) $((N * BS))" "$(row op write)"
+		t_eq "FUA writes, $hook, op: the flush requests" "$((2 * N))" "$(k_jq '[.rows[] | select(.op == "flush") | .count] | add')"
+		s_run $hook -n $N -c "$sname" "$LOOP" -- --by pid --comm "$sname"
+		t_eq "FUA writes, $hook, pid --comm: equal to diskstats" "$S_DELTA" "$(sum_rows)"
+		s_run $hook -n $N -c "$sname" "$LOOP" -- --by comm -Q
+		t_eq "FUA writes, $hook, comm -Q: the workload's row" "$S_DELTA" "$(k_jq --arg c "$sname" '[.rows[] | select(.comm == $c) | .count] | add')"
+		s_run $hook -n $N "$LOOP" -- -Q
+		t_eq "FUA writes, $hook, disk -Q: equal to diskstats" "$S_DELTA" "$(sum_rows)"
+	done
+	# an fsync workload on ext4 over the loop device (the journal's preflush+FUA commits)
+	if command -v mkfs.ext4 >/dev/null 2>&1 && mkfs.ext4 -q -F "$LOOP" 2>/dev/null; then
+		MNT=$T_TMP/mnt
+		mkdir -p "$MNT"
+		if mount "$LOOP" "$MNT" 2>/dev/null; then
+			T_CLEANUP="umount '$MNT' 2>/dev/null; $T_CLEANUP"
+			for hook in $S_HOOKS; do
+				for m in "" "-Q"; do
+					# shellcheck disable=SC2086
+					s_run $hook -f -n $N "$MNT/f" -- $m
+					t_eq "ext4 fsync, $hook ${m:-default}: equal to diskstats" "$S_DELTA" "$(sum_rows)"
+					t_eq "ext4 fsync, $hook ${m:-default}: no key collisions" "0" "$(k_jq '.lost_by.key_collisions')"
+				done
+			done
+			umount "$MNT"
+		else
+			t_skip "ext4 fsync" "cannot mount ext4 on $LOOP"
+		fi
+	else
+		t_skip "ext4 fsync" "no mkfs.ext4"
+	fi
+else
+	t_skip "FUA writes" "$DEV has no write-back cache, or has FUA: no flush sequence to count"
+fi
+
 # op mode without a filter: rows in the per-CPU array, every disk together
 k_start biolat --by op -j
 "$WORKLOADS/dioload" -w $N -r $N "$LOOP"
@@ -178,6 +252,45 @@ t_eq "interval: no loss but recursion" "0" "$(jq -s '[.[].lost_by | .inflight_fu
 # a skipped completion leaves its entry behind, found again when its sector is next read
 t_eq "interval: collisions only after skipped completions" "true" \
 	"$(jq -s '([.[].lost_by.key_collisions] | add) <= ([.[].lost_by.recursion] | add)' "$K_OUT")"
+
+# --disk: only the loop device, in the kernel: every op row together equals diskstats
+for hook in $S_HOOKS; do
+	s_run $hook -n 100 "$LOOP" -- --by op --disk "$DEV"
+	t_eq "--disk $DEV, $hook: op rows equal diskstats" "$S_DELTA" "$(k_jq '[.rows[].count] | add // 0')"
+	t_eq "--disk, $hook: named in filters" "$DEV" "$(k_jq '.filters.disk')"
+done
+"$KSIGHT" biolat --disk "nosuchdisk$$" >/dev/null 2>"$T_TMP/bad.err"
+t_eq "bad --disk: exit 2" "2" "$?"
+t_eq "bad --disk: one line" "1" "$(wc -l <"$T_TMP/bad.err")"
+
+# counters are always in the JSON report, with a filter too
+k_start biolat -p $$ -j -d 0.3
+wait "$K_PID"
+t_eq "counters present with a filter" "number" "$(k_jq '.counters.unmatched_completions | type')"
+
+# -Q on a disk without a scheduler says that it has no queue time
+echo none >"$SYS/queue/scheduler" 2>/dev/null
+k_start biolat -Q --disk "$DEV" -d 0.3
+wait "$K_PID"
+grep -q "no I/O scheduler on $DEV" "$K_ERR" && t_pass "-Q: a disk without a scheduler is named" ||
+	t_fail "-Q: a disk without a scheduler is named" "$(cat "$K_ERR")"
+
+# memory budget (issue 11): every mode within 64 MiB at 128 possible CPUs, the default under 16 MiB at load
+for m in disk pid comm op cgroup; do
+	KSIGHT_BUDGET_CPUS=128 "$KSIGHT" biolat --by $m -j -d 0.5 >"$T_TMP/budget.json" 2>/dev/null
+	t_eq "budget, --by $m: maps <= 64 MiB at 128 CPUs" "true" "$(jq '.maps.possible_cpus == 128 and .maps.total <= 64 * 1048576' "$T_TMP/budget.json")"
+done
+KSIGHT_BUDGET_CPUS=128 "$KSIGHT" biolat -j -d 0.5 >"$T_TMP/budget.json" 2>/dev/null
+t_eq "budget, default: <= 16 MiB allocated at load at 128 CPUs" "true" "$(jq '.maps.allocated <= 16 * 1048576' "$T_TMP/budget.json")"
+KSIGHT_BUDGET_CPUS=128 "$KSIGHT" biolat -Q -j -d 0.5 >"$T_TMP/budget.json" 2>/dev/null
+t_eq "budget, -Q: maps <= 64 MiB at 128 CPUs" "true" "$(jq '.maps.total <= 64 * 1048576' "$T_TMP/budget.json")"
+"$KSIGHT" biolat --max-memory 1M -d 0.2 >/dev/null 2>"$T_TMP/budget.err"
+rc=$?
+[ "$rc" -ne 0 ] && t_pass "--max-memory 1M: refused" || t_fail "--max-memory 1M: refused" "exit $rc"
+grep -q "memory budget of 1.0 MiB" "$T_TMP/budget.err" && t_pass "--max-memory 1M: the message names the budget" ||
+	t_fail "--max-memory 1M: the message names the budget" "$(cat "$T_TMP/budget.err")"
+# refused by ks_budget_check, between open and load: no "tracing" line
+grep -q tracing "$T_TMP/budget.err" && t_fail "--max-memory 1M: nothing loaded" "it said tracing" || t_pass "--max-memory 1M: nothing loaded"
 
 # bad input: exit 2 with one line, nothing loaded
 "$KSIGHT" biolat --by nope >/dev/null 2>"$T_TMP/bad.err"
