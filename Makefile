@@ -46,6 +46,9 @@ $(B)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/ksight/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+# syscalls assigns histogram slots with atomic fetch-add and compare-and-exchange: BPF ISA v3 (kernel 5.12+)
+$(B)/bpf/syscalls.bpf.o: BPF_CFLAGS += -mcpu=v3
+
 $(B)/skel/%.skel.h: $(B)/bpf/%.bpf.o
 	@mkdir -p $(@D)
 	$(BPFTOOL) gen skeleton $< name ks_$* > $@.tmp && mv $@.tmp $@

@@ -432,7 +432,10 @@ jq -s --slurpfile stats "$STATSF" --argjson descs "$DESCS" --arg hook "$HOOK" \
 		["ksight -L <= 1.5 x one-hook floor", "ksight_L_vs_floor1", 1.5],
 		["ksight -L <= 1.5 x two-hook floor", "ksight_L_vs_floor2", 1.5]
 	  ] | map(. as [$n, $k, $l] | {target: $n, limit: $l, wall: $r[$k], cpu: $r["cpu_" + $k]})) +
-	  [{target: "ksight start-up < 100 ms", limit: 100, wall: .tools.ksight.startup_ms, cpu: null}]
+	  [{target: "ksight start-up < 100 ms", limit: 100, wall: .tools.ksight.startup_ms, cpu: null},
+	   {target: "ksight start-up <= syscount -L start-up (ratio)", limit: 1,
+	    wall: (if .tools.ksight.startup_ms and .tools.syscount_L.startup_ms
+		   then .tools.ksight.startup_ms / .tools.syscount_L.startup_ms | r2 else null end), cpu: null}]
 	| .targets |= map(.met_wall = (if .wall == null then null else .wall <= .limit end)
 		| .met_cpu = (if .cpu == null then null else .cpu <= .limit end))
 	| .notes = {

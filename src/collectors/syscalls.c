@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/budget.h"
 #include "core/collector.h"
 #include "core/loader.h"
 #include "core/log.h"
@@ -16,21 +17,30 @@
 
 enum { OPT_ERRORS = 300, OPT_COUNT = 'L' };
 
-/* Rows of the pid and comm modes; more are counted as map_full. */
-#define SC_HASH_ROWS 8192
+/* Rows of the pid and comm modes (both buffer halves), at most; the budget may allow fewer. */
+#define SC_HASH_ROWS 16384
 #define SC_START_CAP (1u << 22)
 
 struct sc_ctx {
 	enum ks_sc_by by;
 	bool errors_only;
 	bool count_only;
+	bool refused; /* over the budget: no hook variant is tried again */
 	const struct ks_filter *filter;
 	struct ks_syscalls *skel;
 	const char *hook;
 	unsigned int gen;
 	struct ks_sc_lost lost_seen; /* .bss counters already reported */
 	unsigned long long missed_seen;
+	struct ks_budget budget;
+	uint32_t nhists;
 	void *vbuf; /* one per-CPU value of the largest map */
+	/* histograms, cumulative in the kernel: per-CPU slots now and as last reported */
+	uint32_t *hcur, *hprev;
+	bool *hread; /* hcur[h] holds a fresh read */
+	/* per report: row index of each array row, errno counts added to it */
+	int rowidx[KS_SC_ROWS];
+	uint64_t errsum[KS_SC_ROWS];
 };
 
 static const struct ks_optdef sc_opts[] = {
@@ -69,13 +79,74 @@ static bool hashed(const struct sc_ctx *ctx)
 	return ctx->by == KS_SC_BY_PID || ctx->by == KS_SC_BY_COMM;
 }
 
+/*
+ * Map sizes from the budget (counted at the possible-CPU count):
+ * - starts: one 16-byte slot per tid up to pid_max, at most 1/16 of the
+ *   budget (tids beyond alias and are counted in start_collisions);
+ * - syscall/errno modes: the 2 x 512 counter rows (32 bytes per CPU), the
+ *   errno pairs in 1/32 of the budget, and as many per-CPU histograms as
+ *   keep everything allocated at load within a quarter of the budget (16
+ *   MiB of the default 64): histograms go to the syscalls seen first;
+ * - pid/comm modes: shared rows in 60% of the budget (at most
+ *   SC_HASH_ROWS), errno rows in 5%.
+ */
+static void size_maps(struct sc_ctx *ctx, struct ks_syscalls *s)
+{
+	const struct ks_budget *b = &ctx->budget;
+	uint32_t nstart = 1, nrows = 1, nh = 0, nerr = 1, nsrow = 1, nherr = 1, ncomm = 1;
+
+	if (!ctx->count_only) {
+		uint32_t cap = ks_budget_rows(b, 1.0 / 16, ks_budget_row_bytes(b, BPF_MAP_TYPE_ARRAY, 4, 16, 0),
+					      1024, SC_START_CAP, true);
+
+		nstart = ks_pow2_at_least(ks_pid_max(), cap);
+	}
+	if (!hashed(ctx)) {
+		nrows = 2 * KS_SC_ROWS;
+		if (ctx->by == KS_SC_BY_SYSCALL)
+			nerr = ks_budget_rows(b, 1.0 / 32,
+					      ks_budget_row_bytes(b, BPF_MAP_TYPE_PERCPU_HASH,
+								  sizeof(struct ks_sc_nerr_key), 8, 0),
+					      64, 4096, false);
+		if (!ctx->count_only) {
+			uint64_t used = ks_map_bytes(BPF_MAP_TYPE_ARRAY, 4, sizeof(struct ks_sc_start), nstart, 0, b->ncpus) +
+					ks_map_bytes(BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct ks_sc_cnt), nrows, 0, b->ncpus) +
+					ks_map_bytes(BPF_MAP_TYPE_PERCPU_HASH, sizeof(struct ks_sc_nerr_key), 8, nerr, 0, b->ncpus);
+			uint64_t room = b->limit / 4 > used ? b->limit / 4 - used : 0;
+
+			nh = ks_budget_rows(b, (double)room / (double)b->limit,
+					    ks_budget_row_bytes(b, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct ks_sc_hist), 0),
+					    1, KS_SC_ROWS, false);
+		}
+	} else {
+		nsrow = ks_budget_rows(b, 0.6, ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, sizeof(struct ks_sc_key),
+								  sizeof(struct ks_sc_srow), 0),
+				       64, SC_HASH_ROWS, false);
+		nherr = ks_budget_rows(b, 0.05, ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, sizeof(struct ks_sc_err_key), 8, 0),
+				       64, 4 * nsrow, false);
+		if (ctx->by == KS_SC_BY_PID)
+			ncomm = nsrow;
+	}
+	s->rodata->start_mask = nstart - 1;
+	s->rodata->nhists = nh;
+	ctx->nhists = nh;
+	bpf_map__set_max_entries(s->maps.starts, nstart);
+	bpf_map__set_max_entries(s->maps.rows, nrows);
+	bpf_map__set_max_entries(s->maps.hists, nh ? nh : 1);
+	bpf_map__set_max_entries(s->maps.nerrs, nerr);
+	bpf_map__set_max_entries(s->maps.srows, nsrow);
+	bpf_map__set_max_entries(s->maps.herrs, nherr);
+	bpf_map__set_max_entries(s->maps.pid_comm, ncomm);
+}
+
 static int try_hook(void *vctx, const char *hook)
 {
 	struct sc_ctx *ctx = vctx;
 	struct ks_syscalls *s;
-	uint32_t nstart = 1, nhash = hashed(ctx) ? SC_HASH_ROWS : 1;
 	int err;
 
+	if (ctx->refused)
+		return -E2BIG;
 	s = ks_syscalls__open();
 	if (!s)
 		return -errno;
@@ -83,24 +154,21 @@ static int try_hook(void *vctx, const char *hook)
 	s->rodata->by_mode = ctx->by;
 	s->rodata->errors_only = ctx->errors_only;
 	s->rodata->timed = !ctx->count_only;
-	if (!ctx->count_only)
-		nstart = ks_pow2_at_least(ks_pid_max(), SC_START_CAP);
-	s->rodata->start_mask = nstart - 1;
-	/* maps of the modes not in use shrink to one entry */
-	bpf_map__set_max_entries(s->maps.starts, nstart);
-	bpf_map__set_max_entries(s->maps.hrows, nhash);
-	bpf_map__set_max_entries(s->maps.herrs, nhash * 4);
-	bpf_map__set_max_entries(s->maps.pid_comm, ctx->by == KS_SC_BY_PID ? nhash : 1);
-	if (hashed(ctx))
-		bpf_map__set_max_entries(s->maps.rows, 1);
-	if (ctx->by != KS_SC_BY_SYSCALL)
-		bpf_map__set_max_entries(s->maps.errs, 1);
+	size_maps(ctx, s);
+	err = ks_budget_check(&ctx->budget, s->obj);
+	if (err) {
+		ctx->refused = true;
+		ks_syscalls__destroy(s);
+		return err;
+	}
 
 	if (!strcmp(hook, KS_HOOK_TP))
 		ks_tracefs_dir(NULL);
 	ks_prog_select(s->obj, hook);
 	if (ctx->count_only)
 		ks_prog_disable(s->obj, "sys_enter");
+	else
+		ks_prog_disable(s->obj, "task_exit"); /* exit and exit_group are counted at entry */
 	err = ks_syscalls__load(s);
 	if (!err)
 		err = ks_syscalls__attach(s);
@@ -116,44 +184,37 @@ static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter
 {
 	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
 	struct sc_ctx *ctx = vctx;
-	size_t vsz = sizeof(struct ks_sc_stat) > sizeof(__u64) * KS_SC_ERRS ? sizeof(struct ks_sc_stat)
-									 : sizeof(__u64) * KS_SC_ERRS;
+	size_t vsz = sizeof(struct ks_sc_srow);
+	int err;
 
 	ctx->by = parse_by(c->by);
 	ctx->filter = f;
-	ctx->vbuf = calloc((size_t)ks_ncpus(), vsz);
+	ks_budget_init(&ctx->budget, c->max_memory);
+	if (vsz < sizeof(struct ks_sc_hist) * (size_t)ks_ncpus())
+		vsz = sizeof(struct ks_sc_hist) * (size_t)ks_ncpus();
+	ctx->vbuf = calloc(1, vsz);
 	if (!ctx->vbuf)
 		return -ENOMEM;
-	return ks_load_first(hooks, try_hook, ctx, &ctx->hook);
+	err = ks_load_first(hooks, try_hook, ctx, &ctx->hook);
+	if (err)
+		return err;
+	if (ks_verbose)
+		ks_budget_print(&ctx->budget, "syscalls");
+	if (ctx->nhists) {
+		size_t n = (size_t)ctx->nhists * (size_t)ks_ncpus() * KS_SC_HSLOTS;
+
+		ctx->hcur = calloc(n, sizeof(uint32_t));
+		ctx->hprev = calloc(n, sizeof(uint32_t));
+		ctx->hread = calloc(ctx->nhists, sizeof(bool));
+		if (!ctx->hcur || !ctx->hprev || !ctx->hread)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static const char *sc_hook(void *vctx)
 {
 	return ((struct sc_ctx *)vctx)->hook;
-}
-
-/* Sums the per-CPU copies of one ks_sc_stat in ctx->vbuf into @h and returns the count. */
-static uint64_t sum_stat(const struct sc_ctx *ctx __attribute__((unused)), struct ks_hist *h, uint64_t *errors)
-{
-	const struct ks_sc_stat *v = ctx->vbuf;
-
-	uint64_t count = 0;
-
-	memset(h, 0, sizeof(*h));
-	*errors = 0;
-	for (int cpu = 0; cpu < ks_ncpus(); cpu++) {
-		const struct ks_sc_stat *s = &v[cpu];
-
-		/* in count-only mode the slots stay empty: count is the truth */
-		ks_hist_add_slots(h, s->hist);
-		count += s->count;
-		h->sum += s->sum_ns;
-		if (s->max_ns > h->max)
-			h->max = s->max_ns;
-		*errors += s->errors;
-	}
-	h->count = count;
-	return count;
 }
 
 static const char *errno_label(int err, char *buf, size_t len)
@@ -166,75 +227,115 @@ static const char *errno_label(int err, char *buf, size_t len)
 	return buf;
 }
 
-/* Turns the summed stat into a report row; takes ownership of @h. */
-static int fill_row(const struct sc_ctx *ctx, struct ks_row *row, struct ks_hist *h, uint64_t errors)
+/* Turns the counters into a report row; takes ownership of @h (may be NULL: no histogram). */
+static void fill_row(const struct sc_ctx *ctx, struct ks_row *row, const struct ks_sc_cnt *c, struct ks_hist *h)
 {
-	ks_row_val(row, "count", KS_VAL_COUNT, h->count);
-	ks_row_val(row, "errors", KS_VAL_COUNT, errors);
+	ks_row_val(row, "count", KS_VAL_COUNT, c->count);
+	ks_row_val(row, "errors", KS_VAL_COUNT, c->errors);
 	if (!ctx->count_only) {
-		ks_row_val(row, "total_ns", KS_VAL_NS, h->sum);
+		ks_row_val(row, "total_ns", KS_VAL_NS, c->sum_ns);
+		if (h) {
+			h->sum = c->sum_ns;
+			h->max = c->max_ns;
+		}
 		row->hist = h;
-		row->sort = h->sum;
+		row->sort = c->sum_ns;
 	} else {
-		row->sort = h->count;
+		row->sort = c->count;
 		free(h);
+	}
+}
+
+/*
+ * Reads every histogram assigned so far into ctx->hcur.  Called just
+ * before the buffer flip, so a histogram and the counters of the half
+ * drained after it cover the same calls, but for those made while the
+ * histograms are being read (counted now, in the histogram next time).
+ */
+static int snap_hists(struct sc_ctx *ctx)
+{
+	int fd = bpf_map__fd(ctx->skel->maps.hists);
+	size_t per = (size_t)ks_ncpus() * KS_SC_HSLOTS;
+
+	for (int row = 0; row < KS_SC_ROWS; row++) {
+		uint32_t h = ctx->skel->bss->hist_of[row];
+
+		if (!h || h == KS_SC_NOHIST || h > ctx->nhists)
+			continue;
+		h--;
+		if (bpf_map_lookup_elem(fd, &h, ctx->vbuf))
+			return -errno;
+		memcpy(ctx->hcur + h * per, ctx->vbuf, per * sizeof(uint32_t));
+		ctx->hread[h] = true;
 	}
 	return 0;
 }
 
-static int collect_errs(struct sc_ctx *ctx, struct ks_row *row, __u32 idx)
+/* The histogram of array row @row since its last report, NULL when it has none. */
+static struct ks_hist *take_hist(struct sc_ctx *ctx, int row)
 {
-	int fd = bpf_map__fd(ctx->skel->maps.errs);
-	const __u64 *v = ctx->vbuf;
-	uint64_t sums[KS_SC_ERRS] = { 0 };
-	char b[16];
+	uint32_t h = ctx->skel->bss->hist_of[row];
+	size_t per = (size_t)ks_ncpus() * KS_SC_HSLOTS;
+	__u64 sums[KS_SC_HSLOTS] = { 0 };
+	struct ks_hist *hist;
 
-	if (bpf_map_lookup_elem(fd, &idx, ctx->vbuf))
-		return -errno;
-	for (int cpu = 0; cpu < ks_ncpus(); cpu++)
-		for (int e = 0; e < KS_SC_ERRS; e++)
-			sums[e] += v[cpu * KS_SC_ERRS + e];
-	for (int e = 0; e < KS_SC_ERRS; e++)
-		if (sums[e])
-			ks_row_sub_add(row, errno_label((int)ks_sc_slot_err((__u32)e), b, sizeof(b)), sums[e]);
-	memset(ctx->vbuf, 0, (size_t)ks_ncpus() * sizeof(__u64) * KS_SC_ERRS);
-	return bpf_map_update_elem(fd, &idx, ctx->vbuf, BPF_ANY) ? -errno : 0;
+	if (ctx->count_only || !h || h == KS_SC_NOHIST || h > ctx->nhists || !ctx->hread[h - 1])
+		return NULL;
+	h--;
+	hist = calloc(1, sizeof(*hist));
+	if (!hist)
+		return NULL;
+	for (size_t i = 0; i < per; i++) {
+		/* per CPU and modulo 2^32: exact while a slot moves by less than 2^32 */
+		uint32_t d = ctx->hcur[h * per + i] - ctx->hprev[h * per + i];
+
+		sums[i % KS_SC_HSLOTS] += d;
+	}
+	memcpy(ctx->hprev + h * per, ctx->hcur + h * per, per * sizeof(uint32_t));
+	ks_hist_add_slots_n(hist, sums, KS_SC_HSLOTS);
+	return hist;
+}
+
+static void sum_cnt(const struct ks_sc_cnt *v, struct ks_sc_cnt *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (int cpu = 0; cpu < ks_ncpus(); cpu++) {
+		sum->count += v[cpu].count;
+		sum->errors += v[cpu].errors;
+		sum->sum_ns += v[cpu].sum_ns;
+		if (v[cpu].max_ns > sum->max_ns)
+			sum->max_ns = v[cpu].max_ns;
+	}
 }
 
 static int collect_rows(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen)
 {
 	int fd = bpf_map__fd(ctx->skel->maps.rows);
-	size_t vsz = (size_t)ks_ncpus() * sizeof(struct ks_sc_stat);
+	size_t vsz = (size_t)ks_ncpus() * sizeof(struct ks_sc_cnt);
 
 	for (__u32 row_id = 0; row_id < KS_SC_ROWS; row_id++) {
 		__u32 idx = gen * KS_SC_ROWS + row_id;
-		struct ks_hist *h;
+		struct ks_sc_cnt c;
 		struct ks_row *row;
-		uint64_t errors;
 		char b[16];
 
+		ctx->rowidx[row_id] = -1;
+		ctx->errsum[row_id] = 0;
 		/* never written: nothing to read (a flag set after this test is read next time) */
 		if (!ctx->skel->bss->row_used[row_id])
 			continue;
 		if (bpf_map_lookup_elem(fd, &idx, ctx->vbuf))
 			return -errno;
-		h = malloc(sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		if (!sum_stat(ctx, h, &errors)) {
-			free(h);
-			continue;
-		}
+		sum_cnt(ctx->vbuf, &c);
+		if (!c.count)
+			continue; /* its histogram, if it moved, is reported with its next count */
 		memset(ctx->vbuf, 0, vsz);
-		if (bpf_map_update_elem(fd, &idx, ctx->vbuf, BPF_ANY)) {
-			free(h);
+		if (bpf_map_update_elem(fd, &idx, ctx->vbuf, BPF_ANY))
 			return -errno;
-		}
 		row = ks_report_add_row(r);
-		if (!row) {
-			free(h);
+		if (!row)
 			return -ENOMEM;
-		}
+		ctx->rowidx[row_id] = (int)(row - r->rows);
 		if (ctx->by == KS_SC_BY_SYSCALL) {
 			const char *name = ks_syscall_name((int)row_id);
 
@@ -248,15 +349,59 @@ static int collect_rows(struct sc_ctx *ctx, struct ks_report *r, unsigned int ge
 			ks_row_key_str(row, "errno", row_id == KS_SC_ROWS - 1 ? "other" : errno_label((int)row_id, b, sizeof(b)));
 			ks_row_key_num(row, "code", row_id);
 		}
-		fill_row(ctx, row, h, errors);
-		if (ctx->by == KS_SC_BY_SYSCALL && errors) {
-			int err = collect_errs(ctx, row, idx);
-
-			if (err)
-				return err;
-		}
+		fill_row(ctx, row, &c, take_hist(ctx, (int)row_id));
 	}
 	return 0;
+}
+
+struct drain_arg {
+	struct sc_ctx *ctx;
+	struct ks_report *r;
+	unsigned int gen;
+};
+
+static bool nerr_in_gen(const void *key, void *varg)
+{
+	return ((const struct ks_sc_nerr_key *)key)->gen == ((struct drain_arg *)varg)->gen;
+}
+
+static int take_nerr(const void *key, const void *value, void *varg)
+{
+	const struct ks_sc_nerr_key *ek = key;
+	struct drain_arg *a = varg;
+	const __u64 *v = value;
+	uint64_t sum = 0;
+	char b[16];
+
+	for (int cpu = 0; cpu < ks_ncpus(); cpu++)
+		sum += v[cpu];
+	if (!sum || ek->nr >= KS_SC_ROWS || a->ctx->rowidx[ek->nr] < 0)
+		return 0;
+	a->ctx->errsum[ek->nr] += sum;
+	return ks_row_sub_add(&a->r->rows[a->ctx->rowidx[ek->nr]], errno_label((int)ek->err, b, sizeof(b)), sum);
+}
+
+/* The errno breakdown of the syscall mode; errors beyond the map's room show as "other". */
+static int collect_nerrs(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen)
+{
+	struct drain_arg a = { ctx, r, gen };
+	int err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.nerrs), sizeof(struct ks_sc_nerr_key), nerr_in_gen,
+				take_nerr, &a, ctx->vbuf);
+
+	for (int nr = 0; nr < KS_SC_ROWS && !err; nr++) {
+		struct ks_row *row;
+		uint64_t errors = 0;
+
+		if (ctx->rowidx[nr] < 0)
+			continue;
+		row = &r->rows[ctx->rowidx[nr]];
+		for (int i = 0; i < row->nvals; i++)
+			if (!strcmp(row->vals[i].name, "errors"))
+				errors = row->vals[i].v;
+		if (errors > ctx->errsum[nr])
+			err = ks_row_sub_add(row, "other", errors - ctx->errsum[nr]);
+	}
+	return err;
 }
 
 static struct ks_row *find_row(struct ks_report *r, const struct ks_sc_key *k, bool by_pid)
@@ -270,12 +415,6 @@ static struct ks_row *find_row(struct ks_report *r, const struct ks_sc_key *k, b
 	return NULL;
 }
 
-struct drain_arg {
-	struct sc_ctx *ctx;
-	struct ks_report *r;
-	unsigned int gen;
-};
-
 static bool key_in_gen(const void *key, void *varg)
 {
 	return ((const struct ks_sc_key *)key)->gen == ((struct drain_arg *)varg)->gen;
@@ -284,18 +423,19 @@ static bool key_in_gen(const void *key, void *varg)
 static int take_row(const void *key, const void *value, void *varg)
 {
 	const struct ks_sc_key *k = key;
+	const struct ks_sc_srow *s = value;
 	struct drain_arg *a = varg;
-	struct ks_hist *h = malloc(sizeof(*h));
+	struct ks_hist *h = NULL;
 	struct ks_row *row;
-	uint64_t errors;
 	char comm[KS_COMM_LEN];
 
-	(void)value; /* == a->ctx->vbuf, read by sum_stat */
-	if (!h)
-		return -ENOMEM;
-	if (!sum_stat(a->ctx, h, &errors)) {
-		free(h);
+	if (!s->c.count)
 		return 0;
+	if (!a->ctx->count_only) {
+		h = calloc(1, sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		ks_hist_add_slots_n(h, s->slot, KS_SC_HSLOTS);
 	}
 	row = ks_report_add_row(a->r);
 	if (!row) {
@@ -310,20 +450,18 @@ static int take_row(const void *key, const void *value, void *varg)
 		comm[KS_COMM_LEN - 1] = 0;
 	}
 	ks_row_key_str(row, "comm", comm);
-	return fill_row(a->ctx, row, h, errors);
+	fill_row(a->ctx, row, &s->c, h);
+	return 0;
 }
 
 static int take_errno(const void *key, const void *value, void *varg)
 {
 	const struct ks_sc_err_key *ek = key;
 	struct drain_arg *a = varg;
-	const __u64 *v = value;
+	uint64_t sum = *(const __u64 *)value;
 	struct ks_row *row = find_row(a->r, &ek->k, a->ctx->by == KS_SC_BY_PID);
-	uint64_t sum = 0;
 	char b[16];
 
-	for (int cpu = 0; cpu < ks_ncpus(); cpu++)
-		sum += v[cpu];
 	if (row && sum)
 		return ks_row_sub_add(row, errno_label((int)ek->err, b, sizeof(b)), sum);
 	return 0;
@@ -336,7 +474,7 @@ static int collect_hash(struct sc_ctx *ctx, struct ks_report *r, unsigned int ge
 	int err;
 
 	/* ks_sc_err_key starts with its ks_sc_key, so one match serves both */
-	err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.hrows), sizeof(struct ks_sc_key), key_in_gen,
+	err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.srows), sizeof(struct ks_sc_key), key_in_gen,
 			    take_row, &a, ctx->vbuf);
 	if (!err)
 		err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.herrs), sizeof(struct ks_sc_err_key),
@@ -348,21 +486,37 @@ static int sc_collect(void *vctx, struct ks_report *r)
 {
 	struct sc_ctx *ctx = vctx;
 	struct ks_sc_lost now;
-	unsigned int old = ks_gen_flip(&ctx->gen, &ctx->skel->bss->ks_gen);
-	int err;
+	unsigned int old;
+	int err = 0;
 
+	if (ctx->nhists)
+		err = snap_hists(ctx);
+	if (err)
+		return err;
+	old = ks_gen_flip(&ctx->gen, &ctx->skel->bss->ks_gen);
 	r->sub_name = ctx->by == KS_SC_BY_ERRNO ? NULL : "errnos";
 	if (ctx->count_only)
 		r->hist_name = NULL;
-	err = hashed(ctx) ? collect_hash(ctx, r, old) : collect_rows(ctx, r, old);
+	if (hashed(ctx)) {
+		err = collect_hash(ctx, r, old);
+	} else {
+		err = collect_rows(ctx, r, old);
+		if (!err && ctx->by == KS_SC_BY_SYSCALL)
+			err = collect_nerrs(ctx, r, old);
+	}
 	if (err)
 		return err;
 
 	now = ctx->skel->bss->lost;
 	ks_report_lost(r, "start_collisions", now.start_collisions - ctx->lost_seen.start_collisions);
 	ks_report_lost(r, "map_full", now.map_full - ctx->lost_seen.map_full);
+	ks_report_lost(r, "errno_full", now.errno_full - ctx->lost_seen.errno_full);
 	ks_report_lost(r, "recursion", ks_obj_missed_since(ctx->skel->obj, &ctx->missed_seen));
 	ctx->lost_seen = now;
+	/* syscalls seen after the budget's histograms were all taken: exact counts, no histogram */
+	if (!ctx->count_only && !hashed(ctx) && ctx->skel->bss->hist_next > ctx->nhists)
+		ks_report_counter(r, "rows_without_histogram", ctx->skel->bss->hist_next - ctx->nhists);
+	ks_budget_report(&ctx->budget, r);
 	if (ctx->errors_only)
 		ks_report_meta_str(r, "errors_only", "true");
 	return 0;
@@ -375,7 +529,12 @@ static void sc_close(void *vctx)
 	ks_syscalls__destroy(ctx->skel);
 	ctx->skel = NULL;
 	free(ctx->vbuf);
+	free(ctx->hcur);
+	free(ctx->hprev);
+	free(ctx->hread);
 	ctx->vbuf = NULL;
+	ctx->hcur = ctx->hprev = NULL;
+	ctx->hread = NULL;
 }
 
 const struct ks_collector ks_syscalls_collector = {

@@ -128,3 +128,94 @@ lines=$(wc -l <"$K_OUT")
 sum=$(jq -s '[.[] | .rows[] | select(.syscall=="getppid") | .count] | add' "$K_OUT")
 [ "$lines" -ge 2 ] && t_pass "interval: several JSON lines" || t_fail "interval: several JSON lines" "got $lines"
 t_eq "interval: counts add up across intervals" "$N" "$sum"
+
+# Calls, not returns (both modes): N forks are N clone calls (the child's
+# return is not a call), each child's _exit is one exit_group (counted at
+# entry, or at the thread's exit in -L: it never returns), and each handled
+# signal ends in one rt_sigreturn (nr -1 at sys_exit).
+F=200
+S=300
+WL=$WORKLOADS/sc_calls
+for mode in "" -L; do
+	t_name scw
+	g_start "$T_NAME" "$WL" -f $F -s $S
+	k_start syscalls $mode -p "$G_PID" -j -n 0
+	kill -USR1 "$G_PID"
+	wait "$G_PID"
+	k_stop
+	t_eq "calls${mode:+ $mode} -p: clone = forks, rt_sigreturn = kill = signals, one exit_group" "$F $S $S 1" \
+		"$(k_jq '[(.rows[] | select(.syscall=="clone") | .count) // 0, (.rows[] | select(.syscall=="rt_sigreturn") | .count) // 0, (.rows[] | select(.syscall=="kill") | .count) // 0, (.rows[] | select(.syscall=="exit_group") | .count) // 0] | map(tostring) | join(" ")')"
+	# the children: one exit_group each, by comm (they keep the parent's name, and nothing else is named so)
+	t_name scw
+	g_start "$T_NAME" "$WL" -f $F
+	k_start syscalls $mode --comm sc_calls -j -n 0
+	kill -USR1 "$G_PID"
+	wait "$G_PID"
+	k_stop
+	t_eq "calls${mode:+ $mode}: exit_group once per process" "$((F + 1)) $F" \
+		"$(k_jq '[(.rows[] | select(.syscall=="exit_group") | .count) // 0, (.rows[] | select(.syscall=="clone") | .count) // 0] | map(tostring) | join(" ")')"
+done
+
+# sc_exec_run ARGS: runs sysload ARGS through a shell that execs it (so the
+# pid's first calls are the shell's); sets G_PID.
+sc_exec_run() {
+	t_name scx
+	: >"$T_NAME"
+	sh -c "exec '$WORKLOADS/sysload' $*" >"$T_NAME" &
+	G_PID=$!
+	t_wait_for "$T_NAME" " "
+	kill -USR1 "$G_PID"
+	wait "$G_PID"
+}
+# A process started by a shell that execs: its pid row is named after the
+# program it became (the name now, or at its exit), in both modes; by comm,
+# each call goes under the name the task had when the call returned, so the
+# exec'd program's calls are under its own name and none under the shell's.
+for mode in "" -L; do
+	k_start syscalls $mode --by pid -j -n 0
+	sc_exec_run -n $N
+	k_stop
+	t_eq "exec${mode:+ $mode}: --by pid row named after the exec'd program" "sysload" \
+		"$(k_jq --argjson p "$G_PID" '(.rows[] | select(.pid == $p) | .comm) // "none"')"
+	cnt=$(k_jq --argjson p "$G_PID" '(.rows[] | select(.pid == $p) | .count) // 0')
+	[ "$cnt" -ge "$N" ] && t_pass "exec${mode:+ $mode}: --by pid row has the calls" || t_fail "exec${mode:+ $mode}: --by pid row has the calls" "count $cnt < $N"
+done
+k_start syscalls --by comm -j -n 0
+sc_exec_run -n $N -c scexecd
+k_stop
+cnt=$(k_jq '(.rows[] | select(.comm == "scexecd") | .count) // 0')
+[ "$cnt" -ge "$N" ] && t_pass "exec: --by comm row of the exec'd program has its calls" || t_fail "exec: --by comm row of the exec'd program has its calls" "count $cnt < $N"
+
+# New rows in bursts: two threads on two CPUs take the same fresh name R
+# times, 12 calls under each; every row is made, none is lost, the map is far from full.
+R=3000
+for mode in "" -L; do
+	t_name scb
+	g_start "$T_NAME" "$WL" -b $R
+	k_start syscalls $mode --by comm -p "$G_PID" -j -n 0
+	kill -USR1 "$G_PID"
+	wait "$G_PID"
+	k_stop
+	t_eq "burst${mode:+ $mode}: map_full" "0" "$(k_jq '.lost_by.map_full')"
+	t_eq "burst${mode:+ $mode}: $R fresh rows of exactly 12 calls" "$R 0" \
+		"$(k_jq '[([.rows[] | select(.comm | test("^scb[0-9]+$"))] | length), ([.rows[] | select(.comm | test("^scb[0-9]+$")) | select(.count != 12)] | length)] | map(tostring) | join(" ")')"
+done
+
+# The memory budget, as a 128-CPU node would size it: every mode within
+# 64 MiB worst case, the default mode within 16 MiB allocated at load.
+for by in syscall pid comm errno; do
+	for mode in "" -L --errors; do
+		KSIGHT_BUDGET_CPUS=128 "$KSIGHT" syscalls --by $by $mode -j -d 0.3 >"$T_TMP/b.json" 2>"$T_TMP/b.err"
+		t_eq "budget: --by $by $mode: maps <= 64 MiB at 128 CPUs" "true" \
+			"$(jq '.maps.possible_cpus == 128 and .maps.total <= 67108864' "$T_TMP/b.json" 2>&1)"
+	done
+done
+KSIGHT_BUDGET_CPUS=128 "$KSIGHT" syscalls -j -d 0.3 >"$T_TMP/b.json" 2>/dev/null
+t_eq "budget: default mode allocates <= 16 MiB at load at 128 CPUs" "true" "$(jq '.maps.allocated <= 16777216' "$T_TMP/b.json")"
+before=$(t_prog_max_id)
+KSIGHT_BUDGET_CPUS=128 "$KSIGHT" syscalls --max-memory 1M -d 0.3 >"$T_TMP/b.out" 2>"$T_TMP/b.err"
+rc=$?
+[ $rc -ne 0 ] && grep -q "memory budget of 1.0 MiB" "$T_TMP/b.err" && t_pass "budget: --max-memory 1M refused, naming the budget" ||
+	t_fail "budget: --max-memory 1M refused, naming the budget" "rc $rc: $(head -2 "$T_TMP/b.err")"
+t_eq "budget: refused before load, nothing left" "" "$(t_unheld_progs "$before" '^(sys_e|task_ex)' | tr '\n' ' ')"
+t_no_leaks sys_e
