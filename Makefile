@@ -90,12 +90,15 @@ $(B)/bench/%: bench/%.c $(BENCH_SKELS) $(B)/libksight.a $(wildcard src/core/*.h)
 unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
 
 # ksight itself under ASan/UBSan (any finding aborts it), for the whole suite: make test-san.
+# clang: its one runtime writes UBSan's reports to ASAN_OPTIONS's log_path too (gcc's
+# separate libubsan writes them to stderr only, which many tests keep or discard).
 SAN_DIR := build-san
+SAN_CC ?= $(CLANG)
 san: $(SAN_DIR)/ksight
 
 $(SAN_DIR)/ksight: $(CLI_SRCS) $(CORE_SRCS) $(GEN_SRCS) $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/core/*.h) $(wildcard src/collectors/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN) -o $@ $(CLI_SRCS) $(CORE_SRCS) $(GEN_SRCS) $(LDLIBS)
+	$(SAN_CC) $(CFLAGS) $(SAN) -o $@ $(CLI_SRCS) $(CORE_SRCS) $(GEN_SRCS) $(LDLIBS)
 
 # Rewrites the golden fixtures (tests/golden/*.txt) from the current binary; review the diff, then commit.
 golden-update: ksight

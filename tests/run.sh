@@ -25,7 +25,8 @@ run_one() {
 	echo "== $name"
 	"$@" >"$log" 2>&1
 	local rc=$?
-	grep -E '^(PASS|FAIL|SKIP)' "$log" | sed 's/^/   /'
+	# "# " lines are a test's notes for the reader (test_budget's table)
+	grep -E '^(PASS|FAIL|SKIP|# )' "$log" | sed 's/^/   /'
 	if [ $rc -ne 0 ] && ! grep -q '^FAIL' "$log"; then
 		echo "FAIL: $name: exited $rc" >>"$log"
 		echo "   FAIL: $name: exited $rc"

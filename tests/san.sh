@@ -9,7 +9,8 @@ rm -rf "$logs"
 mkdir -p "$logs"
 # One file per process (NAME.PID), so a report is kept even when the test hides ksight's
 # stderr; the first finding ends the process (non-zero), which fails the test that ran it.
-# LeakSanitizer is on: a leak makes ksight exit 23 at its end.
+# LeakSanitizer is on: a leak makes ksight exit 23 at its end. (build-san/ksight is built by
+# clang, whose one runtime also writes UBSan's reports to this log_path.)
 export ASAN_OPTIONS="log_path=$PWD/$logs/asan:halt_on_error=1:detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="log_path=$PWD/$logs/ubsan:print_stacktrace=1:halt_on_error=1"
 export KSIGHT=$bin

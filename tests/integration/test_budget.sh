@@ -152,8 +152,9 @@ for m in $(modes); do
 	if ! k_start "$c" -j $args 2>"$T_TMP/start.err"; then
 		why=$(grep -v '^ksight: tracing' "$K_ERR" | head -1)
 		case $why in
-		*budget* | *max-memory*)
-			# refused before load by ksight's own check: over budget by its count
+		*budget* | *max-memory* | *"Cannot allocate memory"* | *ENOMEM*)
+			# refused before load by ksight's own check (over budget by its count), or
+			# by the kernel: maps larger than the machine's memory
 			printf '%-26s %s\n' "$label" "refused: $why" >>"$TABLE"
 			if [ "$KS_BUDGET_STRICT" = 1 ]; then
 				t_fail "budget: $label" "refused to load: $why"
