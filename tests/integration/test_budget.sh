@@ -157,14 +157,14 @@ for m in $(modes); do
 			# by the kernel: maps larger than the machine's memory
 			printf '%-26s %s\n' "$label" "refused: $why" >>"$TABLE"
 			if [ "$KS_BUDGET_STRICT" = 1 ]; then
-				t_fail "budget: $label" "refused to load: $why"
+				t_fail "$label" "refused to load: $why"
 			else
-				t_skip "budget: $label" "over budget (not yet enforced): refused to load: $why"
+				t_skip "$label" "over budget (not yet enforced): refused to load: $why"
 			fi
 			;;
 		*)
 			printf '%-26s %s\n' "$label" "did not start: $why" >>"$TABLE"
-			t_skip "budget: $label" "did not start here: ${why:-no message}"
+			t_skip "$label" "did not start here: ${why:-no message}"
 			;;
 		esac
 		continue
@@ -183,13 +183,13 @@ for m in $(modes); do
 		"$([ -n "$own" ] && mib "$own" || echo -)" "$(mib "$memlock")" "$nmaps" "$largest" >>"$TABLE"
 
 	if [ "$nmaps" = 0 ]; then
-		t_fail "budget: $label" "no BPF map found in /proc/$K_PID/fdinfo while it ran"
+		t_fail "$label" "no BPF map found in /proc/$K_PID/fdinfo while it ran"
 		continue
 	fi
 	# The kernel's own count (memlock: the full size up to 6.3, the bytes in use from 6.4) at
 	# the real CPU count must not exceed ours there: a check of the formula above.
 	if [ "$(awk -v m="$memlock" -v w="$worst_here" 'BEGIN { print (m <= w * 1.1) }')" != 1 ]; then
-		t_fail "budget: $label: formula" "the kernel counts $(mib "$memlock") MiB (memlock) but this test $(mib "$worst_here") MiB at $POSSIBLE CPUs"
+		t_fail "$label: formula" "the kernel counts $(mib "$memlock") MiB (memlock) but this test $(mib "$worst_here") MiB at $POSSIBLE CPUs"
 		sed 's/^/#   map: id type key value entries flags memlock: /' "$T_TMP/shapes"
 	fi
 	over=
@@ -199,11 +199,11 @@ for m in $(modes); do
 	fi
 	nums="worst $(mib "$worst") MiB, at load $(mib "$load") MiB at $CPUS CPUs; largest map $largest"
 	if [ -z "$over" ]; then
-		t_pass "budget: $label: $nums"
+		t_pass "$label: $nums"
 	elif [ "$KS_BUDGET_STRICT" = 1 ]; then
-		t_fail "budget: $label" "$over ($nums)"
+		t_fail "$label" "$over ($nums)"
 	else
-		t_skip "budget: $label" "over budget (not yet enforced; KS_BUDGET_STRICT=1 fails it): $over ($nums)"
+		t_skip "$label" "over budget (not yet enforced; KS_BUDGET_STRICT=1 fails it): $over ($nums)"
 	fi
 done
 echo "# map bytes per mode at $CPUS CPUs ($HOW); memlock as the kernel reports it at $POSSIBLE CPUs"
