@@ -32,7 +32,7 @@ BENCH_SKELS := $(patsubst bench/%.bpf.c,$(B)/bench/skel/%.skel.h,$(BENCH_BPF_SRC
 BENCH_BINS := $(patsubst bench/%.c,$(B)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean test unit run setup bench bench-tools golden-update test-kernels
+.PHONY: all clean test unit run setup bench bench-tools golden-update test-kernels san test-san
 .SECONDARY:
 all: ksight $(UNIT_BINS) $(WORKLOADS)
 
@@ -92,6 +92,17 @@ $(B)/bench/%: bench/%.c $(BENCH_SKELS) $(B)/libksight.a $(wildcard src/core/*.h)
 
 unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
 
+# ksight itself under ASan/UBSan (any finding aborts it), for the whole suite: make test-san.
+# clang: its one runtime writes UBSan's reports to ASAN_OPTIONS's log_path too (gcc's
+# separate libubsan writes them to stderr only, which many tests keep or discard).
+SAN_DIR := build-san
+SAN_CC ?= $(CLANG)
+san: $(SAN_DIR)/ksight
+
+$(SAN_DIR)/ksight: $(CLI_SRCS) $(CORE_SRCS) $(GEN_SRCS) $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/core/*.h) $(wildcard src/collectors/*.h)
+	@mkdir -p $(@D)
+	$(SAN_CC) $(CFLAGS) $(SAN) -o $@ $(CLI_SRCS) $(CORE_SRCS) $(GEN_SRCS) $(LDLIBS)
+
 # Rewrites the golden fixtures (tests/golden/*.txt) from the current binary; review the diff, then commit.
 golden-update: ksight
 	KSIGHT_GOLDEN_UPDATE=1 sh tests/golden/test_help.sh
@@ -102,8 +113,13 @@ test:
 	$(MAKE) all unit
 	bash tests/run.sh
 
+# The golden and integration tiers again with $(SAN_DIR)/ksight (the unit tests' sanitized
+# builds run in every `make test`); every sanitizer report is listed at the end (tests/san.sh).
+test-san: all unit san
+	bash tests/san.sh $(SAN_DIR)/ksight
+
 # The integration tests inside each kernel of the matrix under qemu (tests/kernels/NAME.conf).
-KERNELS ?= debian-6.1
+KERNELS ?= debian-6.1 debian-6.1-128cpu
 export KERNELS
 test-kernels: all
 	KERNELS="$(KERNELS)" sh tests/kernels/run.sh
@@ -124,4 +140,4 @@ setup:
 	sh scripts/setup.sh
 
 clean:
-	rm -rf $(B) ksight
+	rm -rf $(B) $(SAN_DIR) ksight

@@ -15,10 +15,18 @@ count() {
 run_one() {
 	local name=$1; shift
 	[ -n "$filter" ] && [[ "$name" != *$filter* ]] && return
+	# KS_RUN_ONLY="golden/ integration/": only tiers whose names start so; KS_RUN_EXCLUDE: names containing these
+	if [ -n "${KS_RUN_ONLY:-}" ]; then
+		local p ok=
+		for p in $KS_RUN_ONLY; do [[ "$name" == "$p"* ]] && ok=1; done
+		[ -n "$ok" ] || return
+	fi
+	for p in ${KS_RUN_EXCLUDE:-}; do [[ "$name" == *"$p"* ]] && return; done
 	echo "== $name"
 	"$@" >"$log" 2>&1
 	local rc=$?
-	grep -E '^(PASS|FAIL|SKIP)' "$log" | sed 's/^/   /'
+	# "# " lines are a test's notes for the reader (test_budget's table)
+	grep -E '^(PASS|FAIL|SKIP|# )' "$log" | sed 's/^/   /'
 	if [ $rc -ne 0 ] && ! grep -q '^FAIL' "$log"; then
 		echo "FAIL: $name: exited $rc" >>"$log"
 		echo "   FAIL: $name: exited $rc"
