@@ -38,6 +38,9 @@ static __always_inline bool ks_filter_pass(__u64 pid_tgid)
 {
 	__u32 flags = ks_filter.flags;
 
+	/* ksight itself: one compare on the pid_tgid at hand */
+	if (ks_filter.not_tgid && (__u32)(pid_tgid >> 32) == ks_filter.not_tgid)
+		return false;
 	if (!flags)
 		return true;
 	if ((flags & KS_F_TGID) && (__u32)(pid_tgid >> 32) != ks_filter.tgid)
@@ -115,16 +118,22 @@ static __always_inline __u64 ks_task_cgroup_id(struct task_struct *t, bool trust
 /*
  * ks_filter_pass for a task that is not current (the task being woken or
  * switched in): tests the configured filters that are also in @mask, so a
- * caller can test the CPU at one event and the task at another.  @cpu is
+ * caller can test the CPU at one event and the task at another; ksight's
+ * own threads are left out whatever the mask.  @cpu is
  * the CPU the event is attributed to.
  */
 static __always_inline bool ks_filter_pass_task(struct task_struct *t, __u32 cpu, __u32 mask, bool trusted)
 {
 	__u32 flags = ks_filter.flags & mask;
+	__u32 tgid;
 
-	if (!flags)
+	if (!flags && !ks_filter.not_tgid)
 		return true;
-	if ((flags & KS_F_TGID) && (__u32)KS_RD(trusted, t, tgid) != ks_filter.tgid)
+	/* one load (tp_btf) or probe read (raw_tp) serves both tgid tests */
+	tgid = (__u32)KS_RD(trusted, t, tgid);
+	if (ks_filter.not_tgid && tgid == ks_filter.not_tgid)
+		return false;
+	if ((flags & KS_F_TGID) && tgid != ks_filter.tgid)
 		return false;
 	if ((flags & KS_F_TID) && (__u32)KS_RD(trusted, t, pid) != ks_filter.tid)
 		return false;

@@ -23,7 +23,12 @@ struct ks_filter {
 	__u32 flags;
 	__u32 tgid;
 	__u32 tid;
-	__u32 _pad;
+	/*
+	 * ksight's own tgid, whose events are left out (0: kept, --include-self).
+	 * Not a flag: collectors choose cheaper modes when flags is 0, and this
+	 * is set on every run.
+	 */
+	__u32 not_tgid;
 	__u64 cgroup_id;
 	char comm[KS_COMM_LEN];
 	__u64 cpus[KS_MAX_CPUS / 64];

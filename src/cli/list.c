@@ -10,6 +10,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/opts.h"
+#include "core/parse.h"
 #include "core/tracefs.h"
 
 static const struct ks_cmd_spec list_spec = {
@@ -95,7 +96,9 @@ static int find_events(const char *dir, const char *glob, struct matches *ms)
 		tracefs_list_free(events);
 	}
 	tracefs_list_free(systems);
-	qsort(ms->m, ms->n, sizeof(ms->m[0]), cmp_match);
+	/* no match leaves ms->m NULL, which qsort must not be given even for 0 elements */
+	if (ms->n)
+		qsort(ms->m, ms->n, sizeof(ms->m[0]), cmp_match);
 out:
 	free(sys_glob);
 	free(ev_glob);
@@ -217,12 +220,15 @@ int cmd_list(int argc, char **argv)
 		idx += rest;
 	}
 	if (idx < argc) {
-		p_err("list: unexpected argument '%s'; one GLOB at most, see 'ksight list -h'", argv[idx]);
+		p_err("list: unexpected argument '%s'; one GLOB at most, see 'ksight list -h'", KS_ESC(argv[idx]));
 		return 2;
 	}
 	dir = ks_tracefs_dir(NULL);
-	if (!dir) {
-		p_err("list: tracefs is not mounted and cannot be mounted: %s", strerror(errno));
+	err = ks_tracefs_access();
+	if (!dir || err) {
+		char why[320];
+
+		p_err("list: %s", ks_tracefs_explain(err ? err : -ENODEV, why, sizeof(why)));
 		return 1;
 	}
 	err = find_events(dir, glob, &ms);
@@ -231,7 +237,7 @@ int cmd_list(int argc, char **argv)
 		goto out;
 	}
 	if (!ms.n) {
-		p_err("list: no tracepoint matches '%s'; try 'ksight list' for all", glob ? glob : "");
+		p_err("list: no tracepoint matches '%s'; try 'ksight list' for all", KS_ESC(glob ? glob : ""));
 		goto out;
 	}
 	if (ks_verbose) {
@@ -247,7 +253,7 @@ int cmd_list(int argc, char **argv)
 	if (c.output) {
 		out = fopen(c.output, "w");
 		if (!out) {
-			p_err("list: cannot open output '%s': %s", c.output, strerror(errno));
+			p_err("list: cannot open output '%s': %s", KS_ESC(c.output), strerror(errno));
 			ret = 2;
 			goto out;
 		}
@@ -258,7 +264,7 @@ int cmd_list(int argc, char **argv)
 	else
 		ret = 0;
 	if (out != stdout && fclose(out)) {
-		p_err("list: cannot write '%s': %s", c.output, strerror(errno));
+		p_err("list: cannot write '%s': %s", KS_ESC(c.output), strerror(errno));
 		ret = 1;
 	}
 out:

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "core/collector.h"
 #include "core/log.h"
+#include "core/parse.h"
 
 #define KSIGHT_VERSION "0.1.0"
 
@@ -69,7 +70,7 @@ int main(int argc, char **argv)
 	if (ret < 0) {
 		col = ks_collector_find(name);
 		if (!col) {
-			p_err("unknown command '%s'; see 'ksight -h'", name);
+			p_err("unknown command '%s'; see 'ksight -h'", KS_ESC(name));
 			return 2;
 		}
 		ret = ks_collector_run(col, argc - 1, argv + 1);

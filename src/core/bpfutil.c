@@ -222,8 +222,7 @@ int ks_array_drain(int fd, uint32_t first, uint32_t n, void *value_buf, size_t v
 	return 0;
 }
 
-/* The kernel's BTF, loaded once and kept for the process: NULL with errno set when it has none. */
-static struct btf *vmlinux_btf(void)
+struct btf *ks_kernel_btf(void)
 {
 	static struct btf *vmlinux;
 
@@ -234,7 +233,7 @@ static struct btf *vmlinux_btf(void)
 
 int ks_tp_nargs(const char *tp)
 {
-	struct btf *vmlinux = vmlinux_btf();
+	struct btf *vmlinux = ks_kernel_btf();
 	const struct btf_type *t;
 	char name[128];
 	int id;
@@ -279,7 +278,7 @@ int ks_tp_arg_is_ptr(const char *tp, int idx)
 
 int ks_btf_has_member(const char *type, const char *member)
 {
-	struct btf *vmlinux = vmlinux_btf();
+	struct btf *vmlinux = ks_kernel_btf();
 	const struct btf_type *t;
 	const struct btf_member *m;
 	int id;

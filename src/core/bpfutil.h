@@ -63,6 +63,10 @@ void ks_pid_comm_seed(int fd, uint32_t tgid);
 int ks_array_drain(int fd, uint32_t first, uint32_t n, void *value_buf, size_t value_size,
 		   int (*cb)(uint32_t idx, const void *value, void *arg), void *arg);
 
+struct btf;
+/* The kernel's BTF, loaded once and kept for the process: NULL with errno set when it has none. */
+struct btf *ks_kernel_btf(void);
+
 /*
  * Number of arguments of tracepoint @tp as tp_btf and raw_tp programs see
  * them, from the kernel's BTF (typedef btf_trace_<tp>); negative errno when

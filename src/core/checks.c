@@ -86,21 +86,35 @@ static void err_text(int err, char *buf, size_t len)
 
 /*
  * Sets the fix for something the kernel build decides: names the options
- * of @need the config says are off, else falls back to @otherwise.
+ * of @need the config says are off.  When the config is readable and has
+ * them all, the kernel is not the cause, and no rebuild is suggested: a
+ * refusal (@err EPERM/EACCES) is a permission, else the detail line says
+ * what failed.  Only without a readable config is @otherwise (which may
+ * name the options) given.
  */
 static void fix_config(struct ks_check *c, const struct ks_sysinfo *si, const enum ks_kconfig *need, int n,
-		       const char *otherwise)
+		       int err, const char *otherwise)
 {
-	char off[KS_CHECK_TEXT] = "";
-	size_t len = 0;
+	char off[KS_CHECK_TEXT] = "", on[KS_CHECK_TEXT] = "";
+	size_t len = 0, olen = 0;
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		if (si->kconfig[need[i]] == 'n')
 			len += (size_t)snprintf(off + len, sizeof(off) - len, "%s%s", len ? ", " : "",
 						ks_kconfig_name(need[i]));
+		else if (olen < sizeof(on))
+			olen += (size_t)snprintf(on + olen, sizeof(on) - olen, "%s%s=%c", olen ? ", " : "",
+						 ks_kconfig_name(need[i]), si->kconfig[need[i]]);
+	}
 	if (len)
 		ks_check_set_fix(c, "the kernel is built without %s (%s): use one built with %s (distribution kernels are)",
 				 off, si->kconfig_src, n > 1 ? "them" : "it");
+	else if (si->kconfig_src[0] && (err == -EPERM || err == -EACCES))
+		ks_check_set_fix(c, "the kernel has it (%s in %s) but refused this process: run as root (CAP_SYS_ADMIN)",
+				 on, si->kconfig_src);
+	else if (si->kconfig_src[0])
+		ks_check_set_fix(c, "the kernel is built with it (%s in %s), yet the probe failed: see the detail (-v)",
+				 on, si->kconfig_src);
 	else
 		ks_check_set_fix(c, "%s", otherwise);
 }
@@ -138,12 +152,17 @@ static void hook_missing(struct ks_check *c, const struct ks_doctor_input *in, e
 				    kprobe ? "kernel functions are traced with kprobes instead, at more cost per call"
 					   : "kernel functions cannot be traced at all (no kprobes either)",
 				    tps ? "; collectors use their tracepoint hooks" : "");
-		fix_config(c, si, need, 2,
-			   si->kconfig_src[0]
-				   ? "the config enables trampolines, yet this kernel refuses them: use a stock "
-				     "distribution kernel (Linux 5.5+ on x86-64, 6.0+ on arm64)"
-				   : "use a kernel with BPF trampolines: Linux 5.5+ with CONFIG_FUNCTION_TRACER=y and "
-				     "CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS=y");
+		fix_config(c, si, need, 2, in->probe[f].err,
+			   "use a kernel with BPF trampolines: Linux 5.5+ with CONFIG_FUNCTION_TRACER=y and "
+			   "CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS=y");
+		/*
+		 * the options are on and CAP_BPF with CAP_PERFMON suffice for
+		 * fentry: a kernel that still refuses has no trampolines on
+		 * this architecture or build (this refusal is EPERM, even for root)
+		 */
+		if (si->kconfig_src[0] && !strstr(c->fix, "without") && privileged(si))
+			ks_check_set_fix(c, "the config enables trampolines, yet this kernel refuses them: use a stock "
+					    "distribution kernel (Linux 5.5+ on x86-64, 6.0+ on arm64)");
 		break;
 	}
 	case KS_FEAT_KPROBE: {
@@ -151,14 +170,14 @@ static void hook_missing(struct ks_check *c, const struct ks_doctor_input *in, e
 
 		ks_check_set_impact(c, "%s", fentry ? "no kprobe fallback; fentry covers kernel functions"
 						    : "kernel functions cannot be traced (funclat needs fentry or kprobes)");
-		fix_config(c, si, need, 2, "use a kernel with CONFIG_KPROBES=y and CONFIG_KPROBE_EVENTS=y");
+		fix_config(c, si, need, 2, in->probe[f].err, "use a kernel with CONFIG_KPROBES=y and CONFIG_KPROBE_EVENTS=y");
 		break;
 	}
 	case KS_FEAT_TP_BTF: {
 		static const enum ks_kconfig need[] = { KS_KCFG_DEBUG_INFO_BTF };
 
 		ks_check_set_impact(c, "collectors fall back to raw_tp or classic tracepoints, at a little more cost per event");
-		fix_config(c, si, need, 1, "use Linux 5.5+ with kernel BTF (CONFIG_DEBUG_INFO_BTF=y)");
+		fix_config(c, si, need, 1, in->probe[f].err, "use Linux 5.5+ with kernel BTF (CONFIG_DEBUG_INFO_BTF=y)");
 		break;
 	}
 	case KS_FEAT_RAW_TP: {
@@ -166,7 +185,7 @@ static void hook_missing(struct ks_check *c, const struct ks_doctor_input *in, e
 
 		ks_check_set_impact(c, "%s", tp_btf ? "no raw tracepoint fallback (tp_btf is used)"
 						    : "collectors fall back to classic tracepoints, the slowest hook");
-		fix_config(c, si, need, 1, "use Linux 4.17+ with CONFIG_BPF_EVENTS=y");
+		fix_config(c, si, need, 1, in->probe[f].err, "use Linux 4.17+ with CONFIG_BPF_EVENTS=y");
 		break;
 	}
 	case KS_FEAT_TP: {
@@ -174,23 +193,26 @@ static void hook_missing(struct ks_check *c, const struct ks_doctor_input *in, e
 
 		ks_check_set_impact(c, "'ksight record -e SUBSYS:EVENT' and the classic-tracepoint fallback are unavailable");
 		if (!si->tracefs[0])
-			ks_check_set_fix(c, "tracepoint ids come from tracefs: mount -t tracefs nodev /sys/kernel/tracing");
+			ks_check_set_fix(c, "tracepoint ids come from tracefs, which is not mounted: see the tracefs line");
+		else if (si->tracefs_mode && !si->tracefs_readable)
+			ks_check_set_fix(c, "tracepoint ids come from tracefs, which this process cannot read: see the "
+					    "tracefs line");
 		else
-			fix_config(c, si, need, 1, "use a kernel with CONFIG_BPF_EVENTS=y");
+			fix_config(c, si, need, 1, in->probe[f].err, "use a kernel with CONFIG_BPF_EVENTS=y");
 		break;
 	}
 	case KS_FEAT_UPROBE: {
 		static const enum ks_kconfig need[] = { KS_KCFG_UPROBE_EVENTS };
 
 		ks_check_set_impact(c, "functions in programs and libraries cannot be traced (funclat on user space)");
-		fix_config(c, si, need, 1, "use a kernel with CONFIG_UPROBES=y and CONFIG_UPROBE_EVENTS=y");
+		fix_config(c, si, need, 1, in->probe[f].err, "use a kernel with CONFIG_UPROBES=y and CONFIG_UPROBE_EVENTS=y");
 		break;
 	}
 	case KS_FEAT_PERF_EVENT: {
 		static const enum ks_kconfig need[] = { KS_KCFG_PERF_EVENTS };
 
 		ks_check_set_impact(c, "CPU sampling (ksight profile) is unavailable");
-		fix_config(c, si, need, 1,
+		fix_config(c, si, need, 1, in->probe[f].err,
 			   "use a kernel with CONFIG_PERF_EVENTS=y; in a container, allow perf_event_open in its "
 			   "seccomp profile");
 		break;
@@ -228,7 +250,7 @@ static int add_btf(struct ks_checks *l, const struct ks_doctor_input *in)
 		err_text(r->err, e, sizeof(e));
 		ks_check_set_detail(c, "loading vmlinux BTF failed: %s", e);
 		ks_check_set_impact(c, "CO-RE programs cannot be relocated: no collector can load");
-		fix_config(c, in->si, need, 1, "use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+		fix_config(c, in->si, need, 1, r->err, "use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 	}
 	return 0;
 }
@@ -273,17 +295,25 @@ static int add_caps(struct ks_checks *l, const struct ks_sysinfo *si)
 		ks_check_set_fix(c, "run as root");
 		return 0;
 	}
-	c = ks_checks_add(l, "capabilities", privileged(si) ? KS_ST_OK : KS_ST_MISSING,
-			  "CAP_BPF %s, CAP_PERFMON %s, CAP_SYS_ADMIN %s",
+	/* before 5.11 BPF maps are charged to RLIMIT_MEMLOCK, which CAP_SYS_RESOURCE lets libbpf raise */
+	bool memlock = si->kernel_major && (si->kernel_major < 5 || (si->kernel_major == 5 && si->kernel_minor < 11)) &&
+		       !ks_sysinfo_has_cap(si, KS_CAP_SYS_RESOURCE) && !ks_sysinfo_has_cap(si, KS_CAP_SYS_ADMIN);
+	c = ks_checks_add(l, "capabilities", !privileged(si) ? KS_ST_MISSING : memlock ? KS_ST_WARN : KS_ST_OK,
+			  "CAP_BPF %s, CAP_PERFMON %s, CAP_SYS_ADMIN %s, CAP_DAC_READ_SEARCH %s, CAP_SYS_RESOURCE %s",
 			  ks_sysinfo_has_cap(si, KS_CAP_BPF) ? "yes" : "no",
 			  ks_sysinfo_has_cap(si, KS_CAP_PERFMON) ? "yes" : "no",
-			  ks_sysinfo_has_cap(si, KS_CAP_SYS_ADMIN) ? "yes" : "no");
+			  ks_sysinfo_has_cap(si, KS_CAP_SYS_ADMIN) ? "yes" : "no",
+			  ks_sysinfo_has_cap(si, KS_CAP_DAC_READ_SEARCH) ? "yes" : "no",
+			  ks_sysinfo_has_cap(si, KS_CAP_SYS_RESOURCE) ? "yes" : "no");
 	if (!c)
 		return -ENOSPC;
-	ks_check_set_detail(c, "CapEff %016llx from /proc/self/status", (unsigned long long)si->cap_eff);
+	ks_check_set_detail(c, "effective set %016llx (capget)", (unsigned long long)si->cap_eff);
 	if (!privileged(si)) {
 		ks_check_set_impact(c, "tracing programs cannot be loaded: nothing can be traced");
 		ks_check_set_fix(c, PRIV_FIX ": setcap cap_bpf,cap_perfmon+ep ksight (Linux 5.8+; CAP_SYS_ADMIN before)");
+	} else if (memlock) {
+		ks_check_set_impact(c, "before Linux 5.11 BPF maps count against RLIMIT_MEMLOCK: larger maps may fail to load");
+		ks_check_set_fix(c, "add CAP_SYS_RESOURCE, or raise the limit (ulimit -l unlimited)");
 	}
 	return 0;
 }
@@ -381,30 +411,57 @@ static int add_lockdown(struct ks_checks *l, const struct ks_sysinfo *si)
 	return 0;
 }
 
+/* Classic tracepoints, `list` and the syscall events need tracefs, readable by this process. */
 static int add_tracefs(struct ks_checks *l, const struct ks_doctor_input *in)
 {
 	const struct ks_sysinfo *si = in->si;
+	bool caps = ks_sysinfo_has_cap(si, KS_CAP_DAC_READ_SEARCH);
 	struct ks_check *c;
 	char e[96];
 
+	if (si->tracefs[0] && si->tracefs_mode && !si->tracefs_readable) {
+		c = ks_checks_add(l, "tracefs", KS_ST_MISSING, "mounted at %s, mode %04o, owner %u:%u: not readable by uid %u",
+				  si->tracefs, si->tracefs_mode, si->tracefs_uid, si->tracefs_gid, si->euid);
+		if (!c)
+			return -ENOSPC;
+		ks_check_set_detail(c, "%s/events refused read and search to this process (%s CAP_DAC_READ_SEARCH)",
+				    si->tracefs, caps ? "with" : "without");
+		ks_check_set_impact(c, "classic tracepoints cannot be attached (their ids are in tracefs): the tracepoint "
+				       "fallback, collectors' classic-only events, syscall events, 'ksight list'");
+		ks_check_set_fix(c, "add CAP_DAC_READ_SEARCH, or as root: mount -o remount,gid=%u,mode=0750 %s "
+				    "(a group of tracing users)", si->egid, si->tracefs);
+		return 0;
+	}
 	if (in->tracefs_mounted)
-		c = ks_checks_add(l, "tracefs", KS_ST_OK, "mounted just now at %s (was not mounted)",
+		c = ks_checks_add(l, "tracefs", KS_ST_OK, "not mounted: ksight mounts it at %s for itself while it runs",
 				  si->tracefs[0] ? si->tracefs : "/sys/kernel/tracing");
 	else if (si->tracefs[0])
 		c = ks_checks_add(l, "tracefs", KS_ST_OK, "mounted at %s", si->tracefs);
 	else
-		c = ks_checks_add(l, "tracefs", KS_ST_MISSING, "not mounted, and cannot be mounted");
+		c = ks_checks_add(l, "tracefs", KS_ST_MISSING, "not mounted%s",
+				  in->tracefs_err == -EPERM ? "; mounting it needs CAP_SYS_ADMIN" : ", and cannot be mounted");
 	if (!c)
 		return -ENOSPC;
 	if (c->status == KS_ST_OK) {
-		ks_check_set_detail(c, "found in /proc/self/mounts");
+		if (in->tracefs_mounted)
+			ks_check_set_detail(c, "mounted in a private mount namespace: other processes do not see it, "
+					       "and it is gone when ksight exits");
+		else if (si->tracefs_mode)
+			ks_check_set_detail(c, "found in /proc/self/mounts; mode %04o, owner %u:%u, readable by uid %u",
+					    si->tracefs_mode, si->tracefs_uid, si->tracefs_gid, si->euid);
+		else
+			ks_check_set_detail(c, "found in /proc/self/mounts");
 		return 0;
 	}
 	err_text(in->tracefs_err, e, sizeof(e));
 	ks_check_set_detail(c, "mount -t tracefs at /sys/kernel/tracing failed: %s", e);
-	ks_check_set_impact(c, "classic tracepoints and 'ksight list' are unavailable");
-	ks_check_set_fix(c, "%s", in->tracefs_err == -EPERM ? "run as root, so ksight can mount tracefs"
-							     : "mount -t tracefs nodev /sys/kernel/tracing (needs CONFIG_TRACING)");
+	ks_check_set_impact(c, "classic tracepoints cannot be attached (their ids are in tracefs): the tracepoint "
+			       "fallback, collectors' classic-only events, syscall events, 'ksight list'");
+	if (in->tracefs_err == -EPERM)
+		ks_check_set_fix(c, "as root: mount -t tracefs -o gid=%u,mode=0750 nodev /sys/kernel/tracing (or run "
+				    "ksight as root, which mounts it for itself)", si->egid);
+	else
+		ks_check_set_fix(c, "mount -t tracefs nodev /sys/kernel/tracing (needs CONFIG_TRACING)");
 	return 0;
 }
 
@@ -585,8 +642,15 @@ static void decide(struct ks_checks *l, const struct ks_doctor_input *in)
 		if (in->probe[kernel_hooks[i]].ok)
 			n += (size_t)snprintf(ok + n, sizeof(ok) - n, "%s%s", n ? " " : "",
 					      ks_feature_name(kernel_hooks[i]));
+	const struct ks_check *tfs = ks_checks_find(l, "tracefs");
+
 	l->tracing_possible = in->probe[KS_FEAT_BTF].ok && n;
-	if (l->tracing_possible)
+	if (l->tracing_possible && !in->probe[KS_FEAT_TP].ok && tfs && tfs->status != KS_ST_OK)
+		snprintf(l->summary, sizeof(l->summary),
+			 "tracing is possible; kernel hooks: %s; not classic tracepoints, as tracefs is %s (see tracefs): "
+			 "collectors that need them fail and say so", ok,
+			 in->si->tracefs[0] ? "not readable" : "not mounted");
+	else if (l->tracing_possible)
 		snprintf(l->summary, sizeof(l->summary), "tracing is possible; kernel hooks: %s", ok);
 	else if (!in->probe[KS_FEAT_BTF].ok)
 		snprintf(l->summary, sizeof(l->summary), "tracing is not possible: no kernel BTF");

@@ -13,6 +13,7 @@
 #include <linux/magic.h>
 #include "core/filter.h"
 #include "core/log.h"
+#include "core/parse.h"
 
 const char *ks_cgroup2_mount(void)
 {
@@ -68,6 +69,13 @@ static bool proc_exists(const char *fmt, uint32_t a, uint32_t b)
 int ks_filter_build(const struct ks_common *c, struct ks_filter *f)
 {
 	memset(f, 0, sizeof(*f));
+	/*
+	 * ksight's own reads of its maps, writes and sleeps are not what the
+	 * user asked about.  The tgid BPF sees is the initial namespace's:
+	 * in another pid namespace getpid() differs and nothing is left out.
+	 */
+	if (!c->include_self)
+		f->not_tgid = (uint32_t)getpid();
 	if (c->pid) {
 		if (!proc_exists("/proc/%u/status", c->pid, 0)) {
 			p_err("no process with pid %u", c->pid);
@@ -102,12 +110,12 @@ int ks_filter_build(const struct ks_common *c, struct ks_filter *f)
 		}
 		err = ks_cgroup_id(path, &f->cgroup_id);
 		if (err == -ENOTDIR) {
-			p_err("'%s' is not a cgroup v2 directory (v2 is mounted at %s)", c->cgroup,
+			p_err("'%s' is not a cgroup v2 directory (v2 is mounted at %s)", KS_ESC(c->cgroup),
 			      mnt ? mnt : "no mount point");
 			return err;
 		}
 		if (err) {
-			p_err("cannot use cgroup '%s': %s", c->cgroup, strerror(-err));
+			p_err("cannot use cgroup '%s': %s", KS_ESC(c->cgroup), strerror(-err));
 			return err;
 		}
 		f->flags |= KS_F_CGROUP;
@@ -120,13 +128,13 @@ int ks_filter_build(const struct ks_common *c, struct ks_filter *f)
 			if (!(c->cpus[i / 64] & (1ull << (i % 64))))
 				continue;
 			if (i >= ncpu) {
-				p_err("CPU %ld in '%s' does not exist (this machine has %ld)", i, c->cpus_arg, ncpu);
+				p_err("CPU %ld in '%s' does not exist (this machine has %ld)", i, KS_ESC(c->cpus_arg), ncpu);
 				return -ENOENT;
 			}
 			any = true;
 		}
 		if (!any) {
-			p_err("empty CPU list '%s'", c->cpus_arg);
+			p_err("empty CPU list '%s'", KS_ESC(c->cpus_arg));
 			return -EINVAL;
 		}
 		memcpy(f->cpus, c->cpus, sizeof(f->cpus));

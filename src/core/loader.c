@@ -1,25 +1,44 @@
 /* The loader: decides hook compatibility once, by loading for real, so no collector writes its own probing. */
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include "core/loader.h"
 #include "core/log.h"
+#include "core/names.h"
+#include "core/probe.h"
+#include "core/sysinfo.h"
+#include "core/tracefs.h"
+
+/* The object of the variant being tried has classic tracepoint programs, which need tracefs for their ids. */
+static bool classic_selected;
+
+static bool is_classic(const struct bpf_program *p)
+{
+	const char *sec = bpf_program__section_name(p);
+
+	return !strncmp(sec, "tracepoint/", 11) || !strncmp(sec, "tp/", 3);
+}
 
 int ks_prog_select(struct bpf_object *obj, const char *hook)
 {
 	struct bpf_program *p;
 	int n = 0;
 
+	classic_selected = false;
 	bpf_object__for_each_program(p, obj) {
 		const char *name = bpf_program__name(p), *sep = strstr(name, "__");
 		bool on;
 
-		if (!sep)
-			continue;
-		on = !strcmp(sep + 2, hook);
-		bpf_program__set_autoload(p, on);
-		n += on;
+		if (sep) {
+			on = !strcmp(sep + 2, hook);
+			bpf_program__set_autoload(p, on);
+			n += on;
+		}
+		/* collectors only disable programs after this: an upper bound */
+		classic_selected |= bpf_program__autoload(p) && is_classic(p);
 	}
 	return n;
 }
@@ -37,23 +56,104 @@ void ks_prog_disable(struct bpf_object *obj, const char *base)
 	}
 }
 
+static char load_error[768];
+
+const char *ks_load_error(void)
+{
+	return load_error[0] ? load_error : NULL;
+}
+
+/* Tracing programs load with CAP_SYS_ADMIN, or CAP_BPF with CAP_PERFMON (Linux 5.8+). */
+static bool may_trace(void)
+{
+	uint64_t eff;
+
+	if (ks_caps_effective(&eff))
+		return true; /* unknown: let the error speak */
+	return (eff >> KS_CAP_SYS_ADMIN & 1) || ((eff >> KS_CAP_BPF & 1) && (eff >> KS_CAP_PERFMON & 1));
+}
+
+/* The doctor's feature for a hook, whose probe tells whether the kernel offers it at all. */
+static int feature_of(const char *hook)
+{
+	static const struct { const char *hook; enum ks_feature f; } map[] = {
+		{ KS_HOOK_FENTRY, KS_FEAT_FENTRY }, { KS_HOOK_TP_BTF, KS_FEAT_TP_BTF },
+		{ KS_HOOK_RAW_TP, KS_FEAT_RAW_TP }, { KS_HOOK_TP, KS_FEAT_TP },
+		{ KS_HOOK_KPROBE, KS_FEAT_KPROBE },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(map[i].hook, hook))
+			return (int)map[i].f;
+	return -1;
+}
+
+/* Why @hook failed with @err, in a clause: privilege, tracefs, the kernel, or the error itself. */
+static void why_not(const char *hook, int err, char *buf, size_t len)
+{
+	const char *name = ks_errno_name(-err);
+	int f = feature_of(hook), tfs;
+	char e[64];
+
+	snprintf(e, sizeof(e), "%s%s%s", strerror(-err), name ? ", " : "", name ? name : "");
+	if ((err == -EPERM || err == -EACCES) && !may_trace()) {
+		snprintf(buf, len, "not permitted (%s): run as root or with CAP_BPF and CAP_PERFMON", e);
+		return;
+	}
+	/* classic tracepoints read their event ids from tracefs */
+	if ((err == -EACCES || err == -ENOENT || err == -EPERM) && (classic_selected || !strcmp(hook, KS_HOOK_TP)) &&
+	    (tfs = ks_tracefs_access())) {
+		ks_tracefs_explain(tfs, buf, len);
+		return;
+	}
+	if (f >= 0 && !ks_probe((enum ks_feature)f)->ok) {
+		snprintf(buf, len, "not offered by this kernel (%s; see 'ksight doctor')", e);
+		return;
+	}
+	snprintf(buf, len, "%s", e);
+}
+
 int ks_load_first(const char *const *hooks, int (*try)(void *ctx, const char *hook), void *ctx,
 		  const char **chosen)
 {
 	const char *only = getenv("KSIGHT_HOOK");
+	char tried[512] = "", prev[320] = "";
+	size_t n = 0;
 	int err = -ENOENT;
 
+	load_error[0] = 0;
 	for (int i = 0; hooks[i]; i++) {
+		char why[320];
+
 		if (only && *only && strcmp(only, hooks[i]))
 			continue;
+		classic_selected = false;
 		err = try(ctx, hooks[i]);
 		if (!err) {
 			*chosen = hooks[i];
-			p_info("hook: %s%s", hooks[i], i ? " (fallback)" : "");
+			if (only && *only)
+				p_info("hook: %s (KSIGHT_HOOK=%s)", hooks[i], only);
+			else if (n)
+				p_info("hook: %s (%s)", hooks[i], tried);
+			else
+				p_info("hook: %s", hooks[i]);
 			return 0;
 		}
-		p_info("hook %s unavailable: %s%s", hooks[i], strerror(-err), hooks[i + 1] ? ", trying next" : "");
+		why_not(hooks[i], err, why, sizeof(why));
+		p_dbg("hook %s failed: %s", hooks[i], why);
+		/* "tp_btf, raw_tp: why" when the reason repeats */
+		if (n && n < sizeof(tried) && !strcmp(why, prev) && n >= strlen(prev) + 2) {
+			n -= strlen(prev) + 2;
+			n += (size_t)snprintf(tried + n, sizeof(tried) - n, ", %s: %s", hooks[i], why);
+		} else if (n < sizeof(tried)) {
+			n += (size_t)snprintf(tried + n, sizeof(tried) - n, "%s%s: %s", n ? "; " : "", hooks[i], why);
+		}
+		snprintf(prev, sizeof(prev), "%s", why);
 	}
+	if (!n)
+		snprintf(load_error, sizeof(load_error), "no hook variant named '%s' (KSIGHT_HOOK)", only ? only : "");
+	else
+		snprintf(load_error, sizeof(load_error), "cannot load and attach: %s", tried);
 	return err;
 }
 

@@ -31,6 +31,13 @@ void ks_prog_disable(struct bpf_object *obj, const char *base);
  */
 int ks_load_first(const char *const *hooks, int (*try)(void *ctx, const char *hook), void *ctx,
 		  const char **chosen);
+/*
+ * After ks_load_first failed: one clause saying why each hook was not
+ * loaded (privilege, tracefs, the kernel, or the error), for the caller's
+ * one-line error; NULL when it did not fail.  With -v the chosen hook's
+ * line names the better ones that failed and why.
+ */
+const char *ks_load_error(void);
 
 /* Sum of recursion_misses of every loaded program of @obj (events the kernel skipped). */
 unsigned long long ks_obj_missed(struct bpf_object *obj);

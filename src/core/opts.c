@@ -7,7 +7,7 @@
 #include "core/opts.h"
 #include "core/parse.h"
 
-enum { ID_COMM = 256, ID_BY, ID_MAXMEM };
+enum { ID_COMM = 256, ID_BY, ID_MAXMEM, ID_SELF };
 
 struct common_def {
 	unsigned int bit;
@@ -15,13 +15,14 @@ struct common_def {
 };
 
 static const struct common_def common_defs[] = {
-	{ KS_O_DURATION, { "duration", 'd', "SEC", "stop after SEC seconds (units: ms, s, m, h)" } },
-	{ KS_O_INTERVAL, { "interval", 'i', "SEC", "report every SEC seconds" } },
+	{ KS_O_DURATION, { "duration", 'd', "SEC", "stop after SEC seconds, > 0 (units: ms, s, m, h); no -d: at Ctrl-C" } },
+	{ KS_O_INTERVAL, { "interval", 'i', "SEC", "report every SEC seconds (at least 10ms)" } },
 	{ KS_O_PID, { "pid", 'p', "PID", "only this process" } },
 	{ KS_O_TID, { "tid", 't', "TID", "only this thread" } },
 	{ KS_O_CGROUP, { "cgroup", 'c', "PATH", "only tasks in this cgroup v2 directory" } },
 	{ KS_O_CPU, { "cpu", 'C', "LIST", "only these CPUs, e.g. 0-3,6" } },
 	{ KS_O_COMM, { "comm", ID_COMM, "NAME", "only tasks with this command name" } },
+	{ KS_O_SELF, { "include-self", ID_SELF, NULL, "count ksight's own events too (left out by default)" } },
 	{ KS_O_BY, { "by", ID_BY, "KEY", "aggregate by KEY" } },
 	{ KS_O_TOP, { "top", 'n', "N", "show the top N rows (0: all; default 10)" } },
 	{ KS_O_JSON, { "json", 'j', NULL, "JSON output (one document; one line per interval with -i)" } },
@@ -101,26 +102,37 @@ static int parse_common(const struct ks_cmd_spec *spec, struct ks_common *c, int
 	case 'd':
 	case 'i':
 		err = ks_parse_seconds(arg, id == 'd' ? &c->duration : &c->interval);
-		if (err || (id == 'i' && c->interval == 0)) {
-			p_err("invalid %s '%s': expected a positive number of seconds",
-			      id == 'd' ? "duration" : "interval", arg);
+		/* -d 0 is not "forever" (that is no -d) */
+		if (id == 'd' && (err || c->duration <= 0)) {
+			p_err("invalid duration '%s': expected a positive number of seconds (omit -d to run until Ctrl-C)",
+			      KS_ESC(arg));
+			return -EINVAL;
+		}
+		/* shorter intervals measure little but ksight's own reports (a tight loop at 1e-9) */
+		if (id == 'i' && (err || c->interval < KS_MIN_INTERVAL)) {
+			p_err("invalid interval '%s': expected at least 10ms (units: ms, s, m, h)", KS_ESC(arg));
 			return -EINVAL;
 		}
 		return 0;
 	case 'p':
 	case 't':
 		if (ks_parse_u64(arg, 1, 0x7fffffff, &v)) {
-			p_err("invalid %s '%s': expected a positive integer", id == 'p' ? "pid" : "tid", arg);
+			p_err("invalid %s '%s': expected a positive integer", id == 'p' ? "pid" : "tid", KS_ESC(arg));
 			return -EINVAL;
 		}
 		*(id == 'p' ? &c->pid : &c->tid) = (uint32_t)v;
 		return 0;
 	case 'c':
+		/* "" would resolve to the v2 mount itself: every task, which no one means */
+		if (!*arg) {
+			p_err("invalid cgroup '': expected a cgroup v2 directory, e.g. system.slice");
+			return -EINVAL;
+		}
 		c->cgroup = arg;
 		return 0;
 	case 'C':
 		if (ks_parse_cpulist(arg, c->cpus, KS_MAX_CPUS)) {
-			p_err("invalid CPU list '%s': expected e.g. 0-3,6", arg);
+			p_err("invalid CPU list '%s': expected e.g. 0-3,6", KS_ESC(arg));
 			return -EINVAL;
 		}
 		c->has_cpus = true;
@@ -128,7 +140,7 @@ static int parse_common(const struct ks_cmd_spec *spec, struct ks_common *c, int
 		return 0;
 	case ID_COMM:
 		if (!*arg || strlen(arg) >= KS_COMM_LEN) {
-			p_err("invalid comm '%s': expected 1 to %d characters", arg, KS_COMM_LEN - 1);
+			p_err("invalid comm '%s': expected 1 to %d characters", KS_ESC(arg), KS_COMM_LEN - 1);
 			return -EINVAL;
 		}
 		memset(c->comm, 0, sizeof(c->comm));
@@ -137,14 +149,14 @@ static int parse_common(const struct ks_cmd_spec *spec, struct ks_common *c, int
 		return 0;
 	case ID_BY:
 		if (!key_allowed(spec->by_keys, arg)) {
-			p_err("invalid --by key '%s': expected one of %s", arg, spec->by_keys);
+			p_err("invalid --by key '%s': expected one of %s", KS_ESC(arg), spec->by_keys);
 			return -EINVAL;
 		}
 		c->by = arg;
 		return 0;
 	case 'n':
 		if (ks_parse_u64(arg, 0, 1000000, &v)) {
-			p_err("invalid row count '%s': expected an integer >= 0", arg);
+			p_err("invalid row count '%s': expected an integer >= 0", KS_ESC(arg));
 			return -EINVAL;
 		}
 		c->top_n = (int)v;
@@ -159,10 +171,13 @@ static int parse_common(const struct ks_cmd_spec *spec, struct ks_common *c, int
 	case ID_MAXMEM:
 		/* below 1 MiB not even the smallest mode fits; above 1 TiB is a typo */
 		if (ks_parse_size(arg, &v) || v < (1ull << 20) || v > (1ull << 40)) {
-			p_err("invalid --max-memory '%s': expected a size from 1M to 1T, e.g. 64M", arg);
+			p_err("invalid --max-memory '%s': expected a size from 1M to 1T, e.g. 64M", KS_ESC(arg));
 			return -EINVAL;
 		}
 		c->max_memory = v;
+		return 0;
+	case ID_SELF:
+		c->include_self = true;
 		return 0;
 	case 'v':
 		ks_verbose++;
@@ -217,16 +232,17 @@ int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct 
 		if (opt == '?') {
 			/* getopt sets optopt to the option's id for "--flag=value" */
 			if (optopt && !strncmp(argv[optind - 1], "--", 2))
-				p_err("%s: option '%s' takes no argument", spec->name, argv[optind - 1]);
+				p_err("%s: option '%s' takes no argument", spec->name, KS_ESC(argv[optind - 1]));
 			else if (optopt && optopt < 256)
-				p_err("%s: unknown option '-%c'; see 'ksight %s -h'", spec->name, optopt, spec->name);
+				p_err("%s: unknown option '-%s'; see 'ksight %s -h'", spec->name,
+				      KS_ESC(((char[2]){ (char)optopt })), spec->name);
 			else
-				p_err("%s: unknown option '%s'; see 'ksight %s -h'", spec->name, argv[optind - 1],
-				      spec->name);
+				p_err("%s: unknown option '%s'; see 'ksight %s -h'", spec->name,
+				      KS_ESC(argv[optind - 1]), spec->name);
 			return -EINVAL;
 		}
 		if (opt == ':') {
-			p_err("%s: option '%s' needs an argument", spec->name, argv[optind - 1]);
+			p_err("%s: option '%s' needs an argument", spec->name, KS_ESC(argv[optind - 1]));
 			return -EINVAL;
 		}
 		if (opt == 'h') {
@@ -256,7 +272,7 @@ int ks_opts_parse_noargs(const struct ks_cmd_spec *spec, int argc, char **argv, 
 	if (idx < 0)
 		return idx;
 	if (idx < argc) {
-		p_err("%s: unexpected argument '%s'; see 'ksight %s -h'", spec->name, argv[idx], spec->name);
+		p_err("%s: unexpected argument '%s'; see 'ksight %s -h'", spec->name, KS_ESC(argv[idx]), spec->name);
 		return -EINVAL;
 	}
 	return 0;

@@ -21,14 +21,18 @@ enum ks_common_opt {
 	KS_O_JSON = 1u << 9,
 	KS_O_OUTPUT = 1u << 10,
 	KS_O_MEMORY = 1u << 11,
-	KS_O_FILTERS = KS_O_PID | KS_O_TID | KS_O_CGROUP | KS_O_CPU | KS_O_COMM,
-	KS_O_COLLECTOR = 0xfff,
+	KS_O_SELF = 1u << 12,
+	KS_O_FILTERS = KS_O_PID | KS_O_TID | KS_O_CGROUP | KS_O_CPU | KS_O_COMM | KS_O_SELF,
+	KS_O_COLLECTOR = 0x1fff,
 };
+
+/* The shortest -i: below it the reports cost more than the events they count. */
+#define KS_MIN_INTERVAL 0.01
 
 /* Values of the shared options; defaults set by ks_common_init. */
 struct ks_common {
-	double duration; /* seconds; 0 runs until SIGINT/SIGTERM */
-	double interval; /* seconds; 0 reports once at the end */
+	double duration; /* seconds; 0 (no -d) runs until SIGINT/SIGTERM */
+	double interval; /* seconds, >= KS_MIN_INTERVAL; 0 reports once at the end */
 	uint32_t pid, tid;
 	const char *cgroup;
 	bool has_cpus;
@@ -41,6 +45,7 @@ struct ks_common {
 	bool json;
 	const char *output;
 	uint64_t max_memory; /* bytes of BPF maps at the possible-CPU count; 0: the default budget */
+	bool include_self; /* --include-self: ksight's own events are counted too */
 };
 
 /*

@@ -1,5 +1,6 @@
 /* Number parsing with end-pointer and range checks, so "10x" or "-1" is never taken for a number. */
 #include <ctype.h>
+#include <stdio.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -111,4 +112,41 @@ int ks_parse_cpulist(const char *s, uint64_t *bits, unsigned int nbits)
 			return -EINVAL; /* junk, or a trailing comma ("0,"): a list cut short */
 	}
 	return 0;
+}
+
+const char *ks_escape(const char *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (!len)
+		return "";
+	for (; s && *s && n + 1 < len; s++) {
+		unsigned char ch = (unsigned char)*s;
+		const char *esc = ch == '\n' ? "\\n" : ch == '\t' ? "\\t" : ch == '\r' ? "\\r" : NULL;
+		char hex[5];
+
+		if (!esc && (ch < 0x20 || ch == 0x7f)) {
+			snprintf(hex, sizeof(hex), "\\x%02x", ch);
+			esc = hex;
+		}
+		if (!esc) {
+			buf[n++] = (char)ch;
+			continue;
+		}
+		if (n + strlen(esc) + 1 > len)
+			break;
+		memcpy(buf + n, esc, strlen(esc));
+		n += strlen(esc);
+	}
+	/* cut short: say so rather than pass a prefix off as the whole */
+	if (s && *s && len > 4) {
+		n = n < len - 4 ? n : len - 4;
+		/* not inside a UTF-8 sequence: back to its first byte */
+		while (n && ((unsigned char)buf[n] & 0xc0) == 0x80)
+			n--;
+		memcpy(buf + n, "...", 3);
+		n += 3;
+	}
+	buf[n] = 0;
+	return buf;
 }

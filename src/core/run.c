@@ -7,7 +7,9 @@
 #include <time.h>
 #include "core/collector.h"
 #include "core/filter.h"
+#include "core/loader.h"
 #include "core/log.h"
+#include "core/parse.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -98,7 +100,7 @@ int ks_collector_run(const struct ks_collector *col, int argc, char **argv)
 	if (c.output) {
 		out = fopen(c.output, "w");
 		if (!out) {
-			p_err("cannot open output '%s': %s", c.output, strerror(errno));
+			p_err("cannot open output '%s': %s", KS_ESC(c.output), strerror(errno));
 			goto usage;
 		}
 	}
@@ -110,7 +112,10 @@ int ks_collector_run(const struct ks_collector *col, int argc, char **argv)
 
 	err = col->open(ctx, &c, &f);
 	if (err) {
-		if (err == -EPERM || err == -EACCES)
+		/* the loader says why each hook failed: privilege, tracefs, the kernel */
+		if (ks_load_error())
+			p_err("%s: %s", col->spec.name, ks_load_error());
+		else if (err == -EPERM || err == -EACCES)
 			p_err("%s: cannot load BPF programs: %s; run as root or with CAP_BPF and CAP_PERFMON",
 			      col->spec.name, strerror(-err));
 		else if (err != -E2BIG) /* over the memory budget: ks_budget_check said so */
@@ -152,7 +157,7 @@ out:
 	col->close(ctx);
 	free(ctx);
 	if (out != stdout && fclose(out)) {
-		p_err("cannot write '%s': %s", c.output, strerror(errno));
+		p_err("cannot write '%s': %s", KS_ESC(c.output), strerror(errno));
 		ret = 1;
 	}
 	return ret;

@@ -35,7 +35,9 @@ enum ks_kconfig {
 };
 
 /* Capability bits of CapEff (linux/capability.h). */
+#define KS_CAP_DAC_READ_SEARCH 2
 #define KS_CAP_SYS_ADMIN 21
+#define KS_CAP_SYS_RESOURCE 24
 #define KS_CAP_SYSLOG 34
 #define KS_CAP_PERFMON 38
 #define KS_CAP_BPF 39
@@ -55,7 +57,13 @@ struct ks_sysinfo {
 	bool btf_vmlinux;		 /* /sys/kernel/btf/vmlinux is readable */
 
 	bool caps_known;
-	uint64_t cap_eff; /* CapEff of /proc/self/status */
+	uint64_t cap_eff; /* effective capabilities: capget(2) live, CapEff of /proc/self/status in fixtures */
+	unsigned int euid, egid; /* of this process (live only) */
+	int kernel_major, kernel_minor; /* from the release, 0 when it does not parse */
+
+	/* tracefs as this process finds it: mode and owner of its mount point, events readable */
+	unsigned int tracefs_mode, tracefs_uid, tracefs_gid;
+	bool tracefs_readable;
 
 	int perf_event_paranoid;
 	int kptr_restrict;
@@ -96,6 +104,8 @@ struct ks_sysinfo {
  */
 int ks_sysinfo_gather(struct ks_sysinfo *si, const char *root);
 
+/* This process's effective capabilities, from capget(2): 0 or negative errno. */
+int ks_caps_effective(uint64_t *eff);
 bool ks_sysinfo_has_cap(const struct ks_sysinfo *si, int cap);
 const char *ks_cgroup_mode_name(enum ks_cgroup_mode m);
 /* "CONFIG_KPROBES" */

@@ -53,6 +53,8 @@ b_has() {
 
 b_usage "unknown command" no-such-command
 b_usage "unknown command that looks like an option" --no-such-option
+b_usage "unknown command with a newline" "$(printf 'x\ny')"
+b_usage "unexpected argument with a newline" doctor "$(printf 'x\ny')"
 for c in $COMMANDS; do
 	b_usage "$c: unknown option" "$c" --no-such-option
 done
@@ -65,7 +67,25 @@ for c in $COLLECTORS; do
 		b_usage "$c: -d without a value" "$c" -d
 		b_usage "$c: -d with a bad unit" "$c" -d 5x
 	fi
-	b_has "$c" --interval && b_usage "$c: -i 0" "$c" -i 0
+	if b_has "$c" --duration; then
+		# "until Ctrl-C" is no -d: -d 0 is refused like any non-positive duration
+		b_usage "$c: -d 0" "$c" -d 0
+	fi
+	if b_has "$c" --interval; then
+		b_usage "$c: -i 0" "$c" -i 0
+		# shorter than 10 ms would be a busy loop of reports
+		b_usage "$c: -i 1e-9" "$c" -i 1e-9
+		b_usage "$c: -i 9ms" "$c" -i 9ms
+	fi
+	# an empty path would be the root cgroup: every task
+	b_has "$c" --cgroup && b_usage "$c: -c ''" "$c" -c ''
+	# a newline or escape in an echoed argument stays on the one error line
+	b_has "$c" --by && b_usage "$c: --by with a newline" "$c" --by "$(printf 'a\nksight: error: forged')"
+	if b_has "$c" --comm; then
+		b_usage "$c: --comm with an escape" "$c" --comm "$(printf '\033[2J0123456789abcdef')"
+		t_eq "$c: the escape is shown escaped, not sent to the terminal" "0 1" \
+			"$(tr -dc '\033' <"$T_TMP/b.err" | wc -c | tr -d ' ') $(grep -c 'x1b\[2J' "$T_TMP/b.err")"
+	fi
 	if b_has "$c" --pid; then
 		b_usage "$c: pid that does not exist" "$c" -p "$NOPID"
 		b_usage "$c: pid that is not a number" "$c" -p 12ab

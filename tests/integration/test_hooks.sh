@@ -56,7 +56,12 @@ while IFS='|' read -r col args hooks; do
 		"$? $(jq -e '.hook | type == "string" and length > 0' "$T_TMP/$col.json" 2>/dev/null)"
 	t_eq "$col: JSON hook is the best available of: $hooks" "$want" "$(jq -r .hook "$T_TMP/$col.json")"
 	t_eq "$col: -v names the hook" "ksight: hook: $want" \
-		"$(grep '^ksight: hook: ' "$T_TMP/$col.err" | sed 's/ (fallback)$//')"
+		"$(grep '^ksight: hook: ' "$T_TMP/$col.err" | sed 's/ (.*//')"
+	# a fallback says why each better variant was not taken
+	first=${hooks%% *}
+	if [ "$want" != "$first" ]; then
+		t_ok "$col: -v says why $first was not taken" grep -q "^ksight: hook: $want ($first: [a-z]" "$T_TMP/$col.err"
+	fi
 	t_eq "$col: the start line names the hook" "1" "$(grep -c "^ksight: tracing $col (hook $want)" "$T_TMP/$col.err")"
 done <<EOF
 $COLLECTORS

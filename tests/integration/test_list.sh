@@ -37,17 +37,31 @@ t_eq "two globs: exit 2" "2" "$?"
 "$KSIGHT" list --nope >/dev/null 2>&1
 t_eq "unknown option: exit 2" "2" "$?"
 
-# tracefs absent: in a private mount namespace, unmount it and let list mount it
+# tracefs absent: in a private mount namespace, unmount it; list works and leaves no mount behind
+# (ksight mounts it in a mount namespace of its own, gone with the process)
 if command -v unshare >/dev/null 2>&1; then
 	res=$(unshare -m --propagation private sh -c '
 		for m in $(awk "\$3==\"tracefs\" {print \$2}" /proc/mounts | sort -r); do umount "$m" || exit 3; done
 		grep -q " tracefs " /proc/mounts && exit 3
-		'"$KSIGHT"' list sched:sched_switch >/dev/null || exit 4
-		grep -q " tracefs " /proc/mounts && echo mounted')
+		'"$KSIGHT"' list sched:sched_switch 2>'"$T_TMP/absent.err"' | head -1 || exit 4
+		grep -q " tracefs " /proc/mounts && echo "left mounted" || echo "none left"')
 	case $? in
-	3) t_skip "mounts tracefs when absent" "cannot unmount tracefs in a private namespace" ;;
-	*) t_eq "mounts tracefs when absent" "mounted" "$res" ;;
+	3) t_skip "tracefs absent" "cannot unmount tracefs in a private namespace" ;;
+	*)
+		t_eq "tracefs absent: list works, no mount left behind" "sched:sched_switch none left" "$(echo $res)"
+		t_eq "tracefs absent: nothing on stderr without -v" "" "$(cat "$T_TMP/absent.err")"
+		;;
 	esac
 else
-	t_skip "mounts tracefs when absent" "no unshare"
+	t_skip "tracefs absent" "no unshare"
+fi
+
+# no match: exit 1 and one line, with no NULL handed to qsort (UBSan aborts the sanitized build)
+"$KSIGHT" list nosuchthing >"$out" 2>"$out.err"
+t_eq "nosuchthing: exit 1, one error line" "1 1" "$? $(wc -l <"$out.err" | tr -d ' ')"
+if [ -x build-san/ksight ]; then
+	build-san/ksight list nosuchthing >/dev/null 2>"$out.err"
+	t_eq "nosuchthing under ASan/UBSan: exit 1, no runtime error" "1 0" "$? $(grep -c 'runtime error' "$out.err")"
+else
+	t_skip "nosuchthing under ASan/UBSan" "no build-san/ksight (make san)"
 fi

@@ -178,7 +178,9 @@ static void test_unprivileged(void)
 	check_status(&l, "unprivileged_bpf_disabled", KS_ST_WARN);
 	check_status(&l, "lockdown", KS_ST_OK);
 	check_status(&l, "tracefs", KS_ST_MISSING);
-	check_fix(&l, "tracefs", "run as root");
+	check_str("tracefs: mounting needs CAP_SYS_ADMIN", "not mounted; mounting it needs CAP_SYS_ADMIN",
+		  ks_checks_find(&l, "tracefs")->value);
+	check_fix(&l, "tracefs", "mount -t tracefs -o gid=");
 	check_status(&l, "clocksource", KS_ST_WARN);
 	check_fix(&l, "clocksource", "echo tsc >");
 	check_status(&l, "tsc", KS_ST_WARN);
@@ -230,7 +232,7 @@ static void test_root_without_kprobes(void)
 	check_status(&l, "perf_event_paranoid", KS_ST_OK);
 	check_status(&l, "kptr_restrict", KS_ST_OK);
 	check_status(&l, "tracefs", KS_ST_OK);
-	check_str("tracefs says it was mounted", "mounted just now at /sys/kernel/tracing (was not mounted)",
+	check_str("tracefs says it was mounted", "not mounted: ksight mounts it at /sys/kernel/tracing for itself while it runs",
 		  ks_checks_find(&l, "tracefs")->value);
 
 	/* without BTF nothing CO-RE loads, whatever the hooks say */
@@ -240,8 +242,61 @@ static void test_root_without_kprobes(void)
 	check_status(&l, "btf", KS_ST_MISSING);
 }
 
+/*
+ * A user with CAP_BPF and CAP_PERFMON, tracefs root's (0700), and a config
+ * with every option: the refusals are permissions, never a kernel to rebuild.
+ */
+static void test_bpf_perfmon_user(void)
+{
+	static struct ks_sysinfo si;
+	static struct ks_checks l;
+	struct ks_doctor_input in = { .si = &si };
+
+	if (ks_sysinfo_gather(&si, FIXTURE)) {
+		check("fixture readable", 0);
+		return;
+	}
+	si.cap_eff = 1ull << KS_CAP_BPF | 1ull << KS_CAP_PERFMON;
+	memset(si.kconfig, 'y', sizeof(si.kconfig));
+	snprintf(si.tracefs, sizeof(si.tracefs), "/sys/kernel/tracing");
+	si.tracefs_mode = 0700;
+	si.tracefs_readable = false;
+	si.euid = si.egid = 1001;
+	set_all(&in, true, 0, "attach");
+	in.probe[KS_FEAT_FENTRY] = (struct ks_probe_result){ .err = -EPERM, .step = "load" };
+	in.probe[KS_FEAT_TP] = (struct ks_probe_result){ .err = -EACCES, .step = "attach" };
+	in.probe[KS_FEAT_UPROBE] = (struct ks_probe_result){ .err = -EACCES, .step = "attach" };
+	in.probe[KS_FEAT_KPROBE] = (struct ks_probe_result){ .err = -EACCES, .step = "attach" };
+	check("evaluate", ks_checks_evaluate(&in, &l) == 0);
+	check("bpf+perfmon: tracing possible", l.tracing_possible);
+	check("bpf+perfmon: summary says classic tracepoints are out",
+	      strstr(l.summary, "not classic tracepoints, as tracefs is not readable") != NULL);
+	check_status(&l, "capabilities", KS_ST_OK);
+	check_str("capabilities: the five", "CAP_BPF yes, CAP_PERFMON yes, CAP_SYS_ADMIN no, CAP_DAC_READ_SEARCH no, "
+					      "CAP_SYS_RESOURCE no", ks_checks_find(&l, "capabilities")->value);
+	check_status(&l, "tracefs", KS_ST_MISSING);
+	check_str("tracefs: mode and uid", "mounted at /sys/kernel/tracing, mode 0700, owner 0:0: not readable by uid 1001",
+		  ks_checks_find(&l, "tracefs")->value);
+	check_fix(&l, "tracefs", "add CAP_DAC_READ_SEARCH, or as root: mount -o remount,gid=1001,mode=0750");
+	check_fix(&l, "tracepoint", "see the tracefs line");
+	check_fix(&l, "uprobe", "the kernel has it (CONFIG_UPROBE_EVENTS=y in /boot/config-6.1.0-test-amd64) but "
+				"refused this process: run as root (CAP_SYS_ADMIN)");
+	check_fix(&l, "kprobe", "refused this process");
+	/* the hooks: each refused, none for want of a kernel option */
+	for (int i = 0; i < l.n; i++) {
+		char what[96];
+
+		if (!strstr(" fentry tp_btf raw_tp tracepoint kprobe uprobe perf_event ", l.c[i].name))
+			continue;
+
+		snprintf(what, sizeof(what), "%s: no kernel to rebuild", l.c[i].name);
+		check(what, !strstr(l.c[i].fix, "use a kernel") && !strstr(l.c[i].fix, "built without"));
+	}
+}
+
 int main(void)
 {
+	test_bpf_perfmon_user();
 	test_writers();
 	test_unprivileged();
 	test_root_without_kprobes();

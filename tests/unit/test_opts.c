@@ -216,10 +216,59 @@ TEST(durations_with_units)
 	EXPECT_NEAR(r->c.interval, 3600, 1e-12);
 	r = PARSE(&spec, "-d5s");
 	EXPECT_NEAR(r->c.duration, 5, 1e-12);
-	/* -d 0 means until a signal */
-	r = PARSE(&spec, "-d", "0");
+	/* the shortest interval */
+	r = PARSE(&spec, "-i", "10ms");
 	EXPECT_EQ_INT(r->rc, 3);
-	EXPECT_EQ_STR(r->err, "");
+	EXPECT_NEAR(r->c.interval, 0.01, 1e-12);
+}
+
+/* "until Ctrl-C" is no -d, so -d 0 is refused like every non-positive duration */
+TEST(duration_zero_rejected)
+{
+	EXPECT_REJECTED(PARSE(&spec, "-d", "0"), "invalid duration '0': expected a positive number of seconds (omit -d");
+	EXPECT_REJECTED(PARSE(&spec, "-d", "0ms"), "invalid duration '0ms'");
+}
+
+/* below 10 ms the reports would be a busy loop (-i 1e-9 gave thousands a second) */
+TEST(interval_too_short_rejected)
+{
+	EXPECT_REJECTED(PARSE(&spec, "-i", "1e-9"), "invalid interval '1e-9': expected at least 10ms");
+	EXPECT_REJECTED(PARSE(&spec, "-i", "9ms"), "invalid interval '9ms'");
+	EXPECT_REJECTED(PARSE(&spec, "-i", "5us"), "invalid interval '5us'");
+}
+
+/* an empty path would silently mean the root cgroup, every task */
+TEST(empty_cgroup_rejected)
+{
+	EXPECT_REJECTED(PARSE(&spec, "-c", ""), "invalid cgroup ''");
+}
+
+/* user input echoed in an error stays on one line: control bytes are escaped */
+TEST(errors_escape_control_bytes)
+{
+	struct res *r = PARSE(&spec, "-d", "1\n\x1b[2Jx");
+
+	EXPECT_TRUE(r->rc < 0);
+	EXPECT_EQ_STR(r->err, "ksight: error: invalid duration '1\\n\\x1b[2Jx': expected a positive number of seconds "
+			      "(omit -d to run until Ctrl-C)\n");
+	r = PARSE(&spec, "--by", "a\tb");
+	EXPECT_TRUE(r->err && strstr(r->err, "'a\\tb'") != NULL);
+	r = PARSE(&spec, "--nope\r\x7f");
+	EXPECT_TRUE(r->err && strstr(r->err, "'--nope\\r\\x7f'") != NULL);
+	r = PARSE(&spec, "-\x01");
+	EXPECT_TRUE(r->err && strstr(r->err, "unknown option '-\\x01'") != NULL);
+}
+
+/* ks_escape: escapes, and cuts long input with "..." on a UTF-8 boundary */
+TEST(escape_helper)
+{
+	char buf[8];
+
+	EXPECT_EQ_STR(ks_escape("a\nb", buf, sizeof(buf)), "a\\nb");
+	EXPECT_EQ_STR(ks_escape("abcdefghij", buf, sizeof(buf)), "abcd...");
+	/* "ab" then a 2-byte character whose first byte would be the last kept */
+	EXPECT_EQ_STR(ks_escape("abc\xc3\xa9xyz", buf, sizeof(buf)), "abc...");
+	EXPECT_EQ_STR(ks_escape("", buf, sizeof(buf)), "");
 }
 
 TEST(duration_rejected)
@@ -375,7 +424,7 @@ TEST(help)
 	r = PARSE(&spec_min, "--help");
 	EXPECT_EQ_INT(r->rc, KS_OPTS_HELP);
 	EXPECT_EQ_STR(r->out, "Usage: ksight mini [OPTIONS]\n\nMinimal.\n\nOptions:\n"
-			      "  -d, --duration SEC       stop after SEC seconds (units: ms, s, m, h)\n"
+			      "  -d, --duration SEC       stop after SEC seconds, > 0 (units: ms, s, m, h); no -d: at Ctrl-C\n"
 			      "  -v, --verbose            more messages (-vv: libbpf's too)\n"
 			      "  -h, --help               show this help\n");
 }

@@ -1,0 +1,28 @@
+# Integration: ksight leaves its own events out of its reports (a kernel-side filter on its tgid) unless --include-self.
+. tests/lib.sh
+need_root self
+
+# self_rows COLLECTOR [ARGS]: "PID ROWS", ksight's pid and how many of its rows name it
+self_rows() {
+	_c=$1; shift
+	"$KSIGHT" "$_c" --by pid -j -d 0.6 -i 0.2 -n 0 "$@" >"$T_TMP/$_c.json" 2>"$T_TMP/$_c.err" &
+	_p=$!
+	wait $_p
+	echo "$? $_p $(jq -s --argjson p "$_p" '[.[].rows[]? | select(.pid == $p)] | length' "$T_TMP/$_c.json")"
+}
+
+# syscalls: ksight reads its maps with bpf() and sleeps with clock_nanosleep every interval;
+# offcpu: it sleeps between reports
+for c in syscalls offcpu; do
+	set -- $(self_rows $c)
+	t_eq "$c: exit 0, no row of ksight's own pid $2" "0 0" "$1 $3"
+	set -- $(self_rows $c --include-self)
+	if [ "$1" = 0 ] && [ "${3:-0}" -gt 0 ]; then
+		t_pass "$c --include-self: ksight's own pid $2 has rows"
+	else
+		t_fail "$c --include-self: ksight's own pid $2 has rows" "exit $1, $3 rows"
+	fi
+done
+# the filter report does not claim a filter the user did not give
+t_eq "no 'filters' entry for the self filter" "{}" "$(jq -s -c '.[0].filters' "$T_TMP/offcpu.json")"
+exit $T_FAILED
