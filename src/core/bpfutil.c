@@ -256,7 +256,7 @@ int ks_tp_nargs(const char *tp)
 
 int ks_tp_arg_is_ptr(const char *tp, int idx)
 {
-	struct btf *vmlinux = vmlinux_btf();
+	struct btf *vmlinux = ks_kernel_btf();
 	const struct btf_type *t;
 	const struct btf_param *p;
 	char name[128];
