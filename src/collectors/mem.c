@@ -339,8 +339,13 @@ static int mem_collect(void *vctx, struct ks_report *r)
 	ks_report_lost(r, "recursion", ks_obj_missed_since(ctx->skel->obj, &ctx->missed_seen));
 	ks_report_counter(r, "oom_kills", now.oom_kills - ctx->seen.oom_kills);
 	ctx->seen = now;
-	if (ctx->missing_list[0])
-		ks_report_meta_str(r, "unavailable", ctx->missing_list);
+	/* a top-level list, not a filter: which tracepoints this kernel lacks */
+	for (size_t i = 0; i < NEVENTS; i++) {
+		char b[96];
+
+		if (ctx->missing[i] && snprintf(b, sizeof(b), "%s:%s", mem_events[i].sys, mem_events[i].event) > 0)
+			ks_report_list_add(r, "unavailable", b);
+	}
 	return 0;
 }
 

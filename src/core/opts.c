@@ -6,8 +6,9 @@
 #include "core/log.h"
 #include "core/opts.h"
 #include "core/parse.h"
+#include "core/report.h"
 
-enum { ID_COMM = 256, ID_BY, ID_MAXMEM };
+enum { ID_COMM = 256, ID_BY, ID_MAXMEM, ID_SORT };
 
 struct common_def {
 	unsigned int bit;
@@ -27,6 +28,7 @@ static const struct common_def common_defs[] = {
 	{ KS_O_JSON, { "json", 'j', NULL, "JSON output (one document; one line per interval with -i)" } },
 	{ KS_O_OUTPUT, { "output", 'o', "FILE", "write the report to FILE" } },
 	{ KS_O_MEMORY, { "max-memory", ID_MAXMEM, "SIZE", "budget for the BPF maps at the possible-CPU count (default 64M)" } },
+	{ KS_O_SORT, { "sort", ID_SORT, "KEY", "order rows by KEY: count, total, errors, p50, p90, p99, max, mean or a column" } },
 	{ 0, { "verbose", 'v', NULL, "more messages (-vv: libbpf's too)" } },
 	{ 0, { "help", 'h', NULL, "show this help" } },
 };
@@ -163,6 +165,14 @@ static int parse_common(const struct ks_cmd_spec *spec, struct ks_common *c, int
 			return -EINVAL;
 		}
 		c->max_memory = v;
+		return 0;
+	case ID_SORT:
+		/* which columns exist is known once a report is drained: the driver refuses an unknown one */
+		if (!ks_sort_key_valid(arg)) {
+			p_err("invalid --sort key '%s': expected a column name such as count, total, p99 or max", arg);
+			return -EINVAL;
+		}
+		c->sort = arg;
 		return 0;
 	case 'v':
 		ks_verbose++;

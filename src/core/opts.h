@@ -21,8 +21,9 @@ enum ks_common_opt {
 	KS_O_JSON = 1u << 9,
 	KS_O_OUTPUT = 1u << 10,
 	KS_O_MEMORY = 1u << 11,
+	KS_O_SORT = 1u << 12,
 	KS_O_FILTERS = KS_O_PID | KS_O_TID | KS_O_CGROUP | KS_O_CPU | KS_O_COMM,
-	KS_O_COLLECTOR = 0xfff,
+	KS_O_COLLECTOR = 0x1fff,
 };
 
 /* Values of the shared options; defaults set by ks_common_init. */
@@ -41,6 +42,7 @@ struct ks_common {
 	bool json;
 	const char *output;
 	uint64_t max_memory; /* bytes of BPF maps at the possible-CPU count; 0: the default budget */
+	const char *sort;    /* --sort column; NULL: the collector's order */
 };
 
 /*
