@@ -1,6 +1,7 @@
 /* The drivers' common loop: wait for the next deadline, a stop signal or the -p process's exit; collect all; write each report. */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The -p process: a pidfd that turns readable when it exits, or kill(pid, 0) each tick without one. */
+/* The -p process: a pidfd that turns readable when its leader exits, then /proc each tick. */
 struct watch {
 	uint32_t pid;
 	int fd;
@@ -70,6 +71,31 @@ static void watch_init(struct watch *w, uint32_t pid)
 		w->gone = true;
 }
 
+/*
+ * Whether process @pid has ended: no /proc entry, or a zombie with no
+ * thread left.  A leader that called pthread_exit is a zombie too while
+ * its other threads run on: that process is alive.
+ */
+static bool proc_ended(uint32_t pid)
+{
+	char path[64], buf[512], *p;
+	int nthreads = 0;
+	char state = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT || errno == ESRCH;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* after the name: state, then fields 4..20; num_threads is field 20 */
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %d", &state,
+			 &nthreads) != 2)
+		return false;
+	return (state == 'Z' || state == 'X') && nthreads <= 1;
+}
+
 static bool watch_gone(struct watch *w)
 {
 	if (!w->pid || w->gone)
@@ -77,10 +103,13 @@ static bool watch_gone(struct watch *w)
 	if (w->fd >= 0) {
 		struct pollfd p = { .fd = w->fd, .events = POLLIN };
 
-		w->gone = poll(&p, 1, 0) > 0;
-	} else {
-		w->gone = kill((pid_t)w->pid, 0) && errno == ESRCH;
+		if (poll(&p, 1, 0) <= 0)
+			return false;
+		/* the leader exited; its threads may live on: look each tick from now on */
+		close(w->fd);
+		w->fd = -1;
 	}
+	w->gone = proc_ended(w->pid);
 	return w->gone;
 }
 

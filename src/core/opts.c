@@ -63,6 +63,15 @@ static void print_opt(FILE *out, const struct ks_optdef *d)
 	fprintf(out, "  %-24s %s\n", left, d->help);
 }
 
+/* True when the command has an option named @name of its own, which then replaces the shared one. */
+static bool own_opt(const struct ks_cmd_spec *spec, const char *name)
+{
+	for (const struct ks_optdef *o = spec->opts; o && o->name; o++)
+		if (!strcmp(o->name, name))
+			return true;
+	return false;
+}
+
 void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out)
 {
 	fprintf(out, "Usage: ksight %s [OPTIONS]%s%s\n\n%s\n\nOptions:\n", spec->name,
@@ -70,7 +79,7 @@ void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out)
 	for (const struct ks_optdef *o = spec->opts; o && o->name; o++)
 		print_opt(out, o);
 	for (size_t i = 0; i < NCOMMON; i++) {
-		if (common_defs[i].bit && !(spec->common & common_defs[i].bit))
+		if ((common_defs[i].bit && !(spec->common & common_defs[i].bit)) || own_opt(spec, common_defs[i].d.name))
 			continue;
 		print_opt(out, &common_defs[i].d);
 		if (common_defs[i].bit == KS_O_BY && spec->by_keys)
@@ -198,7 +207,7 @@ int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct 
 		for (int i = 0; i < cnt && n < MAXOPTS; i++) {
 			const struct ks_optdef *d = pass ? &common_defs[i].d : &spec->opts[i];
 
-			if (pass && common_defs[i].bit && !(spec->common & common_defs[i].bit))
+			if (pass && ((common_defs[i].bit && !(spec->common & common_defs[i].bit)) || own_opt(spec, d->name)))
 				continue;
 			defs[n] = d;
 			is_common[n] = pass;

@@ -149,14 +149,17 @@ int ks_multi_run(int argc, char **argv)
 	int idx, ret, n = 0;
 
 	ks_common_init(&c);
-	idx = ks_opts_parse(&run_spec, argc, argv, &c, run_opt, &l);
-	if (idx == KS_OPTS_HELP)
-		return 0;
-	if (idx < 0)
-		return 2;
-	for (; idx < argc; idx++)
-		if (add_names(&l, argv[idx]))
+	/* options may follow the collector names: parse again from each name, which stands in for argv[0] */
+	for (int base = 0; base < argc;) {
+		idx = ks_opts_parse(&run_spec, argc - base, argv + base, &c, run_opt, &l);
+		if (idx == KS_OPTS_HELP)
+			return 0;
+		if (idx < 0)
 			return 2;
+		base += idx;
+		if (base < argc && add_names(&l, argv[base]))
+			return 2;
+	}
 	if (!l.n) {
 		p_err("run: no collector given; e.g. 'ksight run syscalls,runqlat'");
 		return 2;
