@@ -5,21 +5,6 @@ need_root output
 before=$T_TMP/orphans.before
 t_orphans >"$before"
 
-# no_leaks NAME: no BPF program or link is left without an owner beyond those at the start
-# (lib.sh's second t_no_leaks takes a name prefix, which bpftool without pids cannot judge)
-no_leaks() {
-	_i=0
-	while t_orphans | grep -vxF -f "$before" >"$T_TMP/leaks"; do
-		_i=$((_i + 1))
-		if [ $_i -gt 30 ]; then
-			t_fail "$1" "BPF objects left with no owner: $(tr '\n' ' ' <"$T_TMP/leaks")"
-			return 1
-		fi
-		sleep 0.1
-	done
-	t_pass "$1"
-}
-
 # --- #10: a SIGTERM ends a run whose reader stopped reading, promptly, and nothing stays attached
 t_name blocked
 fifo=$T_NAME.fifo
@@ -46,7 +31,7 @@ wait $kp 2>/dev/null
 t_ok "blocked output: says the report was abandoned" grep -q "abandoned: the output is not being read" "$T_NAME.err"
 kill $reader 2>/dev/null
 wait $reader 2>/dev/null
-no_leaks "blocked output: no BPF programs left"
+t_no_leaks "blocked output: no BPF programs left" "$before"
 
 # --- #11: a task that names itself with ESC and a newline cannot forge lines in text output
 name=$(printf '\033[31m\nFAKE')
@@ -143,5 +128,5 @@ t_eq "--sort errors: close first" "close" "$(k_jq '.rows[0].syscall')"
 t_eq "--sort unknown column: exit 2" "2" "$?"
 t_ok "--sort unknown column: says which" grep -q "invalid --sort key 'no_such_column'" "$T_TMP/sort.err"
 
-no_leaks "output: no BPF programs left"
+t_no_leaks "output: no BPF programs left" "$before"
 exit $T_FAILED

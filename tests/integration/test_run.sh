@@ -59,11 +59,5 @@ t_eq "run: no collector exits 2" 2 "$?"
 "$KSIGHT" run syscalls,syscalls -d 0.1 >/dev/null 2>"$T_TMP/b.err"
 t_eq "run: a collector twice exits 2" 2 "$?"
 
-_i=0
-while t_orphans | grep -vxF -f "$before" >"$T_TMP/leaks"; do
-	_i=$((_i + 1))
-	[ $_i -gt 30 ] && break
-	sleep 0.1
-done
-t_eq "run: no BPF objects left" "" "$(tr '\n' ' ' <"$T_TMP/leaks")"
+t_no_leaks "run: no BPF objects left" "$before"
 exit $T_FAILED
