@@ -5,11 +5,6 @@
 #include "core/json.h"
 #include "output/output.h"
 
-static const char *unit_name(enum ks_unit u)
-{
-	return u == KS_UNIT_NS ? "ns" : u == KS_UNIT_BYTES ? "bytes" : "count";
-}
-
 static void write_meta(struct ks_json *j, const char *name, const struct ks_meta *m, int n)
 {
 	ks_json_key(j, name);
@@ -26,7 +21,7 @@ static void write_meta(struct ks_json *j, const char *name, const struct ks_meta
 static void write_hist_json(struct ks_json *j, const struct ks_hist *h, enum ks_unit unit)
 {
 	ks_json_obj_begin(j);
-	ks_json_kv_str(j, "unit", unit_name(unit));
+	ks_json_kv_str(j, "unit", ks_unit_name(unit));
 	ks_json_kv_u64(j, "count", h->count);
 	ks_json_kv_u64(j, "p50", ks_hist_percentile(h, 0.50));
 	ks_json_kv_u64(j, "p90", ks_hist_percentile(h, 0.90));

@@ -38,6 +38,12 @@ int ks_stream_status(FILE *out);
  * backslash as \\; whole characters only.  Returns the length written.
  */
 size_t ks_text_escape(const char *s, char *buf, size_t len);
+/* Names of a column kind ("counter", "gauge", "duration", "bytes") and of a unit ("ns", "bytes", "count"). */
+const char *ks_col_kind_name(enum ks_col_kind k);
+const char *ks_unit_name(enum ks_unit u);
+/* A schema as the docs/json.md table of a collector's row fields; 0 or negative errno. */
+int ks_schema_write_md(const struct ks_schema *s, FILE *out);
+
 /* @ts (CLOCK_REALTIME) as ISO-8601 UTC with milliseconds. */
 const char *ks_fmt_iso8601(const struct timespec *ts, char *buf, size_t len);
 

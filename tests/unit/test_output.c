@@ -297,3 +297,38 @@ TEST(sink_stop_abandons_blocked_pipe)
 	EXPECT_EQ_INT(ks_sink_write(&s, "x", 1, 0), -EPIPE);
 	close(p[1]);
 }
+
+/* Columns declared once render the docs table, and rows filled from them carry the kinds. */
+TEST(schema_renders_docs_and_rows)
+{
+	static const struct ks_column cols[] = {
+		{ "count", KS_COL_COUNTER, KS_UNIT_COUNT, "calls" },
+		{ "total_ns", KS_COL_DURATION, KS_UNIT_NS, "time in the call" },
+		{ "queued", KS_COL_GAUGE, KS_UNIT_COUNT, "requests in flight at the end" },
+		{ NULL, 0, 0, NULL },
+	};
+	static const struct ks_schema schema = { cols, "latency_ns", KS_UNIT_NS, "call latency" };
+	struct ks_report r;
+	struct ks_row *w;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	ASSERT_TRUE(m != NULL);
+	EXPECT_EQ_INT(ks_schema_write_md(&schema, m), 0);
+	fclose(m);
+	EXPECT_EQ_STR(buf, "| field | kind | unit | meaning |\n|---|---|---|---|\n"
+			   "| `count` | counter | count | calls |\n"
+			   "| `total_ns` | duration | ns | time in the call |\n"
+			   "| `queued` | gauge | count | requests in flight at the end |\n"
+			   "| `latency_ns` | histogram | ns | call latency |\n");
+	free(buf);
+	ks_report_init(&r, "x", NULL);
+	w = ks_report_add_row(&r);
+	ASSERT_TRUE(w != NULL);
+	for (int i = 0; i < 3; i++)
+		EXPECT_EQ_INT(ks_row_col(w, &cols[i], 5), 0);
+	EXPECT_EQ_INT(w->vals[1].kind, KS_VAL_NS);
+	EXPECT_EQ_INT(w->vals[2].kind, KS_VAL_GAUGE);
+	ks_report_free(&r);
+}
