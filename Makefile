@@ -15,7 +15,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Iinclude -Wall -
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(B)/skel/%.skel.h,$(BPF_SRCS))
-CORE_SRCS := $(wildcard src/core/*.c) $(wildcard src/collectors/*.c)
+CORE_SRCS := $(wildcard src/core/*.c) $(wildcard src/output/*.c) $(wildcard src/collectors/*.c)
 CLI_SRCS := $(wildcard src/cli/*.c)
 GEN_SRCS := $(B)/gen/names.c
 CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CORE_SRCS)) $(B)/obj/gen/names.o
@@ -61,7 +61,7 @@ $(B)/obj/gen/%.o: $(B)/gen/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(B)/obj/%.o: %.c $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/core/*.h) $(wildcard src/collectors/*.h)
+$(B)/obj/%.o: %.c $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/core/*.h) $(wildcard src/output/*.h) $(wildcard src/collectors/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -70,7 +70,7 @@ $(B)/tests/%: tests/unit/%.c $(B)/libksight.a tests/unit/test.h
 	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(B)/libksight.a $(LDLIBS) -lm
 
 # The same unit tests under ASan/UBSan, built from sources so the library is instrumented too.
-$(B)/tests/san/%: tests/unit/%.c $(CORE_SRCS) $(GEN_SRCS) $(SKELS) tests/unit/test.h $(wildcard include/ksight/*.h) $(wildcard src/core/*.h)
+$(B)/tests/san/%: tests/unit/%.c $(CORE_SRCS) $(GEN_SRCS) $(SKELS) tests/unit/test.h $(wildcard include/ksight/*.h) $(wildcard src/core/*.h) $(wildcard src/output/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(CORE_SRCS) $(GEN_SRCS) $(LDLIBS) -lm
 

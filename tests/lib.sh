@@ -71,7 +71,12 @@ t_orphans() {
 # file BEFORE (t_orphans output from the start of the test).  The kernel
 # frees a dead process's programs shortly after it exits, and other tests
 # may be loading and unloading in parallel, so new ones get 3 s to go.
+# t_no_leaks PREFIX (one argument): the by-prefix check below.
 t_no_leaks() {
+	if [ $# -ge 2 ]; then _t_no_leaks_since "$@"; else _t_no_leaks_prefix "$@"; fi
+}
+
+_t_no_leaks_since() {
 	_i=0
 	while t_orphans | grep -vxF -f "$2" >"$T_TMP/leaks"; do
 		_i=$((_i + 1))
@@ -177,7 +182,7 @@ need_root() {
 # Passes when no BPF program whose name starts with PREFIX outlives its
 # process, after a grace of ~2 s for the kernel to free the closed ones;
 # other users' programs may come and go meanwhile.
-t_no_leaks() {
+_t_no_leaks_prefix() {
 	_i=0
 	while [ -n "$(_t_ownerless "$1")" ] && [ $_i -lt 40 ]; do sleep 0.05; _i=$((_i + 1)); done
 	t_eq "no leaked $1* programs" "" "$(_t_ownerless "$1" | tr '\n' ' ')"

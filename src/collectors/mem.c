@@ -515,8 +515,14 @@ static int mem_collect(void *vctx, struct ks_report *r)
 		p_info("mem: the kernel refused %llu rows (last: %s); their events found a row after, or went to \"other\"",
 		       (unsigned long long)(now.row_errors - ctx->seen.row_errors), strerror((int)now.row_errno));
 	ctx->seen = now;
-	if (ctx->missing_list[0])
-		ks_report_meta_str(r, "unavailable", ctx->missing_list);
+	/* a top-level list, not a filter: which tracepoints this kernel lacks, and why */
+	for (size_t i = 0; i < NEVENTS; i++) {
+		char b[128];
+
+		if (ctx->missing[i] &&
+		    snprintf(b, sizeof(b), "%s:%s (%s)", mem_events[i].sys, mem_events[i].event, why_missing(ctx->missing[i])) > 0)
+			ks_report_list_add(r, "unavailable", b);
+	}
 	ks_budget_report(&ctx->budget, r);
 	return 0;
 }

@@ -22,12 +22,19 @@ void ks_sync_programs(void)
 	}
 }
 
-unsigned int ks_gen_flip(unsigned int *gen, volatile uint32_t *bss_gen)
+unsigned int ks_gen_mark(unsigned int *gen, volatile uint32_t *bss_gen)
 {
 	unsigned int old = *gen;
 
 	*gen ^= 1;
 	*bss_gen = *gen;
+	return old;
+}
+
+unsigned int ks_gen_flip(unsigned int *gen, volatile uint32_t *bss_gen)
+{
+	unsigned int old = ks_gen_mark(gen, bss_gen);
+
 	ks_sync_programs();
 	return old;
 }

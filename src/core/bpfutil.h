@@ -18,6 +18,12 @@ void ks_sync_programs(void);
  * out.  Returns the old half, now quiet and safe to drain.
  */
 unsigned int ks_gen_flip(unsigned int *gen, volatile uint32_t *bss_gen);
+/*
+ * The same without the wait, for a collector's mark() hook: the driver
+ * waits once (ks_sync_programs) for every instance it marked before any
+ * drain() reads the returned half.
+ */
+unsigned int ks_gen_mark(unsigned int *gen, volatile uint32_t *bss_gen);
 /* Number of possible CPUs, as per-CPU map values are laid out; >= 1. */
 int ks_ncpus(void);
 /* Smallest power of two >= @v, at least 1 and at most @cap. */

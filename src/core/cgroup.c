@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@ struct cg_entry {
 	char *path; /* relative to the mount, "/" for the root */
 };
 
+/* One cache per process, used by every instance a driver runs (threads included): @lock guards all of it. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cg_entry *cache;
 static size_t ncache, capcache;
 static double walked_at = -10.0;
@@ -82,7 +85,7 @@ static int walk(char *abs, size_t abs_len, const char *rel, int depth)
 	return err;
 }
 
-void ks_cgroup_cache_free(void)
+static void cache_drop(void)
 {
 	for (size_t i = 0; i < ncache; i++)
 		free(cache[i].path);
@@ -90,6 +93,13 @@ void ks_cgroup_cache_free(void)
 	cache = NULL;
 	ncache = capcache = 0;
 	walked_at = -10.0;
+}
+
+void ks_cgroup_cache_free(void)
+{
+	pthread_mutex_lock(&lock);
+	cache_drop();
+	pthread_mutex_unlock(&lock);
 }
 
 static int rewalk(void)
@@ -100,7 +110,7 @@ static int rewalk(void)
 
 	if (!mnt)
 		return -ENODEV;
-	ks_cgroup_cache_free();
+	cache_drop();
 	walked_at = mono_s();
 	len = strlen(mnt);
 	while (len > 1 && mnt[len - 1] == '/')
@@ -112,7 +122,7 @@ static int rewalk(void)
 	return walk(abs, len, abs + len, 0);
 }
 
-int ks_cgroup_path(__u64 id, char *buf, size_t len)
+static int lookup(__u64 id, char *buf, size_t len)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		int err;
@@ -130,4 +140,14 @@ int ks_cgroup_path(__u64 id, char *buf, size_t len)
 			return err;
 	}
 	return -ENOENT;
+}
+
+int ks_cgroup_path(__u64 id, char *buf, size_t len)
+{
+	int err;
+
+	pthread_mutex_lock(&lock);
+	err = lookup(id, buf, len);
+	pthread_mutex_unlock(&lock);
+	return err;
 }

@@ -9,9 +9,10 @@
 
 /*
  * Lifecycle: parse_opt for each own option, open (open, size, load,
- * attach: everything in the kernel), then collect once per interval or
- * once at the end, then close on every path.  All return 0 or negative
- * errno and never exit.
+ * attach: everything in the kernel), then collect (or mark + drain) once
+ * per interval or once at the end, then close on every path.  All return
+ * 0 or negative errno and never exit.  A running collector is an instance
+ * (core/instance.h); drivers (core/driver.h) run instances.
  */
 struct ks_collector {
 	struct ks_cmd_spec spec; /* name, summary, options */
@@ -24,12 +25,25 @@ struct ks_collector {
 	/* moves what happened since the previous collect into @r */
 	int (*collect)(void *ctx, struct ks_report *r);
 	void (*close)(void *ctx);
+	/*
+	 * Optional Core v2 phases (issue 11 item 2), adopted collector by
+	 * collector; collect() stays the fallback.  mark() flips the buffers
+	 * without waiting; the driver then waits for the kernel once for all
+	 * instances (ks_sync_programs) and calls drain(), which moves the
+	 * quiet half into @r as collect() would.  Both or neither.
+	 */
+	int (*mark)(void *ctx);
+	int (*drain)(void *ctx, struct ks_report *r);
+	/* Optional: the value columns this collector's rows carry, declared once (NULL: undeclared). */
+	const struct ks_schema *schema;
 };
 
 extern const struct ks_collector *const ks_collectors[];
 const struct ks_collector *ks_collector_find(const char *name);
 
-/* Runs @col to the end (duration, signal) and writes its reports; returns an exit code. */
+/* Runs @col to the end (duration, signal, -p process exit) and writes its reports; returns an exit code. */
 int ks_collector_run(const struct ks_collector *col, int argc, char **argv);
+/* `ksight run`: several collectors in one process, one report each per interval. */
+int ks_multi_run(int argc, char **argv);
 
 #endif

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "core/json.h"
 
 #define KS_JSON_DEPTH 32
@@ -66,7 +67,7 @@ void ks_json_arr_end(struct ks_json *j) { close_level(j, ']'); }
  * Length of the well-formed UTF-8 sequence at @p (RFC 3629: no overlong
  * forms, no surrogates, nothing past U+10FFFF), or 0.
  */
-static int utf8_len(const unsigned char *p)
+int ks_utf8_len(const unsigned char *p)
 {
 	unsigned int cp;
 	int n;
@@ -99,7 +100,7 @@ static void put_string(FILE *out, const char *s)
 	fputc('"', out);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p >= 0x80) {
-			int n = utf8_len(p);
+			int n = ks_utf8_len(p);
 
 			if (n) {
 				fwrite(p, 1, (size_t)n, out);
@@ -116,7 +117,8 @@ static void put_string(FILE *out, const char *s)
 		case '\r': fputs("\\r", out); break;
 		case '\t': fputs("\\t", out); break;
 		default:
-			if (*p < 0x20)
+			/* DEL too: JSON allows it raw, but a terminal showing the text does not want it */
+			if (*p < 0x20 || *p == 0x7f)
 				fprintf(out, "\\u%04x", *p);
 			else
 				fputc(*p, out);

@@ -6,8 +6,9 @@
 #include "core/log.h"
 #include "core/opts.h"
 #include "core/parse.h"
+#include "core/report.h"
 
-enum { ID_COMM = 256, ID_BY, ID_MAXMEM, ID_SELF };
+enum { ID_COMM = 256, ID_BY, ID_MAXMEM, ID_SELF, ID_SORT };
 
 struct common_def {
 	unsigned int bit;
@@ -28,6 +29,7 @@ static const struct common_def common_defs[] = {
 	{ KS_O_JSON, { "json", 'j', NULL, "JSON output (one document; one line per interval with -i)" } },
 	{ KS_O_OUTPUT, { "output", 'o', "FILE", "write the report to FILE" } },
 	{ KS_O_MEMORY, { "max-memory", ID_MAXMEM, "SIZE", "budget for the BPF maps at the possible-CPU count (default 64M)" } },
+	{ KS_O_SORT, { "sort", ID_SORT, "KEY", "order rows by KEY: count, total, errors, p50, p90, p99, max, mean or a column" } },
 	{ 0, { "verbose", 'v', NULL, "more messages (-vv: libbpf's too)" } },
 	{ 0, { "help", 'h', NULL, "show this help" } },
 };
@@ -62,6 +64,15 @@ static void print_opt(FILE *out, const struct ks_optdef *d)
 	fprintf(out, "  %-24s %s\n", left, d->help);
 }
 
+/* True when the command has an option named @name of its own, which then replaces the shared one. */
+static bool own_opt(const struct ks_cmd_spec *spec, const char *name)
+{
+	for (const struct ks_optdef *o = spec->opts; o && o->name; o++)
+		if (!strcmp(o->name, name))
+			return true;
+	return false;
+}
+
 void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out)
 {
 	fprintf(out, "Usage: ksight %s [OPTIONS]%s%s\n\n%s\n\nOptions:\n", spec->name,
@@ -69,7 +80,7 @@ void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out)
 	for (const struct ks_optdef *o = spec->opts; o && o->name; o++)
 		print_opt(out, o);
 	for (size_t i = 0; i < NCOMMON; i++) {
-		if (common_defs[i].bit && !(spec->common & common_defs[i].bit))
+		if ((common_defs[i].bit && !(spec->common & common_defs[i].bit)) || own_opt(spec, common_defs[i].d.name))
 			continue;
 		print_opt(out, &common_defs[i].d);
 		if (common_defs[i].bit == KS_O_BY && spec->by_keys)
@@ -179,6 +190,14 @@ static int parse_common(const struct ks_cmd_spec *spec, struct ks_common *c, int
 	case ID_SELF:
 		c->include_self = true;
 		return 0;
+	case ID_SORT:
+		/* which columns exist is known once a report is drained: the driver refuses an unknown one */
+		if (!ks_sort_key_valid(arg)) {
+			p_err("invalid --sort key '%s': expected a column name such as count, total, p99 or max", arg);
+			return -EINVAL;
+		}
+		c->sort = arg;
+		return 0;
 	case 'v':
 		ks_verbose++;
 		return 0;
@@ -203,7 +222,7 @@ int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct 
 		for (int i = 0; i < cnt && n < MAXOPTS; i++) {
 			const struct ks_optdef *d = pass ? &common_defs[i].d : &spec->opts[i];
 
-			if (pass && common_defs[i].bit && !(spec->common & common_defs[i].bit))
+			if (pass && ((common_defs[i].bit && !(spec->common & common_defs[i].bit)) || own_opt(spec, d->name)))
 				continue;
 			defs[n] = d;
 			is_common[n] = pass;

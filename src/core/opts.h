@@ -22,8 +22,9 @@ enum ks_common_opt {
 	KS_O_OUTPUT = 1u << 10,
 	KS_O_MEMORY = 1u << 11,
 	KS_O_SELF = 1u << 12,
+	KS_O_SORT = 1u << 13,
 	KS_O_FILTERS = KS_O_PID | KS_O_TID | KS_O_CGROUP | KS_O_CPU | KS_O_COMM | KS_O_SELF,
-	KS_O_COLLECTOR = 0x1fff,
+	KS_O_COLLECTOR = 0x3fff,
 };
 
 /* The shortest -i: below it the reports cost more than the events they count. */
@@ -46,6 +47,7 @@ struct ks_common {
 	const char *output;
 	uint64_t max_memory; /* bytes of BPF maps at the possible-CPU count; 0: the default budget */
 	bool include_self; /* --include-self: ksight's own events are counted too */
+	const char *sort;    /* --sort column; NULL: the collector's order */
 };
 
 /*

@@ -1,11 +1,9 @@
-/* Report data model and its two renderings, text and JSON, shared by every collector. */
+/* The report data model every collector fills and every writer (src/output/) renders: rows, meta, sort, copies. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/report.h"
-#include "core/json.h"
-#include "core/budget.h"
 
 void ks_report_init(struct ks_report *r, const char *collector, const char *hook)
 {
@@ -16,18 +14,30 @@ void ks_report_init(struct ks_report *r, const char *collector, const char *hook
 	r->hist_text = true;
 }
 
+static void row_free(struct ks_row *row)
+{
+	free(row->hist);
+	free(row->sub);
+	for (int x = 0; x < row->nxhist; x++)
+		free(row->xhist[x].h);
+}
+
 void ks_report_clear(struct ks_report *r)
 {
-	for (int i = 0; i < r->nrows; i++) {
-		free(r->rows[i].hist);
-		free(r->rows[i].sub);
-		for (int x = 0; x < r->rows[i].nxhist; x++)
-			free(r->rows[i].xhist[x].h);
-	}
+	for (int i = 0; i < r->nrows; i++)
+		row_free(&r->rows[i]);
 	r->nrows = 0;
 	r->lost = 0;
 	r->nlost = 0;
 	r->ncounters = 0;
+}
+
+static void meta_free(struct ks_meta *m, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(m[i].str);
+		m[i].str = NULL;
+	}
 }
 
 void ks_report_free(struct ks_report *r)
@@ -36,6 +46,14 @@ void ks_report_free(struct ks_report *r)
 	free(r->rows);
 	r->rows = NULL;
 	r->cap = 0;
+	meta_free(r->meta, r->nmeta);
+	r->nmeta = 0;
+	for (int i = 0; i < r->nlists; i++) {
+		for (int k = 0; k < r->lists[i].n; k++)
+			free(r->lists[i].items[k]);
+		free(r->lists[i].items);
+	}
+	r->nlists = 0;
 }
 
 struct ks_row *ks_report_add_row(struct ks_report *r)
@@ -53,36 +71,76 @@ struct ks_row *ks_report_add_row(struct ks_report *r)
 	return &r->rows[r->nrows++];
 }
 
-void ks_row_key_str(struct ks_row *row, const char *name, const char *v)
+/*
+ * Copies @s into @dst (@len bytes); a longer string is cut before a UTF-8
+ * continuation byte, never inside a character, and ends in "...".
+ */
+static void copy_cut(char *dst, size_t len, const char *s)
+{
+	size_t n = strlen(s), keep;
+
+	if (n < len) {
+		memcpy(dst, s, n + 1);
+		return;
+	}
+	keep = len - 4;
+	while (keep && ((unsigned char)s[keep] & 0xc0) == 0x80)
+		keep--;
+	memcpy(dst, s, keep);
+	memcpy(dst + keep, "...", 4);
+}
+
+int ks_row_key_str(struct ks_row *row, const char *name, const char *v)
 {
 	struct ks_key *k;
 
-	if (row->nkeys >= KS_ROW_KEYS)
-		return;
+	if (row->nkeys >= KS_ROW_KEYS) {
+		row->overflow++;
+		return -ENOSPC;
+	}
 	k = &row->keys[row->nkeys++];
 	k->name = name;
 	k->is_num = false;
-	snprintf(k->str, sizeof(k->str), "%s", v);
+	copy_cut(k->str, sizeof(k->str), v ? v : "");
+	return 0;
 }
 
-void ks_row_key_num(struct ks_row *row, const char *name, int64_t v)
+int ks_row_key_num(struct ks_row *row, const char *name, int64_t v)
 {
 	struct ks_key *k;
 
-	if (row->nkeys >= KS_ROW_KEYS)
-		return;
+	if (row->nkeys >= KS_ROW_KEYS) {
+		row->overflow++;
+		return -ENOSPC;
+	}
 	k = &row->keys[row->nkeys++];
 	k->name = name;
 	k->is_num = true;
 	k->num = v;
 	snprintf(k->str, sizeof(k->str), "%" PRId64, v);
+	return 0;
 }
 
-void ks_row_val(struct ks_row *row, const char *name, enum ks_val_kind kind, uint64_t v)
+int ks_row_val(struct ks_row *row, const char *name, enum ks_val_kind kind, uint64_t v)
 {
-	if (row->nvals >= KS_ROW_VALS)
-		return;
+	if (row->nvals >= KS_ROW_VALS) {
+		row->overflow++;
+		return -ENOSPC;
+	}
 	row->vals[row->nvals++] = (struct ks_val){ .name = name, .kind = kind, .v = v };
+	return 0;
+}
+
+int ks_row_col(struct ks_row *row, const struct ks_column *col, uint64_t v)
+{
+	static const enum ks_val_kind kinds[] = {
+		[KS_COL_COUNTER] = KS_VAL_COUNT,
+		[KS_COL_GAUGE] = KS_VAL_GAUGE,
+		[KS_COL_DURATION] = KS_VAL_NS,
+		[KS_COL_BYTES] = KS_VAL_BYTES,
+	};
+
+	return ks_row_val(row, col->name, kinds[col->kind], v);
 }
 
 int ks_row_sub_add(struct ks_row *row, const char *name, uint64_t count)
@@ -101,6 +159,7 @@ int ks_row_xhist(struct ks_row *row, const char *name, enum ks_unit unit, struct
 {
 	if (row->nxhist >= KS_ROW_XHISTS) {
 		free(h);
+		row->overflow++;
 		return -ENOSPC;
 	}
 	row->xhist[row->nxhist++] = (struct ks_xhist){ .name = name, .unit = unit, .h = h };
@@ -120,8 +179,13 @@ void ks_report_meta_str(struct ks_report *r, const char *name, const char *v)
 {
 	struct ks_meta *m = meta_add(r->meta, &r->nmeta, name);
 
+	/* whole: a long cgroup path is not cut (issue 10 #14) */
 	if (m)
-		snprintf(m->str, sizeof(m->str), "%s", v);
+		m->str = strdup(v ? v : "");
+	if (m && !m->str)
+		r->nmeta--;
+	if (!m || !m->str)
+		r->overflow++;
 }
 
 void ks_report_meta_num(struct ks_report *r, const char *name, uint64_t v)
@@ -131,7 +195,44 @@ void ks_report_meta_num(struct ks_report *r, const char *name, uint64_t v)
 	if (m) {
 		m->is_num = true;
 		m->num = v;
+	} else {
+		r->overflow++;
 	}
+}
+
+int ks_report_list_add(struct ks_report *r, const char *name, const char *item)
+{
+	struct ks_strlist *l = NULL;
+	char **n;
+
+	for (int i = 0; i < r->nlists; i++)
+		if (!strcmp(r->lists[i].name, name))
+			l = &r->lists[i];
+	if (!l) {
+		if (r->nlists >= KS_REPORT_LISTS) {
+			r->overflow++;
+			return -ENOSPC;
+		}
+		l = &r->lists[r->nlists++];
+		*l = (struct ks_strlist){ .name = name };
+	}
+	n = realloc(l->items, (size_t)(l->n + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	l->items = n;
+	if (!(n[l->n] = strdup(item)))
+		return -ENOMEM;
+	l->n++;
+	return 0;
+}
+
+int ks_report_overflow(const struct ks_report *r)
+{
+	int n = r->overflow;
+
+	for (int i = 0; i < r->nrows; i++)
+		n += r->rows[i].overflow;
+	return n;
 }
 
 void ks_report_lost(struct ks_report *r, const char *name, uint64_t v)
@@ -141,6 +242,8 @@ void ks_report_lost(struct ks_report *r, const char *name, uint64_t v)
 	if (m) {
 		m->is_num = true;
 		m->num = v;
+	} else {
+		r->overflow++;
 	}
 	r->lost += v;
 }
@@ -152,6 +255,8 @@ void ks_report_counter(struct ks_report *r, const char *name, uint64_t v)
 	if (m) {
 		m->is_num = true;
 		m->num = v;
+	} else {
+		r->overflow++;
 	}
 }
 
@@ -171,8 +276,202 @@ static int row_cmp(const void *a, const void *b)
 
 void ks_report_sort(struct ks_report *r)
 {
+	if (r->sort_key && !ks_report_sort_by(r, r->sort_key))
+		return;
 	if (r->nrows > 1)
 		qsort(r->rows, (size_t)r->nrows, sizeof(r->rows[0]), row_cmp);
+}
+
+/* Where a sort key is found in a row: a value column, a key column, or the histogram. */
+enum sort_src { SRC_NONE, SRC_VAL, SRC_KEY, SRC_HIST };
+
+static enum sort_src find_col(const struct ks_row *row, const char *key, int *idx)
+{
+	size_t n = strlen(key);
+
+	for (int v = 0; v < row->nvals; v++) {
+		const char *name = row->vals[v].name;
+
+		/* "total" finds "total_ns": text headers show durations without the suffix */
+		if (!strcmp(name, key) || (!strncmp(name, key, n) && !strcmp(name + n, "_ns"))) {
+			*idx = v;
+			return SRC_VAL;
+		}
+	}
+	for (int k = 0; k < row->nkeys; k++) {
+		if (!strcmp(row->keys[k].name, key)) {
+			*idx = k;
+			return SRC_KEY;
+		}
+	}
+	return SRC_NONE;
+}
+
+static const struct {
+	const char *name;
+	double q; /* < 0: not a percentile */
+} hist_keys[] = {
+	{ "count", -1 }, { "total", -2 }, { "max", -3 }, { "mean", -4 },
+	{ "p50", 0.5 },	 { "p90", 0.9 },  { "p99", 0.99 }, { "p999", 0.999 },
+};
+
+static int hist_key(const char *key)
+{
+	for (size_t i = 0; i < sizeof(hist_keys) / sizeof(hist_keys[0]); i++)
+		if (!strcmp(hist_keys[i].name, key))
+			return (int)i;
+	return -1;
+}
+
+static uint64_t hist_value(const struct ks_hist *h, int hk)
+{
+	double q = hist_keys[hk].q;
+
+	if (!h)
+		return 0;
+	if (q >= 0)
+		return ks_hist_percentile(h, q);
+	if (q == -1)
+		return h->count;
+	if (q == -2)
+		return h->sum;
+	if (q == -3)
+		return h->max;
+	return (uint64_t)ks_hist_mean(h);
+}
+
+/* Increasing by the string key column named by @arg, ties by row_cmp. */
+static int str_key_cmp(const void *a, const void *b, void *arg)
+{
+	const struct ks_row *x = a, *y = b;
+	const char *key = arg;
+	int i, j, c;
+
+	if (find_col(x, key, &i) == SRC_KEY && find_col(y, key, &j) == SRC_KEY) {
+		c = strcmp(x->keys[i].str, y->keys[j].str);
+		if (c)
+			return c;
+	}
+	return row_cmp(a, b);
+}
+
+int ks_report_sort_by(struct ks_report *r, const char *key)
+{
+	enum sort_src src = SRC_NONE;
+	int idx = 0, hk = hist_key(key);
+	bool str_key = false;
+
+	for (int i = 0; i < r->nrows && src == SRC_NONE; i++)
+		src = find_col(&r->rows[i], key, &idx);
+	if (src == SRC_NONE && hk >= 0)
+		for (int i = 0; i < r->nrows && src == SRC_NONE; i++)
+			if (r->rows[i].hist)
+				src = SRC_HIST;
+	if (src == SRC_NONE)
+		return r->nrows ? -ENOENT : 0;
+	for (int i = 0; i < r->nrows; i++) {
+		struct ks_row *row = &r->rows[i];
+		int j;
+
+		row->sort = 0;
+		if (src == SRC_HIST) {
+			row->sort = hist_value(row->hist, hk);
+		} else if (find_col(row, key, &j) == SRC_VAL) {
+			row->sort = row->vals[j].v;
+		} else if (find_col(row, key, &j) == SRC_KEY) {
+			if (row->keys[j].is_num) /* increasing: the smallest number gets the largest sort value */
+				row->sort = ~(uint64_t)row->keys[j].num ^ (1ull << 63);
+			else
+				str_key = true;
+		}
+	}
+	if (r->nrows > 1) {
+		if (str_key)
+			qsort_r(r->rows, (size_t)r->nrows, sizeof(r->rows[0]), str_key_cmp, (void *)key);
+		else
+			qsort(r->rows, (size_t)r->nrows, sizeof(r->rows[0]), row_cmp);
+	}
+	return 0;
+}
+
+bool ks_sort_key_valid(const char *key)
+{
+	if (!*key || strlen(key) > 64)
+		return false;
+	for (const char *p = key; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+			return false;
+	return true;
+}
+
+static int dup_hist(struct ks_hist **dst, const struct ks_hist *src)
+{
+	if (!src) {
+		*dst = NULL;
+		return 0;
+	}
+	*dst = malloc(sizeof(**dst));
+	if (!*dst)
+		return -ENOMEM;
+	memcpy(*dst, src, sizeof(**dst));
+	return 0;
+}
+
+int ks_report_copy_row(struct ks_report *r, const struct ks_row *src)
+{
+	struct ks_row *row = ks_report_add_row(r);
+
+	if (!row)
+		return -ENOMEM;
+	*row = *src;
+	row->hist = NULL;
+	row->sub = NULL;
+	row->nsub = 0;
+	row->nxhist = 0;
+	if (dup_hist(&row->hist, src->hist))
+		return -ENOMEM;
+	if (src->nsub) {
+		row->sub = malloc((size_t)src->nsub * sizeof(*row->sub));
+		if (!row->sub)
+			return -ENOMEM;
+		memcpy(row->sub, src->sub, (size_t)src->nsub * sizeof(*row->sub));
+		row->nsub = src->nsub;
+	}
+	for (int x = 0; x < src->nxhist; x++) {
+		row->xhist[x] = src->xhist[x];
+		if (dup_hist(&row->xhist[x].h, src->xhist[x].h))
+			return -ENOMEM;
+		row->nxhist++;
+	}
+	return 0;
+}
+
+int ks_report_copy(struct ks_report *dst, const struct ks_report *src)
+{
+	*dst = *src;
+	dst->rows = NULL;
+	dst->nrows = dst->cap = 0;
+	dst->nmeta = 0;
+	dst->nlists = 0;
+	memset(dst->meta, 0, sizeof(dst->meta));
+	memset(dst->lists, 0, sizeof(dst->lists));
+	for (int i = 0; i < src->nmeta; i++) {
+		dst->meta[i] = src->meta[i];
+		if (src->meta[i].str && !(dst->meta[i].str = strdup(src->meta[i].str)))
+			goto nomem;
+		dst->nmeta++;
+	}
+	for (int i = 0; i < src->nlists; i++)
+		for (int k = 0; k < src->lists[i].n; k++)
+			if (ks_report_list_add(dst, src->lists[i].name, src->lists[i].items[k]))
+				goto nomem;
+	for (int i = 0; i < src->nrows; i++)
+		if (ks_report_copy_row(dst, &src->rows[i]))
+			goto nomem;
+	return 0;
+nomem:
+	ks_report_free(dst);
+	return -ENOMEM;
 }
 
 /* The unit is picked after rounding to three digits: 999999ns is 1ms, not "1e+03us". */
@@ -206,309 +505,3 @@ const char *ks_fmt_unit(enum ks_unit unit, uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
-static int shown_rows(const struct ks_report *r)
-{
-	return r->top_n > 0 && r->top_n < r->nrows ? r->top_n : r->nrows;
-}
-
-void ks_hist_write_pct_line(const struct ks_hist *h, FILE *out)
-{
-	ks_hist_write_pct_line_unit(h, KS_UNIT_NS, out);
-}
-
-void ks_hist_write_pct_line_unit(const struct ks_hist *h, enum ks_unit unit, FILE *out)
-{
-	static const struct { const char *name; double q; } pct[] = {
-		{ "p50", 0.50 }, { "p90", 0.90 }, { "p99", 0.99 }, { "p99.9", 0.999 },
-	};
-	char b[32];
-
-	for (size_t i = 0; i < sizeof(pct) / sizeof(pct[0]); i++)
-		fprintf(out, "%s %s  ", pct[i].name, ks_fmt_unit(unit, ks_hist_percentile(h, pct[i].q), b, sizeof(b)));
-	fprintf(out, "max %s  ", ks_fmt_unit(unit, h->max, b, sizeof(b)));
-	fprintf(out, "mean %s  ", ks_fmt_unit(unit, (uint64_t)ks_hist_mean(h), b, sizeof(b)));
-	fprintf(out, "count %" PRIu64 "\n", h->count);
-}
-
-/*
- * Folds the log-linear slots into power-of-two rows of the display unit;
- * a slot goes to the row that holds its lower bound, so a row boundary is
- * off by at most one slot width (1/16) when the unit is not a power of two.
- */
-void ks_hist_write_text(const struct ks_hist *h, FILE *out, const char *indent)
-{
-	ks_hist_write_text_unit(h, KS_UNIT_NS, out, indent);
-}
-
-void ks_hist_write_text_unit(const struct ks_hist *h, enum ks_unit u, FILE *out, const char *indent)
-{
-	uint64_t rows[65] = { 0 }, peak = 0, div = 1;
-	const char *unit = "value";
-	int first = -1, last = -1;
-
-	if (u == KS_UNIT_NS) {
-		div = h->max >= 10000 ? 1000 : 1;
-		unit = div == 1 ? "nsecs" : "usecs";
-	} else if (u == KS_UNIT_BYTES) {
-		div = h->max >= 10240 ? 1024 : 1;
-		unit = div == 1 ? "bytes" : "KiB";
-	}
-
-	for (unsigned int i = 0; i < KS_HIST_SLOTS; i++) {
-		uint64_t v;
-		int row;
-
-		if (!h->slots[i])
-			continue;
-		v = ks_hist_slot_low(i) / div;
-		row = v ? (int)ks_log2_u64(v) + 1 : 0;
-		rows[row] += h->slots[i];
-	}
-	for (int i = 0; i < 65; i++) {
-		if (!rows[i])
-			continue;
-		if (first < 0)
-			first = i;
-		last = i;
-		if (rows[i] > peak)
-			peak = rows[i];
-	}
-	if (first < 0)
-		return;
-	fprintf(out, "%s%20s : %-10s distribution\n", indent, unit, "count");
-	for (int i = first; i <= last; i++) {
-		uint64_t lo = i ? 1ull << (i - 1) : 0, hi = i ? (1ull << i) - 1 : 0;
-		int stars = peak ? (int)(rows[i] * 40 / peak) : 0;
-		char range[48];
-
-		if (i == 64)
-			hi = ~0ull;
-		snprintf(range, sizeof(range), "%" PRIu64 " -> %" PRIu64, lo, hi);
-		fprintf(out, "%s%20s : %-10" PRIu64 "|%-40.*s|\n", indent, range, rows[i], stars,
-			"****************************************");
-	}
-}
-
-static void write_lost_text(const struct ks_report *r, FILE *out)
-{
-	fprintf(out, "lost: %" PRIu64, r->lost);
-	for (int i = 0; i < r->nlost; i++)
-		fprintf(out, "%s%s %" PRIu64, i ? ", " : " (", r->lost_by[i].name, r->lost_by[i].num);
-	fputs(r->nlost ? ")\n" : "\n", out);
-}
-
-int ks_report_write_text(const struct ks_report *r, FILE *out)
-{
-	int n = shown_rows(r);
-	char b[32];
-
-	if (r->interval)
-		fprintf(out, "--- interval %d (%.1fs) ---\n", r->interval, r->duration_s);
-	if (!r->nrows) {
-		fprintf(out, "no events\n");
-	} else {
-		const struct ks_row *h0 = &r->rows[0];
-		bool has_hist = false;
-
-		for (int i = 0; i < n; i++)
-			has_hist |= r->rows[i].hist != NULL;
-		int kw[KS_ROW_KEYS];
-
-		/* key widths: 20 and 8, or with keys_whole as wide as the longest value */
-		for (int k = 0; k < h0->nkeys; k++) {
-			kw[k] = k ? 8 : 20;
-			for (int i = 0; r->keys_whole && i < n; i++)
-				if (k < r->rows[i].nkeys && (int)strlen(r->rows[i].keys[k].str) > kw[k])
-					kw[k] = (int)strlen(r->rows[i].keys[k].str);
-		}
-		/* header from the first row's layout: all rows of a report share it */
-		for (int k = 0; k < h0->nkeys; k++)
-			fprintf(out, k ? " %*s" : "%-*s", kw[k], h0->keys[k].name);
-		for (int v = 0; v < h0->nvals; v++) {
-			/* durations are printed with their unit, so "total_ns" reads "total" */
-			const char *name = h0->vals[v].name;
-			size_t len = strlen(name);
-
-			if (h0->vals[v].kind == KS_VAL_NS && len > 3 && !strcmp(name + len - 3, "_ns"))
-				fprintf(out, " %10.*s", (int)(len - 3), name);
-			else
-				fprintf(out, " %10s", name);
-		}
-		if (has_hist) {
-			const char *pre = r->hist_cols ? r->hist_cols : "";
-			static const char *const cols[] = { "p50", "p90", "p99", "max" };
-
-			for (int c = 0; c < 4; c++) {
-				char name[32];
-
-				snprintf(name, sizeof(name), "%s%s", pre, cols[c]);
-				fprintf(out, " %9s", name);
-			}
-		}
-		if (r->sub_name)
-			fprintf(out, "  %s", r->sub_name);
-		fputc('\n', out);
-		for (int i = 0; i < n; i++) {
-			const struct ks_row *row = &r->rows[i];
-
-			for (int k = 0; k < row->nkeys; k++) {
-				int w = k < h0->nkeys ? kw[k] : 8;
-
-				if (k)
-					fprintf(out, " %*s", w, row->keys[k].str);
-				else
-					fprintf(out, "%-*.*s", w, w, row->keys[k].str);
-			}
-			for (int v = 0; v < row->nvals; v++) {
-				if (row->vals[v].kind == KS_VAL_NS)
-					fprintf(out, " %10s", ks_fmt_ns(row->vals[v].v, b, sizeof(b)));
-				else
-					fprintf(out, " %10" PRIu64, row->vals[v].v);
-			}
-			if (row->hist) {
-				static const double q[] = { 0.5, 0.9, 0.99 };
-
-				for (int p = 0; p < 3; p++)
-					fprintf(out, " %9s", ks_fmt_ns(ks_hist_percentile(row->hist, q[p]), b, sizeof(b)));
-				fprintf(out, " %9s", ks_fmt_ns(row->hist->max, b, sizeof(b)));
-			} else if (has_hist) {
-				fprintf(out, " %9s %9s %9s %9s", "-", "-", "-", "-");
-			}
-			for (int s = 0; s < row->nsub; s++)
-				fprintf(out, "%s%s=%" PRIu64, s ? "," : "  ", row->sub[s].name, row->sub[s].count);
-			fputc('\n', out);
-		}
-		if (n < r->nrows)
-			fprintf(out, "(%d more rows; -n 0 shows all)\n", r->nrows - n);
-		for (int i = 0; r->hist_text && i < n; i++) {
-			const struct ks_row *row = &r->rows[i];
-
-			if (!row->hist || !row->hist->count)
-				continue;
-			fputc('\n', out);
-			for (int k = 0; k < row->nkeys; k++)
-				fprintf(out, "%s%s=%s", k ? " " : "", row->keys[k].name, row->keys[k].str);
-			fputs("\n  ", out);
-			ks_hist_write_pct_line(row->hist, out);
-			ks_hist_write_text(row->hist, out, "");
-			for (int x = 0; x < row->nxhist; x++) {
-				const struct ks_xhist *xh = &row->xhist[x];
-
-				if (!xh->h->count)
-					continue;
-				fprintf(out, "  %s: ", xh->name);
-				ks_hist_write_pct_line_unit(xh->h, xh->unit, out);
-				ks_hist_write_text_unit(xh->h, xh->unit, out, "");
-			}
-		}
-	}
-	/* the loss line stays last: scripts read it with tail -1 */
-	for (int i = 0; i < r->ncounters; i++)
-		fprintf(out, "%s%s %" PRIu64 "%s", i ? ", " : "counters: ", r->counters[i].name, r->counters[i].num,
-			i + 1 == r->ncounters ? "\n" : "");
-	write_lost_text(r, out);
-	fflush(out);
-	return ferror(out) ? -EIO : 0;
-}
-
-static void write_meta(struct ks_json *j, const char *name, const struct ks_meta *m, int n)
-{
-	ks_json_key(j, name);
-	ks_json_obj_begin(j);
-	for (int i = 0; i < n; i++) {
-		if (m[i].is_num)
-			ks_json_kv_u64(j, m[i].name, m[i].num);
-		else
-			ks_json_kv_str(j, m[i].name, m[i].str);
-	}
-	ks_json_obj_end(j);
-}
-
-static void write_hist_json(struct ks_json *j, const struct ks_hist *h)
-{
-	ks_json_obj_begin(j);
-	ks_json_kv_u64(j, "count", h->count);
-	ks_json_kv_u64(j, "p50", ks_hist_percentile(h, 0.50));
-	ks_json_kv_u64(j, "p90", ks_hist_percentile(h, 0.90));
-	ks_json_kv_u64(j, "p99", ks_hist_percentile(h, 0.99));
-	ks_json_kv_u64(j, "p999", ks_hist_percentile(h, 0.999));
-	ks_json_kv_u64(j, "max", h->max);
-	ks_json_kv_double(j, "mean", ks_hist_mean(h));
-	ks_json_kv_u64(j, "sum", h->sum);
-	/* non-empty slots only, as [low, high, count] */
-	ks_json_key(j, "buckets");
-	ks_json_arr_begin(j);
-	for (unsigned int i = 0; i < KS_HIST_SLOTS; i++) {
-		if (!h->slots[i])
-			continue;
-		ks_json_arr_begin(j);
-		ks_json_u64(j, ks_hist_slot_low(i));
-		ks_json_u64(j, ks_hist_slot_high(i));
-		ks_json_u64(j, h->slots[i]);
-		ks_json_arr_end(j);
-	}
-	ks_json_arr_end(j);
-	ks_json_obj_end(j);
-}
-
-int ks_report_write_json(const struct ks_report *r, FILE *out)
-{
-	struct ks_json *j = ks_json_new(out);
-	int n = shown_rows(r);
-
-	if (!j)
-		return -ENOMEM;
-	ks_json_obj_begin(j);
-	ks_json_kv_str(j, "collector", r->collector);
-	ks_json_kv_str(j, "hook", r->hook ? r->hook : "");
-	ks_json_kv_u64(j, "interval", (uint64_t)r->interval);
-	ks_json_kv_double(j, "duration_s", r->duration_s);
-	ks_json_kv_u64(j, "lost", r->lost);
-	write_meta(j, "lost_by", r->lost_by, r->nlost);
-	if (r->ncounters)
-		write_meta(j, "counters", r->counters, r->ncounters);
-	write_meta(j, "filters", r->meta, r->nmeta);
-	if (r->budget) {
-		ks_json_key(j, "maps");
-		ks_budget_write_json(r->budget, j);
-	}
-	ks_json_kv_u64(j, "total_rows", (uint64_t)r->nrows);
-	ks_json_key(j, "rows");
-	ks_json_arr_begin(j);
-	for (int i = 0; i < n; i++) {
-		const struct ks_row *row = &r->rows[i];
-
-		ks_json_obj_begin(j);
-		for (int k = 0; k < row->nkeys; k++) {
-			ks_json_key(j, row->keys[k].name);
-			if (row->keys[k].is_num)
-				ks_json_i64(j, row->keys[k].num);
-			else
-				ks_json_str(j, row->keys[k].str);
-		}
-		for (int v = 0; v < row->nvals; v++)
-			ks_json_kv_u64(j, row->vals[v].name, row->vals[v].v);
-		if (r->sub_name) {
-			ks_json_key(j, r->sub_name);
-			ks_json_obj_begin(j);
-			for (int s = 0; s < row->nsub; s++)
-				ks_json_kv_u64(j, row->sub[s].name, row->sub[s].count);
-			ks_json_obj_end(j);
-		}
-		if (row->hist) {
-			ks_json_key(j, r->hist_name);
-			write_hist_json(j, row->hist);
-		}
-		for (int x = 0; x < row->nxhist; x++) {
-			ks_json_key(j, row->xhist[x].name);
-			write_hist_json(j, row->xhist[x].h);
-		}
-		ks_json_obj_end(j);
-	}
-	ks_json_arr_end(j);
-	ks_json_obj_end(j);
-	ks_json_free(j);
-	fputc('\n', out);
-	fflush(out);
-	return ferror(out) ? -EIO : 0;
-}

@@ -1,167 +1,186 @@
-/* Run control shared by all collectors: options, filters, attach, duration/interval loop, signals, reports. */
+/* The two command-line drivers: one collector (`ksight NAME`) and several in one process (`ksight run`). */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "core/collector.h"
+#include "core/driver.h"
 #include "core/filter.h"
-#include "core/loader.h"
 #include "core/log.h"
 #include "core/parse.h"
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
+/* What both drivers do once their instances are configured: sink, load, run, close.  Returns the exit code. */
+static int run_instances(struct ks_instance *in, int n, const struct ks_common *c, const struct ks_filter *f)
 {
-	stop_signal = sig;
-}
+	struct ks_sink sink;
+	struct ks_driver d = { .in = in, .n = n, .c = c, .sink = &sink };
+	int ret = 1, opened = 0, err;
+	bool started = false;
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Sleeps until @deadline (monotonic seconds) or a stop signal. */
-static void sleep_until(double deadline)
-{
-	while (!stop_signal) {
-		double left = deadline - now_s();
-		struct timespec ts;
-
-		if (left <= 0)
-			return;
-		/* in steps of at most a minute: "-d 1e300" must not overflow time_t into a busy loop */
-		if (left > 60)
-			left = 60;
-		ts.tv_sec = (time_t)left;
-		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
-		nanosleep(&ts, NULL); /* EINTR on a signal: the loop checks */
-	}
-}
-
-static int emit(const struct ks_collector *col, void *ctx, const struct ks_common *c,
-		const struct ks_filter *f, FILE *out, int interval, double window)
-{
-	struct ks_report r;
-	int err;
-
-	ks_report_init(&r, col->spec.name, col->hook(ctx));
-	r.interval = interval;
-	r.duration_s = window;
-	r.top_n = c->top_n;
-	ks_filter_describe(c, f, &r);
-	err = col->collect(ctx, &r);
-	if (!err) {
-		ks_report_sort(&r);
-		err = c->json ? ks_report_write_json(&r, out) : ks_report_write_text(&r, out);
-		if (err)
-			p_err("cannot write the report: %s", strerror(-err));
+	d.w = ks_writer_find(c->json ? "json" : "text");
+	if (c->output) {
+		if (ks_sink_open(&sink, c->output, &ks_stop_signal))
+			return 2;
 	} else {
-		p_err("%s: cannot read results: %s", col->spec.name, strerror(-err));
+		ks_sink_stdout(&sink, &ks_stop_signal);
 	}
-	ks_report_free(&r);
-	return err;
+	/* handlers first: a signal during load or attach still ends cleanly */
+	ks_stop_install();
+	for (; opened < n; opened++) {
+		err = ks_instance_open(&in[opened], f);
+		if (err) {
+			ks_report_open_error(in[opened].col, err);
+			opened++; /* closed below with the others */
+			goto out;
+		}
+	}
+	err = ks_sink_start(&sink);
+	if (err) {
+		p_err("cannot empty output '%s': %s", KS_ESC(c->output), strerror(-err));
+		goto out;
+	}
+	started = true;
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "ksight: tracing %s (hook %s)%s\n", in[i].col->spec.name,
+			in[i].col->hook ? in[i].col->hook(in[i].ctx) : "?",
+			i + 1 < n || c->duration ? "" : c->pid ? "; Ctrl-C or the process's exit ends" : "; Ctrl-C to end");
+	ret = ks_drive(&d);
+out:
+	for (int i = 0; i < opened; i++)
+		ks_instance_close(&in[i]);
+	err = ks_sink_close(&sink, started);
+	if (err) {
+		p_err("cannot write '%s': %s", KS_ESC(c->output), strerror(-err));
+		if (!ret)
+			ret = 1;
+	}
+	return ret;
 }
 
 int ks_collector_run(const struct ks_collector *col, int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct ks_instance in;
+	struct ks_filter f;
+	int err, ret;
+
+	err = ks_instance_init(&in, col);
+	if (err) {
+		if (err == -ENOMEM)
+			p_err("out of memory");
+		return 1;
+	}
+	err = ks_opts_parse_noargs(&col->spec, argc, argv, &in.c, col->parse_opt, in.ctx);
+	if (err == KS_OPTS_HELP || err < 0 || ks_filter_build(&in.c, &f)) {
+		ks_instance_close(&in);
+		return err == KS_OPTS_HELP ? 0 : 2;
+	}
+	ret = run_instances(&in, 1, &in.c, &f);
+	ks_instance_close(&in);
+	return ret;
+}
+
+enum { OPT_COLLECTORS = 300 };
+
+static const struct ks_optdef run_opts[] = {
+	{ "collectors", OPT_COLLECTORS, "LIST", "the collectors to run, e.g. syscalls,runqlat,biolat (or as arguments)" },
+	{ 0 },
+};
+
+static const struct ks_cmd_spec run_spec = {
+	.name = "run",
+	.summary = "Run several collectors in one process, each with its defaults plus the shared options;\n"
+		   "one report per collector per interval (JSON: one document each).",
+	.args = "COLLECTOR[,COLLECTOR...]...",
+	/* --by and --max-memory name one collector's keys and maps: each keeps its default */
+	.common = KS_O_COLLECTOR & ~(unsigned int)(KS_O_BY | KS_O_MEMORY),
+	.opts = run_opts,
+};
+
+struct run_list {
+	const struct ks_collector *cols[16];
+	int n;
+};
+
+/* Adds each name of the comma-separated @arg; -EINVAL after a one-line error. */
+static int add_names(struct run_list *l, const char *arg)
+{
+	char *dup = strdup(arg), *save = NULL;
+	int err = 0;
+
+	if (!dup) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	for (char *t = strtok_r(dup, ",", &save); t && !err; t = strtok_r(NULL, ",", &save)) {
+		const struct ks_collector *col = ks_collector_find(t);
+
+		if (!col) {
+			p_err("run: unknown collector '%s'; see 'ksight -h'", t);
+			err = -EINVAL;
+			break;
+		}
+		for (int i = 0; i < l->n; i++) {
+			if (l->cols[i] == col) {
+				p_err("run: collector '%s' given twice", t);
+				err = -EINVAL;
+			}
+		}
+		if (!err && l->n == (int)(sizeof(l->cols) / sizeof(l->cols[0]))) {
+			p_err("run: too many collectors");
+			err = -EINVAL;
+		}
+		if (!err)
+			l->cols[l->n++] = col;
+	}
+	free(dup);
+	return err;
+}
+
+static int run_opt(void *ctx, int id, const char *arg)
+{
+	return id == OPT_COLLECTORS ? add_names(ctx, arg) : -EINVAL;
+}
+
+int ks_multi_run(int argc, char **argv)
+{
+	struct run_list l = { .n = 0 };
+	struct ks_instance in[16];
 	struct ks_common c;
 	struct ks_filter f;
-	FILE *out = stdout;
-	void *ctx;
-	int err, ret = 1, interval = 0;
-	double start, last, end;
+	int idx, ret, n = 0;
 
-	ctx = calloc(1, col->ctx_size);
-	if (!ctx) {
-		p_err("out of memory");
-		return 1;
-	}
 	ks_common_init(&c);
-	if (col->init && col->init(ctx)) {
-		free(ctx);
-		return 1;
+	/* options may follow the collector names: parse again from each name, which stands in for argv[0] */
+	for (int base = 0; base < argc;) {
+		idx = ks_opts_parse(&run_spec, argc - base, argv + base, &c, run_opt, &l);
+		if (idx == KS_OPTS_HELP)
+			return 0;
+		if (idx < 0)
+			return 2;
+		base += idx;
+		if (base < argc && add_names(&l, argv[base]))
+			return 2;
 	}
-	err = ks_opts_parse_noargs(&col->spec, argc, argv, &c, col->parse_opt, ctx);
-	if (err == KS_OPTS_HELP) {
-		free(ctx);
-		return 0;
+	if (!l.n) {
+		p_err("run: no collector given; e.g. 'ksight run syscalls,runqlat'");
+		return 2;
 	}
-	if (err < 0)
-		goto usage;
 	if (ks_filter_build(&c, &f))
-		goto usage;
-	if (c.output) {
-		out = fopen(c.output, "w");
-		if (!out) {
-			p_err("cannot open output '%s': %s", KS_ESC(c.output), strerror(errno));
-			goto usage;
+		return 2;
+	for (; n < l.n; n++) {
+		int err = ks_instance_init(&in[n], l.cols[n]);
+
+		if (err) {
+			p_err("%s: cannot set up: %s", l.cols[n]->spec.name, strerror(-err));
+			ret = 1;
+			goto out;
 		}
+		/* the shared options; everything else stays at the collector's default */
+		in[n].c = c;
 	}
-
-	/* handlers first: a signal during load or attach still ends cleanly */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-
-	err = col->open(ctx, &c, &f);
-	if (err) {
-		/* the loader says why each hook failed: privilege, tracefs, the kernel */
-		if (ks_load_error())
-			p_err("%s: %s", col->spec.name, ks_load_error());
-		else if (err == -EPERM || err == -EACCES)
-			p_err("%s: cannot load BPF programs: %s; run as root or with CAP_BPF and CAP_PERFMON",
-			      col->spec.name, strerror(-err));
-		else if (err != -E2BIG) /* over the memory budget: ks_budget_check said so */
-			p_err("%s: cannot load and attach: %s", col->spec.name, strerror(-err));
-		goto out;
-	}
-	fprintf(stderr, "ksight: tracing %s (hook %s)%s\n", col->spec.name, col->hook(ctx),
-		c.duration ? "" : "; Ctrl-C to end");
-
-	start = last = now_s();
-	end = c.duration ? start + c.duration : 0;
-	ret = 0;
-	while (!stop_signal) {
-		double next = c.interval ? last + c.interval : 0, t;
-
-		if (!next || (end && end < next))
-			next = end;
-		if (!next) {
-			/* no deadline: wake now and then so a racing signal is not missed */
-			sleep_until(now_s() + 1.0);
-			continue;
-		}
-		sleep_until(next);
-		t = now_s();
-		if (c.interval && !stop_signal && (!end || t < end)) {
-			if (emit(col, ctx, &c, &f, out, ++interval, t - last))
-				ret = 1;
-			last = t;
-			continue;
-		}
-		break;
-	}
-	/* the final report: the last (maybe partial) interval, or the whole run */
-	if (emit(col, ctx, &c, &f, out, c.interval ? interval + 1 : 0, now_s() - last))
-		ret = 1;
-	if (stop_signal)
-		p_info("stopped by signal %d", (int)stop_signal);
+	ret = run_instances(in, n, &c, &f);
 out:
-	col->close(ctx);
-	free(ctx);
-	if (out != stdout && fclose(out)) {
-		p_err("cannot write '%s': %s", KS_ESC(c.output), strerror(errno));
-		ret = 1;
-	}
+	for (int i = 0; i < n; i++)
+		ks_instance_close(&in[i]);
 	return ret;
-usage:
-	free(ctx);
-	return 2;
 }

@@ -247,7 +247,7 @@ TEST(string_escaping)
 		{ "nl\ncr\rtab\t", "\"nl\\ncr\\rtab\\t\"" },
 		{ "\x01\x02\x1f", "\"\\u0001\\u0002\\u001f\"" },
 		{ "\b\f", "\"\\u0008\\u000c\"" },
-		{ "del\x7f/slash", "\"del\x7f/slash\"" }, /* DEL and '/' need no escape */
+		{ "del\x7f/slash", "\"del\\u007f/slash\"" }, /* '/' needs no escape; DEL is escaped for terminals */
 		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5\"" },
 	};
 
@@ -430,9 +430,10 @@ static void fixture(struct ks_report *r)
 
 static const char fixture_text[] =
 	"syscall                    nr      count     errors      total       p50       p90       p99       max  errnos\n"
-	"read                        0          5          2     1.04ms     295ns       1ms       1ms       1ms  EAGAIN=1,EINTR=1\n"
-	"a_very_long_syscall_       -1          1          0        1ms         -         -         -         -\n"
-	"close                       3          6          6     5.05us       3ns       5us       5us       5us  EBADF=6\n"
+	/* one unit per column, chosen from its largest value */
+	"read                        0          5          2     1.04ms     295ns    1.00ms    1.00ms    1.00ms  EAGAIN=1,EINTR=1\n"
+	"a_very_long_syscall_       -1          1          0     1.00ms         -         -         -         -\n"
+	"close                       3          6          6   0.0050ms       3ns  0.0050ms  0.0050ms  0.0050ms  EBADF=6\n"
 	"(1 more rows; -n 0 shows all)\n"
 	"\n"
 	"syscall=read nr=0\n"
@@ -500,7 +501,7 @@ TEST(report_text_interval_and_empty)
 	mem_open(&m);
 	EXPECT_EQ_INT(ks_report_write_text(&r, m.f), 0);
 	mem_close(&m);
-	EXPECT_TRUE(strstr(m.buf, "\nzzz                         9          1          0     5.05us         -         -"
+	EXPECT_TRUE(strstr(m.buf, "\nzzz                         9          1          0   0.0050ms         -         -"
 				  "         -         -\nlost: 3 (map_full 3, ringbuf 0)\n") != NULL);
 	EXPECT_TRUE(!strstr(m.buf, "distribution") && !strstr(m.buf, "more rows"));
 	free(m.buf);
@@ -509,16 +510,16 @@ TEST(report_text_interval_and_empty)
 
 static const char fixture_json[] =
 	"{\"collector\":\"syscalls\",\"hook\":\"tp_btf\",\"interval\":0,\"duration_s\":2.5,\"lost\":3,"
-	"\"lost_by\":{\"map_full\":3,\"ringbuf\":0},\"filters\":{\"pid\":1234,\"comm\":\"a\\\"b\"},\"total_rows\":4,"
+	"\"lost_by\":{\"map_full\":3,\"ringbuf\":0},\"counters\":{},\"filters\":{\"pid\":1234,\"comm\":\"a\\\"b\"},\"total_rows\":4,"
 	"\"rows\":["
 	"{\"syscall\":\"read\",\"nr\":0,\"count\":5,\"errors\":2,\"total_ns\":1040600,\"errnos\":{\"EAGAIN\":1,\"EINTR\":1},"
-	"\"latency_ns\":{\"count\":5,\"p50\":295,\"p90\":1000000,\"p99\":1000000,\"p999\":1000000,\"max\":1000000,"
+	"\"latency_ns\":{\"unit\":\"ns\",\"count\":5,\"p50\":295,\"p90\":1000000,\"p99\":1000000,\"p999\":1000000,\"max\":1000000,"
 	"\"mean\":208120,\"sum\":1040600,\"buckets\":[[100,103,1],[200,207,1],[288,303,1],[38912,40959,1],"
 	"[983040,1015807,1]]}},"
 	"{\"syscall\":\"a_very_long_syscall_name_cut\",\"nr\":-1,\"count\":1,\"errors\":0,\"total_ns\":999999,"
 	"\"errnos\":{}},"
 	"{\"syscall\":\"close\",\"nr\":3,\"count\":6,\"errors\":6,\"total_ns\":5049,\"errnos\":{\"EBADF\":6},"
-	"\"latency_ns\":{\"count\":6,\"p50\":3,\"p90\":5000,\"p99\":5000,\"p999\":5000,\"max\":5000,\"mean\":841.5,"
+	"\"latency_ns\":{\"unit\":\"ns\",\"count\":6,\"p50\":3,\"p90\":5000,\"p99\":5000,\"p999\":5000,\"max\":5000,\"mean\":841.5,"
 	"\"sum\":5049,\"buckets\":[[1,1,1],[2,2,1],[3,3,2],[40,41,1],[4864,5119,1]]}}"
 	"]}\n";
 
@@ -552,7 +553,7 @@ TEST(report_json_empty_and_special)
 	mem_open(&m);
 	EXPECT_EQ_INT(ks_report_write_json(&r, m.f), 0);
 	EXPECT_EQ_STR(mem_close(&m), "{\"collector\":\"x\\ty\",\"hook\":\"\",\"interval\":3,\"duration_s\":null,"
-				     "\"lost\":0,\"lost_by\":{},\"filters\":{},\"total_rows\":0,\"rows\":[]}\n");
+				     "\"lost\":0,\"lost_by\":{},\"counters\":{},\"filters\":{},\"total_rows\":0,\"rows\":[]}\n");
 	EXPECT_JQ(m.buf, ".rows | length", "0");
 	free(m.buf);
 	/* a key cut from a comm in the middle of a character */
@@ -568,7 +569,7 @@ TEST(report_json_empty_and_special)
 	ks_report_free(&r);
 }
 
-/* A full disk loses the report: both writers must say so, not return 0. */
+/* A full disk loses the report: both writers must say so with the real errno (ENOSPC, not EIO). */
 TEST(write_errors_reported)
 {
 	struct ks_report r;
@@ -577,19 +578,19 @@ TEST(write_errors_reported)
 	fixture(&r);
 	f = fopen("/dev/full", "w");
 	ASSERT_TRUE(f != NULL);
-	EXPECT_EQ_INT(ks_report_write_text(&r, f), -EIO);
+	EXPECT_EQ_INT(ks_report_write_text(&r, f), -ENOSPC);
 	fclose(f);
 	f = fopen("/dev/full", "w");
 	ASSERT_TRUE(f != NULL);
-	EXPECT_EQ_INT(ks_report_write_json(&r, f), -EIO);
+	EXPECT_EQ_INT(ks_report_write_json(&r, f), -ENOSPC);
 	fclose(f);
 	/* the same with a report small enough to sit in the stdio buffer until the end */
 	ks_report_free(&r);
 	ks_report_init(&r, "syscalls", "tp_btf");
 	f = fopen("/dev/full", "w");
 	ASSERT_TRUE(f != NULL);
-	EXPECT_EQ_INT(ks_report_write_text(&r, f), -EIO);
-	EXPECT_EQ_INT(ks_report_write_json(&r, f), -EIO);
+	EXPECT_EQ_INT(ks_report_write_text(&r, f), -ENOSPC);
+	EXPECT_EQ_INT(ks_report_write_json(&r, f), -ENOSPC);
 	fclose(f);
 	ks_report_free(&r);
 }

@@ -1,0 +1,328 @@
+/* The cumulative accumulator: a hash of key tuples onto rows that only grow, a cardinality cap and a time-to-live. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/accum.h"
+
+int ks_accum_init(struct ks_accum *a, const char *collector, int max_rows, uint64_t ttl_marks)
+{
+	memset(a, 0, sizeof(*a));
+	ks_report_init(&a->total, collector, NULL);
+	a->max_rows = max_rows;
+	a->ttl_marks = ttl_marks;
+	a->other = -1;
+	return 0;
+}
+
+void ks_accum_free(struct ks_accum *a)
+{
+	ks_report_free(&a->total);
+	free(a->changed);
+	free(a->index);
+	memset(a, 0, sizeof(*a));
+	a->other = -1;
+}
+
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	/* FNV-1a: key tuples are short; what matters is that equal tuples meet */
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t key_hash(const struct ks_row *row)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (int k = 0; k < row->nkeys; k++) {
+		h = mix(h, row->keys[k].name, strlen(row->keys[k].name) + 1);
+		h = mix(h, row->keys[k].str, strlen(row->keys[k].str) + 1);
+	}
+	return h;
+}
+
+static bool same_keys(const struct ks_row *x, const struct ks_row *y)
+{
+	if (x->nkeys != y->nkeys)
+		return false;
+	for (int k = 0; k < x->nkeys; k++)
+		if (strcmp(x->keys[k].name, y->keys[k].name) || strcmp(x->keys[k].str, y->keys[k].str))
+			return false;
+	return true;
+}
+
+/* Rebuilds the index for every row but "other" (which is found by its index). */
+static int reindex(struct ks_accum *a)
+{
+	uint32_t cap = 64;
+
+	while (cap < (uint32_t)a->total.nrows * 2 + 2)
+		cap *= 2;
+	free(a->index);
+	a->index = calloc(cap, sizeof(*a->index));
+	if (!a->index)
+		return -ENOMEM;
+	a->index_cap = cap;
+	for (int i = 0; i < a->total.nrows; i++) {
+		uint32_t s;
+
+		if (i == a->other)
+			continue;
+		for (s = (uint32_t)key_hash(&a->total.rows[i]) & (cap - 1); a->index[s]; s = (s + 1) & (cap - 1))
+			;
+		a->index[s] = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+static int find(const struct ks_accum *a, const struct ks_row *row)
+{
+	if (!a->index_cap)
+		return -1;
+	for (uint32_t s = (uint32_t)key_hash(row) & (a->index_cap - 1); a->index[s]; s = (s + 1) & (a->index_cap - 1))
+		if (same_keys(&a->total.rows[a->index[s] - 1], row) && (int)a->index[s] - 1 != a->other)
+			return (int)a->index[s] - 1;
+	return -1;
+}
+
+static int merge_hist(struct ks_hist **dst, const struct ks_hist *src)
+{
+	if (!src)
+		return 0;
+	if (!*dst) {
+		*dst = calloc(1, sizeof(**dst));
+		if (!*dst)
+			return -ENOMEM;
+	}
+	ks_hist_merge(*dst, src);
+	return 0;
+}
+
+/* True when delta row @d carries anything (a gauge's level counts: it is news). */
+static bool row_changed(const struct ks_row *d)
+{
+	for (int v = 0; v < d->nvals; v++)
+		if (d->vals[v].v)
+			return true;
+	if (d->hist && d->hist->count)
+		return true;
+	for (int s = 0; s < d->nsub; s++)
+		if (d->sub[s].count)
+			return true;
+	return false;
+}
+
+/* Adds delta row @d into cumulative row @t. */
+static int merge_row(struct ks_row *t, const struct ks_row *d)
+{
+	int err;
+
+	for (int v = 0; v < d->nvals; v++) {
+		int j;
+
+		for (j = 0; j < t->nvals; j++)
+			if (!strcmp(t->vals[j].name, d->vals[v].name))
+				break;
+		if (j == t->nvals) {
+			ks_row_val(t, d->vals[v].name, d->vals[v].kind, d->vals[v].v);
+			continue;
+		}
+		if (d->vals[v].kind == KS_VAL_GAUGE)
+			t->vals[j].v = d->vals[v].v;
+		else
+			t->vals[j].v += d->vals[v].v;
+	}
+	err = merge_hist(&t->hist, d->hist);
+	for (int x = 0; x < d->nxhist && !err; x++) {
+		int j;
+
+		for (j = 0; j < t->nxhist; j++)
+			if (!strcmp(t->xhist[j].name, d->xhist[x].name))
+				break;
+		if (j == t->nxhist) {
+			struct ks_hist *h = calloc(1, sizeof(*h));
+
+			if (!h)
+				return -ENOMEM;
+			ks_hist_merge(h, d->xhist[x].h);
+			err = ks_row_xhist(t, d->xhist[x].name, d->xhist[x].unit, h);
+		} else {
+			ks_hist_merge(t->xhist[j].h, d->xhist[x].h);
+		}
+	}
+	for (int s = 0; s < d->nsub && !err; s++) {
+		int j;
+
+		for (j = 0; j < t->nsub; j++)
+			if (!strcmp(t->sub[j].name, d->sub[s].name))
+				break;
+		if (j == t->nsub)
+			err = ks_row_sub_add(t, d->sub[s].name, d->sub[s].count);
+		else
+			t->sub[j].count += d->sub[s].count;
+	}
+	t->sort += d->sort;
+	return err;
+}
+
+static int grow_changed(struct ks_accum *a)
+{
+	uint64_t *n = realloc(a->changed, (size_t)a->total.cap * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	a->changed = n;
+	return 0;
+}
+
+/* The "other" row, made on first use with @like's key names. */
+static int other_row(struct ks_accum *a, const struct ks_row *like)
+{
+	struct ks_row *o;
+
+	if (a->other >= 0)
+		return a->other;
+	o = ks_report_add_row(&a->total);
+	if (!o || grow_changed(a))
+		return -ENOMEM;
+	for (int k = 0; k < like->nkeys; k++)
+		ks_row_key_str(o, like->keys[k].name, "other");
+	a->other = a->total.nrows - 1;
+	a->changed[a->other] = a->marks;
+	return a->other;
+}
+
+/* Drops rows unchanged for ttl marks; keeps "other". */
+static int expire(struct ks_accum *a)
+{
+	struct ks_report *t = &a->total;
+	int w = 0, dropped = 0;
+
+	if (!a->ttl_marks)
+		return 0;
+	for (int i = 0; i < t->nrows; i++) {
+		if (i != a->other && a->marks - a->changed[i] >= a->ttl_marks) {
+			struct ks_report one = { .rows = &t->rows[i], .nrows = 1 };
+
+			/* frees the row's histograms and breakdown */
+			ks_report_clear(&one);
+			dropped++;
+			continue;
+		}
+		if (i == a->other)
+			a->other = w;
+		t->rows[w] = t->rows[i];
+		a->changed[w++] = a->changed[i];
+	}
+	t->nrows = w;
+	a->expired += (uint64_t)dropped;
+	return dropped ? reindex(a) : 0;
+}
+
+static int merge_meta(struct ks_meta *dst, int *n, const struct ks_meta *src, int sn, struct ks_report *r,
+		      void (*add)(struct ks_report *, const char *, uint64_t))
+{
+	for (int i = 0; i < sn; i++) {
+		int j;
+
+		for (j = 0; j < *n; j++)
+			if (!strcmp(dst[j].name, src[i].name))
+				break;
+		if (j < *n)
+			dst[j].num += src[i].num;
+		else if (add)
+			add(r, src[i].name, src[i].num);
+	}
+	return 0;
+}
+
+int ks_accum_add(struct ks_accum *a, const struct ks_report *d)
+{
+	struct ks_report *t = &a->total;
+	int err = 0;
+
+	a->marks++;
+	if (!t->hook && d->hook)
+		t->hook = d->hook;
+	t->hist_name = d->hist_name;
+	t->sub_name = d->sub_name;
+	t->hist_unit = d->hist_unit;
+	t->hist_text = d->hist_text;
+	t->budget = d->budget;
+	t->duration_s += d->duration_s;
+	t->lost += d->lost;
+	merge_meta(t->lost_by, &t->nlost, d->lost_by, d->nlost, t, NULL);
+	/* lost is already summed above: new causes go in without adding twice */
+	for (int i = 0; i < d->nlost; i++) {
+		int j;
+
+		for (j = 0; j < t->nlost; j++)
+			if (!strcmp(t->lost_by[j].name, d->lost_by[i].name))
+				break;
+		if (j == t->nlost) {
+			ks_report_lost(t, d->lost_by[i].name, d->lost_by[i].num);
+			t->lost -= d->lost_by[i].num;
+		}
+	}
+	merge_meta(t->counters, &t->ncounters, d->counters, d->ncounters, t, ks_report_counter);
+	if (!t->nmeta)
+		for (int i = 0; i < d->nmeta; i++) {
+			if (d->meta[i].is_num)
+				ks_report_meta_num(t, d->meta[i].name, d->meta[i].num);
+			else
+				ks_report_meta_str(t, d->meta[i].name, d->meta[i].str);
+		}
+	for (int i = 0; i < d->nrows && !err; i++) {
+		const struct ks_row *row = &d->rows[i];
+		int at = find(a, row);
+
+		/* a pre-created row with nothing in it does not bring back an expired series */
+		if (at < 0 && !row_changed(row))
+			continue;
+		if (at < 0 && a->max_rows && t->nrows - (a->other >= 0) >= a->max_rows) {
+			at = other_row(a, row);
+			if (at < 0)
+				return at;
+			a->folds++;
+		} else if (at < 0) {
+			struct ks_row *n;
+
+			err = ks_report_copy_row(t, row);
+			if (err || (err = grow_changed(a)))
+				return err;
+			n = &t->rows[t->nrows - 1];
+			a->changed[t->nrows - 1] = a->marks;
+			/* the index grows at half load */
+			if ((uint32_t)t->nrows * 2 >= a->index_cap)
+				err = reindex(a);
+			else {
+				uint32_t s;
+
+				for (s = (uint32_t)key_hash(n) & (a->index_cap - 1); a->index[s]; s = (s + 1) & (a->index_cap - 1))
+					;
+				a->index[s] = (uint32_t)t->nrows;
+			}
+			continue;
+		}
+		err = merge_row(&t->rows[at], row);
+		if (row_changed(row))
+			a->changed[at] = a->marks;
+	}
+	return err ? err : expire(a);
+}
+
+int ks_accum_snapshot(const struct ks_accum *a, struct ks_report *out)
+{
+	int err = ks_report_copy(out, &a->total);
+
+	if (err)
+		return err;
+	/* ks_report_copy shares the counters array by value: they are plain numbers */
+	ks_report_counter(out, "other_folds", a->folds);
+	ks_report_counter(out, "expired_rows", a->expired);
+	ks_report_sort(out);
+	return 0;
+}

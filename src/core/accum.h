@@ -1,0 +1,40 @@
+/* Cumulative accumulation for long-running drivers: interval deltas merged into counters that never reset. */
+#ifndef KS_CORE_ACCUM_H
+#define KS_CORE_ACCUM_H
+
+#include <stdint.h>
+#include "core/report.h"
+
+/*
+ * Rows are matched by their key tuple (names and values).  Counters,
+ * durations, byte counts, breakdowns and histograms are added; gauges take
+ * the latest value.  Past @max_rows distinct rows a new key is folded into
+ * one "other" row and counted; a row that no delta changed for @ttl_marks
+ * marks is dropped (its series ends) and counted.
+ */
+struct ks_accum {
+	struct ks_report total;	 /* the cumulative rows and counters */
+	int max_rows;		 /* distinct rows kept besides "other"; 0: no cap */
+	uint64_t ttl_marks;	 /* 0: rows never expire */
+	uint64_t marks;		 /* deltas merged so far */
+	uint64_t folds;		 /* delta rows that went to "other" (a counter: never decreases) */
+	uint64_t expired;	 /* rows dropped by the time-to-live */
+	uint64_t *changed;	 /* per row of total: the mark that last changed it */
+	int other;		 /* index of the "other" row, or -1 */
+	/* key tuple hash -> row index + 1 (0: empty), open addressing */
+	uint32_t *index;
+	uint32_t index_cap;
+};
+
+int ks_accum_init(struct ks_accum *a, const char *collector, int max_rows, uint64_t ttl_marks);
+/* Merges one interval's delta report; 0 or -ENOMEM. */
+int ks_accum_add(struct ks_accum *a, const struct ks_report *delta);
+/*
+ * The cumulative report as of the last mark, sorted, into @out (a copy the
+ * caller frees with ks_report_free), with counters "other_folds" and
+ * "expired_rows".  0 or -ENOMEM.
+ */
+int ks_accum_snapshot(const struct ks_accum *a, struct ks_report *out);
+void ks_accum_free(struct ks_accum *a);
+
+#endif

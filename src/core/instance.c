@@ -1,0 +1,91 @@
+/* Collector instances: the phases open -> mark -> one kernel wait -> drain -> close, shared by every driver. */
+#include <errno.h>
+#include <stdlib.h>
+#include "core/bpfutil.h"
+#include "core/filter.h"
+#include "core/instance.h"
+
+int ks_instance_init(struct ks_instance *in, const struct ks_collector *col)
+{
+	in->col = col;
+	in->opened = in->marked = false;
+	in->f = NULL;
+	ks_common_init(&in->c);
+	in->ctx = calloc(1, col->ctx_size ? col->ctx_size : 1);
+	if (!in->ctx)
+		return -ENOMEM;
+	if (col->init) {
+		int err = col->init(in->ctx);
+
+		if (err) {
+			free(in->ctx);
+			in->ctx = NULL;
+			return err < 0 ? err : -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int ks_instance_open(struct ks_instance *in, const struct ks_filter *f)
+{
+	int err;
+
+	in->f = f;
+	err = in->col->open(in->ctx, &in->c, f);
+	/* close runs on every path, failed opens too: the collector frees what it half-built */
+	in->opened = true;
+	return err;
+}
+
+void ks_instance_report_init(const struct ks_instance *in, struct ks_report *r)
+{
+	ks_report_init(r, in->col->spec.name, in->col->hook ? in->col->hook(in->ctx) : NULL);
+	r->top_n = in->c.top_n;
+	r->sort_key = in->c.sort;
+	r->schema = in->col->schema;
+	if (in->f)
+		ks_filter_describe(&in->c, in->f, r);
+}
+
+static bool has_phases(const struct ks_collector *col)
+{
+	return col->mark && col->drain;
+}
+
+int ks_instances_collect(struct ks_instance *in, int n, struct ks_report *reports, int *errs)
+{
+	int first = 0, marked = 0;
+
+	for (int i = 0; i < n; i++) {
+		errs[i] = 0;
+		if (has_phases(in[i].col)) {
+			errs[i] = in[i].col->mark(in[i].ctx);
+			in[i].marked = !errs[i];
+			marked += in[i].marked;
+		}
+	}
+	/* one grace period covers every flipped instance: programs that read an old index are done */
+	if (marked)
+		ks_sync_programs();
+	for (int i = 0; i < n; i++) {
+		if (has_phases(in[i].col)) {
+			if (in[i].marked)
+				errs[i] = in[i].col->drain(in[i].ctx, &reports[i]);
+			in[i].marked = false;
+		} else {
+			errs[i] = in[i].col->collect(in[i].ctx, &reports[i]);
+		}
+		if (errs[i] && !first)
+			first = errs[i];
+	}
+	return first;
+}
+
+void ks_instance_close(struct ks_instance *in)
+{
+	if (in->opened && in->col->close)
+		in->col->close(in->ctx);
+	in->opened = false;
+	free(in->ctx);
+	in->ctx = NULL;
+}

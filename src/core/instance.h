@@ -1,0 +1,34 @@
+/* A collector instance (its config, filter and BPF object) and the phases drivers run: open, mark, drain, close. */
+#ifndef KS_CORE_INSTANCE_H
+#define KS_CORE_INSTANCE_H
+
+#include <stdbool.h>
+#include "core/collector.h"
+
+struct ks_instance {
+	const struct ks_collector *col;
+	void *ctx;		 /* the collector's state: config, BPF object */
+	struct ks_common c;	 /* its options (shared ones plus its own) */
+	const struct ks_filter *f; /* the filter it was opened with */
+	bool opened;
+	bool marked;		 /* mark() ran; drain() owed */
+};
+
+/* Allocates @in's state for @col and applies its defaults; 0 or -ENOMEM / the init error. */
+int ks_instance_init(struct ks_instance *in, const struct ks_collector *col);
+/* Loads and attaches with @in->c and @f; 0 or negative errno (the caller says why). */
+int ks_instance_open(struct ks_instance *in, const struct ks_filter *f);
+/* A report header for @in: name, hook, filters, settings. */
+void ks_instance_report_init(const struct ks_instance *in, struct ks_report *r);
+/*
+ * Moves what happened since the previous mark of each of the @n instances
+ * into @reports[i] (initialised by ks_instance_report_init): mark() on all
+ * that have it, one wait for the kernel, then drain(), or collect() for the
+ * collectors without the phases.  @errs[i] gets each one's result; returns
+ * the first error.
+ */
+int ks_instances_collect(struct ks_instance *in, int n, struct ks_report *reports, int *errs);
+/* Detaches and frees; safe on an instance that never opened. */
+void ks_instance_close(struct ks_instance *in);
+
+#endif
