@@ -117,6 +117,24 @@ k_start() {
 	fi
 }
 
+# Ends process PID with SIGINT, again every half second while it lives (a background job of
+# a non-interactive shell starts with SIGINT ignored: one sent before the tool installs its
+# handler is lost), SIGKILL after 30 s; waits for it.
+t_interrupt() {
+	_n=0
+	while kill -INT "$1" 2>/dev/null && [ $_n -lt 10 ]; do
+		# a tool that took the signal may need a while to print its maps: 3 s before asking again
+		_w=0
+		while kill -0 "$1" 2>/dev/null && [ $_w -lt 30 ]; do
+			sleep 0.1
+			_w=$((_w + 1))
+		done
+		_n=$((_n + 1))
+	done
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
 # Stops the ksight started by k_start with SIGINT and waits for its report.
 k_stop() {
 	kill -INT "$K_PID" 2>/dev/null

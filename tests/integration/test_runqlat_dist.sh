@@ -68,8 +68,7 @@ dist_run() {
 	sleep 1 # bpftrace says "Attaching" before it has attached
 	kill -USR1 $PP_PID
 	t_wait_for "$G_FILE" done || { kill $BT_PID $PP_PID 2>/dev/null; k_stop; return 1; }
-	kill -INT $BT_PID
-	wait $BT_PID
+	t_interrupt $BT_PID
 	k_stop
 	kill -USR1 $PP_PID
 	wait $PP_PID
