@@ -121,8 +121,9 @@ t_eq "by comm: row for the workload" "$name" "$(k_jq '.rows[0].comm')"
 # -i: one JSON line per interval, counts add up
 w_start -n $N
 k_start syscalls -p "$W_PID" -j -i 0.3
-w_go
+# intervals pass before the calls: -p ends the run when the workload exits
 sleep 0.7
+w_go
 k_stop
 lines=$(wc -l <"$K_OUT")
 sum=$(jq -s '[.[] | .rows[] | select(.syscall=="getppid") | .count] | add' "$K_OUT")
