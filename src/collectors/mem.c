@@ -80,6 +80,7 @@ struct mem_ctx {
 	struct ks_mem *skel;
 	const char *hook;
 	unsigned int gen;
+	unsigned int old; /* the half mem_mark retired, for mem_drain */
 	/* per tracepoint: 0 when usable, else the negative errno of the lookup */
 	int missing[NEVENTS];
 	char missing_list[256];
@@ -471,11 +472,21 @@ static int take_other_rare(uint32_t idx, const void *value, void *varg)
 	return err ? err : 1;
 }
 
-static int mem_collect(void *vctx, struct ks_report *r)
+/* Phase one (core/instance.h): flip the halves; the driver waits for the kernel once for every instance. */
+static int mem_mark(void *vctx)
+{
+	struct mem_ctx *ctx = vctx;
+
+	ctx->old = ks_gen_mark(&ctx->gen, &ctx->skel->bss->ks_gen);
+	return 0;
+}
+
+/* Phase two: the retired half is quiet now; move it into @r. */
+static int mem_drain(void *vctx, struct ks_report *r)
 {
 	struct mem_ctx *ctx = vctx;
 	struct ks_mem *s = ctx->skel;
-	unsigned int old = ks_gen_flip(&ctx->gen, &s->bss->ks_gen);
+	unsigned int old = ctx->old;
 	struct drain_arg a = { ctx, r, old, bpf_map__fd(s->maps.faults), ctx->zfaults };
 	struct ks_mem_counts now;
 	int err;
@@ -527,6 +538,14 @@ static int mem_collect(void *vctx, struct ks_report *r)
 	return 0;
 }
 
+/* Both phases for a caller that runs this collector alone. */
+static int mem_collect(void *vctx, struct ks_report *r)
+{
+	mem_mark(vctx);
+	ks_sync_programs();
+	return mem_drain(vctx, r);
+}
+
 static void mem_close(void *vctx)
 {
 	struct mem_ctx *ctx = vctx;
@@ -552,5 +571,7 @@ const struct ks_collector ks_mem_collector = {
 	.open = mem_open,
 	.hook = mem_hook,
 	.collect = mem_collect,
+	.mark = mem_mark,
+	.drain = mem_drain,
 	.close = mem_close,
 };

@@ -67,5 +67,7 @@ const struct ks_collector ks_offcpu_collector = {
 	.open = offcpu_open,
 	.hook = offcpu_hook,
 	.collect = offcpu_collect,
+	.mark = offcpu_mark,
+	.drain = offcpu_drain,
 	.close = offcpu_close,
 };

@@ -101,5 +101,7 @@ const struct ks_collector ks_runqlat_collector = {
 	.open = runqlat_open,
 	.hook = runqlat_hook,
 	.collect = runqlat_collect,
+	.mark = runqlat_mark,
+	.drain = runqlat_drain,
 	.close = runqlat_close,
 };

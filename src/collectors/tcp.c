@@ -44,6 +44,7 @@ struct tcp_ctx {
 	uint32_t rows_fit;	/* rows per half the budget holds (<= max_rows) */
 	bool over_budget;	/* refused once: the other variants are not tried */
 	unsigned int gen;
+	unsigned int old; /* the half tcp_mark retired, for tcp_drain */
 	struct ks_tcp_counts seen;
 	unsigned long long missed_seen;
 	void *vbuf, *zbuf;
@@ -487,11 +488,20 @@ static int take_row(const void *key, const void *value, void *varg)
 	return 0;
 }
 
-static int tcp_collect(void *vctx, struct ks_report *r)
+/* Phase one (core/instance.h): flip the halves; the driver waits for the kernel once for every instance. */
+static int tcp_mark(void *vctx)
 {
 	struct tcp_ctx *ctx = vctx;
-	unsigned int old = ks_gen_flip(&ctx->gen, &ctx->skel->bss->ks_gen);
-	struct drain_arg a = { ctx, r, old };
+
+	ctx->old = ks_gen_mark(&ctx->gen, &ctx->skel->bss->ks_gen);
+	return 0;
+}
+
+/* Phase two: the retired half is quiet now; move it into @r. */
+static int tcp_drain(void *vctx, struct ks_report *r)
+{
+	struct tcp_ctx *ctx = vctx;
+	struct drain_arg a = { ctx, r, ctx->old };
 	struct ks_tcp_counts now;
 	int err;
 
@@ -511,6 +521,14 @@ static int tcp_collect(void *vctx, struct ks_report *r)
 	ks_report_counter(r, "to_other", now.to_other - ctx->seen.to_other);
 	ctx->seen = now;
 	return 0;
+}
+
+/* Both phases for a caller that runs this collector alone. */
+static int tcp_collect(void *vctx, struct ks_report *r)
+{
+	tcp_mark(vctx);
+	ks_sync_programs();
+	return tcp_drain(vctx, r);
 }
 
 static void tcp_close(void *vctx)
@@ -540,5 +558,7 @@ const struct ks_collector ks_tcp_collector = {
 	.open = tcp_open,
 	.hook = tcp_hook,
 	.collect = tcp_collect,
+	.mark = tcp_mark,
+	.drain = tcp_drain,
 	.close = tcp_close,
 };
