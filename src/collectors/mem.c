@@ -69,10 +69,24 @@ enum {
 	V_N,
 };
 
-static const char *const val_names[V_N] = {
-	"faults_user",	"faults_kernel",  "reclaims_direct", "reclaims_memcg", "reclaimed_pages",
-	"compactions",	"kswapd_wakeups", "oom_kills",	     "migrated_pages", "numa_migrated_pages",
+/* ... declared once: rows, docs/json.md and help render from these. */
+static const struct ks_column mem_cols[V_N + 1] = {
+	[V_FAULTS_USER] = { "faults_user", KS_COL_COUNTER, KS_UNIT_COUNT, "page faults in user mode" },
+	[V_FAULTS_KERNEL] = { "faults_kernel", KS_COL_COUNTER, KS_UNIT_COUNT, "page faults in kernel mode" },
+	[V_RECLAIMS_DIRECT] = { "reclaims_direct", KS_COL_COUNTER, KS_UNIT_COUNT, "timed direct reclaim stalls" },
+	[V_RECLAIMS_MEMCG] = { "reclaims_memcg", KS_COL_COUNTER, KS_UNIT_COUNT,
+			       "timed reclaim stalls at a cgroup's limit" },
+	[V_RECLAIMED] = { "reclaimed_pages", KS_COL_COUNTER, KS_UNIT_COUNT, "pages those stalls reclaimed" },
+	[V_COMPACTIONS] = { "compactions", KS_COL_COUNTER, KS_UNIT_COUNT, "timed compaction stalls" },
+	[V_KSWAPD] = { "kswapd_wakeups", KS_COL_COUNTER, KS_UNIT_COUNT, "kswapd wakeups the row's allocations caused" },
+	[V_OOM] = { "oom_kills", KS_COL_COUNTER, KS_UNIT_COUNT,
+		    "times the OOM killer chose a task of this row as its victim" },
+	[V_MIGRATED] = { "migrated_pages", KS_COL_COUNTER, KS_UNIT_COUNT, "pages migrated" },
+	[V_NUMA] = { "numa_migrated_pages", KS_COL_COUNTER, KS_UNIT_COUNT, "of those, moved by NUMA balancing" },
+	[V_N] = { NULL, 0, 0, NULL },
 };
+static const struct ks_schema mem_schema = { mem_cols, "reclaim_ns", KS_UNIT_NS,
+					     "reclaim stalls (absent without stalls)" };
 
 struct mem_ctx {
 	enum ks_task_by by;
@@ -306,7 +320,7 @@ static struct ks_row *new_row(struct ks_report *r)
 	struct ks_row *row = ks_report_add_row(r);
 
 	for (int v = 0; row && v < V_N; v++)
-		ks_row_val(row, val_names[v], KS_VAL_COUNT, 0);
+		ks_row_col(row, &mem_cols[v], 0);
 	return row;
 }
 
@@ -491,7 +505,7 @@ static int mem_drain(void *vctx, struct ks_report *r)
 	struct ks_mem_counts now;
 	int err;
 
-	r->hist_name = "reclaim_ns";
+	r->hist_name = mem_schema.hist_name;
 	ctx->nkeys = 0;
 	ctx->other_row = -1;
 	err = ks_hash_drain(a.fd, sizeof(struct ks_row_key), key_in_gen, take_faults, &a, ctx->vbuf);
@@ -573,5 +587,6 @@ const struct ks_collector ks_mem_collector = {
 	.collect = mem_collect,
 	.mark = mem_mark,
 	.drain = mem_drain,
+	.schema = &mem_schema,
 	.close = mem_close,
 };
