@@ -38,11 +38,15 @@ void ks_stop_install(void)
 
 void ks_report_open_error(const struct ks_collector *col, int err)
 {
+	/*
+	 * Over the memory budget: ks_budget_check said so, once, naming the
+	 * budget; the loader's per-hook list would only repeat E2BIG.
+	 */
+	if (err == -E2BIG)
+		;
 	/* the loader says why each hook failed: privilege, tracefs, the kernel */
-	if (ks_load_error())
+	else if (ks_load_error())
 		p_err("%s: %s", col->spec.name, ks_load_error());
-	else if (err == -E2BIG)
-		; /* over the memory budget: ks_budget_check said so */
 	else if (err == -EPERM || err == -EACCES)
 		p_err("%s: cannot load BPF programs: %s; run as root or with CAP_BPF and CAP_PERFMON", col->spec.name,
 		      strerror(-err));
