@@ -69,10 +69,24 @@ enum {
 	V_N,
 };
 
-static const char *const val_names[V_N] = {
-	"faults_user",	"faults_kernel",  "reclaims_direct", "reclaims_memcg", "reclaimed_pages",
-	"compactions",	"kswapd_wakeups", "oom_kills",	     "migrated_pages", "numa_migrated_pages",
+/* ... declared once: rows, docs/json.md and help render from these. */
+static const struct ks_column mem_cols[V_N + 1] = {
+	[V_FAULTS_USER] = { "faults_user", KS_COL_COUNTER, KS_UNIT_COUNT, "page faults in user mode" },
+	[V_FAULTS_KERNEL] = { "faults_kernel", KS_COL_COUNTER, KS_UNIT_COUNT, "page faults in kernel mode" },
+	[V_RECLAIMS_DIRECT] = { "reclaims_direct", KS_COL_COUNTER, KS_UNIT_COUNT, "timed direct reclaim stalls" },
+	[V_RECLAIMS_MEMCG] = { "reclaims_memcg", KS_COL_COUNTER, KS_UNIT_COUNT,
+			       "timed reclaim stalls at a cgroup's limit" },
+	[V_RECLAIMED] = { "reclaimed_pages", KS_COL_COUNTER, KS_UNIT_COUNT, "pages those stalls reclaimed" },
+	[V_COMPACTIONS] = { "compactions", KS_COL_COUNTER, KS_UNIT_COUNT, "timed compaction stalls" },
+	[V_KSWAPD] = { "kswapd_wakeups", KS_COL_COUNTER, KS_UNIT_COUNT, "kswapd wakeups the row's allocations caused" },
+	[V_OOM] = { "oom_kills", KS_COL_COUNTER, KS_UNIT_COUNT,
+		    "times the OOM killer chose a task of this row as its victim" },
+	[V_MIGRATED] = { "migrated_pages", KS_COL_COUNTER, KS_UNIT_COUNT, "pages migrated" },
+	[V_NUMA] = { "numa_migrated_pages", KS_COL_COUNTER, KS_UNIT_COUNT, "of those, moved by NUMA balancing" },
+	[V_N] = { NULL, 0, 0, NULL },
 };
+static const struct ks_schema mem_schema = { mem_cols, "reclaim_ns", KS_UNIT_NS,
+					     "reclaim stalls (absent without stalls)" };
 
 struct mem_ctx {
 	enum ks_task_by by;
@@ -80,6 +94,7 @@ struct mem_ctx {
 	struct ks_mem *skel;
 	const char *hook;
 	unsigned int gen;
+	unsigned int old; /* the half mem_mark retired, for mem_drain */
 	/* per tracepoint: 0 when usable, else the negative errno of the lookup */
 	int missing[NEVENTS];
 	char missing_list[256];
@@ -305,7 +320,7 @@ static struct ks_row *new_row(struct ks_report *r)
 	struct ks_row *row = ks_report_add_row(r);
 
 	for (int v = 0; row && v < V_N; v++)
-		ks_row_val(row, val_names[v], KS_VAL_COUNT, 0);
+		ks_row_col(row, &mem_cols[v], 0);
 	return row;
 }
 
@@ -471,16 +486,26 @@ static int take_other_rare(uint32_t idx, const void *value, void *varg)
 	return err ? err : 1;
 }
 
-static int mem_collect(void *vctx, struct ks_report *r)
+/* Phase one (core/instance.h): flip the halves; the driver waits for the kernel once for every instance. */
+static int mem_mark(void *vctx)
+{
+	struct mem_ctx *ctx = vctx;
+
+	ctx->old = ks_gen_mark(&ctx->gen, &ctx->skel->bss->ks_gen);
+	return 0;
+}
+
+/* Phase two: the retired half is quiet now; move it into @r. */
+static int mem_drain(void *vctx, struct ks_report *r)
 {
 	struct mem_ctx *ctx = vctx;
 	struct ks_mem *s = ctx->skel;
-	unsigned int old = ks_gen_flip(&ctx->gen, &s->bss->ks_gen);
+	unsigned int old = ctx->old;
 	struct drain_arg a = { ctx, r, old, bpf_map__fd(s->maps.faults), ctx->zfaults };
 	struct ks_mem_counts now;
 	int err;
 
-	r->hist_name = "reclaim_ns";
+	r->hist_name = mem_schema.hist_name;
 	ctx->nkeys = 0;
 	ctx->other_row = -1;
 	err = ks_hash_drain(a.fd, sizeof(struct ks_row_key), key_in_gen, take_faults, &a, ctx->vbuf);
@@ -527,6 +552,14 @@ static int mem_collect(void *vctx, struct ks_report *r)
 	return 0;
 }
 
+/* Both phases for a caller that runs this collector alone. */
+static int mem_collect(void *vctx, struct ks_report *r)
+{
+	mem_mark(vctx);
+	ks_sync_programs();
+	return mem_drain(vctx, r);
+}
+
 static void mem_close(void *vctx)
 {
 	struct mem_ctx *ctx = vctx;
@@ -552,5 +585,8 @@ const struct ks_collector ks_mem_collector = {
 	.open = mem_open,
 	.hook = mem_hook,
 	.collect = mem_collect,
+	.mark = mem_mark,
+	.drain = mem_drain,
+	.schema = &mem_schema,
 	.close = mem_close,
 };

@@ -22,6 +22,14 @@ static const char *state_name(uint32_t st)
 	return st < KS_OFF_STATES ? names[st] : "?";
 }
 
+/* The value columns of a row, declared once: rows, docs/json.md and help render from these. */
+static const struct ks_column off_cols[] = {
+	{ "count", KS_COL_COUNTER, KS_UNIT_COUNT, "off-CPU intervals: a blocking switch out to the switch back in" },
+	{ "total_ns", KS_COL_DURATION, KS_UNIT_NS, "their summed time" },
+	{ NULL, 0, 0, NULL },
+};
+static const struct ks_schema off_schema = { off_cols, "offcpu_ns", KS_UNIT_NS, "the off-CPU intervals" };
+
 static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals, void *vctx)
 {
 	struct off_ctx *ctx = vctx;
@@ -45,14 +53,14 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 	}
 	ks_sched_label(row, ctx->run.by, id);
 	ks_row_key_str(row, "state", state_name(id->sub));
-	ks_row_val(row, "count", KS_VAL_COUNT, h->count);
-	ks_row_val(row, "total_ns", KS_VAL_NS, h->sum);
+	ks_row_col(row, &off_cols[0], h->count);
+	ks_row_col(row, &off_cols[1], h->sum);
 	row->hist = h;
 	row->sort = h->sum;
 	return 1;
 }
 
-KS_SCHED_GLUE(offcpu, struct off_ctx, KS_OFF_STATES, struct ks_off_stat, "offcpu_ns", take_row)
+KS_SCHED_GLUE(offcpu, struct off_ctx, KS_OFF_STATES, struct ks_off_stat, off_schema.hist_name, take_row)
 
 const struct ks_collector ks_offcpu_collector = {
 	.spec = {
@@ -67,5 +75,8 @@ const struct ks_collector ks_offcpu_collector = {
 	.open = offcpu_open,
 	.hook = offcpu_hook,
 	.collect = offcpu_collect,
+	.mark = offcpu_mark,
+	.drain = offcpu_drain,
+	.schema = &off_schema,
 	.close = offcpu_close,
 };

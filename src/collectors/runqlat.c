@@ -44,6 +44,22 @@ static int rq_parse_opt(void *vctx, int id, const char *arg)
 	return 0;
 }
 
+/* The value columns of a row, declared once: rows, docs/json.md and help render from these. */
+enum { C_COUNT, C_TOTAL, C_WAKEUPS, C_CROSS, C_MIGRATIONS, C_VOLUNTARY, C_INVOLUNTARY };
+static const struct ks_column rq_cols[] = {
+	[C_COUNT] = { "count", KS_COL_COUNTER, KS_UNIT_COUNT, "waits timed (runnable to running)" },
+	[C_TOTAL] = { "total_wait_ns", KS_COL_DURATION, KS_UNIT_NS, "their summed time" },
+	[C_WAKEUPS] = { "wakeups", KS_COL_COUNTER, KS_UNIT_COUNT, "waits that began with a wakeup" },
+	[C_CROSS] = { "cross_cpu", KS_COL_COUNTER, KS_UNIT_COUNT, "... whose waker ran on another CPU" },
+	[C_MIGRATIONS] = { "migrations", KS_COL_COUNTER, KS_UNIT_COUNT, "CPU changes during the waits" },
+	[C_VOLUNTARY] = { "voluntary", KS_COL_COUNTER, KS_UNIT_COUNT, "switches out while blocking" },
+	[C_INVOLUNTARY] = { "involuntary", KS_COL_COUNTER, KS_UNIT_COUNT,
+			    "switches out while still runnable (preempted, yielded)" },
+	{ NULL, 0, 0, NULL },
+};
+static const struct ks_schema rq_schema = { rq_cols, "latency_ns", KS_UNIT_NS,
+					    "the waits, timed with bpf_ktime_get_ns" };
+
 static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals, void *vctx)
 {
 	struct rq_ctx *ctx = vctx;
@@ -73,19 +89,19 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 		return -ENOMEM;
 	}
 	ks_sched_label(row, ctx->run.by, id);
-	ks_row_val(row, "count", KS_VAL_COUNT, h->count);
-	ks_row_val(row, "total_wait_ns", KS_VAL_NS, h->sum);
-	ks_row_val(row, "wakeups", KS_VAL_COUNT, sum.wakeups);
-	ks_row_val(row, "cross_cpu", KS_VAL_COUNT, sum.cross_cpu);
-	ks_row_val(row, "migrations", KS_VAL_COUNT, sum.migrations);
-	ks_row_val(row, "voluntary", KS_VAL_COUNT, sum.voluntary);
-	ks_row_val(row, "involuntary", KS_VAL_COUNT, sum.involuntary);
+	ks_row_col(row, &rq_cols[C_COUNT], h->count);
+	ks_row_col(row, &rq_cols[C_TOTAL], h->sum);
+	ks_row_col(row, &rq_cols[C_WAKEUPS], sum.wakeups);
+	ks_row_col(row, &rq_cols[C_CROSS], sum.cross_cpu);
+	ks_row_col(row, &rq_cols[C_MIGRATIONS], sum.migrations);
+	ks_row_col(row, &rq_cols[C_VOLUNTARY], sum.voluntary);
+	ks_row_col(row, &rq_cols[C_INVOLUNTARY], sum.involuntary);
 	row->hist = h;
 	row->sort = ctx->sort == SORT_P99 ? ks_hist_percentile(h, 0.99) : ctx->sort == SORT_COUNT ? h->count : h->sum;
 	return 1;
 }
 
-KS_SCHED_GLUE(runqlat, struct rq_ctx, 1, struct ks_rq_stat, NULL, take_row)
+KS_SCHED_GLUE(runqlat, struct rq_ctx, 1, struct ks_rq_stat, rq_schema.hist_name, take_row)
 
 const struct ks_collector ks_runqlat_collector = {
 	.spec = {
@@ -101,5 +117,8 @@ const struct ks_collector ks_runqlat_collector = {
 	.open = runqlat_open,
 	.hook = runqlat_hook,
 	.collect = runqlat_collect,
+	.mark = runqlat_mark,
+	.drain = runqlat_drain,
+	.schema = &rq_schema,
 	.close = runqlat_close,
 };

@@ -343,10 +343,15 @@ void ks_sched_attached(struct ks_sched_run *run, struct bpf_object *obj, const s
 		ks_budget_print(&run->budget, bpf_object__name(obj));
 }
 
-int ks_sched_collect(struct ks_sched_run *run, volatile uint32_t *bss_gen, const volatile struct ks_sched_lost *lost,
-		     volatile uint64_t *to_other, struct ks_report *r, ks_sched_row_fn fn, void *arg)
+void ks_sched_mark(struct ks_sched_run *run, volatile uint32_t *bss_gen)
 {
-	unsigned int old = ks_gen_flip(&run->gen, bss_gen);
+	run->old = ks_gen_mark(&run->gen, bss_gen);
+}
+
+int ks_sched_drain_report(struct ks_sched_run *run, const volatile struct ks_sched_lost *lost,
+			  volatile uint64_t *to_other, struct ks_report *r, ks_sched_row_fn fn, void *arg)
+{
+	unsigned int old = run->old;
 	struct ks_sched_lost now;
 	unsigned long long missed;
 	int err;

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "core/bpfutil.h"
 #include "core/budget.h"
 #include "core/hist.h"
 #include "core/opts.h"
@@ -88,6 +89,7 @@ struct ks_sched_run {
 	struct bpf_object *obj;
 	const char *hook;
 	unsigned int gen;
+	unsigned int old; /* the half mark() retired, for drain() */
 	struct ks_sched_lost lost_seen; /* .bss counters already reported */
 	unsigned long long missed_seen;
 };
@@ -122,13 +124,15 @@ void ks_sched_attached(struct ks_sched_run *run, struct bpf_object *obj, const s
 int ks_sched_budget_check(struct ks_sched_run *run, struct bpf_object *obj);
 
 /*
- * One collect: flips the buffer half (*@bss_gen), hands each drained row
- * to @fn, then reports the loss counters (@lost, the .bss copy) since the
- * previous collect, and the events the drained half's "other" row took
- * (@to_other[2], emptied).
+ * The two phases of a collect (core/instance.h): mark flips the buffer
+ * half (*@bss_gen) without waiting; after the driver's one wait for the
+ * kernel, drain hands each row of the quiet half to @fn, then reports the
+ * loss counters (@lost, the .bss copy) since the previous drain, and the
+ * events that half's "other" row took (@to_other[2], emptied).
  */
-int ks_sched_collect(struct ks_sched_run *run, volatile uint32_t *bss_gen, const volatile struct ks_sched_lost *lost,
-		     volatile uint64_t *to_other, struct ks_report *r, ks_sched_row_fn fn, void *arg);
+void ks_sched_mark(struct ks_sched_run *run, volatile uint32_t *bss_gen);
+int ks_sched_drain_report(struct ks_sched_run *run, const volatile struct ks_sched_lost *lost,
+			  volatile uint64_t *to_other, struct ks_report *r, ks_sched_row_fn fn, void *arg);
 
 void ks_sched_run_free(struct ks_sched_run *run);
 
@@ -141,7 +145,8 @@ extern const char *const ks_sched_hooks[];
 
 /*
  * The glue between a collector's typed skeleton ks_<name> and the shared
- * run: defines <name>_open, <name>_hook, <name>_collect and <name>_close
+ * run: defines <name>_open, <name>_hook, <name>_mark, <name>_drain, <name>_collect
+ * (mark, one wait, drain: the fallback) and <name>_close
  * for a context type @ctx_t with members run, skel and r, rows of @nsub
  * splits of @value_t, drained by @take_row into the report.
  */
@@ -183,16 +188,29 @@ extern const char *const ks_sched_hooks[];
 	{                                                                                       \
 		return ((ctx_t *)vctx)->run.hook;                                               \
 	}                                                                                       \
-	static int name##_collect(void *vctx, struct ks_report *r)                              \
+	static int name##_mark(void *vctx)                                                      \
+	{                                                                                       \
+		ctx_t *ctx = vctx;                                                              \
+                                                                                                \
+		ks_sched_mark(&ctx->run, &ctx->skel->bss->ks_gen);                              \
+		return 0;                                                                       \
+	}                                                                                       \
+	static int name##_drain(void *vctx, struct ks_report *r)                                \
 	{                                                                                       \
 		ctx_t *ctx = vctx;                                                              \
 		int err;                                                                        \
                                                                                                 \
 		ctx->r = r;                                                                     \
-		err = ks_sched_collect(&ctx->run, &ctx->skel->bss->ks_gen, &ctx->skel->bss->lost, \
-				       (volatile uint64_t *)ctx->skel->bss->ks_to_other, r, take_row, ctx); \
+		err = ks_sched_drain_report(&ctx->run, &ctx->skel->bss->lost,                   \
+					    (volatile uint64_t *)ctx->skel->bss->ks_to_other, r, take_row, ctx); \
 		ctx->r = NULL;                                                                  \
 		return err;                                                                     \
+	}                                                                                       \
+	static int name##_collect(void *vctx, struct ks_report *r)                              \
+	{                                                                                       \
+		name##_mark(vctx);                                                              \
+		ks_sync_programs();                                                             \
+		return name##_drain(vctx, r);                                                   \
 	}                                                                                       \
 	static void name##_close(void *vctx)                                                    \
 	{                                                                                       \

@@ -44,6 +44,7 @@ struct tcp_ctx {
 	uint32_t rows_fit;	/* rows per half the budget holds (<= max_rows) */
 	bool over_budget;	/* refused once: the other variants are not tried */
 	unsigned int gen;
+	unsigned int old; /* the half tcp_mark retired, for tcp_drain */
 	struct ks_tcp_counts seen;
 	unsigned long long missed_seen;
 	void *vbuf, *zbuf;
@@ -409,6 +410,21 @@ static void row_keys(struct tcp_ctx *ctx, struct ks_row *row, const struct ks_tc
 	}
 }
 
+/* The value columns of a row, declared once: rows, docs/json.md and help render from these. */
+enum { C_RETRANSMITS, C_RETRANS_SEGS, C_RETRANS_FAILED, C_DROPS, C_CONNECTS, C_CONNECT_FAILS };
+static const struct ks_column tcp_cols[] = {
+	[C_RETRANSMITS] = { "retransmits", KS_COL_COUNTER, KS_UNIT_COUNT, "retransmit events that reached RetransSegs" },
+	[C_RETRANS_SEGS] = { "retrans_segs", KS_COL_COUNTER, KS_UNIT_COUNT,
+			     "segments retransmitted, as RetransSegs counts them (SYN-ACKs and eventless ones too)" },
+	[C_RETRANS_FAILED] = { "retrans_failed", KS_COL_COUNTER, KS_UNIT_COUNT,
+			       "retransmits that did not go out (the tracepoint's error; 0 where it has none)" },
+	[C_DROPS] = { "drops", KS_COL_COUNTER, KS_UNIT_COUNT, "TCP packets freed as dropped" },
+	[C_CONNECTS] = { "connects", KS_COL_COUNTER, KS_UNIT_COUNT, "SYN_SENT to ESTABLISHED" },
+	[C_CONNECT_FAILS] = { "connect_fails", KS_COL_COUNTER, KS_UNIT_COUNT, "SYN_SENT to CLOSE" },
+	{ NULL, 0, 0, NULL },
+};
+static const struct ks_schema tcp_schema = { tcp_cols, "rtt_ns", KS_UNIT_NS, "smoothed RTT per received segment" };
+
 struct drain_arg {
 	struct tcp_ctx *ctx;
 	struct ks_report *r;
@@ -467,12 +483,12 @@ static int take_row(const void *key, const void *value, void *varg)
 		return -ENOMEM;
 	}
 	row_keys(a->ctx, row, k);
-	ks_row_val(row, "retransmits", KS_VAL_COUNT, v->retransmits);
-	ks_row_val(row, "retrans_segs", KS_VAL_COUNT, v->retrans_segs);
-	ks_row_val(row, "retrans_failed", KS_VAL_COUNT, v->retrans_failed);
-	ks_row_val(row, "drops", KS_VAL_COUNT, v->drops);
-	ks_row_val(row, "connects", KS_VAL_COUNT, v->connects);
-	ks_row_val(row, "connect_fails", KS_VAL_COUNT, v->connect_fails);
+	ks_row_col(row, &tcp_cols[C_RETRANSMITS], v->retransmits);
+	ks_row_col(row, &tcp_cols[C_RETRANS_SEGS], v->retrans_segs);
+	ks_row_col(row, &tcp_cols[C_RETRANS_FAILED], v->retrans_failed);
+	ks_row_col(row, &tcp_cols[C_DROPS], v->drops);
+	ks_row_col(row, &tcp_cols[C_CONNECTS], v->connects);
+	ks_row_col(row, &tcp_cols[C_CONNECT_FAILS], v->connect_fails);
 	/* trouble first: retransmitted and dropped segments, then activity */
 	row->sort = ((v->retrans_segs + v->drops) << 24) + rtt->count + v->connects;
 	/* a row without samples carries no histogram: "-" in text, absent in JSON */
@@ -487,15 +503,24 @@ static int take_row(const void *key, const void *value, void *varg)
 	return 0;
 }
 
-static int tcp_collect(void *vctx, struct ks_report *r)
+/* Phase one (core/instance.h): flip the halves; the driver waits for the kernel once for every instance. */
+static int tcp_mark(void *vctx)
 {
 	struct tcp_ctx *ctx = vctx;
-	unsigned int old = ks_gen_flip(&ctx->gen, &ctx->skel->bss->ks_gen);
-	struct drain_arg a = { ctx, r, old };
+
+	ctx->old = ks_gen_mark(&ctx->gen, &ctx->skel->bss->ks_gen);
+	return 0;
+}
+
+/* Phase two: the retired half is quiet now; move it into @r. */
+static int tcp_drain(void *vctx, struct ks_report *r)
+{
+	struct tcp_ctx *ctx = vctx;
+	struct drain_arg a = { ctx, r, ctx->old };
 	struct ks_tcp_counts now;
 	int err;
 
-	r->hist_name = "rtt_ns";
+	r->hist_name = tcp_schema.hist_name;
 	/* the text columns say what the percentiles are of; addresses are printed whole */
 	r->hist_cols = "rtt_";
 	r->keys_whole = true;
@@ -511,6 +536,14 @@ static int tcp_collect(void *vctx, struct ks_report *r)
 	ks_report_counter(r, "to_other", now.to_other - ctx->seen.to_other);
 	ctx->seen = now;
 	return 0;
+}
+
+/* Both phases for a caller that runs this collector alone. */
+static int tcp_collect(void *vctx, struct ks_report *r)
+{
+	tcp_mark(vctx);
+	ks_sync_programs();
+	return tcp_drain(vctx, r);
 }
 
 static void tcp_close(void *vctx)
@@ -540,5 +573,8 @@ const struct ks_collector ks_tcp_collector = {
 	.open = tcp_open,
 	.hook = tcp_hook,
 	.collect = tcp_collect,
+	.mark = tcp_mark,
+	.drain = tcp_drain,
+	.schema = &tcp_schema,
 	.close = tcp_close,
 };
