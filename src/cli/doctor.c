@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "core/bpfutil.h"
 #include "core/checks.h"
 #include "core/log.h"
 #include "core/opts.h"
@@ -35,6 +36,9 @@ int cmd_doctor(int argc, char **argv)
 		in.tracefs_err = -errno;
 	for (int f = 0; f < KS_FEAT_COUNT; f++)
 		in.probe[f] = *ks_probe(f);
+	in.btf_needs_known = in.probe[KS_FEAT_BTF].ok;
+	for (size_t i = 0; i < sizeof(in.btf_needs); i++)
+		in.btf_needs[i] = ks_btf_has_member(ks_btf_needs[i].type, ks_btf_needs[i].member) == 1;
 	err = ks_sysinfo_gather(&si, NULL);
 	if (err == -ENOMEM) {
 		p_err("doctor: out of memory");

@@ -7,36 +7,18 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/blockdev.h"
+#include "core/procfs.h"
 
 static const char *root_of(const char *root)
 {
 	return root && *root ? root : "";
 }
 
-/* The first line of ROOT/@rel into @buf; -errno when unreadable. */
-static int read_line(const char *root, const char *rel, char *buf, size_t len)
-{
-	char p[PATH_MAX];
-	FILE *f;
-	int err = 0;
-
-	snprintf(p, sizeof(p), "%s%s", root_of(root), rel);
-	f = fopen(p, "r");
-	if (!f)
-		return -errno;
-	if (!fgets(buf, (int)len, f))
-		err = -EINVAL;
-	else
-		buf[strcspn(buf, "\n")] = 0;
-	fclose(f);
-	return err;
-}
-
 static int read_devt(const char *root, const char *rel, uint32_t *dev)
 {
 	unsigned int maj, min;
 	char b[64];
-	int err = read_line(root, rel, b, sizeof(b));
+	int err = ks_procfs_line(root, rel, b, sizeof(b));
 
 	if (err)
 		return err;
@@ -62,7 +44,7 @@ static void mq_geometry(const char *root, const char *name, struct ks_blockdev *
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(rel, sizeof(rel), "/sys/block/%s/mq/%s/nr_tags", name, de->d_name);
-		if (read_line(root, rel, b, sizeof(b)) || sscanf(b, "%u", &n) != 1)
+		if (ks_procfs_line(root, rel, b, sizeof(b)) || sscanf(b, "%u", &n) != 1)
 			continue;
 		d->nr_hw++;
 		if (n > d->nr_tags)
@@ -89,14 +71,14 @@ static int load_disk(const char *root, const char *name, struct ks_blockdev *d)
 	mq_geometry(root, name, d);
 	/* "[none] mq-deadline" when none is chosen; no file: no scheduler either */
 	snprintf(rel, sizeof(rel), "/sys/block/%s/queue/scheduler", name);
-	d->sched_none = read_line(root, rel, b, sizeof(b)) || strstr(b, "[none]") || !strchr(b, '[');
+	d->sched_none = ks_procfs_line(root, rel, b, sizeof(b)) || strstr(b, "[none]") || !strchr(b, '[');
 	snprintf(rel, sizeof(rel), "/sys/block/%s/queue/nr_requests", name);
-	if (read_line(root, rel, b, sizeof(b)) || sscanf(b, "%u", &d->nr_requests) != 1)
+	if (ks_procfs_line(root, rel, b, sizeof(b)) || sscanf(b, "%u", &d->nr_requests) != 1)
 		d->nr_requests = 0;
 	snprintf(rel, sizeof(rel), "/sys/block/%s/queue/write_cache", name);
-	d->write_back = !read_line(root, rel, b, sizeof(b)) && !strcmp(b, "write back");
+	d->write_back = !ks_procfs_line(root, rel, b, sizeof(b)) && !strcmp(b, "write back");
 	snprintf(rel, sizeof(rel), "/sys/block/%s/queue/fua", name);
-	d->fua = !read_line(root, rel, b, sizeof(b)) && !strcmp(b, "1");
+	d->fua = !ks_procfs_line(root, rel, b, sizeof(b)) && !strcmp(b, "1");
 	return 0;
 }
 
@@ -138,7 +120,7 @@ int ks_blockdev_find(const char *root, const char *name, struct ks_blockdev *out
 	{
 		char b[16];
 
-		if (!read_line(root, rel, b, sizeof(b)))
+		if (!ks_procfs_line(root, rel, b, sizeof(b)))
 			return -EISDIR;
 	}
 	return -ENOENT;

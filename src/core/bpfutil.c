@@ -1,6 +1,7 @@
 /* libbpf-adjacent helpers shared by collectors. */
 #include <errno.h>
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -11,6 +12,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/procfs.h"
 
 void ks_sync_programs(void)
 {
@@ -53,16 +55,21 @@ int ks_map_add(int fd, const void *key, const void *value)
 	return -ENOMEM;
 }
 
+static int ncpus;
+
+static void ncpus_once(void)
+{
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus < 1)
+		ncpus = 1;
+}
+
 int ks_ncpus(void)
 {
-	static int n;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	if (!n) {
-		n = libbpf_num_possible_cpus();
-		if (n < 1)
-			n = 1;
-	}
-	return n;
+	pthread_once(&once, ncpus_once);
+	return ncpus;
 }
 
 uint32_t ks_pow2_at_least(uint64_t v, uint32_t cap)
@@ -76,15 +83,7 @@ uint32_t ks_pow2_at_least(uint64_t v, uint32_t cap)
 
 uint64_t ks_pid_max(void)
 {
-	unsigned long long v = 4194304;
-	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
-
-	if (f) {
-		if (fscanf(f, "%llu", &v) != 1)
-			v = 4194304;
-		fclose(f);
-	}
-	return v;
+	return ks_procfs_pid_max(NULL);
 }
 
 int ks_hash_drain(int fd, size_t key_size, bool (*match)(const void *key, void *arg),
@@ -136,34 +135,24 @@ out:
  * PIDs from BPF are the initial namespace's: /proc names the same
  * processes only when ksight runs there too (PROC_PID_INIT_INO).
  */
-static bool in_init_pidns(void)
-{
-	static int cached = -1;
-	char l[64];
-	ssize_t n;
+static bool init_pidns;
 
-	if (cached < 0) {
-		n = readlink("/proc/self/ns/pid", l, sizeof(l) - 1);
-		l[n > 0 ? n : 0] = 0;
-		cached = !strcmp(l, "pid:[4026531836]");
-	}
-	return cached;
+static void pidns_once(void)
+{
+	char l[64];
+	ssize_t n = readlink("/proc/self/ns/pid", l, sizeof(l) - 1);
+
+	l[n > 0 ? n : 0] = 0;
+	init_pidns = !strcmp(l, "pid:[4026531836]");
 }
 
-static bool proc_comm(uint32_t tgid, char *comm)
+/* Once per process: several instances' drains label pids from their own threads. */
+static bool in_init_pidns(void)
 {
-	char p[64];
-	FILE *f;
-	bool ok;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	snprintf(p, sizeof(p), "/proc/%u/comm", tgid);
-	f = fopen(p, "r");
-	if (!f)
-		return false;
-	ok = fgets(comm, 16, f) != NULL;
-	fclose(f);
-	comm[strcspn(comm, "\n")] = 0;
-	return ok && comm[0];
+	pthread_once(&once, pidns_once);
+	return init_pidns;
 }
 
 /*
@@ -180,7 +169,7 @@ static void pid_comm(int fd, uint32_t tgid, char *comm, bool take)
 	if (have_map && take)
 		bpf_map_delete_elem(fd, &tgid);
 	memset(comm, 0, 16);
-	if (in_init_pidns() && proc_comm(tgid, comm))
+	if (in_init_pidns() && !ks_procfs_comm(NULL, tgid, comm))
 		return;
 	if (have_map) {
 		memcpy(comm, m, 15);
@@ -229,13 +218,24 @@ int ks_array_drain(int fd, uint32_t first, uint32_t n, void *value_buf, size_t v
 	return 0;
 }
 
+static struct btf *vmlinux_btf;
+static int vmlinux_err;
+
+static void kernel_btf_once(void)
+{
+	vmlinux_btf = btf__load_vmlinux_btf();
+	vmlinux_err = vmlinux_btf ? 0 : errno;
+}
+
 struct btf *ks_kernel_btf(void)
 {
-	static struct btf *vmlinux;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	if (!vmlinux)
-		vmlinux = btf__load_vmlinux_btf();
-	return vmlinux;
+	/* loaded by the first caller of any thread; the others wait for it */
+	pthread_once(&once, kernel_btf_once);
+	if (!vmlinux_btf)
+		errno = vmlinux_err;
+	return vmlinux_btf;
 }
 
 int ks_tp_nargs(const char *tp)

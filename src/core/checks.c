@@ -255,6 +255,60 @@ static int add_btf(struct ks_checks *l, const struct ks_doctor_input *in)
 	return 0;
 }
 
+/*
+ * biolat follows a request to its disk and a bio to its block device with
+ * no CO-RE fallback: request_queue.disk came with Linux 5.15 (commit
+ * d152c682f03c, "block: add an explicit ->disk backpointer to the
+ * request_queue"), bio.bi_bdev with 5.12 (commit 309dca309fc3, "block:
+ * store a block_device pointer in struct bio").
+ */
+const struct ks_btf_need ks_btf_needs[2] = {
+	{ "biolat", "biolat_btf", "request_queue", "disk", "5.15" },
+	{ "biolat", "biolat_btf", "bio", "bi_bdev", "5.12" },
+};
+
+/* The release against the oldest kernel ksight supports, and what a collector needs that the BTF lacks. */
+static int add_kernel_min(struct ks_checks *l, const struct ks_doctor_input *in)
+{
+	const struct ks_sysinfo *si = in->si;
+	bool known = si->kernel_major > 0;
+	bool old = known && (si->kernel_major < KS_KERNEL_MIN_MAJOR ||
+			     (si->kernel_major == KS_KERNEL_MIN_MAJOR && si->kernel_minor < KS_KERNEL_MIN_MINOR));
+	struct ks_check *c;
+
+	if (!known)
+		c = ks_checks_add(l, "kernel_min", KS_ST_WARN, "release '%s' does not parse; minimum %d.%d",
+				  si->release, KS_KERNEL_MIN_MAJOR, KS_KERNEL_MIN_MINOR);
+	else
+		c = ks_checks_add(l, "kernel_min", old ? KS_ST_WARN : KS_ST_OK, "%d.%d %s minimum %d.%d",
+				  si->kernel_major, si->kernel_minor, old ? "<" : ">=", KS_KERNEL_MIN_MAJOR,
+				  KS_KERNEL_MIN_MINOR);
+	if (!c)
+		return -ENOSPC;
+	if (old) {
+		ks_check_set_impact(c, "collectors may fail to load: biolat reads request_queue.disk and bio.bi_bdev "
+				       "(Linux 5.15) with no fallback");
+		ks_check_set_fix(c, "run on Linux %d.%d or later", KS_KERNEL_MIN_MAJOR, KS_KERNEL_MIN_MINOR);
+	}
+	if (!in->btf_needs_known)
+		return 0;
+	for (size_t i = 0; i < sizeof(ks_btf_needs) / sizeof(ks_btf_needs[0]); i++) {
+		const struct ks_btf_need *n = &ks_btf_needs[i];
+
+		if (in->btf_needs[i])
+			continue;
+		if (ks_checks_find(l, n->check))
+			continue; /* one line a collector, naming its first missing member */
+		c = ks_checks_add(l, n->check, KS_ST_MISSING, "no member %s.%s in the kernel BTF", n->type, n->member);
+		if (!c)
+			return -ENOSPC;
+		ks_check_set_impact(c, "%s cannot load on this kernel", n->collector);
+		ks_check_set_fix(c, "%s.%s came with Linux %s: run %s on a newer kernel", n->type, n->member, n->since,
+				 n->collector);
+	}
+	return 0;
+}
+
 static int add_hooks(struct ks_checks *l, const struct ks_doctor_input *in)
 {
 	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
@@ -677,7 +731,9 @@ int ks_checks_evaluate(const struct ks_doctor_input *in, struct ks_checks *l)
 		ks_check_set_detail(c, "kernel config read from %s", si->kconfig_src);
 	else
 		ks_check_set_detail(c, "kernel config not readable (no /proc/config.gz or /boot/config-%s)", si->release);
-	err = add_btf(l, in);
+	err = add_kernel_min(l, in);
+	if (!err)
+		err = add_btf(l, in);
 	if (!err)
 		err = add_hooks(l, in);
 	if (!err)

@@ -40,7 +40,23 @@ struct ks_doctor_input {
 	struct ks_probe_result probe[KS_FEAT_COUNT];
 	bool tracefs_mounted; /* tracefs was absent and the doctor mounted it */
 	int tracefs_err;      /* negative errno when tracefs could not be had, else 0 */
+	/*
+	 * Kernel BTF members a collector reads without a fallback (ks_btf_needs,
+	 * in that order): 1 present, 0 absent.  Judged only when @btf_needs_known.
+	 */
+	bool btf_needs_known;
+	signed char btf_needs[2];
 };
+
+/* The oldest kernel every collector loads on (README, doctor's kernel_min). */
+#define KS_KERNEL_MIN_MAJOR 5
+#define KS_KERNEL_MIN_MINOR 15
+
+/* A kernel BTF member a collector reads with no CO-RE fallback, and the release that added it. */
+struct ks_btf_need {
+	const char *collector, *check, *type, *member, *since; /* check: the doctor line's name, "<collector>_btf" */
+};
+extern const struct ks_btf_need ks_btf_needs[2];
 
 const char *ks_status_name(enum ks_status s);
 

@@ -11,6 +11,7 @@
 #include "core/driver.h"
 #include "core/loader.h"
 #include "core/log.h"
+#include "core/procfs.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -84,21 +85,12 @@ static void watch_init(struct watch *w, uint32_t pid)
  */
 static bool proc_ended(uint32_t pid)
 {
-	char path[64], buf[512], *p;
-	int nthreads = 0;
+	int nthreads = 0, err;
 	char state = 0;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT || errno == ESRCH;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
-	/* after the name: state, then fields 4..20; num_threads is field 20 */
-	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %d", &state,
-			 &nthreads) != 2)
-		return false;
+	err = ks_procfs_stat(NULL, pid, &state, &nthreads);
+	if (err)
+		return err == -ENOENT || err == -ESRCH;
 	return (state == 'Z' || state == 'X') && nthreads <= 1;
 }
 

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <mntent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,26 +14,24 @@
 #include "core/filter.h"
 #include "core/log.h"
 #include "core/parse.h"
+#include "core/procfs.h"
+
+/* a mount point longer than this is refused by the lookup, as no cgroup2 mount */
+static char cgroup2_path[1024];
+
+static void cgroup2_once(void)
+{
+	if (ks_procfs_mount_of(NULL, "cgroup2", cgroup2_path, sizeof(cgroup2_path)))
+		cgroup2_path[0] = 0;
+}
 
 const char *ks_cgroup2_mount(void)
 {
-	static char path[PATH_MAX];
-	struct mntent *m;
-	FILE *f;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	if (path[0])
-		return path;
-	f = setmntent("/proc/self/mounts", "r");
-	if (!f)
-		return NULL;
-	while ((m = getmntent(f))) {
-		if (!strcmp(m->mnt_type, "cgroup2")) {
-			snprintf(path, sizeof(path), "%s", m->mnt_dir);
-			break;
-		}
-	}
-	endmntent(f);
-	return path[0] ? path : NULL;
+	/* looked up once per process: every instance's filter and the cgroup cache ask */
+	pthread_once(&once, cgroup2_once);
+	return cgroup2_path[0] ? cgroup2_path : NULL;
 }
 
 int ks_cgroup_id(const char *path, __u64 *id)
@@ -58,14 +56,6 @@ int ks_cgroup_id(const char *path, __u64 *id)
 	return 0;
 }
 
-static bool proc_exists(const char *fmt, uint32_t a, uint32_t b)
-{
-	char p[64];
-
-	snprintf(p, sizeof(p), fmt, a, b);
-	return access(p, F_OK) == 0;
-}
-
 int ks_filter_build(const struct ks_common *c, struct ks_filter *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -77,7 +67,7 @@ int ks_filter_build(const struct ks_common *c, struct ks_filter *f)
 	if (!c->include_self)
 		f->not_tgid = (uint32_t)getpid();
 	if (c->pid) {
-		if (!proc_exists("/proc/%u/status", c->pid, 0)) {
+		if (!ks_procfs_pid_exists(NULL, c->pid, 0)) {
 			p_err("no process with pid %u", c->pid);
 			return -ENOENT;
 		}
@@ -86,8 +76,8 @@ int ks_filter_build(const struct ks_common *c, struct ks_filter *f)
 	}
 	if (c->tid) {
 		/* /proc/TID works for any thread; with -p it must also be one of its threads */
-		if (c->pid ? !proc_exists("/proc/%u/task/%u", c->pid, c->tid)
-			   : !proc_exists("/proc/%u/status", c->tid, 0)) {
+		if (c->pid ? !ks_procfs_pid_exists(NULL, c->pid, c->tid)
+			   : !ks_procfs_pid_exists(NULL, c->tid, 0)) {
 			p_err(c->pid ? "no thread %u in process %u" : "no thread with tid %u", c->tid, c->pid);
 			return -ENOENT;
 		}

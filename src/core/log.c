@@ -19,6 +19,8 @@ void p_err(const char *fmt, ...)
 	va_end(ap);
 	/* out of memory for the JSON object: the stderr line still says it */
 	j = ks_json ? ks_json_new(stdout) : NULL;
+	/* whole lines from every thread: each stream is locked for the line's several calls */
+	flockfile(stdout);
 	if (j) {
 		ks_json_obj_begin(j);
 		ks_json_kv_str(j, "error", msg);
@@ -27,14 +29,18 @@ void p_err(const char *fmt, ...)
 		fputc('\n', stdout);
 		fflush(stdout);
 	}
+	funlockfile(stdout);
 	fprintf(stderr, "ksight: error: %s\n", msg);
 }
 
 static void vlog(const char *prefix, const char *fmt, va_list ap)
 {
+	/* one line from each call, whichever threads log at once */
+	flockfile(stderr);
 	fprintf(stderr, "ksight: %s", prefix);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 void p_warn(const char *fmt, ...)

@@ -1,5 +1,6 @@
 /* Feature probing by loading and attaching for real, as the kernel may offer a program type it cannot attach. */
 #include <errno.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -122,11 +123,14 @@ static void probe_one(enum ks_feature f, struct ks_probe_result *r)
 
 const struct ks_probe_result *ks_probe(enum ks_feature f)
 {
+	/* one probe of each feature per process, whichever thread asks first; a result never changes once done */
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static struct ks_probe_result res[KS_FEAT_COUNT];
 	static bool done[KS_FEAT_COUNT];
 
 	if (f >= KS_FEAT_COUNT)
 		return NULL;
+	pthread_mutex_lock(&lock);
 	if (!done[f]) {
 		done[f] = true;
 		if (f == KS_FEAT_BTF) {
@@ -143,5 +147,6 @@ const struct ks_probe_result *ks_probe(enum ks_feature f)
 			probe_one(f, &res[f]);
 		}
 	}
+	pthread_mutex_unlock(&lock);
 	return &res[f];
 }

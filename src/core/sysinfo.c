@@ -14,6 +14,7 @@
 #include <zlib.h>
 #include "core/json.h"
 #include "core/parse.h"
+#include "core/procfs.h"
 #include "core/sysinfo.h"
 
 /* Enough for the largest machines Linux runs on today. */
@@ -63,44 +64,6 @@ static void strip(char *s)
 		s[--n] = 0;
 }
 
-/* Reads the first line of a small file, without its newline; -errno on failure. */
-static int read_line(const char *root, const char *path, char *buf, size_t len)
-{
-	char p[512];
-	FILE *f;
-	int err = 0;
-
-	path_of(p, sizeof(p), root, path);
-	f = fopen(p, "r");
-	if (!f)
-		return -errno;
-	if (!fgets(buf, (int)len, f))
-		err = ferror(f) ? -EIO : -ENODATA;
-	fclose(f);
-	if (err) {
-		buf[0] = 0;
-		return err;
-	}
-	strip(buf);
-	return 0;
-}
-
-static int read_int(const char *root, const char *path, int *out)
-{
-	char buf[32], *end;
-	long v;
-	int err = read_line(root, path, buf, sizeof(buf));
-
-	if (err)
-		return err;
-	errno = 0;
-	v = strtol(buf, &end, 10);
-	if (end == buf || *end || errno || v < INT_MIN || v > INT_MAX)
-		return -EINVAL;
-	*out = (int)v;
-	return 0;
-}
-
 static int count_bits(const uint64_t *bits, int nbits)
 {
 	int n = 0;
@@ -115,7 +78,7 @@ static int count_list(const char *root, const char *path, uint64_t *bits)
 {
 	char buf[4096];
 
-	if (read_line(root, path, buf, sizeof(buf)) || ks_parse_cpulist(buf, bits, MAX_CPUS))
+	if (ks_procfs_line(root, path, buf, sizeof(buf)) || ks_parse_cpulist(buf, bits, MAX_CPUS))
 		return 0;
 	return count_bits(bits, MAX_CPUS);
 }
@@ -144,9 +107,9 @@ static void read_kernel(struct ks_sysinfo *si, const char *root)
 {
 	struct utsname u;
 
-	read_line(root, "/proc/sys/kernel/version", si->version, sizeof(si->version));
+	ks_procfs_line(root, "/proc/sys/kernel/version", si->version, sizeof(si->version));
 	/* the arch sysctl is recent; the live system always has uname */
-	if (read_line(root, "/proc/sys/kernel/arch", si->machine, sizeof(si->machine)) && !*root &&
+	if (ks_procfs_line(root, "/proc/sys/kernel/arch", si->machine, sizeof(si->machine)) && !*root &&
 	    !uname(&u))
 		copy(si->machine, sizeof(si->machine), u.machine);
 }
@@ -257,7 +220,7 @@ static void read_lockdown(struct ks_sysinfo *si, const char *root)
 		return;
 	/* the mount point is already a path on the machine; only fixtures prefix it */
 	snprintf(p, sizeof(p), "%s/lockdown", si->securityfs);
-	if (read_line(root, p, buf, sizeof(buf)))
+	if (ks_procfs_line(root, p, buf, sizeof(buf)))
 		return;
 	a = strchr(buf, '[');
 	b = a ? strchr(a, ']') : NULL;
@@ -339,21 +302,21 @@ static int read_cpus(struct ks_sysinfo *si, const char *root)
 		if (!(online[c / 64] >> (c % 64) & 1))
 			continue;
 		snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor", c);
-		if (!read_line(root, p, gov, sizeof(gov))) {
+		if (!ks_procfs_line(root, p, gov, sizeof(gov))) {
 			si->cpufreq_cpus++;
 			add_governor(si, gov);
 			if (!si->cpufreq_driver[0]) {
 				snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_driver", c);
-				read_line(root, p, si->cpufreq_driver, sizeof(si->cpufreq_driver));
+				ks_procfs_line(root, p, si->cpufreq_driver, sizeof(si->cpufreq_driver));
 			}
 		}
 		snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
-		if (read_int(root, p, &id.pkg))
+		if (ks_procfs_int(root, p, &id.pkg))
 			continue;
 		snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/topology/die_id", c);
-		read_int(root, p, &id.die); /* absent before 5.2: one die per package */
+		ks_procfs_int(root, p, &id.die); /* absent before 5.2: one die per package */
 		snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/topology/core_id", c);
-		if (read_int(root, p, &id.core))
+		if (ks_procfs_int(root, p, &id.core))
 			continue;
 		for (i = 0; i < npkgs && pkgs[i] != id.pkg; i++)
 			;
@@ -387,7 +350,7 @@ int ks_sysinfo_gather(struct ks_sysinfo *si, const char *root)
 		root = "";
 	memset(si, 0, sizeof(*si));
 	si->perf_event_paranoid = si->kptr_restrict = si->unprivileged_bpf_disabled = KS_SI_UNKNOWN;
-	err = read_line(root, "/proc/sys/kernel/osrelease", si->release, sizeof(si->release));
+	err = ks_procfs_line(root, "/proc/sys/kernel/osrelease", si->release, sizeof(si->release));
 	if (err)
 		return err;
 	read_kernel(si, root);
@@ -395,9 +358,9 @@ int ks_sysinfo_gather(struct ks_sysinfo *si, const char *root)
 	path_of(p, sizeof(p), root, "/sys/kernel/btf/vmlinux");
 	si->btf_vmlinux = !access(p, R_OK);
 	read_status(si, root);
-	read_int(root, "/proc/sys/kernel/perf_event_paranoid", &si->perf_event_paranoid);
-	read_int(root, "/proc/sys/kernel/kptr_restrict", &si->kptr_restrict);
-	read_int(root, "/proc/sys/kernel/unprivileged_bpf_disabled", &si->unprivileged_bpf_disabled);
+	ks_procfs_int(root, "/proc/sys/kernel/perf_event_paranoid", &si->perf_event_paranoid);
+	ks_procfs_int(root, "/proc/sys/kernel/kptr_restrict", &si->kptr_restrict);
+	ks_procfs_int(root, "/proc/sys/kernel/unprivileged_bpf_disabled", &si->unprivileged_bpf_disabled);
 	read_mounts(si, root);
 	if (!*root) {
 		struct stat st;
@@ -415,9 +378,9 @@ int ks_sysinfo_gather(struct ks_sysinfo *si, const char *root)
 	if (sscanf(si->release, "%d.%d", &si->kernel_major, &si->kernel_minor) != 2)
 		si->kernel_major = si->kernel_minor = 0;
 	read_lockdown(si, root);
-	read_line(root, "/sys/devices/system/clocksource/clocksource0/current_clocksource", si->clocksource,
+	ks_procfs_line(root, "/sys/devices/system/clocksource/clocksource0/current_clocksource", si->clocksource,
 		  sizeof(si->clocksource));
-	read_line(root, "/sys/devices/system/clocksource/clocksource0/available_clocksource", si->clocksources,
+	ks_procfs_line(root, "/sys/devices/system/clocksource/clocksource0/available_clocksource", si->clocksources,
 		  sizeof(si->clocksources));
 	si->tsc_clocksource = has_word(si->clocksources, "tsc");
 	read_cpuinfo(si, root);

@@ -1,7 +1,7 @@
 /* tracefs discovery, mounting it for ksight alone when absent, and why it cannot be had (EACCES vs ENOENT). */
 #include <errno.h>
 #include <fcntl.h>
-#include <mntent.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include <bpf/btf.h>
 #include "core/bpfutil.h"
 #include "core/log.h"
+#include "core/procfs.h"
 #include "core/tracefs.h"
 
 #define TARGET "/sys/kernel/tracing"
@@ -21,28 +22,38 @@ static enum { MNT_NONE, MNT_PRIVATE, MNT_SHARED } mounted_how;
 static char mounted_at[256];
 static int mount_err; /* negative errno of the failed mount, 0 when none failed */
 
+/*
+ * Guards everything above and the mount point found: instances in several
+ * threads may ask for tracefs at once, and only one may mount it.
+ */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static char found_at[256];
+
+/*
+ * The mount point once found is kept: the returned string is never
+ * rewritten while another thread may read it (a mount point of tracefs
+ * does not move while ksight runs).  Called with @lock held.
+ */
 static const char *find_mount(void)
 {
-	static char dir[256];
-	struct mntent *m;
-	FILE *f = setmntent("/proc/self/mounts", "r");
+	char dir[sizeof(found_at)];
 
-	if (!f)
+	if (found_at[0])
+		return found_at;
+	if (ks_procfs_mount_of(NULL, "tracefs", dir, sizeof(dir)))
 		return NULL;
-	dir[0] = 0;
-	while ((m = getmntent(f))) {
-		if (!strcmp(m->mnt_type, "tracefs")) {
-			snprintf(dir, sizeof(dir), "%s", m->mnt_dir);
-			break;
-		}
-	}
-	endmntent(f);
-	return dir[0] ? dir : NULL;
+	memcpy(found_at, dir, sizeof(dir));
+	return found_at;
 }
 
 const char *ks_tracefs_find(void)
 {
-	return find_mount();
+	const char *dir;
+
+	pthread_mutex_lock(&lock);
+	dir = find_mount();
+	pthread_mutex_unlock(&lock);
+	return dir;
 }
 
 static void unmount_at_exit(void)
@@ -67,7 +78,22 @@ static int mount_private(void)
 	return 0;
 }
 
+static const char *tracefs_dir(bool *mounted);
+
 const char *ks_tracefs_dir(bool *mounted)
+{
+	const char *dir;
+	int err;
+
+	pthread_mutex_lock(&lock);
+	dir = tracefs_dir(mounted);
+	err = errno;
+	pthread_mutex_unlock(&lock);
+	errno = err;
+	return dir;
+}
+
+static const char *tracefs_dir(bool *mounted)
 {
 	const char *dir = find_mount();
 	int err;
@@ -113,11 +139,15 @@ const char *ks_tracefs_dir(bool *mounted)
 
 void ks_tracefs_release(void)
 {
+	pthread_mutex_lock(&lock);
 	if (mounted_how == MNT_SHARED && umount2(mounted_at, MNT_DETACH))
 		p_dbg("cannot unmount tracefs at %s: %s", mounted_at, strerror(errno));
 	/* a private mount goes with the namespace, when the process exits */
-	if (mounted_how == MNT_SHARED)
+	if (mounted_how == MNT_SHARED) {
 		mounted_how = MNT_NONE;
+		found_at[0] = 0; /* at exit, or by a caller done with tracefs: nobody reads it now */
+	}
+	pthread_mutex_unlock(&lock);
 }
 
 int ks_tracefs_access(void)

@@ -37,6 +37,21 @@ val() { jq -r --arg n "$1" '.checks[] | select(.name == $n) | .value' "$J"; }
 if [ -r /sys/kernel/btf/vmlinux ]; then want=OK; else want=MISSING; fi
 t_eq "btf as /sys/kernel/btf/vmlinux says" "$want" "$(st btf)"
 t_eq "tp_btf follows btf" "$want" "$(st tp_btf)"
+
+# kernel_min: the running release against 5.15, as uname says it
+kmaj=$(uname -r | cut -d. -f1)
+kmin=$(uname -r | cut -d. -f2 | sed 's/[^0-9].*//')
+if [ "$kmaj" -gt 5 ] || { [ "$kmaj" -eq 5 ] && [ "$kmin" -ge 15 ]; }; then want=OK; cmp=">="; else want=WARN; cmp="<"; fi
+t_eq "kernel_min as uname -r says" "$want" "$(st kernel_min)"
+t_eq "kernel_min value" "$kmaj.$kmin $cmp minimum 5.15" "$(val kernel_min)"
+# biolat's BTF members, read from the kernel's BTF with bpftool
+if [ -r /sys/kernel/btf/vmlinux ] && command -v bpftool >/dev/null; then
+	btf=$(bpftool btf dump file /sys/kernel/btf/vmlinux format c 2>/dev/null)
+	q=$(printf '%s\n' "$btf" | awk '/^struct request_queue \{/,/^\};/' | grep -c 'struct gendisk \*disk;')
+	b=$(printf '%s\n' "$btf" | awk '/^struct bio \{/,/^\};/' | grep -c 'struct block_device \*bi_bdev;')
+	if [ "$q" -ge 1 ] && [ "$b" -ge 1 ]; then want=""; else want=MISSING; fi
+	t_eq "biolat_btf as the kernel's BTF says" "$want" "$(st biolat_btf)"
+fi
 tfs=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
 t_ok "tracefs mounted after doctor" test -n "$tfs"
 if [ -d "$tfs/events/sched/sched_switch" ]; then want=OK; else want=MISSING; fi

@@ -294,8 +294,46 @@ static void test_bpf_perfmon_user(void)
 	}
 }
 
+/* kernel_min: a release below the minimum warns; a BTF member a collector needs, when absent, is its own MISSING line. */
+static void test_kernel_min(void)
+{
+	static struct ks_sysinfo si;
+	static struct ks_checks l;
+	struct ks_doctor_input in = { .si = &si };
+	const struct ks_check *c;
+
+	if (ks_sysinfo_gather(&si, FIXTURE)) {
+		check("fixture readable", 0);
+		return;
+	}
+	set_all(&in, true, 0, "attach");
+	check("evaluate 6.1", ks_checks_evaluate(&in, &l) == 0);
+	check_status(&l, "kernel_min", KS_ST_OK);
+	c = ks_checks_find(&l, "kernel_min");
+	check_str("kernel_min: value", "6.1 >= minimum 5.15", c ? c->value : "");
+	check("no member lines while unknown", !ks_checks_find(&l, "biolat_btf"));
+
+	si.kernel_major = 5;
+	si.kernel_minor = 10;
+	in.btf_needs_known = true;
+	in.btf_needs[0] = 0; /* request_queue.disk */
+	in.btf_needs[1] = 1;
+	check("evaluate 5.10", ks_checks_evaluate(&in, &l) == 0);
+	check_status(&l, "kernel_min", KS_ST_WARN);
+	check_fix(&l, "kernel_min", "run on Linux 5.15 or later");
+	check_status(&l, "biolat_btf", KS_ST_MISSING);
+	c = ks_checks_find(&l, "biolat_btf");
+	check_str("biolat_btf: value", "no member request_queue.disk in the kernel BTF", c ? c->value : "");
+	check_fix(&l, "biolat_btf", "came with Linux 5.15");
+
+	in.btf_needs[0] = 1;
+	check("evaluate with both members", ks_checks_evaluate(&in, &l) == 0);
+	check("no member line when present", !ks_checks_find(&l, "biolat_btf"));
+}
+
 int main(void)
 {
+	test_kernel_min();
 	test_bpf_perfmon_user();
 	test_writers();
 	test_unprivileged();
