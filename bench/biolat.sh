@@ -13,7 +13,9 @@
 #
 # Environment: ROUNDS (9), READS per run (20000), CPU for the loop (the
 # last), TOOLS (see tool_def), SETTLE seconds between attach and loop (0.3),
-# KSIGHT (./ksight), BIOLATENCY (/usr/sbin/biolatency), STATS_ROUNDS (5;
+# KSIGHT (./ksight), KSIGHT_B and KSIGHT_C (other builds for the tools
+# ksight_b and ksight_c, e.g. the one before a change: all in the same
+# alternating rounds), STATS_OUT (a copy of the pass's per-round figures), BIOLATENCY (/usr/sbin/biolatency), STATS_ROUNDS (5;
 # 0: none) of the in-kernel pass (kernel.bpf_stats_enabled: each program's
 # own run time, free of the wall clock's noise), OUT (build/bench/biolat.json).
 set -u
@@ -25,6 +27,8 @@ READS=${READS:-20000}
 CPU=${CPU:-$(($(nproc) - 1))}
 TOOLS=${TOOLS:-"floor ksight ksight_pid biolatency"}
 KSIGHT=${KSIGHT:-./ksight}
+KSIGHT_B=${KSIGHT_B:-./ksight}
+KSIGHT_C=${KSIGHT_C:-./ksight}
 BIOLATENCY=${BIOLATENCY:-/usr/sbin/biolatency}
 OUT=${OUT:-$B/biolat.json}
 STATS_ROUNDS=${STATS_ROUNDS:-5}
@@ -64,6 +68,10 @@ tool_def() {
 		DESC="empty programs on block_rq_issue, block_rq_requeue, block_rq_complete (the hooks of the default mode)" ;;
 	ksight) CMD=("$KSIGHT" biolat -j -n 0); READY=tracing
 		DESC="ksight biolat (by disk: latency, size and depth histograms)" ;;
+	ksight_b) CMD=("$KSIGHT_B" biolat -j -n 0); READY=tracing
+		DESC="ksight biolat by disk, from \$KSIGHT_B (another build: before and after in one run)" ;;
+	ksight_c) CMD=("$KSIGHT_C" biolat -j -n 0); READY=tracing
+		DESC="ksight biolat by disk, from \$KSIGHT_C (a third build)" ;;
 	ksight_pid) CMD=("$KSIGHT" biolat --by pid -j -n 0); READY=tracing
 		DESC="ksight biolat --by pid (submitter recorded at block_getrq)" ;;
 	ksight_Q) CMD=("$KSIGHT" biolat -Q -j -n 0); READY=tracing
@@ -89,7 +97,7 @@ loop() {
 # How many loop-device requests the tool's report shows.
 seen() {
 	case $1 in
-	ksight | ksight_Q) jq --arg d "$DEV" '[.rows[] | select(.disk == $d) | .count] | add // 0' "$2" ;;
+	ksight | ksight_b | ksight_c | ksight_Q) jq --arg d "$DEV" '[.rows[] | select(.disk == $d) | .count] | add // 0' "$2" ;;
 	ksight_pid) jq '[.rows[] | select(.comm == "dioload") | .count] | add // 0' "$2" ;;
 	biolatency*) awk -F'[:|]' '/->/ { n += $2 } END { print n + 0 }' "$2" ;;
 	*) echo -1 ;;
@@ -100,6 +108,7 @@ WHAT="$READS O_DIRECT 4 KiB reads per run on $LOOP (over /dev/shm), CPU $CPU"
 echo "bench: $WHAT, $ROUNDS rounds; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 bench_rounds "$READS"
 bench_bpf_stats "$STATS_ROUNDS"
+[ -n "${STATS_OUT:-}" ] && cp "$TMP/stats" "$STATS_OUT"
 # wall: extra ns per read over the untraced run, the floor's taken off;
 # bpf: the programs' own run time per read over the floor's programs'
 EXTRA_JSON='(map({(.tool): .bpf_stats.ns_per_op}) | add) as $b

@@ -67,10 +67,18 @@ struct ks_bl_req {
 struct ks_bl_dev {
 	__u32 dev; /* 0: free */
 	__u32 row; /* 1 + its row's index in the disk mode's row array; 0: none */
-	__s64 n;   /* requests issued and not completed: the depth at issue */
 	__u32 tag_base; /* its first tag slot */
 	__u16 nr_hw;	/* hardware queues; 0: no tag slots */
 	__u16 nr_tags;	/* tags per hardware queue */
+	/*
+	 * The depth counter on a cache line of its own: issue and completion
+	 * often run on different CPUs and move the line that their atomics
+	 * write; the fields above, read by every event, then stay in every
+	 * CPU's cache.
+	 */
+	__u8 pad_[48];
+	__s64 n;   /* requests issued and not completed: the depth at issue */
+	__u8 pad2_[56];
 };
 
 static __always_inline __u32 ks_bl_dev_slot(__u32 dev)
@@ -151,7 +159,7 @@ struct ks_bl_counts {
 _Static_assert(sizeof(struct ks_bl_rkey) == 16, "ks_bl_rkey layout");
 _Static_assert(sizeof(struct ks_bl_req) == 56, "ks_bl_req layout");
 _Static_assert(sizeof(struct ks_bl_slot) == 32, "ks_bl_slot layout");
-_Static_assert(sizeof(struct ks_bl_dev) == 24, "ks_bl_dev layout");
+_Static_assert(sizeof(struct ks_bl_dev) == 128 && __builtin_offsetof(struct ks_bl_dev, n) == 64, "ks_bl_dev layout");
 _Static_assert(sizeof(struct ks_bl_stat) % 8 == 0, "ks_bl_stat layout");
 
 #endif /* KSIGHT_BIOLAT_H */
