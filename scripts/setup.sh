@@ -3,7 +3,7 @@
 set -e
 PKGS="make gcc clang-14 llvm-14 libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 libtraceevent-dev libtracefs-dev libdw-dev libmicrohttpd-dev
-jq iproute2 nftables util-linux procps iperf3
+jq iproute2 nftables util-linux procps iperf3 strace e2fsprogs
 bpftrace libbpf-tools linux-perf
 qemu-system-x86 busybox-static cpio binutils"
 missing=""
