@@ -88,6 +88,14 @@ void ks_sched_sizes(const struct ks_budget *b, enum ks_sched_by by, uint32_t nsu
 		ks_map_bytes(BPF_MAP_TYPE_ARRAY, 4, vsz, sz->sother, 0, b->ncpus) +
 		ks_map_bytes(BPF_MAP_TYPE_PERCPU_HASH, ksz, vsz, 1, 0, b->ncpus) +
 		ks_map_bytes(BPF_MAP_TYPE_HASH, ksz, vsz, 1, 0, b->ncpus);
+	/*
+	 * What a row's own cost leaves out: a plain preallocated hash keeps a
+	 * spare element per CPU, and every hash a bucket array (16 B a row,
+	 * up to twice that once rounded to a power of two).
+	 */
+	if (by_shared(by))
+		fixed += (uint64_t)b->ncpus * ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, ksz, vsz, 0);
+	fixed += b->limit / 128;
 	room = b->limit > fixed ? b->limit - fixed : 0;
 	/* the rows a hash mode may need at most in both halves; at least one key's a half */
 	if (by == KS_SCHED_BY_PRIO)

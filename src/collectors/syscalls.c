@@ -112,7 +112,9 @@ static void size_maps(struct sc_ctx *ctx, struct ks_syscalls *s)
 			uint64_t used = ks_map_bytes(BPF_MAP_TYPE_ARRAY, 4, sizeof(struct ks_sc_start), nstart, 0, b->ncpus) +
 					ks_map_bytes(BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct ks_sc_cnt), nrows, 0, b->ncpus) +
 					ks_map_bytes(BPF_MAP_TYPE_PERCPU_HASH, sizeof(struct ks_sc_nerr_key), 8, nerr, 0, b->ncpus);
-			uint64_t room = b->limit / 4 > used ? b->limit / 4 - used : 0;
+			/* 1/64 of the budget stays for what is not counted here (.bss, hist_of, names) */
+			uint64_t cap = b->limit / 4 - b->limit / 64;
+			uint64_t room = cap > used ? cap - used : 0;
 
 			nh = ks_budget_rows(b, (double)room / (double)b->limit,
 					    ks_budget_row_bytes(b, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct ks_sc_hist), 0),
