@@ -301,7 +301,8 @@ static __always_inline int count_at_exit(__u64 pid_tgid, long nr, long ret)
 		return 0;
 	if (errors_only && !ks_sc_errno(ret))
 		return 0;
-	if (ks_filter.flags || by_mode == KS_SC_BY_PID) {
+	/* ksight's own calls too (not_tgid): a return with no start must not bring them back */
+	if (ks_filter.flags || ks_filter.not_tgid || by_mode == KS_SC_BY_PID) {
 		if (!pid_tgid)
 			pid_tgid = bpf_get_current_pid_tgid();
 		if (!ks_filter_pass(pid_tgid))

@@ -23,6 +23,13 @@ for c in syscalls offcpu; do
 		t_fail "$c --include-self: ksight's own pid $2 has rows" "exit $1, $3 rows"
 	fi
 done
+# by syscall, -L too: a return with no start of its own (counted without a latency) must not
+# bring ksight's calls back; nothing else here calls bpf(), ksight does at every drain
+for m in "" -L; do
+	"$KSIGHT" syscalls $m -i 0.2 -d 1 -n 0 -j >"$T_TMP/sc.json" 2>/dev/null
+	t_eq "syscalls $m by syscall: no bpf() row (ksight's own)" "0" \
+		"$(jq -s '[.[].rows[] | select(.syscall == "bpf")] | length' "$T_TMP/sc.json")"
+done
 # the filter report does not claim a filter the user did not give
 t_eq "no 'filters' entry for the self filter" "{}" "$(jq -s -c '.[0].filters' "$T_TMP/offcpu.json")"
 exit $T_FAILED
