@@ -84,11 +84,13 @@ t_eq "same-cpu: every wait began with a wakeup or a preemption" "$count" "$((wak
 t_eq "same-cpu: every block was followed by one wakeup" "$vol" "$wake"
 [ "$(rsum cross_cpu)" -le 1 ] && t_pass "same-cpu: no cross-CPU wakeups but the start signal" ||
 	t_fail "same-cpu: cross-CPU wakeups" "$(rsum cross_cpu) > 1"
-# approximate: ksight stamps each end with bpf_ktime_get_ns, run_delay is summed on rq->clock,
-# which a wakeup that preempts leaves stale (here the two differ by ~2%; 10% leaves room for a
-# loaded machine, and still catches a wait counted twice or missed)
-awk -v a="$total" -v b="$RD" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.10 * b) }' &&
-	t_pass "same-cpu: total_wait_ns $total within 10% of schedstat run_delay delta $RD" ||
+# approximate and one-sided: ksight stamps each end with bpf_ktime_get_ns, run_delay is summed
+# on rq->clock, which a wakeup that preempts leaves stale, so schedstat reads short, never long
+# (~2% on the host; 11% in the 6.1 guest under TCG, where each instruction is slow). The window
+# -5%..+30% still catches a wait missed (low) or counted twice (x2); the distribution itself is
+# checked against a ktime reference in test_runqlat_dist.sh.
+awk -v a="$total" -v b="$RD" 'BEGIN { exit !(b > 0 && a >= 0.95 * b && a <= 1.30 * b) }' &&
+	t_pass "same-cpu: total_wait_ns $total within -5%..+30% of schedstat run_delay delta $RD" ||
 	t_fail "same-cpu: total_wait_ns vs schedstat" "$total vs $RD (attempt $i)"
 t_eq "same-cpu: histogram count = count" "$count" "$(k_jq '[.rows[].latency_ns.count] | add')"
 
