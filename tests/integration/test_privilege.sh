@@ -102,6 +102,13 @@ done <<EOF
 $COLLECTORS
 EOF
 
+# 1b. `ksight run`: several collectors in one process with the same two capabilities, one
+# report each with rows (runqlat, offcpu and syscalls need no tracefs)
+as_user +bpf,+perfmon "$K" run syscalls,runqlat,offcpu -j -d 1.5 -n 0 >"$T_TMP/run.json" 2>"$T_TMP/run.err"
+t_eq "run syscalls,runqlat,offcpu with +bpf,+perfmon: exit 0" 0 "$?"
+t_eq "run with +bpf,+perfmon: a report with rows from each" "offcpu runqlat syscalls" \
+	"$(jq -r -s '[.[] | select((.rows | length) > 0) | .collector] | unique | join(" ")' "$T_TMP/run.json" 2>/dev/null)"
+
 # 2. The documented extra: CAP_DAC_READ_SEARCH lets classic tracepoints read their ids.
 tfs=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
 if [ -n "$tfs" ]; then
