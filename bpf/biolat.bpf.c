@@ -15,6 +15,17 @@ const volatile __u32 row_stride = KS_BL_ROW_SLOTS;
 const volatile bool queued = false;
 /* --disk: the only disk whose requests are seen (its dev_t as ks_bl_rkey.dev); 0: all. */
 const volatile __u32 disk_only = 0;
+/*
+ * Requests in flight are named by their address (KS_BL_OP_RQ), not by
+ * where they start: set by the loader for tp_btf and raw_tp where every
+ * event that makes or finds an entry shows the request (the default mode,
+ * whose entries are made at issue, or block_io_start, v6.5+, in place of
+ * block_getrq).  Device, op and sector do not name a request alone: every
+ * empty flush (fsync's) is a write at sector 0, so two fsyncs in flight on
+ * one disk took one entry (key_collisions), and a sector rewritten while a
+ * write to it is queued takes its entry too.
+ */
+const volatile bool rq_keys = false;
 
 /* Buffer half the programs write to; user space flips it to drain the other. */
 volatile __u32 ks_gen = 0;
@@ -165,6 +176,16 @@ static __always_inline bool who_first_seen(struct ks_bl_req *r, const struct io 
 	return true;
 }
 
+/* The inflight name of @io, read from a request event when @is_rq. */
+static __always_inline void set_id(struct io *io, bool is_rq)
+{
+	io->id = io->k;
+	if (is_rq && rq_keys) {
+		io->id.op = KS_BL_OP_RQ;
+		io->id.sector = io->rq;
+	}
+}
+
 static __always_inline bool key_eq(const struct ks_bl_rkey *a, const struct ks_bl_rkey *b)
 {
 	return a->sector == b->sector && a->dev == b->dev && a->op == b->op;
@@ -302,8 +323,17 @@ static __always_inline int on_submit(struct io *io)
 	}
 	if (empty_flush)
 		r.issue_ts = bpf_ktime_get_ns(); /* depth 0: not in the device's queue */
-	remember(&io->k, &r);
+	remember(&io->id, &r);
 	return 0;
+}
+
+/*
+ * block_io_start: the request made for a bio (block_getrq's moment, with
+ * the request at hand), in the submitter's context.
+ */
+static __always_inline int on_start(struct io *io)
+{
+	return on_submit(io);
 }
 
 /* block_bio_frontmerge: the request grows downwards and now starts at the bio. */
@@ -318,20 +348,20 @@ static __always_inline int on_frontmerge(struct io *io)
 		return 0;
 	r = *e;
 	bpf_map_delete_elem(&inflight, &old);
-	remember(&io->k, &r);
+	remember(&io->id, &r);
 	return 0;
 }
 
 /* block_rq_merge: the request is merged into another and will never complete. */
 static __always_inline int on_rq_merge(struct io *io)
 {
-	bpf_map_delete_elem(&inflight, &io->k);
+	bpf_map_delete_elem(&inflight, &io->id);
 	return 0;
 }
 
 static __always_inline int on_insert(struct io *io)
 {
-	struct ks_bl_req *e = bpf_map_lookup_elem(&inflight, &io->k), r = {};
+	struct ks_bl_req *e = bpf_map_lookup_elem(&inflight, &io->id), r = {};
 
 	if (e) {
 		/* a requeued request keeps its first insert: queue time covers the retry */
@@ -342,7 +372,7 @@ static __always_inline int on_insert(struct io *io)
 	if (submit_info && !who_first_seen(&r, io))
 		return 0;
 	r.insert_ts = bpf_ktime_get_ns();
-	remember(&io->k, &r);
+	remember(&io->id, &r);
 	return 0;
 }
 
@@ -393,11 +423,11 @@ static __always_inline int on_issue(struct io *io)
 		r.issue_ts = bpf_ktime_get_ns();
 		r.bytes = io->bytes;
 		/* a replaced entry was counted in the depth already */
-		if (remember_as(&io->k, &r, true) == 0)
+		if (remember_as(&io->id, &r, true) == 0)
 			__sync_fetch_and_add(d, 1);
 		return 0;
 	}
-	e = bpf_map_lookup_elem(&inflight, &io->k);
+	e = bpf_map_lookup_elem(&inflight, &io->id);
 	if (!e && submit_info && !who_first_seen(&r, io))
 		return 0;
 	d = depth_of(io->k.dev, dv);
@@ -407,7 +437,7 @@ static __always_inline int on_issue(struct io *io)
 		r.depth = (__u32)*d + 1;
 		r.issue_ts = bpf_ktime_get_ns();
 		r.bytes = io->bytes;
-		if (remember(&io->k, &r) == 0)
+		if (remember(&io->id, &r) == 0)
 			__sync_fetch_and_add(d, 1);
 		return 0;
 	}
@@ -430,14 +460,14 @@ static __always_inline int on_requeue(struct io *io)
 		depth_dec(io->k.dev, dv);
 		return 0;
 	}
-	e = bpf_map_lookup_elem(&inflight, &io->k);
+	e = bpf_map_lookup_elem(&inflight, &io->id);
 	if (!e)
 		return 0;
 	if (e->issue_ts)
 		depth_dec(io->k.dev, dv);
 	/* with nothing known before issue, the next issue makes a new entry */
 	if (!submit_info && !queued)
-		bpf_map_delete_elem(&inflight, &io->k);
+		bpf_map_delete_elem(&inflight, &io->id);
 	else
 		e->issue_ts = 0;
 	return 0;
@@ -575,7 +605,7 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 			account(&io->k, &r, dv, now - r.issue_ts, error);
 		return 0;
 	}
-	e = bpf_map_lookup_elem(&inflight, &io->k);
+	e = bpf_map_lookup_elem(&inflight, &io->id);
 	if (!e) {
 		if (!done && unpark(io, dv, error))
 			return 0;
@@ -593,21 +623,27 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 	}
 	r = *e;
 	if (!r.issue_ts) {
-		bpf_map_delete_elem(&inflight, &io->k);
+		bpf_map_delete_elem(&inflight, &io->id);
 		return 0;
 	}
 	if ((done >> 9) < (r.bytes >> 9)) {
 		/* a partial completion: the rest starts further on */
 		struct ks_bl_rkey rest = io->k;
 
+		if (rq_keys) {
+			/* the same request, the same name */
+			e->bytes -= (done >> 9) << 9;
+			return 0;
+		}
+
 		rest.sector += done >> 9;
 		r.bytes -= (done >> 9) << 9;
-		bpf_map_delete_elem(&inflight, &io->k);
+		bpf_map_delete_elem(&inflight, &io->id);
 		remember(&rest, &r);
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
-	bpf_map_delete_elem(&inflight, &io->k);
+	bpf_map_delete_elem(&inflight, &io->id);
 	if (r.depth)
 		depth_dec(io->k.dev, dv);
 	if (io->flush_seq)
@@ -629,6 +665,7 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 		struct io io = {};                                              \
 									\
 		read(bio, &io);                                                 \
+		set_id(&io, false);                                             \
 		return other_disk(&io) ? 0 : on_##name(&io);                                          \
 	}
 
@@ -639,12 +676,14 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 		struct io io = {};                                              \
 									\
 		read(rq, &io, false, AT_ISSUE);                                 \
+		set_id(&io, true);                                              \
 		return other_disk(&io) ? 0 : on_##name(&io);                                          \
 	}
 
 #define BL_VARIANT(v, kind, bio_read, rq_read)                                                  \
 	BIO_PROG(v, kind, block_getrq, submit, bio_read)                                        \
 	BIO_PROG(v, kind, block_bio_frontmerge, frontmerge, bio_read)                           \
+	RQ_PROG(v, kind, block_io_start, start, rq_read)                                        \
 	RQ_PROG(v, kind, block_rq_merge, rq_merge, rq_read)                                     \
 	RQ_PROG(v, kind, block_rq_insert, insert, rq_read)                                      \
 	RQ_PROG(v, kind, block_rq_issue, issue, rq_read)                                        \
@@ -655,6 +694,7 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 		struct io io = {};                                                              \
 											\
 		rq_read(rq, &io, true, AT_ISSUE);                                               \
+		set_id(&io, true);                                                              \
 		return other_disk(&io) ? 0 : on_complete(&io, nr_bytes, error != 0);                                  \
 	}
 
@@ -670,6 +710,7 @@ BL_VARIANT(raw_tp, "raw_tp", bio_io_core, rq_io_core)
 		(io)->k.sector = norm_sector((ctx)->sector);                        \
 		(io)->k.op = rwbs_op((ctx)->rwbs[0], (ctx)->rwbs[1], (ctx)->rwbs[2], &(io)->preflush); \
 		(io)->tag = -1;                                                     \
+		(io)->id = (io)->k;                                                 \
 	} while (0)
 
 SEC("tracepoint/block/block_getrq")

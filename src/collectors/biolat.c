@@ -256,6 +256,20 @@ static void size_maps(struct bl_ctx *ctx, struct ks_biolat *s)
 		bpf_map__set_max_entries(s->maps.slots, 1);
 }
 
+/*
+ * Requests are named by their address where every event that makes or
+ * finds an entry shows the request: tp_btf and raw_tp, in the default mode
+ * (entries made at issue) or where block_io_start (v6.5+) replaces
+ * block_getrq.  Elsewhere by device, op and first sector, which two
+ * requests in flight can share (empty flushes: sector 0; key_collisions).
+ */
+static bool rq_keys(const char *hook, bool before_issue)
+{
+	if (!strcmp(hook, KS_HOOK_TP))
+		return false;
+	return !before_issue || ks_tp_nargs("block_io_start") > 0;
+}
+
 static int try_hook(void *vctx, const char *hook)
 {
 	struct bl_ctx *ctx = vctx;
@@ -292,6 +306,14 @@ static int try_hook(void *vctx, const char *hook)
 		 */
 		if (strcmp(hook, KS_HOOK_TP))
 			ks_prog_disable(s->obj, "bl_submit");
+	}
+	s->rodata->rq_keys = rq_keys(hook, before_issue);
+	if (before_issue && s->rodata->rq_keys) {
+		/* block_io_start shows the request block_getrq makes: named by its address, merges move nothing */
+		ks_prog_disable(s->obj, "bl_submit");
+		ks_prog_disable(s->obj, "bl_frontmerge");
+	} else {
+		ks_prog_disable(s->obj, "bl_start");
 	}
 	err = ks_budget_check(&ctx->budget, s->obj);
 	if (err == -E2BIG)
