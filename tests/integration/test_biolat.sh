@@ -10,27 +10,8 @@ if [ -n "$tfs" ] && [ ! -d "$tfs/events/block/block_rq_issue" ]; then
 	t_skip biolat "this kernel has no block:block_rq_issue tracepoint"
 	exit 0
 fi
-if ! command -v losetup >/dev/null 2>&1; then
-	t_skip biolat "no losetup to make a loop device"
-	exit 0
-fi
-
-# A loop device over a file in memory: about 20 us per 4 KiB read, nobody else uses it.
-img_dir=/dev/shm
-[ -d "$img_dir" ] && [ -w "$img_dir" ] || img_dir=$T_TMP
-IMG=$img_dir/ksight-biolat-$$.img
-LOOP=
-T_CLEANUP='[ -n "$LOOP" ] && { echo none >"/sys/block/${LOOP#/dev/}/queue/scheduler" 2>/dev/null; losetup -d "$LOOP" 2>/dev/null; }; rm -f "$IMG"'
-dd if=/dev/zero of="$IMG" bs=1M count=16 2>/dev/null
-LOOP=$(losetup -f --show "$IMG" 2>/dev/null) || { LOOP=$(losetup -f) && losetup "$LOOP" "$IMG"; } || LOOP=
-if [ -z "$LOOP" ] || [ ! -b "$LOOP" ]; then
-	LOOP=
-	t_skip biolat "cannot attach a loop device"
-	exit 0
-fi
-command -v udevadm >/dev/null 2>&1 && udevadm settle -t 5 2>/dev/null
-DEV=${LOOP#/dev/}
-SYS=/sys/block/$DEV
+. tests/integration/biolat_loop.sh
+loop_setup biolat
 
 # an fsync on a write-back device: the caller's zero-byte write plus the device's flush
 FLUSH=0
