@@ -125,7 +125,10 @@ KS_PID_COMM_MAP(pid_comm);
 /* The default mode: nothing is known of a request before its issue, entries are made there. */
 #define AT_ISSUE (!submit_info && !queued)
 /* Rows are shared between CPUs: updated with atomics. */
-#define SHARED_ROWS (by_mode == KS_BL_BY_PID || by_mode == KS_BL_BY_COMM || by_mode == KS_BL_BY_CGROUP)
+#define SHARED_ROWS (by_mode == KS_BL_BY_PID || by_mode == KS_BL_BY_COMM || by_mode == KS_BL_BY_CGROUP || \
+		     by_mode == KS_BL_BY_PID_DISK || by_mode == KS_BL_BY_COMM_OP)
+/* Rows named by the submitter's pid (pid_comm names them). */
+#define BY_TGID (by_mode == KS_BL_BY_PID || by_mode == KS_BL_BY_PID_DISK)
 
 /* --disk: true when @io is on another disk. */
 static __always_inline bool other_disk(const struct io *io)
@@ -144,7 +147,7 @@ static __always_inline __u32 whole_disk(__u32 dev)
 static __always_inline void fill_who(struct ks_bl_req *r, __u64 pid_tgid)
 {
 	r->tgid = pid_tgid >> 32;
-	if (by_mode == KS_BL_BY_PID || by_mode == KS_BL_BY_COMM)
+	if (BY_TGID || by_mode == KS_BL_BY_COMM || by_mode == KS_BL_BY_COMM_OP)
 		bpf_get_current_comm(r->comm, sizeof(r->comm));
 	if (by_mode == KS_BL_BY_CGROUP)
 		r->cgroup = bpf_get_current_cgroup_id();
@@ -278,16 +281,21 @@ static __always_inline struct ks_bl_stat *row_of(const struct ks_bl_rkey *k, con
 	}
 	if (by_mode == KS_BL_BY_DISK)
 		key.id = k->dev;
-	else if (by_mode == KS_BL_BY_PID)
+	else if (BY_TGID)
 		key.id = r->tgid;
-	else if (by_mode == KS_BL_BY_COMM)
+	else if (by_mode == KS_BL_BY_COMM || by_mode == KS_BL_BY_COMM_OP)
 		__builtin_memcpy(key.comm, r->comm, sizeof(key.comm));
 	else
 		key.cgroup = r->cgroup;
+	/* the second key of the combined modes, in a field the first one leaves free */
+	if (by_mode == KS_BL_BY_PID_DISK)
+		key.cgroup = k->dev;
+	else if (by_mode == KS_BL_BY_COMM_OP)
+		key.id = k->op;
 	s = ks_map_lookup_or_init(SHARED_ROWS ? (void *)&trows : (void *)&rows, &key, &zero_stat, &created);
 	if (!s)
 		__sync_fetch_and_add(&counts.map_full, 1);
-	else if (created && by_mode == KS_BL_BY_PID)
+	else if (created && BY_TGID)
 		bpf_map_update_elem(&pid_comm, &key.id, r->comm, BPF_ANY);
 	return s;
 }
@@ -318,7 +326,7 @@ static __always_inline int on_submit(struct io *io)
 		 * Rows of tasks are made here, in process context: at completion,
 		 * in an interrupt, the allocator may have nothing at hand.
 		 */
-		if (by_mode == KS_BL_BY_PID || by_mode == KS_BL_BY_COMM || by_mode == KS_BL_BY_CGROUP)
+		if (SHARED_ROWS)
 			row_of(&io->k, &r, NULL);
 	}
 	if (empty_flush)

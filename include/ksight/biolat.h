@@ -12,6 +12,9 @@ enum ks_bl_by {
 	KS_BL_BY_COMM = 2,
 	KS_BL_BY_OP = 3,
 	KS_BL_BY_CGROUP = 4,
+	/* combined keys (shared rows): a process's requests per disk, a command's per operation */
+	KS_BL_BY_PID_DISK = 5,
+	KS_BL_BY_COMM_OP = 6,
 };
 
 /*

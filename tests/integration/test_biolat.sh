@@ -87,6 +87,22 @@ d_go
 k_stop
 t_eq "by comm: the workload's requests" "$((2 * N + 2 * FLUSH)) $((2 * N * BS))" "$(row comm "$name")"
 
+# combined keys: a process's requests per disk, a command's per operation (system-wide: the
+# workload's rows are exact however busy the other disks are)
+d_start -w $N -r $N -c "$name"
+k_start biolat --by pid,disk -j -n 0
+d_go
+k_stop
+t_eq "by pid,disk: the workload's row on the loop device" "$((2 * N + 2 * FLUSH)) $((2 * N * BS)) $name" \
+	"$(k_jq --argjson p "$D_PID" --arg d "$DEV" '[(.rows[] | select(.pid == $p and .disk == $d) | .count, .bytes, .comm)] | map(tostring) | join(" ")')"
+t_eq "by pid,disk: no other disk for the workload" "1" "$(k_jq --argjson p "$D_PID" '[.rows[] | select(.pid == $p)] | length')"
+d_start -w $N -r $N -c "$name"
+k_start biolat --by comm,op -j -n 0
+d_go
+k_stop
+t_eq "by comm,op: (comm, read) and (comm, write)" "$N $((N * BS)) $((N + FLUSH)) $((N * BS))" \
+	"$(k_jq --arg c "$name" '[(.rows[] | select(.comm == $c and .op == "read") | .count, .bytes), (.rows[] | select(.comm == $c and .op == "write") | .count, .bytes)] | map(tostring) | join(" ")')"
+
 # --by cgroup and -c: a cgroup v2 directory made for the test
 cg2=$(awk '$3=="cgroup2" {print $2; exit}' /proc/mounts)
 if [ -z "$cg2" ]; then
@@ -294,7 +310,7 @@ grep -q "no I/O scheduler on $DEV" "$K_ERR" && t_pass "-Q: a disk without a sche
 	t_fail "-Q: a disk without a scheduler is named" "$(cat "$K_ERR")"
 
 # memory budget (issue 11): every mode within 64 MiB at 128 possible CPUs, the default under 16 MiB at load
-for m in disk pid comm op cgroup; do
+for m in disk pid comm op cgroup pid,disk comm,op; do
 	KSIGHT_BUDGET_CPUS=128 "$KSIGHT" biolat --by $m -j -d 0.5 >"$T_TMP/budget.json" 2>/dev/null
 	t_eq "budget, --by $m: maps <= 64 MiB at 128 CPUs" "true" "$(jq '.maps.possible_cpus == 128 and .maps.total <= 64 * 1048576' "$T_TMP/budget.json")"
 done
