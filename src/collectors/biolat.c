@@ -312,6 +312,8 @@ static int try_hook(void *vctx, const char *hook)
 			ks_prog_disable(s->obj, "bl_submit");
 	}
 	s->rodata->rq_keys = rq_keys(hook, before_issue);
+	p_info("biolat: requests in flight named by %s", s->rodata->rq_keys ? "their address"
+		: "disk, op and first sector (no block_io_start, or classic tracepoints): concurrent flushes may collide");
 	if (before_issue && s->rodata->rq_keys) {
 		/* block_io_start shows the request block_getrq makes: named by its address, merges move nothing */
 		ks_prog_disable(s->obj, "bl_submit");
