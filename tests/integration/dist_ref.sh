@@ -15,3 +15,14 @@ bt_pcts() {
 d_near() {
 	awk -v a="$1" -v b="$2" -v t="$3" -v x="$4" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= t * b + b / 16 + x) }'
 }
+
+# bt_start: runs the script bt_script prints under bpftrace, output in $T_TMP/ref.out, and
+# returns once it is attached (BT_PID); non-zero, with nothing left running, when it is not.
+bt_start() {
+	bt_script >"$T_TMP/ref.bt"
+	: >"$T_TMP/ref.out"
+	bpftrace "$T_TMP/ref.bt" >"$T_TMP/ref.out" 2>&1 &
+	BT_PID=$!
+	t_wait_for "$T_TMP/ref.out" "Attaching" || { kill $BT_PID 2>/dev/null; return 1; }
+	sleep 1 # bpftrace says "Attaching" before it has attached
+}

@@ -37,12 +37,7 @@ dist_run() {
 	D_PID=$!
 	t_wait_for "$T_TMP/d.out" "[0-9]" || { echo "dioload: $(cat "$T_TMP/d.out")" >&2; return 1; }
 	k_start biolat --disk "$DEV" --by op -j || { echo "ksight: $(cat "$K_ERR")" >&2; kill $D_PID; return 1; }
-	bt_script >"$T_TMP/ref.bt"
-	: >"$T_TMP/ref.out"
-	bpftrace "$T_TMP/ref.bt" >"$T_TMP/ref.out" 2>&1 &
-	BT_PID=$!
-	t_wait_for "$T_TMP/ref.out" "Attaching" || { kill $BT_PID $D_PID; k_stop; return 1; }
-	sleep 1 # bpftrace says "Attaching" before it has attached
+	bt_start || { kill $D_PID; k_stop; return 1; }
 	kill -USR1 $D_PID
 	wait $D_PID
 	t_interrupt $BT_PID

@@ -35,12 +35,7 @@ dist_run() {
 	k_start syscalls --comm "$NAME" -j -n 0 || return 1
 	KT_OUT=$K_OUT KT_PID=$K_PID
 	k_start syscalls -L --comm "$NAME" -j -n 0 || { kill -INT $KT_PID; return 1; }
-	bt_script >"$T_TMP/ref.bt"
-	: >"$T_TMP/ref.out"
-	bpftrace "$T_TMP/ref.bt" >"$T_TMP/ref.out" 2>&1 &
-	BT_PID=$!
-	t_wait_for "$T_TMP/ref.out" "Attaching" || { kill $BT_PID; k_stop; kill -INT $KT_PID; return 1; }
-	sleep 1 # bpftrace says "Attaching" before it has attached
+	bt_start || { k_stop; kill -INT $KT_PID; return 1; }
 	"$T_TMP/$NAME" if=/dev/zero of=/dev/null bs=2M count=$N 2>/dev/null
 	t_interrupt $BT_PID
 	k_stop
