@@ -15,6 +15,17 @@ const volatile __u32 row_stride = KS_BL_ROW_SLOTS;
 const volatile bool queued = false;
 /* --disk: the only disk whose requests are seen (its dev_t as ks_bl_rkey.dev); 0: all. */
 const volatile __u32 disk_only = 0;
+/*
+ * Requests in flight are named by their address (KS_BL_OP_RQ), not by
+ * where they start: set by the loader for tp_btf and raw_tp where every
+ * event that makes or finds an entry shows the request (the default mode,
+ * whose entries are made at issue, or block_io_start, v6.5+, in place of
+ * block_getrq).  Device, op and sector do not name a request alone: every
+ * empty flush (fsync's) is a write at sector 0, so two fsyncs in flight on
+ * one disk took one entry (key_collisions), and a sector rewritten while a
+ * write to it is queued takes its entry too.
+ */
+const volatile bool rq_keys = false;
 
 /* Buffer half the programs write to; user space flips it to drain the other. */
 volatile __u32 ks_gen = 0;
@@ -114,7 +125,10 @@ KS_PID_COMM_MAP(pid_comm);
 /* The default mode: nothing is known of a request before its issue, entries are made there. */
 #define AT_ISSUE (!submit_info && !queued)
 /* Rows are shared between CPUs: updated with atomics. */
-#define SHARED_ROWS (by_mode == KS_BL_BY_PID || by_mode == KS_BL_BY_COMM || by_mode == KS_BL_BY_CGROUP)
+#define SHARED_ROWS (by_mode == KS_BL_BY_PID || by_mode == KS_BL_BY_COMM || by_mode == KS_BL_BY_CGROUP || \
+		     by_mode == KS_BL_BY_PID_DISK || by_mode == KS_BL_BY_COMM_OP)
+/* Rows named by the submitter's pid (pid_comm names them). */
+#define BY_TGID (by_mode == KS_BL_BY_PID || by_mode == KS_BL_BY_PID_DISK)
 
 /* --disk: true when @io is on another disk. */
 static __always_inline bool other_disk(const struct io *io)
@@ -133,7 +147,7 @@ static __always_inline __u32 whole_disk(__u32 dev)
 static __always_inline void fill_who(struct ks_bl_req *r, __u64 pid_tgid)
 {
 	r->tgid = pid_tgid >> 32;
-	if (by_mode == KS_BL_BY_PID || by_mode == KS_BL_BY_COMM)
+	if (BY_TGID || by_mode == KS_BL_BY_COMM || by_mode == KS_BL_BY_COMM_OP)
 		bpf_get_current_comm(r->comm, sizeof(r->comm));
 	if (by_mode == KS_BL_BY_CGROUP)
 		r->cgroup = bpf_get_current_cgroup_id();
@@ -163,6 +177,16 @@ static __always_inline bool who_first_seen(struct ks_bl_req *r, const struct io 
 		return false;
 	fill_who(r, pid_tgid);
 	return true;
+}
+
+/* The inflight name of @io, read from a request event when @is_rq. */
+static __always_inline void set_id(struct io *io, bool is_rq)
+{
+	io->id = io->k;
+	if (is_rq && rq_keys) {
+		io->id.op = KS_BL_OP_RQ;
+		io->id.sector = io->rq;
+	}
 }
 
 static __always_inline bool key_eq(const struct ks_bl_rkey *a, const struct ks_bl_rkey *b)
@@ -257,16 +281,21 @@ static __always_inline struct ks_bl_stat *row_of(const struct ks_bl_rkey *k, con
 	}
 	if (by_mode == KS_BL_BY_DISK)
 		key.id = k->dev;
-	else if (by_mode == KS_BL_BY_PID)
+	else if (BY_TGID)
 		key.id = r->tgid;
-	else if (by_mode == KS_BL_BY_COMM)
+	else if (by_mode == KS_BL_BY_COMM || by_mode == KS_BL_BY_COMM_OP)
 		__builtin_memcpy(key.comm, r->comm, sizeof(key.comm));
 	else
 		key.cgroup = r->cgroup;
+	/* the second key of the combined modes, in a field the first one leaves free */
+	if (by_mode == KS_BL_BY_PID_DISK)
+		key.cgroup = k->dev;
+	else if (by_mode == KS_BL_BY_COMM_OP)
+		key.id = k->op;
 	s = ks_map_lookup_or_init(SHARED_ROWS ? (void *)&trows : (void *)&rows, &key, &zero_stat, &created);
 	if (!s)
 		__sync_fetch_and_add(&counts.map_full, 1);
-	else if (created && by_mode == KS_BL_BY_PID)
+	else if (created && BY_TGID)
 		bpf_map_update_elem(&pid_comm, &key.id, r->comm, BPF_ANY);
 	return s;
 }
@@ -297,13 +326,22 @@ static __always_inline int on_submit(struct io *io)
 		 * Rows of tasks are made here, in process context: at completion,
 		 * in an interrupt, the allocator may have nothing at hand.
 		 */
-		if (by_mode == KS_BL_BY_PID || by_mode == KS_BL_BY_COMM || by_mode == KS_BL_BY_CGROUP)
+		if (SHARED_ROWS)
 			row_of(&io->k, &r, NULL);
 	}
 	if (empty_flush)
 		r.issue_ts = bpf_ktime_get_ns(); /* depth 0: not in the device's queue */
-	remember(&io->k, &r);
+	remember(&io->id, &r);
 	return 0;
+}
+
+/*
+ * block_io_start: the request made for a bio (block_getrq's moment, with
+ * the request at hand), in the submitter's context.
+ */
+static __always_inline int on_start(struct io *io)
+{
+	return on_submit(io);
 }
 
 /* block_bio_frontmerge: the request grows downwards and now starts at the bio. */
@@ -318,20 +356,20 @@ static __always_inline int on_frontmerge(struct io *io)
 		return 0;
 	r = *e;
 	bpf_map_delete_elem(&inflight, &old);
-	remember(&io->k, &r);
+	remember(&io->id, &r);
 	return 0;
 }
 
 /* block_rq_merge: the request is merged into another and will never complete. */
 static __always_inline int on_rq_merge(struct io *io)
 {
-	bpf_map_delete_elem(&inflight, &io->k);
+	bpf_map_delete_elem(&inflight, &io->id);
 	return 0;
 }
 
 static __always_inline int on_insert(struct io *io)
 {
-	struct ks_bl_req *e = bpf_map_lookup_elem(&inflight, &io->k), r = {};
+	struct ks_bl_req *e = bpf_map_lookup_elem(&inflight, &io->id), r = {};
 
 	if (e) {
 		/* a requeued request keeps its first insert: queue time covers the retry */
@@ -342,7 +380,7 @@ static __always_inline int on_insert(struct io *io)
 	if (submit_info && !who_first_seen(&r, io))
 		return 0;
 	r.insert_ts = bpf_ktime_get_ns();
-	remember(&io->k, &r);
+	remember(&io->id, &r);
 	return 0;
 }
 
@@ -393,11 +431,11 @@ static __always_inline int on_issue(struct io *io)
 		r.issue_ts = bpf_ktime_get_ns();
 		r.bytes = io->bytes;
 		/* a replaced entry was counted in the depth already */
-		if (remember_as(&io->k, &r, true) == 0)
+		if (remember_as(&io->id, &r, true) == 0)
 			__sync_fetch_and_add(d, 1);
 		return 0;
 	}
-	e = bpf_map_lookup_elem(&inflight, &io->k);
+	e = bpf_map_lookup_elem(&inflight, &io->id);
 	if (!e && submit_info && !who_first_seen(&r, io))
 		return 0;
 	d = depth_of(io->k.dev, dv);
@@ -407,7 +445,7 @@ static __always_inline int on_issue(struct io *io)
 		r.depth = (__u32)*d + 1;
 		r.issue_ts = bpf_ktime_get_ns();
 		r.bytes = io->bytes;
-		if (remember(&io->k, &r) == 0)
+		if (remember(&io->id, &r) == 0)
 			__sync_fetch_and_add(d, 1);
 		return 0;
 	}
@@ -430,14 +468,14 @@ static __always_inline int on_requeue(struct io *io)
 		depth_dec(io->k.dev, dv);
 		return 0;
 	}
-	e = bpf_map_lookup_elem(&inflight, &io->k);
+	e = bpf_map_lookup_elem(&inflight, &io->id);
 	if (!e)
 		return 0;
 	if (e->issue_ts)
 		depth_dec(io->k.dev, dv);
 	/* with nothing known before issue, the next issue makes a new entry */
 	if (!submit_info && !queued)
-		bpf_map_delete_elem(&inflight, &io->k);
+		bpf_map_delete_elem(&inflight, &io->id);
 	else
 		e->issue_ts = 0;
 	return 0;
@@ -575,7 +613,7 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 			account(&io->k, &r, dv, now - r.issue_ts, error);
 		return 0;
 	}
-	e = bpf_map_lookup_elem(&inflight, &io->k);
+	e = bpf_map_lookup_elem(&inflight, &io->id);
 	if (!e) {
 		if (!done && unpark(io, dv, error))
 			return 0;
@@ -593,21 +631,27 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 	}
 	r = *e;
 	if (!r.issue_ts) {
-		bpf_map_delete_elem(&inflight, &io->k);
+		bpf_map_delete_elem(&inflight, &io->id);
 		return 0;
 	}
 	if ((done >> 9) < (r.bytes >> 9)) {
 		/* a partial completion: the rest starts further on */
 		struct ks_bl_rkey rest = io->k;
 
+		if (rq_keys) {
+			/* the same request, the same name */
+			e->bytes -= (done >> 9) << 9;
+			return 0;
+		}
+
 		rest.sector += done >> 9;
 		r.bytes -= (done >> 9) << 9;
-		bpf_map_delete_elem(&inflight, &io->k);
+		bpf_map_delete_elem(&inflight, &io->id);
 		remember(&rest, &r);
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
-	bpf_map_delete_elem(&inflight, &io->k);
+	bpf_map_delete_elem(&inflight, &io->id);
 	if (r.depth)
 		depth_dec(io->k.dev, dv);
 	if (io->flush_seq)
@@ -629,6 +673,7 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 		struct io io = {};                                              \
 									\
 		read(bio, &io);                                                 \
+		set_id(&io, false);                                             \
 		return other_disk(&io) ? 0 : on_##name(&io);                                          \
 	}
 
@@ -639,12 +684,14 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 		struct io io = {};                                              \
 									\
 		read(rq, &io, false, AT_ISSUE);                                 \
+		set_id(&io, true);                                              \
 		return other_disk(&io) ? 0 : on_##name(&io);                                          \
 	}
 
 #define BL_VARIANT(v, kind, bio_read, rq_read)                                                  \
 	BIO_PROG(v, kind, block_getrq, submit, bio_read)                                        \
 	BIO_PROG(v, kind, block_bio_frontmerge, frontmerge, bio_read)                           \
+	RQ_PROG(v, kind, block_io_start, start, rq_read)                                        \
 	RQ_PROG(v, kind, block_rq_merge, rq_merge, rq_read)                                     \
 	RQ_PROG(v, kind, block_rq_insert, insert, rq_read)                                      \
 	RQ_PROG(v, kind, block_rq_issue, issue, rq_read)                                        \
@@ -655,6 +702,7 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 		struct io io = {};                                                              \
 											\
 		rq_read(rq, &io, true, AT_ISSUE);                                               \
+		set_id(&io, true);                                                              \
 		return other_disk(&io) ? 0 : on_complete(&io, nr_bytes, error != 0);                                  \
 	}
 
@@ -670,6 +718,7 @@ BL_VARIANT(raw_tp, "raw_tp", bio_io_core, rq_io_core)
 		(io)->k.sector = norm_sector((ctx)->sector);                        \
 		(io)->k.op = rwbs_op((ctx)->rwbs[0], (ctx)->rwbs[1], (ctx)->rwbs[2], &(io)->preflush); \
 		(io)->tag = -1;                                                     \
+		(io)->id = (io)->k;                                                 \
 	} while (0)
 
 SEC("tracepoint/block/block_getrq")

@@ -16,6 +16,7 @@
 /* The fields of a request (or bio) that every hook needs. */
 struct io {
 	struct ks_bl_rkey k;
+	struct ks_bl_rkey id; /* its name in the inflight map: k, or the request's address (set_id) */
 	__u32 bytes;
 	bool preflush;	/* a bio that asks for a cache flush: preflush, or FUA (a postflush where the device has no FUA) */
 	bool flush_seq; /* block_rq_complete of a write: the data step of a flush sequence */
@@ -75,6 +76,7 @@ static __always_inline void rq_io_btf(struct request *rq, struct io *io, bool co
 	__u32 opf = rq->cmd_flags;
 
 	io->k.dev = disk_dev(rq->q->disk);
+	io->preflush = opf_preflush(opf); /* block_io_start: before blk_insert_flush() takes the flags off */
 	io->k.op = map_op(opf & 0xff);
 	io->k.sector = norm_sector(rq->__sector);
 	io->bytes = rq->__data_len;
@@ -113,6 +115,7 @@ static __always_inline void rq_io_core(struct request *rq, struct io *io, bool c
 	__u32 opf = BPF_CORE_READ(rq, cmd_flags);
 
 	io->k.dev = disk_dev_core(BPF_CORE_READ(rq, q, disk));
+	io->preflush = opf_preflush(opf);
 	io->k.op = map_op(opf & 0xff);
 	io->k.sector = norm_sector(BPF_CORE_READ(rq, __sector));
 	io->bytes = BPF_CORE_READ(rq, __data_len);

@@ -80,7 +80,7 @@ struct {
 } nerrs SEC(".maps");
 
 /*
- * Rows of the pid and comm modes: many keys, each busy on few CPUs, so one
+ * Rows of the pid, comm and combined modes: many keys, each busy on few CPUs, so one
  * shared copy updated with atomic adds (4.8 KB a row at any CPU count)
  * instead of a per-CPU one (~600 KB a row at 128 CPUs).  Preallocated, as
  * nerrs, so that a burst of new rows never fails while there is room.
@@ -178,27 +178,49 @@ static __always_inline void account_array(__u32 gen, __u32 nr, __u64 err, __u64 
 	}
 }
 
-/* Pid and comm modes: one shared row per key, atomic adds. */
-static __always_inline void account_shared(__u32 gen, __u64 pid_tgid, __u64 err, __u64 delta, bool is_timed)
+/* Modes whose key has the process id (whose rows are named by pid_comm). */
+static __always_inline bool by_tgid(void)
 {
-	struct ks_sc_key k = { .gen = gen };
+	return by_mode == KS_SC_BY_PID || by_mode == KS_SC_BY_PID_SYSCALL;
+}
+
+/*
+ * Pid, comm, cgroup and the combined modes: one shared row per key, atomic
+ * adds.  A key the map has no room for (the budget's rows are taken) goes
+ * to the "other" row of its half, which user space makes ahead.
+ */
+static __always_inline void account_shared(__u32 gen, __u64 pid_tgid, __u32 nr, __u64 err, __u64 delta,
+					   bool is_timed)
+{
+	struct ks_sc_key k = { .t.gen = gen };
 	struct ks_sc_srow *s;
 	bool created = false;
 
-	if (by_mode == KS_SC_BY_PID)
-		k.tgid = pid_tgid >> 32;
+	if (by_tgid())
+		k.t.id = pid_tgid >> 32;
+	else if (by_mode == KS_SC_BY_COMM || by_mode == KS_SC_BY_COMM_SYSCALL)
+		bpf_get_current_comm(k.t.comm, sizeof(k.t.comm));
 	else
-		bpf_get_current_comm(k.comm, sizeof(k.comm));
+		k.t.cgroup = bpf_get_current_cgroup_id();
+	if (by_mode >= KS_SC_BY_PID_SYSCALL)
+		k.nr = nr;
 	s = ks_map_lookup_or_init(&srows, &k, &zero_row, &created);
-	if (created && by_mode == KS_SC_BY_PID) {
+	if (created && by_tgid()) {
 		char comm[KS_COMM_LEN];
 
 		bpf_get_current_comm(comm, sizeof(comm));
-		bpf_map_update_elem(&pid_comm, &k.tgid, comm, BPF_ANY);
+		bpf_map_update_elem(&pid_comm, &k.t.id, comm, BPF_ANY);
 	}
 	if (!s) {
-		__sync_fetch_and_add(&lost.map_full, 1);
-		return;
+		__builtin_memset(&k, 0, sizeof(k));
+		k.t.gen = gen;
+		k.other = 1;
+		s = bpf_map_lookup_elem(&srows, &k);
+		if (!s) {
+			__sync_fetch_and_add(&lost.map_full, 1);
+			return;
+		}
+		__sync_fetch_and_add(&lost.to_other, 1);
 	}
 	__sync_fetch_and_add(&s->c.count, 1);
 	if (is_timed) {
@@ -240,9 +262,9 @@ static __always_inline void account(__u64 pid_tgid, __u32 nr, long ret, __u64 de
 	if (by_mode == KS_SC_BY_SYSCALL || by_mode == KS_SC_BY_ERRNO)
 		account_array(gen, nr, err, delta, is_timed);
 	else
-		account_shared(gen, pid_tgid, err, delta, is_timed);
+		account_shared(gen, pid_tgid, nr, err, delta, is_timed);
 	/* pid rows are named by the process's current name: exec changes it */
-	if (by_mode == KS_SC_BY_PID && ret == 0 && (nr == KS_SC_NR_EXECVE || nr == KS_SC_NR_EXECVEAT)) {
+	if (by_tgid() && ret == 0 && (nr == KS_SC_NR_EXECVE || nr == KS_SC_NR_EXECVEAT)) {
 		char comm[KS_COMM_LEN];
 		__u32 tgid = pid_tgid >> 32;
 
@@ -302,7 +324,7 @@ static __always_inline int count_at_exit(__u64 pid_tgid, long nr, long ret)
 	if (errors_only && !ks_sc_errno(ret))
 		return 0;
 	/* ksight's own calls too (not_tgid): a return with no start must not bring them back */
-	if (ks_filter.flags || ks_filter.not_tgid || by_mode == KS_SC_BY_PID) {
+	if (ks_filter.flags || ks_filter.not_tgid || by_tgid()) {
 		if (!pid_tgid)
 			pid_tgid = bpf_get_current_pid_tgid();
 		if (!ks_filter_pass(pid_tgid))

@@ -12,6 +12,9 @@ enum ks_bl_by {
 	KS_BL_BY_COMM = 2,
 	KS_BL_BY_OP = 3,
 	KS_BL_BY_CGROUP = 4,
+	/* combined keys (shared rows): a process's requests per disk, a command's per operation */
+	KS_BL_BY_PID_DISK = 5,
+	KS_BL_BY_COMM_OP = 6,
 };
 
 /*
@@ -26,13 +29,17 @@ enum ks_bl_op {
 	KS_BL_OP_DISCARD = 3,
 	KS_BL_OP_OTHER = 4,
 	KS_BL_NOPS = 5,
-	/* not a row: the key of a flush-sequence write between its data step and its end */
+	/* not rows: the key of a request named by its address (sector: the address) */
+	KS_BL_OP_RQ = 0xfe,
+	/* and of a flush-sequence write between its data step and its end */
 	KS_BL_OP_SEQ = 0xff,
 };
 
 /*
  * A request in flight, named by where it starts: device (the whole disk's
- * dev_t, as the request tracepoints report it), operation and first sector.
+ * dev_t, as the request tracepoints report it), operation and first sector;
+ * or, where every event that finds it shows the request (op KS_BL_OP_RQ),
+ * by device and the request's address, unique while it is in flight.
  */
 struct ks_bl_rkey {
 	__u32 dev;

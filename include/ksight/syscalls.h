@@ -4,6 +4,7 @@
 
 #include "hist.h"
 #include "filter.h"
+#include "rowkey.h"
 
 /* Rows of the array-backed modes: syscall numbers, or errno values. */
 #define KS_SC_ROWS 512
@@ -34,6 +35,10 @@ enum ks_sc_by {
 	KS_SC_BY_PID = 1,
 	KS_SC_BY_COMM = 2,
 	KS_SC_BY_ERRNO = 3,
+	/* combined keys: which task makes which calls (shared rows, as pid and comm) */
+	KS_SC_BY_PID_SYSCALL = 4,
+	KS_SC_BY_COMM_SYSCALL = 5,
+	KS_SC_BY_CGROUP_SYSCALL = 6,
 };
 
 /* Counters of one row: per-CPU in the syscall and errno modes, shared (atomics) in pid and comm. */
@@ -68,11 +73,16 @@ struct ks_sc_start {
 	__u32 nr;
 };
 
-/* Key of the hash-backed modes (pid, comm); gen selects the buffer half. */
+/*
+ * Key of the hash-backed modes: the task part (t.gen selects the buffer
+ * half; t.id the tgid, t.comm or t.cgroup as the mode says), the syscall
+ * in the combined modes, and the flag of the "other" row, where the calls
+ * of keys beyond the map's room go.
+ */
 struct ks_sc_key {
-	__u32 gen;
-	__u32 tgid;
-	char comm[KS_COMM_LEN];
+	struct ks_row_key t;
+	__u32 nr;
+	__u32 other;
 };
 
 /* errno breakdown of the hash-backed modes. */
@@ -95,12 +105,13 @@ struct ks_sc_lost {
 	__u64 start_collisions; /* two threads hashed to one start slot */
 	__u64 map_full;	   /* row or errno map had no room */
 	__u64 errno_full;  /* failing calls whose errno had no room in the breakdown (in "other") */
+	__u64 to_other;	   /* calls of keys beyond the map's room, counted in the "other" row */
 };
 
 _Static_assert(sizeof(struct ks_sc_cnt) == 32, "ks_sc_cnt layout");
 _Static_assert(sizeof(struct ks_sc_start) == 16, "ks_sc_start layout");
-_Static_assert(sizeof(struct ks_sc_key) == 24, "ks_sc_key layout");
-_Static_assert(sizeof(struct ks_sc_err_key) == 32, "ks_sc_err_key layout");
+_Static_assert(sizeof(struct ks_sc_key) == 40, "ks_sc_key layout");
+_Static_assert(sizeof(struct ks_sc_err_key) == 48, "ks_sc_err_key layout");
 _Static_assert(sizeof(struct ks_sc_nerr_key) == 16, "ks_sc_nerr_key layout");
 
 /*

@@ -100,13 +100,17 @@ static int bl_parse_opt(void *vctx, int id, const char *arg)
 /* The per-task mode of @by, 0 for disk and op. */
 static enum ks_task_by task_by(enum ks_bl_by by)
 {
-	return by == KS_BL_BY_PID ? KS_TASK_PID : by == KS_BL_BY_COMM ? KS_TASK_COMM
-					 : by == KS_BL_BY_CGROUP ? KS_TASK_CGROUP : 0;
+	if (by == KS_BL_BY_PID || by == KS_BL_BY_PID_DISK)
+		return KS_TASK_PID;
+	if (by == KS_BL_BY_COMM || by == KS_BL_BY_COMM_OP)
+		return KS_TASK_COMM;
+	return by == KS_BL_BY_CGROUP ? KS_TASK_CGROUP : 0;
 }
 
 static enum ks_bl_by parse_by(const char *by)
 {
-	static const char *const names[] = { "disk", "pid", "comm", "op", "cgroup" };
+	/* in enum ks_bl_by's order */
+	static const char *const names[] = { "disk", "pid", "comm", "op", "cgroup", "pid,disk", "comm,op" };
 
 	for (unsigned int i = 0; by && i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(by, names[i]))
@@ -208,7 +212,7 @@ static void precreate_rows(struct bl_ctx *ctx, struct ks_biolat *s)
 		if (ks_row_key_of_filter(ctx->filter, task_by(ctx->by), &k))
 			precreate(ctx, fd, &k);
 		/* a row made here is not made by the programs, which name its process */
-		if (k.id && ctx->by == KS_BL_BY_PID)
+		if (k.id && task_by(ctx->by) == KS_TASK_PID)
 			ks_pid_comm_seed(bpf_map__fd(s->maps.pid_comm), k.id);
 		break;
 	}
@@ -250,10 +254,24 @@ static void size_maps(struct bl_ctx *ctx, struct ks_biolat *s)
 							? ks_budget_rows(b, 1.0 / 3, ph, 2, BL_ROWS, false) : 1);
 	bpf_map__set_max_entries(s->maps.trows, task ? ks_budget_rows(b, 0.5, sh, 2, BL_ROWS, false) : 1);
 	bpf_map__set_max_entries(s->maps.inflight, ctx->submit_info || ctx->queued ? BL_INFLIGHT : BL_INFLIGHT_AT_ISSUE);
-	bpf_map__set_max_entries(s->maps.pid_comm, ctx->by == KS_BL_BY_PID ? BL_ROWS : 1);
+	bpf_map__set_max_entries(s->maps.pid_comm, task_by(ctx->by) == KS_TASK_PID ? BL_ROWS : 1);
 	/* tag slots serve the default mode only */
 	if (ctx->submit_info || ctx->queued)
 		bpf_map__set_max_entries(s->maps.slots, 1);
+}
+
+/*
+ * Requests are named by their address where every event that makes or
+ * finds an entry shows the request: tp_btf and raw_tp, in the default mode
+ * (entries made at issue) or where block_io_start (v6.5+) replaces
+ * block_getrq.  Elsewhere by device, op and first sector, which two
+ * requests in flight can share (empty flushes: sector 0; key_collisions).
+ */
+static bool rq_keys(const char *hook, bool before_issue)
+{
+	if (!strcmp(hook, KS_HOOK_TP))
+		return false;
+	return !before_issue || ks_tp_nargs("block_io_start") > 0;
 }
 
 static int try_hook(void *vctx, const char *hook)
@@ -292,6 +310,16 @@ static int try_hook(void *vctx, const char *hook)
 		 */
 		if (strcmp(hook, KS_HOOK_TP))
 			ks_prog_disable(s->obj, "bl_submit");
+	}
+	s->rodata->rq_keys = rq_keys(hook, before_issue);
+	p_info("biolat: requests in flight named by %s", s->rodata->rq_keys ? "their address"
+		: "disk, op and first sector (no block_io_start, or classic tracepoints): concurrent flushes may collide");
+	if (before_issue && s->rodata->rq_keys) {
+		/* block_io_start shows the request block_getrq makes: named by its address, merges move nothing */
+		ks_prog_disable(s->obj, "bl_submit");
+		ks_prog_disable(s->obj, "bl_frontmerge");
+	} else {
+		ks_prog_disable(s->obj, "bl_start");
 	}
 	err = ks_budget_check(&ctx->budget, s->obj);
 	if (err == -E2BIG)
@@ -349,8 +377,7 @@ static int bl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	}
 	ctx->by = parse_by(c->by);
 	ctx->filter = f;
-	ctx->submit_info = f->flags || ctx->by == KS_BL_BY_PID || ctx->by == KS_BL_BY_COMM ||
-			   ctx->by == KS_BL_BY_CGROUP;
+	ctx->submit_info = f->flags || task_by(ctx->by);
 	ks_budget_init(&ctx->budget, c->max_memory);
 	ctx->ndisks = ks_blockdev_scan(NULL, ctx->disks, BL_DISKS);
 	if (ctx->ndisks < 0)
@@ -440,19 +467,37 @@ static bool key_in_gen(const void *key, void *varg)
 	return ((const struct ks_row_key *)key)->gen == ((struct drain_arg *)varg)->gen;
 }
 
-static void row_keys(struct bl_ctx *ctx, struct ks_row *row, const struct ks_row_key *k)
+static void disk_keys(struct ks_row *row, __u32 dev)
 {
 	char b[PATH_MAX];
 
+	ks_blockdev_name(NULL, dev, b, sizeof(b));
+	ks_row_key_str(row, "disk", b);
+	snprintf(b, sizeof(b), "%u:%u", dev >> 20, dev & 0xfffff);
+	ks_row_key_str(row, "dev", b);
+}
+
+static void op_key(struct ks_row *row, __u32 op)
+{
+	ks_row_key_str(row, "op", op_names[op < KS_BL_NOPS ? op : KS_BL_OP_OTHER]);
+}
+
+static void row_keys(struct bl_ctx *ctx, struct ks_row *row, const struct ks_row_key *k)
+{
 	switch (ctx->by) {
 	case KS_BL_BY_DISK:
-		ks_blockdev_name(NULL, k->id, b, sizeof(b));
-		ks_row_key_str(row, "disk", b);
-		snprintf(b, sizeof(b), "%u:%u", k->id >> 20, k->id & 0xfffff);
-		ks_row_key_str(row, "dev", b);
+		disk_keys(row, k->id);
 		break;
 	case KS_BL_BY_OP:
-		ks_row_key_str(row, "op", op_names[k->id < KS_BL_NOPS ? k->id : KS_BL_OP_OTHER]);
+		op_key(row, k->id);
+		break;
+	case KS_BL_BY_PID_DISK:
+		ks_row_task_key(row, KS_TASK_PID, k, bpf_map__fd(ctx->skel->maps.pid_comm));
+		disk_keys(row, (__u32)k->cgroup); /* the dev_t, in the field pid rows leave free */
+		break;
+	case KS_BL_BY_COMM_OP:
+		ks_row_task_key(row, KS_TASK_COMM, k, -1);
+		op_key(row, k->id); /* the op, in the field comm rows leave free */
 		break;
 	default:
 		ks_row_task_key(row, task_by(ctx->by), k, bpf_map__fd(ctx->skel->maps.pid_comm));
@@ -575,7 +620,7 @@ const struct ks_collector ks_biolat_collector = {
 		.name = "biolat",
 		.summary = "Block I/O latency (issue to completion), queue time, request sizes and queue depth.",
 		.common = KS_O_COLLECTOR,
-		.by_keys = "disk|pid|comm|op|cgroup",
+		.by_keys = "disk|pid|comm|op|cgroup|pid,disk|comm,op",
 		.opts = bl_opts,
 	},
 	.ctx_size = sizeof(struct bl_ctx),

@@ -11,6 +11,7 @@
 #include "core/loader.h"
 #include "core/log.h"
 #include "core/names.h"
+#include "core/rowkey.h"
 #include "core/tracefs.h"
 #include "ksight/syscalls.h"
 #include "syscalls.skel.h"
@@ -41,6 +42,9 @@ struct sc_ctx {
 	/* per report: row index of each array row, errno counts added to it */
 	int rowidx[KS_SC_ROWS];
 	uint64_t errsum[KS_SC_ROWS];
+	/* per report of the hash modes: the key of each row drained, from row rbase on */
+	struct ks_sc_key *rkeys;
+	int nrkeys, caprkeys, rbase;
 };
 
 static const struct ks_optdef sc_opts[] = {
@@ -65,18 +69,58 @@ static int sc_parse_opt(void *vctx, int id, const char *arg)
 
 static enum ks_sc_by parse_by(const char *by)
 {
-	if (!by || !strcmp(by, "syscall"))
-		return KS_SC_BY_SYSCALL;
-	if (!strcmp(by, "pid"))
-		return KS_SC_BY_PID;
-	if (!strcmp(by, "comm"))
-		return KS_SC_BY_COMM;
-	return KS_SC_BY_ERRNO;
+	static const struct {
+		const char *name;
+		enum ks_sc_by by;
+	} modes[] = {
+		{ "pid", KS_SC_BY_PID },
+		{ "comm", KS_SC_BY_COMM },
+		{ "errno", KS_SC_BY_ERRNO },
+		{ "pid,syscall", KS_SC_BY_PID_SYSCALL },
+		{ "comm,syscall", KS_SC_BY_COMM_SYSCALL },
+		{ "cgroup,syscall", KS_SC_BY_CGROUP_SYSCALL },
+	};
+
+	for (size_t i = 0; by && i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(by, modes[i].name))
+			return modes[i].by;
+	return KS_SC_BY_SYSCALL;
 }
 
+/* Modes of shared rows in the srows hash: a task, or a task and a syscall. */
 static bool hashed(const struct sc_ctx *ctx)
 {
-	return ctx->by == KS_SC_BY_PID || ctx->by == KS_SC_BY_COMM;
+	return ctx->by != KS_SC_BY_SYSCALL && ctx->by != KS_SC_BY_ERRNO;
+}
+
+/* Modes whose rows carry a process id (named through pid_comm). */
+static bool by_tgid(const struct sc_ctx *ctx)
+{
+	return ctx->by == KS_SC_BY_PID || ctx->by == KS_SC_BY_PID_SYSCALL;
+}
+
+/* The task part of a hash mode's key. */
+static enum ks_task_by task_by(const struct sc_ctx *ctx)
+{
+	if (by_tgid(ctx))
+		return KS_TASK_PID;
+	if (ctx->by == KS_SC_BY_COMM || ctx->by == KS_SC_BY_COMM_SYSCALL)
+		return KS_TASK_COMM;
+	return KS_TASK_CGROUP;
+}
+
+/* The "other" row of buffer half @gen: made ahead, so a full map still has it. */
+static struct ks_sc_key other_key(unsigned int gen)
+{
+	struct ks_sc_key k = { .t.gen = gen, .other = 1 };
+
+	return k;
+}
+
+/* The combined modes: a row per task and syscall. */
+static bool with_syscall(const struct sc_ctx *ctx)
+{
+	return ctx->by >= KS_SC_BY_PID_SYSCALL;
 }
 
 /*
@@ -87,8 +131,9 @@ static bool hashed(const struct sc_ctx *ctx)
  *   errno pairs in 1/32 of the budget, and as many per-CPU histograms as
  *   keep everything allocated at load within a quarter of the budget (16
  *   MiB of the default 64): histograms go to the syscalls seen first;
- * - pid/comm modes: shared rows in 60% of the budget (at most
- *   SC_HASH_ROWS), errno rows in 5%.
+ * - pid, comm and the combined modes (pid,syscall, comm,syscall,
+ *   cgroup,syscall): shared rows in 60% of the budget (at most
+ *   SC_HASH_ROWS; keys beyond go to the "other" row), errno rows in 5%.
  */
 static void size_maps(struct sc_ctx *ctx, struct ks_syscalls *s)
 {
@@ -126,7 +171,7 @@ static void size_maps(struct sc_ctx *ctx, struct ks_syscalls *s)
 				       64, SC_HASH_ROWS, false);
 		nherr = ks_budget_rows(b, 0.05, ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, sizeof(struct ks_sc_err_key), 8, 0),
 				       64, 4 * nsrow, false);
-		if (ctx->by == KS_SC_BY_PID)
+		if (by_tgid(ctx))
 			ncomm = nsrow;
 	}
 	s->rodata->start_mask = nstart - 1;
@@ -200,6 +245,16 @@ static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	err = ks_load_first(hooks, try_hook, ctx, &ctx->hook);
 	if (err)
 		return err;
+	for (unsigned int gen = 0; gen < 2 && hashed(ctx); gen++) {
+		struct ks_sc_key k = other_key(gen);
+
+		int e;
+
+		memset(ctx->vbuf, 0, sizeof(struct ks_sc_srow));
+		e = ks_map_add(bpf_map__fd(ctx->skel->maps.srows), &k, ctx->vbuf);
+		if (e)
+			p_warn("syscalls: cannot make the \"other\" row: %s", strerror(-e));
+	}
 	if (ks_verbose)
 		ks_budget_print(&ctx->budget, "syscalls");
 	if (ctx->nhists) {
@@ -406,54 +461,90 @@ static int collect_nerrs(struct sc_ctx *ctx, struct ks_report *r, unsigned int g
 	return err;
 }
 
-static struct ks_row *find_row(struct ks_report *r, const struct ks_sc_key *k, bool by_pid)
+/* The report row drained from key @k in this report (any half), NULL when none was. */
+static struct ks_row *find_row(struct sc_ctx *ctx, struct ks_report *r, const struct ks_sc_key *k)
 {
-	for (int i = 0; i < r->nrows; i++) {
-		struct ks_row *row = &r->rows[i];
+	for (int i = 0; i < ctx->nrkeys; i++) {
+		const struct ks_sc_key *o = &ctx->rkeys[i];
 
-		if (by_pid ? row->keys[0].num == k->tgid : !strncmp(row->keys[0].str, k->comm, KS_COMM_LEN))
-			return row;
+		if (o->other == k->other && o->nr == k->nr && ks_row_key_eq(task_by(ctx), &o->t, &k->t))
+			return &r->rows[ctx->rbase + i];
 	}
 	return NULL;
 }
 
 static bool key_in_gen(const void *key, void *varg)
 {
-	return ((const struct ks_sc_key *)key)->gen == ((struct drain_arg *)varg)->gen;
+	const struct ks_sc_key *k = key;
+
+	/* the "other" row stays, zeroed in place (collect_other) */
+	return k->t.gen == ((struct drain_arg *)varg)->gen && !k->other;
 }
 
-static int take_row(const void *key, const void *value, void *varg)
+static bool errkey_in_gen(const void *key, void *varg)
 {
-	const struct ks_sc_key *k = key;
-	const struct ks_sc_srow *s = value;
-	struct drain_arg *a = varg;
+	return ((const struct ks_sc_key *)key)->t.gen == ((struct drain_arg *)varg)->gen;
+}
+
+/* Adds the row of key @k with counters @s to the report. */
+static int add_hash_row(struct sc_ctx *ctx, struct ks_report *r, const struct ks_sc_key *k,
+			const struct ks_sc_srow *s)
+{
 	struct ks_hist *h = NULL;
 	struct ks_row *row;
-	char comm[KS_COMM_LEN];
+	char b[16];
 
-	if (!s->c.count)
-		return 0;
-	if (!a->ctx->count_only) {
+	if (ctx->nrkeys == ctx->caprkeys) {
+		int cap = ctx->caprkeys ? 2 * ctx->caprkeys : 256;
+		struct ks_sc_key *n = realloc(ctx->rkeys, (size_t)cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		ctx->rkeys = n;
+		ctx->caprkeys = cap;
+	}
+	if (!ctx->count_only) {
 		h = calloc(1, sizeof(*h));
 		if (!h)
 			return -ENOMEM;
 		ks_hist_add_slots_n(h, s->slot, KS_SC_HSLOTS);
 	}
-	row = ks_report_add_row(a->r);
+	row = ks_report_add_row(r);
 	if (!row) {
 		free(h);
 		return -ENOMEM;
 	}
-	if (a->ctx->by == KS_SC_BY_PID) {
-		ks_pid_comm_take(bpf_map__fd(a->ctx->skel->maps.pid_comm), k->tgid, comm);
-		ks_row_key_num(row, "pid", k->tgid);
+	ctx->rkeys[ctx->nrkeys++] = *k;
+	if (k->other) {
+		/* the same columns as the other rows, named "other" (pid 0, cgroup_id 0) */
+		if (task_by(ctx) == KS_TASK_PID)
+			ks_row_key_num(row, "pid", 0);
+		ks_row_key_str(row, task_by(ctx) == KS_TASK_CGROUP ? "cgroup" : "comm", "other");
+		if (task_by(ctx) == KS_TASK_CGROUP)
+			ks_row_key_num(row, "cgroup_id", 0);
 	} else {
-		memcpy(comm, k->comm, KS_COMM_LEN);
-		comm[KS_COMM_LEN - 1] = 0;
+		ks_row_task_key(row, task_by(ctx), &k->t, bpf_map__fd(ctx->skel->maps.pid_comm));
 	}
-	ks_row_key_str(row, "comm", comm);
-	fill_row(a->ctx, row, &s->c, h);
+	if (with_syscall(ctx)) {
+		const char *name = k->other ? "other" : ks_syscall_name((int)k->nr);
+
+		if (!name)
+			snprintf(b, sizeof(b), "sys_%u", k->nr), name = b;
+		ks_row_key_str(row, "syscall", name);
+		ks_row_key_num(row, "nr", k->other ? KS_SC_ROWS - 1 : k->nr);
+	}
+	fill_row(ctx, row, &s->c, h);
 	return 0;
+}
+
+static int take_row(const void *key, const void *value, void *varg)
+{
+	const struct ks_sc_srow *s = value;
+	struct drain_arg *a = varg;
+
+	if (!s->c.count)
+		return 0;
+	return add_hash_row(a->ctx, a->r, key, s);
 }
 
 static int take_errno(const void *key, const void *value, void *varg)
@@ -461,7 +552,7 @@ static int take_errno(const void *key, const void *value, void *varg)
 	const struct ks_sc_err_key *ek = key;
 	struct drain_arg *a = varg;
 	uint64_t sum = *(const __u64 *)value;
-	struct ks_row *row = find_row(a->r, &ek->k, a->ctx->by == KS_SC_BY_PID);
+	struct ks_row *row = find_row(a->ctx, a->r, &ek->k);
 	char b[16];
 
 	if (row && sum)
@@ -469,18 +560,45 @@ static int take_errno(const void *key, const void *value, void *varg)
 	return 0;
 }
 
-/* Drains both hash maps of the pid and comm modes for buffer half @gen. */
+/* The "other" row of half @gen: read, reported when it counted calls, zeroed for its next turn. */
+static int collect_other(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen)
+{
+	int fd = bpf_map__fd(ctx->skel->maps.srows);
+	struct ks_sc_key k = other_key(gen);
+	struct ks_sc_srow *s = ctx->vbuf;
+	int err;
+
+	if (bpf_map_lookup_elem(fd, &k, s))
+		return 0; /* not made (no room at start): its calls are in map_full */
+	if (!s->c.count)
+		return 0;
+	err = add_hash_row(ctx, r, &k, s);
+	memset(s, 0, sizeof(*s));
+	if (!err && bpf_map_update_elem(fd, &k, s, BPF_EXIST))
+		err = -errno;
+	return err;
+}
+
+/* Drains both hash maps of the pid, comm and combined modes for buffer half @gen. */
 static int collect_hash(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen)
 {
 	struct drain_arg a = { ctx, r, gen };
 	int err;
 
-	/* ks_sc_err_key starts with its ks_sc_key, so one match serves both */
+	ctx->rbase = r->nrows;
+	ctx->nrkeys = 0;
 	err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.srows), sizeof(struct ks_sc_key), key_in_gen,
 			    take_row, &a, ctx->vbuf);
 	if (!err)
+		err = collect_other(ctx, r, gen);
+	/* ks_sc_err_key starts with its ks_sc_key, so one match serves both */
+	if (!err)
 		err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.herrs), sizeof(struct ks_sc_err_key),
-				    key_in_gen, take_errno, &a, ctx->vbuf);
+				    errkey_in_gen, take_errno, &a, ctx->vbuf);
+	/* the names were read (peeked) for every row of a pid: the programs write them again with a new row */
+	for (int i = 0; !err && by_tgid(ctx) && i < ctx->nrkeys; i++)
+		if (!ctx->rkeys[i].other)
+			bpf_map_delete_elem(bpf_map__fd(ctx->skel->maps.pid_comm), &ctx->rkeys[i].t.id);
 	return err;
 }
 
@@ -513,6 +631,8 @@ static int sc_collect(void *vctx, struct ks_report *r)
 	ks_report_lost(r, "start_collisions", now.start_collisions - ctx->lost_seen.start_collisions);
 	ks_report_lost(r, "map_full", now.map_full - ctx->lost_seen.map_full);
 	ks_report_lost(r, "errno_full", now.errno_full - ctx->lost_seen.errno_full);
+	if (hashed(ctx))
+		ks_report_counter(r, "to_other", now.to_other - ctx->lost_seen.to_other);
 	ks_report_lost(r, "recursion", ks_obj_missed_since(ctx->skel->obj, &ctx->missed_seen));
 	ctx->lost_seen = now;
 	/* syscalls seen after the budget's histograms were all taken: exact counts, no histogram */
@@ -534,6 +654,9 @@ static void sc_close(void *vctx)
 	free(ctx->hcur);
 	free(ctx->hprev);
 	free(ctx->hread);
+	free(ctx->rkeys);
+	ctx->rkeys = NULL;
+	ctx->nrkeys = ctx->caprkeys = 0;
 	ctx->vbuf = NULL;
 	ctx->hcur = ctx->hprev = NULL;
 	ctx->hread = NULL;
@@ -544,7 +667,7 @@ const struct ks_collector ks_syscalls_collector = {
 		.name = "syscalls",
 		.summary = "Per-syscall counts, errors by errno and latency (sys_enter to sys_exit, per thread).",
 		.common = KS_O_COLLECTOR,
-		.by_keys = "syscall|pid|comm|errno",
+		.by_keys = "syscall|pid|comm|errno|pid,syscall|comm,syscall|cgroup,syscall",
 		.opts = sc_opts,
 	},
 	.ctx_size = sizeof(struct sc_ctx),

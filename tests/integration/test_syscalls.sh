@@ -202,9 +202,81 @@ for mode in "" -L; do
 		"$(k_jq '[([.rows[] | select(.comm | test("^scb[0-9]+$"))] | length), ([.rows[] | select(.comm | test("^scb[0-9]+$")) | select(.count != 12)] | length)] | map(tostring) | join(" ")')"
 done
 
+# Combined keys (issue 10): which process makes which calls.  System-wide (no filter): the
+# workload's getppid and failing close calls are rows of their own, exact in both modes.
+# kv KEY VALUE SYSCALL: "count errors EBADF" of the row of KEY == VALUE and SYSCALL
+kv() {
+	k_jq --arg s "$3" --argjson v "$2" '[(.rows[] | select(.'"$1"' == $v and .syscall == $s)) // {count: 0, errors: 0, errnos: {}}] | .[0] |
+		[.count, .errors, (.errnos.EBADF // 0)] | map(tostring) | join(" ")'
+}
+for mode in "" -L; do
+	w_start -n $N -e $M -c "$name"
+	k_start syscalls $mode --by pid,syscall -j -n 0
+	w_go
+	k_stop
+	t_eq "pid,syscall${mode:+ $mode}: (pid, getppid) = N" "$N 0 0" "$(kv pid "$W_PID" getppid)"
+	t_eq "pid,syscall${mode:+ $mode}: (pid, close) = M errors, all EBADF" "$M $M $M" "$(kv pid "$W_PID" close)"
+	t_eq "pid,syscall${mode:+ $mode}: the rows are named by the process" "$name $name" \
+		"$(k_jq --argjson p "$W_PID" '[.rows[] | select(.pid == $p and (.syscall == "getppid" or .syscall == "close")) | .comm] | unique | (.[0] + " " + .[-1])')"
+	t_eq "pid,syscall${mode:+ $mode}: nothing lost, nothing in other" "0 0" "$(k_jq '[.lost, .counters.to_other] | map(tostring) | join(" ")')"
+	if [ -z "$mode" ]; then
+		t_eq "pid,syscall: a latency histogram per row" "$N $M" \
+			"$(k_jq --argjson p "$W_PID" '[(.rows[] | select(.pid == $p and .syscall == "getppid") | .latency_ns.count), (.rows[] | select(.pid == $p and .syscall == "close") | .latency_ns.count)] | map(tostring) | join(" ")')"
+	else
+		t_eq "pid,syscall -L: no latency" "null" "$(k_jq '.rows[0].latency_ns')"
+	fi
+	w_start -n $N -e $M -c "$name"
+	k_start syscalls $mode --by comm,syscall -j -n 0
+	w_go
+	k_stop
+	t_eq "comm,syscall${mode:+ $mode}: (comm, getppid) = N" "$N 0 0" "$(kv comm "\"$name\"" getppid)"
+	t_eq "comm,syscall${mode:+ $mode}: (comm, close) = M" "$M $M $M" "$(kv comm "\"$name\"" close)"
+done
+# --sort and the text layout: a column per key
+w_start -n $N -e $M
+k_start syscalls --by pid,syscall -p "$W_PID" --sort count -j -n 0
+w_go
+k_stop
+t_eq "pid,syscall --sort count: decreasing counts, getppid first" "true getppid" \
+	"$(k_jq '[([.rows[].count] | . == (sort | reverse)), .rows[0].syscall] | map(tostring) | join(" ")')"
+w_start -n $N -e $M
+k_start syscalls --by pid,syscall -p "$W_PID" --sort errors
+w_go
+k_stop
+t_eq "pid,syscall text: a column per key" "pid comm syscall nr count" "$(awk 'NR == 1 { print $1, $2, $3, $4, $5 }' "$K_OUT")"
+t_eq "pid,syscall text --sort errors: close first" "$W_PID sysload close 3 $M" "$(awk 'NR == 2 { print $1, $2, $3, $4, $5 }' "$K_OUT")"
+if [ -n "$cg2" ]; then
+	cg=$cg2/ksight-test-$$
+	mkdir -p "$cg"
+	T_CLEANUP="rmdir '$cg' 2>/dev/null"
+	w_start -n $N -e $M
+	echo "$W_PID" >"$cg/cgroup.procs"
+	k_start syscalls --by cgroup,syscall -j -n 0
+	w_go
+	k_stop
+	t_eq "cgroup,syscall: (cgroup, getppid) = N" "$N 0 0" "$(kv cgroup "\"/ksight-test-$$\"" getppid)"
+	t_eq "cgroup,syscall: (cgroup, close) = M" "$M $M $M" "$(kv cgroup "\"/ksight-test-$$\"" close)"
+	t_eq "cgroup,syscall: the cgroup's id" "$(stat -c %i "$cg")" "$(k_jq --arg c "/ksight-test-$$" '[.rows[] | select(.cgroup == $c)][0].cgroup_id')"
+	rmdir "$cg" 2>/dev/null
+fi
+# Keys beyond the budget's rows go to "other", counted: R fresh names x 2 syscalls, in 4 MiB
+# (a few hundred rows); every row made is exact, the rest is in "other", nothing is lost.
+t_name scb
+g_start "$T_NAME" "$WL" -b $R
+k_start syscalls --by comm,syscall --max-memory 4M -p "$G_PID" -j -n 0
+kill -USR1 "$G_PID"
+wait "$G_PID"
+k_stop
+t_eq "comm,syscall over budget: nothing lost" "0" "$(k_jq '.lost')"
+t_eq "comm,syscall over budget: keys went to other" "true" "$(k_jq '.counters.to_other > 0')"
+t_eq "comm,syscall over budget: the other row has them" "$(k_jq '.counters.to_other')" \
+	"$(k_jq '[.rows[] | select(.comm == "other") | .count] | add')"
+t_eq "comm,syscall over budget: rows made are exact (prctl 2, getppid 10)" "0" \
+	"$(k_jq '[.rows[] | select(.comm | test("^scb[0-9]+$")) | select((.syscall == "prctl" and .count != 2) or (.syscall == "getppid" and .count != 10))] | length')"
+
 # The memory budget, as a 128-CPU node would size it: every mode within
 # 64 MiB worst case, the default mode within 16 MiB allocated at load.
-for by in syscall pid comm errno; do
+for by in syscall pid comm errno pid,syscall comm,syscall cgroup,syscall; do
 	for mode in "" -L --errors; do
 		KSIGHT_BUDGET_CPUS=128 "$KSIGHT" syscalls --by $by $mode -j -d 0.3 >"$T_TMP/b.json" 2>"$T_TMP/b.err"
 		t_eq "budget: --by $by $mode: maps <= 64 MiB at 128 CPUs" "true" \

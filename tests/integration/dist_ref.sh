@@ -1,0 +1,28 @@
+# Sourced by the distribution tests: reading a bpftrace reference histogram and comparing percentiles with ksight's.
+
+# bt_pcts FILE: "count p50 p90" of the first lhist bpftrace printed in FILE (nearest rank; a
+# bucket stands for its middle, the overflow bucket for its lower bound); "0 0 0" when empty.
+bt_pcts() {
+	awk '/^\[/ { s = $0; gsub(/[][(),|@]/, " ", s); split(s, f, " ")
+			lo[++n] = f[1]; hi[n] = (f[2] == "...") ? f[1] : f[2]; c[n] = f[3]; tot += f[3] }
+		function pct(q,   r, acc, i) { r = int(q * tot); if (r < q * tot) r++
+			for (i = 1; i <= n; i++) { acc += c[i]; if (acc >= r) return int((lo[i] + hi[i]) / 2) } }
+		END { if (!tot) { print "0 0 0"; exit } printf "%d %d %d\n", tot, pct(0.5), pct(0.9) }' "$1"
+}
+
+# d_near KS REF FRAC ABS: |KS - REF| <= FRAC * REF + REF / 16 (the width of ksight's log-linear
+# slot there) + ABS (the reference's bucket, and what the order of the two programs adds)
+d_near() {
+	awk -v a="$1" -v b="$2" -v t="$3" -v x="$4" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= t * b + b / 16 + x) }'
+}
+
+# bt_start: runs the script bt_script prints under bpftrace, output in $T_TMP/ref.out, and
+# returns once it is attached (BT_PID); non-zero, with nothing left running, when it is not.
+bt_start() {
+	bt_script >"$T_TMP/ref.bt"
+	: >"$T_TMP/ref.out"
+	bpftrace "$T_TMP/ref.bt" >"$T_TMP/ref.out" 2>&1 &
+	BT_PID=$!
+	t_wait_for "$T_TMP/ref.out" "Attaching" || { kill $BT_PID 2>/dev/null; return 1; }
+	sleep 1 # bpftrace says "Attaching" before it has attached
+}
