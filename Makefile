@@ -11,11 +11,15 @@ CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I$(B)/
 TRACE_PKGS := libtracefs libtraceevent
 CFLAGS += $(shell pkg-config --cflags $(TRACE_PKGS))
 LDLIBS := -lbpf -lelf -lz -lm $(shell pkg-config --libs $(TRACE_PKGS))
+# feature libraries, one line each (profile: libdw; serve: libmicrohttpd, libyaml, libcrypt)
+
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Iinclude -Wall -Werror
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(B)/skel/%.skel.h,$(BPF_SRCS))
-CORE_SRCS := $(wildcard src/core/*.c) $(wildcard src/output/*.c) $(wildcard src/collectors/*.c)
+# every src/ directory but the CLI's is library code (core, output, collectors, and the feature
+# directories: format, record, symbol, profile, serve)
+CORE_SRCS := $(filter-out src/cli/%,$(wildcard src/*/*.c))
 CLI_SRCS := $(wildcard src/cli/*.c)
 GEN_SRCS := $(B)/gen/names.c
 CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CORE_SRCS)) $(B)/obj/gen/names.o
@@ -61,7 +65,7 @@ $(B)/obj/gen/%.o: $(B)/gen/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(B)/obj/%.o: %.c $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/core/*.h) $(wildcard src/output/*.h) $(wildcard src/collectors/*.h)
+$(B)/obj/%.o: %.c $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/*/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 

@@ -5,7 +5,8 @@ PKGS="make gcc clang-14 llvm-14 libbpf-dev bpftool libelf-dev zlib1g-dev pkg-con
 libtraceevent-dev libtracefs-dev libdw-dev libmicrohttpd-dev
 jq iproute2 nftables util-linux procps iperf3 strace e2fsprogs
 bpftrace libbpf-tools linux-perf
-qemu-system-x86 busybox-static cpio binutils"
+qemu-system-x86 busybox-static cpio binutils
+curl openssl prometheus libyaml-dev libcrypt-dev systemd golang-go libxml2-utils"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
