@@ -31,10 +31,15 @@ done
 t_eq "sleep: hook" "tp_btf" "$(k_jq .hook)"
 t_eq "sleep: K entries, all in S" "$K S" "$(k_jq -r '[.rows[].count] | add | tostring' | tr -d '\n') $(k_jq -r '[.rows[].state] | unique | join(",")')"
 p50=$(k_jq '.rows[] | select(.state=="S") | .offcpu_ns.p50')
-want=$((MS * 1000000 + SL_SLACK))
-awk -v p="$p50" -v w="$want" 'BEGIN { d = p - w; if (d < 0) d = -d; exit !(d <= 0.10 * w) }' &&
-	t_pass "sleep: p50 $p50 within 10% of 10 ms + slack ($want)" ||
-	t_fail "sleep: p50 within 10% of 10 ms + slack" "p50 $p50, want $want"
+# the reference: the sleeper's own median sleep (clock_gettime around each), which a loaded host
+# or an emulated guest stretches past 10 ms + slack alike for both; off-CPU time excludes the
+# call's on-CPU part (tens of microseconds under TCG), and a histogram slot is 1/32 wide: up to 4%
+# above the median, 8% below
+med=$(awk '$1 == "done" { print $2 }' "$G_FILE")
+awk -v p="$p50" -v m="$med" -v w="$((MS * 1000000))" \
+	'BEGIN { exit !(m >= w && p >= 0.96 * w && p <= 1.04 * m && p >= 0.92 * m) }' &&
+	t_pass "sleep: p50 $p50 within -8%..+4% of the sleeper's own median ($med), and at least 10 ms" ||
+	t_fail "sleep: p50 within -8%..+4% of the sleeper's own median" "p50 $p50, median $med, sleep ${MS} ms"
 t_eq "sleep: histogram count" "$K" "$(k_jq '[.rows[].offcpu_ns.count] | add')"
 t_eq "sleep: nothing lost" "0" "$(k_jq .lost)"
 
