@@ -60,6 +60,13 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 	return 1;
 }
 
+/* no cpu: off-CPU time is not spent on a CPU */
+static const struct ks_by_word off_by_words[] = {
+	{ "pid", KS_SCHED_BY_PID },   { "tid", KS_SCHED_BY_TID },	  { "comm", KS_SCHED_BY_COMM },
+	{ "cgroup", KS_SCHED_BY_CGROUP }, { "prio", KS_SCHED_BY_PRIO }, { "policy", KS_SCHED_BY_POLICY },
+	{ NULL, KS_SCHED_BY_NONE },
+};
+
 KS_SCHED_GLUE(offcpu, struct off_ctx, KS_OFF_STATES, struct ks_off_stat, off_schema.hist_name, take_row)
 
 const struct ks_collector ks_offcpu_collector = {
@@ -68,7 +75,7 @@ const struct ks_collector ks_offcpu_collector = {
 		.summary = "Off-CPU time: from a blocking switch out to the switch back in, by the state the "
 			   "thread blocked in (S, D, I, other).",
 		.common = KS_O_COLLECTOR,
-		.by_keys = "pid|tid|comm|cgroup|prio|policy",
+		.by_words = off_by_words,
 		.opts = NULL,
 	},
 	.ctx_size = sizeof(struct off_ctx),

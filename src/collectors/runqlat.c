@@ -109,7 +109,7 @@ const struct ks_collector ks_runqlat_collector = {
 		.summary = "Run-queue latency: time from runnable (woken or preempted) to on-CPU, with switch, "
 			   "wakeup and migration counts.",
 		.common = KS_O_COLLECTOR,
-		.by_keys = "cpu|pid|tid|comm|prio|policy|cgroup",
+		.by_words = ks_sched_by_words,
 		.opts = rq_opts,
 	},
 	.ctx_size = sizeof(struct rq_ctx),

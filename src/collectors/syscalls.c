@@ -67,25 +67,16 @@ static int sc_parse_opt(void *vctx, int id, const char *arg)
 	return 0;
 }
 
-static enum ks_sc_by parse_by(const char *by)
-{
-	static const struct {
-		const char *name;
-		enum ks_sc_by by;
-	} modes[] = {
-		{ "pid", KS_SC_BY_PID },
-		{ "comm", KS_SC_BY_COMM },
-		{ "errno", KS_SC_BY_ERRNO },
-		{ "pid,syscall", KS_SC_BY_PID_SYSCALL },
-		{ "comm,syscall", KS_SC_BY_COMM_SYSCALL },
-		{ "cgroup,syscall", KS_SC_BY_CGROUP_SYSCALL },
-	};
-
-	for (size_t i = 0; by && i < sizeof(modes) / sizeof(modes[0]); i++)
-		if (!strcmp(by, modes[i].name))
-			return modes[i].by;
-	return KS_SC_BY_SYSCALL;
-}
+static const struct ks_by_word sc_by_words[] = {
+	{ "syscall", KS_SC_BY_SYSCALL },
+	{ "pid", KS_SC_BY_PID },
+	{ "comm", KS_SC_BY_COMM },
+	{ "errno", KS_SC_BY_ERRNO },
+	{ "pid,syscall", KS_SC_BY_PID_SYSCALL },
+	{ "comm,syscall", KS_SC_BY_COMM_SYSCALL },
+	{ "cgroup,syscall", KS_SC_BY_CGROUP_SYSCALL },
+	{ NULL, KS_SC_BY_SYSCALL },
+};
 
 /* Modes of shared rows in the srows hash: a task, or a task and a syscall. */
 static bool hashed(const struct sc_ctx *ctx)
@@ -234,7 +225,10 @@ static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	size_t vsz = sizeof(struct ks_sc_srow);
 	int err;
 
-	ctx->by = parse_by(c->by);
+	err = ks_by_parse(sc_by_words, c->by);
+	if (err < 0)
+		return err;
+	ctx->by = (enum ks_sc_by)err;
 	ctx->filter = f;
 	ks_budget_init(&ctx->budget, c->max_memory);
 	if (vsz < sizeof(struct ks_sc_hist) * (size_t)ks_ncpus())
@@ -667,7 +661,7 @@ const struct ks_collector ks_syscalls_collector = {
 		.name = "syscalls",
 		.summary = "Per-syscall counts, errors by errno and latency (sys_enter to sys_exit, per thread).",
 		.common = KS_O_COLLECTOR,
-		.by_keys = "syscall|pid|comm|errno|pid,syscall|comm,syscall|cgroup,syscall",
+		.by_words = sc_by_words,
 		.opts = sc_opts,
 	},
 	.ctx_size = sizeof(struct sc_ctx),
