@@ -36,7 +36,13 @@ static __always_inline __u32 ks_task_cpu(struct task_struct *t, bool trusted)
 	return KS_RD(trusted, o, cpu);
 }
 
-/* A task's state: task_struct.state until commit 2f064a59a11f ("sched: Change task_struct::state", v5.14), __state after. */
+/*
+ * A task's state: task_struct.state until commit 2f064a59a11f ("sched:
+ * Change task_struct::state", v5.14), __state after.  sched_switch hands
+ * it as an argument since v5.18 (commit fa2c3254d7cf, "sched/tracing:
+ * Don't re-read p->state when emitting sched_switch event"): a choice the
+ * loader makes (ks_switch_has_state in sched.bpf.h), this is the fallback.
+ */
 struct task_struct___state_old {
 	long state;
 } __attribute__((preserve_access_index));
@@ -48,23 +54,6 @@ static __always_inline unsigned int ks_task_state(struct task_struct *t, bool tr
 	if (bpf_core_field_exists(t->__state))
 		return KS_RD(trusted, t, __state);
 	return (unsigned int)KS_RD(trusted, o, state);
-}
-
-/*
- * prev_state is an argument of sched_switch since v5.18 (commit
- * fa2c3254d7cf, "sched/tracing: Don't re-read p->state when emitting
- * sched_switch event"); before, it is read from the task.  The loader
- * counts the tracepoint's arguments in the kernel's BTF (clang-14 has no
- * bpf_core_type_matches) and sets this.
- */
-const volatile bool ks_switch_has_state = true;
-
-/* The state @prev switched out in, from the raw context of tp_btf and raw_tp sched_switch. */
-static __always_inline unsigned int ks_switch_state(unsigned long long *ctx, struct task_struct *prev, bool trusted)
-{
-	if (ks_switch_has_state)
-		return (unsigned int)ctx[3];
-	return ks_task_state(prev, trusted);
 }
 
 /*

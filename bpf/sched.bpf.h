@@ -217,6 +217,24 @@ static __always_inline void *ks_sched_row(void *rows, void *hrows, void *srows, 
 /* The running state at sched_switch: 0, as prev_state reports it. */
 #define KS_TASK_RUNNING 0
 
+/*
+ * prev_state is an argument of sched_switch since v5.18 (commit
+ * fa2c3254d7cf, "sched/tracing: Don't re-read p->state when emitting
+ * sched_switch event"); before, it is read from the task (ks_task_state,
+ * compat.bpf.h).  Not a CO-RE relocation: the loader counts the
+ * tracepoint's arguments in the kernel's BTF (clang-14 has no
+ * bpf_core_type_matches) and sets this.
+ */
+const volatile bool ks_switch_has_state = true;
+
+/* The state @prev switched out in, from the raw context of tp_btf and raw_tp sched_switch. */
+static __always_inline unsigned int ks_switch_state(unsigned long long *ctx, struct task_struct *prev, bool trusted)
+{
+	if (ks_switch_has_state)
+		return (unsigned int)ctx[3];
+	return ks_task_state(prev, trusted);
+}
+
 /* Declares the tp_btf and raw_tp programs of sched_switch around one body. */
 #define KS_SCHED_SWITCH_PROGS(body)                                                              \
 	SEC("tp_btf/sched_switch")                                                               \
