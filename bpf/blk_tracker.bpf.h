@@ -3,12 +3,12 @@
 #define KSIGHT_BLK_TRACKER_BPF_H
 
 #include "common.bpf.h"
+#include "compat.bpf.h"
 #include "ksight/biolat.h"
 
 /*
- * Minimum kernel: 5.15.  The readers take the disk from rq->q->disk and
- * bio->bi_bdev->bd_disk with no shim; request_queue.disk and bio.bi_bdev
- * exist from 5.15 on (older kernels have rq->rq_disk and bio->bi_disk).
+ * Minimum kernel: 5.15 (see compat.bpf.h).  The readers take the disk
+ * from rq->q->disk and bio->bi_bdev->bd_disk with no shim.
  * @complete: a block_rq_complete event (reads the flush state); @tags:
  * read the request's tag (the default mode's tag slots).
  */
@@ -42,20 +42,6 @@ static __always_inline bool opf_preflush(__u32 opf)
 }
 
 /*
- * RQF_FLUSH_SEQ: the request is in the flush machinery (blk-flush.c).  Its
- * bit is named in enum rqf_flags where the kernel has that enum (6.18's
- * BTF, the vendored vmlinux.h); older kernels (5.15, 6.1) have only a
- * #define of (1 << 4), which BTF does not show.  The commit that made the
- * enum is not cited here: not verified.
- */
-static __always_inline __u32 rqf_flush_seq(void)
-{
-	if (bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ))
-		return 1u << bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ);
-	return 1u << 4;
-}
-
-/*
  * A request without a position (a flush, a passthrough command) has sector
  * -1, which block_rq_issue reports as 0 and block_rq_complete as is
  * (blk_rq_trace_sector() versus blk_rq_pos()): one name for both.
@@ -83,7 +69,7 @@ static __always_inline void rq_io_btf(struct request *rq, struct io *io, bool co
 	io->alloc_ns = rq->start_time_ns;
 	io->rq = (__u64)rq;
 	if (complete && io->k.op == KS_BL_OP_WRITE)
-		io->flush_seq = rq->rq_flags & rqf_flush_seq();
+		io->flush_seq = rq->rq_flags & ks_rqf_flush_seq();
 	io->tag = -1;
 	if (tags && rq->mq_hctx) {
 		io->tag = rq->internal_tag >= 0 ? rq->internal_tag : rq->tag;
@@ -122,7 +108,7 @@ static __always_inline void rq_io_core(struct request *rq, struct io *io, bool c
 	io->alloc_ns = BPF_CORE_READ(rq, start_time_ns);
 	io->rq = (__u64)rq;
 	if (complete && io->k.op == KS_BL_OP_WRITE)
-		io->flush_seq = BPF_CORE_READ(rq, rq_flags) & rqf_flush_seq();
+		io->flush_seq = BPF_CORE_READ(rq, rq_flags) & ks_rqf_flush_seq();
 	io->tag = -1;
 	if (tags) {
 		struct blk_mq_hw_ctx *hctx = BPF_CORE_READ(rq, mq_hctx);

@@ -18,18 +18,12 @@ static __always_inline struct ks_rq_stat *row_of(struct task_struct *t, bool tru
  * first, and sched_waking supplies the waker's CPU instead).  A local
  * wakeup racing with a queued remote one reads as remote too: rare, and
  * only overcounts.
- * rq::ttwu_pending exists since v5.8 ("sched: Add rq::ttwu_pending"); the
- * rq is reached through se.cfs_rq, present with CONFIG_FAIR_GROUP_SCHED
- * (the runqueues symbol is not in kallsyms without KALLSYMS_ALL).
+ * Older kernels and those without the way there: see
+ * ks_task_rq_ttwu_pending (compat.bpf.h).
  */
 static __always_inline bool queued_remotely(struct task_struct *p, bool trusted)
 {
-	if (!bpf_core_field_exists(p->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, rq) ||
-	    !bpf_core_field_exists(struct rq, ttwu_pending))
-		return false;
-	if (trusted)
-		return p->se.cfs_rq->rq->ttwu_pending;
-	return BPF_CORE_READ(p, se.cfs_rq, rq, ttwu_pending);
+	return ks_task_rq_ttwu_pending(p, trusted);
 }
 
 /*

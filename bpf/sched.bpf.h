@@ -3,6 +3,7 @@
 #define KSIGHT_SCHED_BPF_H
 
 #include "common.bpf.h"
+#include "compat.bpf.h"
 #include "ksight/sched.h"
 
 /* Fixed before load, so the verifier drops the modes not in use. */
@@ -95,21 +96,6 @@ static __always_inline void ks_sched_hist_add(struct ks_sched_hist *h, __u64 v)
 	KS_ROW_ADD(h->slots[slot], 1);
 	if (v > h->max)
 		h->max = v;
-}
-
-/* task_cpu() lived in task_struct.cpu from v5.3 until commit bcf9033e5449
- * ("sched: move CPU field back into thread_info if THREAD_INFO_IN_TASK=y", v5.16). */
-struct task_struct___cpu_old {
-	unsigned int cpu;
-} __attribute__((preserve_access_index));
-
-static __always_inline __u32 ks_task_cpu(struct task_struct *t, bool trusted)
-{
-	struct task_struct___cpu_old *o = (void *)t;
-
-	if (bpf_core_field_exists(t->thread_info.cpu))
-		return KS_RD(trusted, t, thread_info.cpu);
-	return KS_RD(trusted, o, cpu);
 }
 
 /*
@@ -232,29 +218,21 @@ static __always_inline void *ks_sched_row(void *rows, void *hrows, void *srows, 
 #define KS_TASK_RUNNING 0
 
 /*
- * prev_state is an argument of sched_switch since v5.18 (commit fa2c3254d7cf,
- * "sched/tracing: Don't re-read p->state when emitting sched_switch event");
- * before, it is read from the task, whose field was "state" until v5.14
- * (commit 2f064a59a11f, "sched: Change task_struct::state").  The loader
- * counts the tracepoint's arguments in the kernel's BTF (clang-14 has no
+ * prev_state is an argument of sched_switch since v5.18 (commit
+ * fa2c3254d7cf, "sched/tracing: Don't re-read p->state when emitting
+ * sched_switch event"); before, it is read from the task (ks_task_state,
+ * compat.bpf.h).  Not a CO-RE relocation: the loader counts the
+ * tracepoint's arguments in the kernel's BTF (clang-14 has no
  * bpf_core_type_matches) and sets this.
  */
 const volatile bool ks_switch_has_state = true;
 
-struct task_struct___state_old {
-	long state;
-} __attribute__((preserve_access_index));
-
-/* Arguments of sched_switch from the raw context of tp_btf and raw_tp. */
+/* The state @prev switched out in, from the raw context of tp_btf and raw_tp sched_switch. */
 static __always_inline unsigned int ks_switch_state(unsigned long long *ctx, struct task_struct *prev, bool trusted)
 {
-	struct task_struct___state_old *o = (void *)prev;
-
 	if (ks_switch_has_state)
 		return (unsigned int)ctx[3];
-	if (bpf_core_field_exists(prev->__state))
-		return KS_RD(trusted, prev, __state);
-	return (unsigned int)KS_RD(trusted, o, state);
+	return ks_task_state(prev, trusted);
 }
 
 /* Declares the tp_btf and raw_tp programs of sched_switch around one body. */

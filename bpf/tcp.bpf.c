@@ -1,5 +1,6 @@
 /* Kernel side of `ksight tcp`: retransmits, drops with their reason, smoothed RTT and connect latency per flow or owner. */
 #include "common.bpf.h"
+#include "compat.bpf.h"
 #include <bpf/bpf_endian.h>
 #include "ksight/tcp.h"
 
@@ -548,18 +549,9 @@ int BPF_PROG(tcp_rtt__raw_tp, struct sock *sk)
 
 /*
  * Classic tracepoints: the socket and skb addresses the trace formats
- * record, read through probe reads like raw_tp.  tcp_retransmit_skb's
- * record was struct trace_event_raw_tcp_event_sk_skb, shared with
- * tcp_send_reset; recent kernels (6.18 here) give it a class of its own,
- * trace_event_raw_tcp_retransmit_skb, with an err field (the one in
- * vmlinux.h); the one the kernel has is picked at load time.
+ * record, read through probe reads like raw_tp; the records that changed
+ * are read in compat.bpf.h.
  */
-struct trace_event_raw_tcp_event_sk_skb {
-	struct trace_entry ent;
-	const void *skbaddr;
-	const void *skaddr;
-} __attribute__((preserve_access_index));
-
 SEC("tracepoint/sock/inet_sock_set_state")
 int tcp_state__tp(struct trace_event_raw_inet_sock_set_state *ctx)
 {
@@ -569,15 +561,11 @@ int tcp_state__tp(struct trace_event_raw_inet_sock_set_state *ctx)
 SEC("tracepoint/tcp/tcp_retransmit_skb")
 int tcp_retrans__tp(void *ctx)
 {
-	if (bpf_core_type_exists(struct trace_event_raw_tcp_retransmit_skb)) {
-		struct trace_event_raw_tcp_retransmit_skb *c = ctx;
+	const void *sk, *skb;
+	int err;
 
-		return on_retransmit(c->skaddr, c->skbaddr, bpf_core_field_exists(c->err) ? c->err : 0, false);
-	} else {
-		struct trace_event_raw_tcp_event_sk_skb *c = ctx;
-
-		return on_retransmit(c->skaddr, c->skbaddr, 0, false);
-	}
+	ks_tp_retransmit_skb(ctx, &sk, &skb, &err);
+	return on_retransmit(sk, skb, err, false);
 }
 
 SEC("tracepoint/tcp/tcp_retransmit_synack")
@@ -589,7 +577,7 @@ int tcp_synack__tp(struct trace_event_raw_tcp_retransmit_synack *ctx)
 SEC("tracepoint/skb/kfree_skb")
 int tcp_drop__tp(struct trace_event_raw_kfree_skb *ctx)
 {
-	return on_drop(ctx->skbaddr, bpf_core_field_exists(ctx->reason) ? ctx->reason : 0);
+	return on_drop(ctx->skbaddr, ks_tp_kfree_skb_reason(ctx));
 }
 
 SEC("tracepoint/tcp/tcp_probe")

@@ -107,16 +107,16 @@ static enum ks_task_by task_by(enum ks_bl_by by)
 	return by == KS_BL_BY_CGROUP ? KS_TASK_CGROUP : 0;
 }
 
-static enum ks_bl_by parse_by(const char *by)
-{
-	/* in enum ks_bl_by's order */
-	static const char *const names[] = { "disk", "pid", "comm", "op", "cgroup", "pid,disk", "comm,op" };
-
-	for (unsigned int i = 0; by && i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(by, names[i]))
-			return (enum ks_bl_by)i;
-	return KS_BL_BY_DISK;
-}
+static const struct ks_by_word bl_by_words[] = {
+	{ "disk", KS_BL_BY_DISK },
+	{ "pid", KS_BL_BY_PID },
+	{ "comm", KS_BL_BY_COMM },
+	{ "op", KS_BL_BY_OP },
+	{ "cgroup", KS_BL_BY_CGROUP },
+	{ "pid,disk", KS_BL_BY_PID_DISK },
+	{ "comm,op", KS_BL_BY_COMM_OP },
+	{ NULL, KS_BL_BY_DISK },
+};
 
 static void add_part(uint32_t part, uint32_t disk, void *arg)
 {
@@ -368,14 +368,17 @@ static int bl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 {
 	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
 	struct bl_ctx *ctx = vctx;
+	int by = ks_by_parse(bl_by_words, c->by);
 
+	if (by < 0)
+		return by;
+	ctx->by = (enum ks_bl_by)by;
 	for (int i = 0; bl_events[i]; i++) {
 		if (ks_tracepoint_exists("block", bl_events[i]) == 0) {
 			p_err("biolat: tracepoint block:%s is not in this kernel", bl_events[i]);
 			return -ENOENT;
 		}
 	}
-	ctx->by = parse_by(c->by);
 	ctx->filter = f;
 	ctx->submit_info = f->flags || task_by(ctx->by);
 	ks_budget_init(&ctx->budget, c->max_memory);
@@ -620,7 +623,7 @@ const struct ks_collector ks_biolat_collector = {
 		.name = "biolat",
 		.summary = "Block I/O latency (issue to completion), queue time, request sizes and queue depth.",
 		.common = KS_O_COLLECTOR,
-		.by_keys = "disk|pid|comm|op|cgroup|pid,disk|comm,op",
+		.by_words = bl_by_words,
 		.opts = bl_opts,
 	},
 	.ctx_size = sizeof(struct bl_ctx),

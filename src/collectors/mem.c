@@ -112,14 +112,12 @@ struct mem_ctx {
 	int nkeys, other_row;
 };
 
-static enum ks_task_by parse_by(const char *by)
-{
-	if (by && !strcmp(by, "comm"))
-		return KS_TASK_COMM;
-	if (by && !strcmp(by, "cgroup"))
-		return KS_TASK_CGROUP;
-	return KS_TASK_PID;
-}
+static const struct ks_by_word mem_by_words[] = {
+	{ "pid", KS_TASK_PID },
+	{ "comm", KS_TASK_COMM },
+	{ "cgroup", KS_TASK_CGROUP },
+	{ NULL, KS_TASK_PID },
+};
 
 static int by_mode(enum ks_task_by by)
 {
@@ -277,7 +275,10 @@ static int mem_open(void *vctx, const struct ks_common *c, const struct ks_filte
 	size_t n = (size_t)ks_ncpus(), vsize = n * sizeof(struct ks_mem_fault);
 	int err;
 
-	ctx->by = parse_by(c->by);
+	err = ks_by_parse(mem_by_words, c->by);
+	if (err < 0)
+		return err;
+	ctx->by = (enum ks_task_by)err;
 	ctx->filter = f;
 	err = find_missing(ctx);
 	if (err)
@@ -579,7 +580,7 @@ const struct ks_collector ks_mem_collector = {
 		.name = "mem",
 		.summary = "Page faults, reclaim and compaction stalls, kswapd wakeups, OOM kills and page migrations per task.",
 		.common = KS_O_COLLECTOR,
-		.by_keys = "pid|comm|cgroup",
+		.by_words = mem_by_words,
 	},
 	.ctx_size = sizeof(struct mem_ctx),
 	.open = mem_open,

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "collectors/sched.h"
+#include "collectors/rows.h"
 #include "core/collector.h"
 #include "core/loader.h"
 #include "ksight/offcpu.h"
@@ -30,10 +31,9 @@ static const struct ks_column off_cols[] = {
 };
 static const struct ks_schema off_schema = { off_cols, "offcpu_ns", KS_UNIT_NS, "the off-CPU intervals" };
 
-static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals, void *vctx)
+int ks_offcpu_row(struct ks_report *r, enum ks_sched_by by, const struct ks_sched_rowid *id,
+		  const struct ks_off_stat *v, int nvals)
 {
-	struct off_ctx *ctx = vctx;
-	const struct ks_off_stat *v = vals;
 	struct ks_hist *h;
 	struct ks_row *row;
 
@@ -46,12 +46,12 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 		free(h);
 		return 0;
 	}
-	row = ks_report_add_row(ctx->r);
+	row = ks_report_add_row(r);
 	if (!row) {
 		free(h);
 		return -ENOMEM;
 	}
-	ks_sched_label(row, ctx->run.by, id);
+	ks_sched_label(row, by, id);
 	ks_row_key_str(row, "state", state_name(id->sub));
 	ks_row_col(row, &off_cols[0], h->count);
 	ks_row_col(row, &off_cols[1], h->sum);
@@ -59,6 +59,20 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 	row->sort = h->sum;
 	return 1;
 }
+
+static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals, void *vctx)
+{
+	struct off_ctx *ctx = vctx;
+
+	return ks_offcpu_row(ctx->r, ctx->run.by, id, vals, nvals);
+}
+
+/* no cpu: off-CPU time is not spent on a CPU */
+static const struct ks_by_word off_by_words[] = {
+	{ "pid", KS_SCHED_BY_PID },   { "tid", KS_SCHED_BY_TID },	  { "comm", KS_SCHED_BY_COMM },
+	{ "cgroup", KS_SCHED_BY_CGROUP }, { "prio", KS_SCHED_BY_PRIO }, { "policy", KS_SCHED_BY_POLICY },
+	{ NULL, KS_SCHED_BY_NONE },
+};
 
 KS_SCHED_GLUE(offcpu, struct off_ctx, KS_OFF_STATES, struct ks_off_stat, off_schema.hist_name, take_row)
 
@@ -68,7 +82,7 @@ const struct ks_collector ks_offcpu_collector = {
 		.summary = "Off-CPU time: from a blocking switch out to the switch back in, by the state the "
 			   "thread blocked in (S, D, I, other).",
 		.common = KS_O_COLLECTOR,
-		.by_keys = "pid|tid|comm|cgroup|prio|policy",
+		.by_words = off_by_words,
 		.opts = NULL,
 	},
 	.ctx_size = sizeof(struct off_ctx),

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "collectors/sched.h"
+#include "collectors/rows.h"
 #include "core/collector.h"
 #include "core/loader.h"
 #include "core/log.h"
@@ -60,10 +61,9 @@ static const struct ks_column rq_cols[] = {
 static const struct ks_schema rq_schema = { rq_cols, "latency_ns", KS_UNIT_NS,
 					    "the waits, timed with bpf_ktime_get_ns" };
 
-static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals, void *vctx)
+int ks_runqlat_row(struct ks_report *r, enum ks_sched_by by, const struct ks_sched_rowid *id,
+		   const struct ks_rq_stat *v, int nvals, struct ks_row **rowp)
 {
-	struct rq_ctx *ctx = vctx;
-	const struct ks_rq_stat *v = vals;
 	struct ks_rq_stat sum = { 0 };
 	struct ks_hist *h;
 	struct ks_row *row;
@@ -83,12 +83,12 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 		free(h);
 		return 0;
 	}
-	row = ks_report_add_row(ctx->r);
+	row = ks_report_add_row(r);
 	if (!row) {
 		free(h);
 		return -ENOMEM;
 	}
-	ks_sched_label(row, ctx->run.by, id);
+	ks_sched_label(row, by, id);
 	ks_row_col(row, &rq_cols[C_COUNT], h->count);
 	ks_row_col(row, &rq_cols[C_TOTAL], h->sum);
 	ks_row_col(row, &rq_cols[C_WAKEUPS], sum.wakeups);
@@ -97,8 +97,20 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 	ks_row_col(row, &rq_cols[C_VOLUNTARY], sum.voluntary);
 	ks_row_col(row, &rq_cols[C_INVOLUNTARY], sum.involuntary);
 	row->hist = h;
-	row->sort = ctx->sort == SORT_P99 ? ks_hist_percentile(h, 0.99) : ctx->sort == SORT_COUNT ? h->count : h->sum;
+	row->sort = h->sum;
+	*rowp = row;
 	return 1;
+}
+
+static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals, void *vctx)
+{
+	struct rq_ctx *ctx = vctx;
+	struct ks_row *row;
+	int ret = ks_runqlat_row(ctx->r, ctx->run.by, id, vals, nvals, &row);
+
+	if (ret > 0 && ctx->sort != SORT_TOTAL)
+		row->sort = ctx->sort == SORT_P99 ? ks_hist_percentile(row->hist, 0.99) : row->hist->count;
+	return ret;
 }
 
 KS_SCHED_GLUE(runqlat, struct rq_ctx, 1, struct ks_rq_stat, rq_schema.hist_name, take_row)
@@ -109,7 +121,7 @@ const struct ks_collector ks_runqlat_collector = {
 		.summary = "Run-queue latency: time from runnable (woken or preempted) to on-CPU, with switch, "
 			   "wakeup and migration counts.",
 		.common = KS_O_COLLECTOR,
-		.by_keys = "cpu|pid|tid|comm|prio|policy|cgroup",
+		.by_words = ks_sched_by_words,
 		.opts = rq_opts,
 	},
 	.ctx_size = sizeof(struct rq_ctx),

@@ -33,18 +33,18 @@
 /* PIDS_PER_CPU_DEFAULT: the kernel raises pid_max to this many per possible CPU */
 #define SCHED_PIDS_PER_CPU 1024
 
+/* runqlat's words, in its help's order; offcpu takes all but cpu */
+const struct ks_by_word ks_sched_by_words[] = {
+	{ "cpu", KS_SCHED_BY_CPU },   { "pid", KS_SCHED_BY_PID },	{ "tid", KS_SCHED_BY_TID },
+	{ "comm", KS_SCHED_BY_COMM }, { "prio", KS_SCHED_BY_PRIO },	{ "policy", KS_SCHED_BY_POLICY },
+	{ "cgroup", KS_SCHED_BY_CGROUP }, { NULL, KS_SCHED_BY_NONE },
+};
+
 enum ks_sched_by ks_sched_by_parse(const char *by)
 {
-	static const char *const names[] = {
-		[KS_SCHED_BY_CPU] = "cpu",	 [KS_SCHED_BY_PRIO] = "prio", [KS_SCHED_BY_POLICY] = "policy",
-		[KS_SCHED_BY_PID] = "pid",	 [KS_SCHED_BY_TID] = "tid",   [KS_SCHED_BY_COMM] = "comm",
-		[KS_SCHED_BY_CGROUP] = "cgroup",
-	};
+	int v = ks_by_parse(ks_sched_by_words, by);
 
-	for (size_t i = 1; by && i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(by, names[i]))
-			return (enum ks_sched_by)i;
-	return KS_SCHED_BY_NONE;
+	return v < 0 ? KS_SCHED_BY_NONE : (enum ks_sched_by)v;
 }
 
 static bool by_array(enum ks_sched_by by)

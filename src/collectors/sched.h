@@ -17,6 +17,8 @@ struct bpf_map;
 
 /* NULL (no --by) is KS_SCHED_BY_NONE; the option parser has checked the word. */
 enum ks_sched_by ks_sched_by_parse(const char *by);
+/* Every --by word of the scheduler collectors (runqlat takes them all). */
+extern const struct ks_by_word ks_sched_by_words[];
 
 /* max_entries of the maps of KS_SCHED_ROW_MAPS and the slots; a map a mode does not use has 1. */
 struct ks_sched_sizes {

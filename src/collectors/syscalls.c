@@ -5,6 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "collectors/rows.h"
 #include "core/bpfutil.h"
 #include "core/budget.h"
 #include "core/collector.h"
@@ -67,25 +68,16 @@ static int sc_parse_opt(void *vctx, int id, const char *arg)
 	return 0;
 }
 
-static enum ks_sc_by parse_by(const char *by)
-{
-	static const struct {
-		const char *name;
-		enum ks_sc_by by;
-	} modes[] = {
-		{ "pid", KS_SC_BY_PID },
-		{ "comm", KS_SC_BY_COMM },
-		{ "errno", KS_SC_BY_ERRNO },
-		{ "pid,syscall", KS_SC_BY_PID_SYSCALL },
-		{ "comm,syscall", KS_SC_BY_COMM_SYSCALL },
-		{ "cgroup,syscall", KS_SC_BY_CGROUP_SYSCALL },
-	};
-
-	for (size_t i = 0; by && i < sizeof(modes) / sizeof(modes[0]); i++)
-		if (!strcmp(by, modes[i].name))
-			return modes[i].by;
-	return KS_SC_BY_SYSCALL;
-}
+static const struct ks_by_word sc_by_words[] = {
+	{ "syscall", KS_SC_BY_SYSCALL },
+	{ "pid", KS_SC_BY_PID },
+	{ "comm", KS_SC_BY_COMM },
+	{ "errno", KS_SC_BY_ERRNO },
+	{ "pid,syscall", KS_SC_BY_PID_SYSCALL },
+	{ "comm,syscall", KS_SC_BY_COMM_SYSCALL },
+	{ "cgroup,syscall", KS_SC_BY_CGROUP_SYSCALL },
+	{ NULL, KS_SC_BY_SYSCALL },
+};
 
 /* Modes of shared rows in the srows hash: a task, or a task and a syscall. */
 static bool hashed(const struct sc_ctx *ctx)
@@ -100,13 +92,18 @@ static bool by_tgid(const struct sc_ctx *ctx)
 }
 
 /* The task part of a hash mode's key. */
-static enum ks_task_by task_by(const struct sc_ctx *ctx)
+static enum ks_task_by by_task(enum ks_sc_by by)
 {
-	if (by_tgid(ctx))
+	if (by == KS_SC_BY_PID || by == KS_SC_BY_PID_SYSCALL)
 		return KS_TASK_PID;
-	if (ctx->by == KS_SC_BY_COMM || ctx->by == KS_SC_BY_COMM_SYSCALL)
+	if (by == KS_SC_BY_COMM || by == KS_SC_BY_COMM_SYSCALL)
 		return KS_TASK_COMM;
 	return KS_TASK_CGROUP;
+}
+
+static enum ks_task_by task_by(const struct sc_ctx *ctx)
+{
+	return by_task(ctx->by);
 }
 
 /* The "other" row of buffer half @gen: made ahead, so a full map still has it. */
@@ -115,12 +112,6 @@ static struct ks_sc_key other_key(unsigned int gen)
 	struct ks_sc_key k = { .t.gen = gen, .other = 1 };
 
 	return k;
-}
-
-/* The combined modes: a row per task and syscall. */
-static bool with_syscall(const struct sc_ctx *ctx)
-{
-	return ctx->by >= KS_SC_BY_PID_SYSCALL;
 }
 
 /*
@@ -234,7 +225,10 @@ static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	size_t vsz = sizeof(struct ks_sc_srow);
 	int err;
 
-	ctx->by = parse_by(c->by);
+	err = ks_by_parse(sc_by_words, c->by);
+	if (err < 0)
+		return err;
+	ctx->by = (enum ks_sc_by)err;
 	ctx->filter = f;
 	ks_budget_init(&ctx->budget, c->max_memory);
 	if (vsz < sizeof(struct ks_sc_hist) * (size_t)ks_ncpus())
@@ -285,11 +279,11 @@ static const char *errno_label(int err, char *buf, size_t len)
 }
 
 /* Turns the counters into a report row; takes ownership of @h (may be NULL: no histogram). */
-static void fill_row(const struct sc_ctx *ctx, struct ks_row *row, const struct ks_sc_cnt *c, struct ks_hist *h)
+static void fill_row(bool count_only, struct ks_row *row, const struct ks_sc_cnt *c, struct ks_hist *h)
 {
 	ks_row_val(row, "count", KS_VAL_COUNT, c->count);
 	ks_row_val(row, "errors", KS_VAL_COUNT, c->errors);
-	if (!ctx->count_only) {
+	if (!count_only) {
 		ks_row_val(row, "total_ns", KS_VAL_NS, c->sum_ns);
 		if (h) {
 			h->sum = c->sum_ns;
@@ -406,7 +400,7 @@ static int collect_rows(struct sc_ctx *ctx, struct ks_report *r, unsigned int ge
 			ks_row_key_str(row, "errno", row_id == KS_SC_ROWS - 1 ? "other" : errno_label((int)row_id, b, sizeof(b)));
 			ks_row_key_num(row, "code", row_id);
 		}
-		fill_row(ctx, row, &c, take_hist(ctx, (int)row_id));
+		fill_row(ctx->count_only, row, &c, take_hist(ctx, (int)row_id));
 	}
 	return 0;
 }
@@ -487,23 +481,15 @@ static bool errkey_in_gen(const void *key, void *varg)
 }
 
 /* Adds the row of key @k with counters @s to the report. */
-static int add_hash_row(struct sc_ctx *ctx, struct ks_report *r, const struct ks_sc_key *k,
-			const struct ks_sc_srow *s)
+int ks_syscalls_row(struct ks_report *r, enum ks_sc_by by, bool count_only, const struct ks_sc_key *k,
+		    const struct ks_sc_srow *s, int pid_comm_fd)
 {
+	enum ks_task_by tb = by_task(by);
 	struct ks_hist *h = NULL;
 	struct ks_row *row;
 	char b[16];
 
-	if (ctx->nrkeys == ctx->caprkeys) {
-		int cap = ctx->caprkeys ? 2 * ctx->caprkeys : 256;
-		struct ks_sc_key *n = realloc(ctx->rkeys, (size_t)cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		ctx->rkeys = n;
-		ctx->caprkeys = cap;
-	}
-	if (!ctx->count_only) {
+	if (!count_only) {
 		h = calloc(1, sizeof(*h));
 		if (!h)
 			return -ENOMEM;
@@ -514,18 +500,18 @@ static int add_hash_row(struct sc_ctx *ctx, struct ks_report *r, const struct ks
 		free(h);
 		return -ENOMEM;
 	}
-	ctx->rkeys[ctx->nrkeys++] = *k;
 	if (k->other) {
 		/* the same columns as the other rows, named "other" (pid 0, cgroup_id 0) */
-		if (task_by(ctx) == KS_TASK_PID)
+		if (tb == KS_TASK_PID)
 			ks_row_key_num(row, "pid", 0);
-		ks_row_key_str(row, task_by(ctx) == KS_TASK_CGROUP ? "cgroup" : "comm", "other");
-		if (task_by(ctx) == KS_TASK_CGROUP)
+		ks_row_key_str(row, tb == KS_TASK_CGROUP ? "cgroup" : "comm", "other");
+		if (tb == KS_TASK_CGROUP)
 			ks_row_key_num(row, "cgroup_id", 0);
 	} else {
-		ks_row_task_key(row, task_by(ctx), &k->t, bpf_map__fd(ctx->skel->maps.pid_comm));
+		ks_row_task_key(row, tb, &k->t, pid_comm_fd);
 	}
-	if (with_syscall(ctx)) {
+	/* the combined modes: a row per task and syscall */
+	if (by >= KS_SC_BY_PID_SYSCALL) {
 		const char *name = k->other ? "other" : ks_syscall_name((int)k->nr);
 
 		if (!name)
@@ -533,8 +519,28 @@ static int add_hash_row(struct sc_ctx *ctx, struct ks_report *r, const struct ks
 		ks_row_key_str(row, "syscall", name);
 		ks_row_key_num(row, "nr", k->other ? KS_SC_ROWS - 1 : k->nr);
 	}
-	fill_row(ctx, row, &s->c, h);
+	fill_row(count_only, row, &s->c, h);
 	return 0;
+}
+
+static int add_hash_row(struct sc_ctx *ctx, struct ks_report *r, const struct ks_sc_key *k,
+			const struct ks_sc_srow *s)
+{
+	int err;
+
+	if (ctx->nrkeys == ctx->caprkeys) {
+		int cap = ctx->caprkeys ? 2 * ctx->caprkeys : 256;
+		struct ks_sc_key *n = realloc(ctx->rkeys, (size_t)cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		ctx->rkeys = n;
+		ctx->caprkeys = cap;
+	}
+	err = ks_syscalls_row(r, ctx->by, ctx->count_only, k, s, bpf_map__fd(ctx->skel->maps.pid_comm));
+	if (!err)
+		ctx->rkeys[ctx->nrkeys++] = *k;
+	return err;
 }
 
 static int take_row(const void *key, const void *value, void *varg)
@@ -667,7 +673,7 @@ const struct ks_collector ks_syscalls_collector = {
 		.name = "syscalls",
 		.summary = "Per-syscall counts, errors by errno and latency (sys_enter to sys_exit, per thread).",
 		.common = KS_O_COLLECTOR,
-		.by_keys = "syscall|pid|comm|errno|pid,syscall|comm,syscall|cgroup,syscall",
+		.by_words = sc_by_words,
 		.opts = sc_opts,
 	},
 	.ctx_size = sizeof(struct sc_ctx),

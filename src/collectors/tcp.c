@@ -78,15 +78,14 @@ static int tcp_parse_opt(void *vctx, int id, const char *arg)
 	return 0;
 }
 
-static enum ks_tcp_by parse_by(const char *by)
-{
-	static const char *const names[] = { "flow", "pid", "comm", "port", "reason" };
-
-	for (unsigned int i = 0; by && i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(by, names[i]))
-			return (enum ks_tcp_by)i;
-	return KS_TCP_BY_FLOW;
-}
+static const struct ks_by_word tcp_by_words[] = {
+	{ "flow", KS_TCP_BY_FLOW },
+	{ "pid", KS_TCP_BY_PID },
+	{ "comm", KS_TCP_BY_COMM },
+	{ "port", KS_TCP_BY_PORT },
+	{ "reason", KS_TCP_BY_REASON },
+	{ NULL, KS_TCP_BY_FLOW },
+};
 
 /* Rows made ahead, in both halves: "other", and the one a pid or comm filter pins down. */
 static void precreate(struct tcp_ctx *ctx, struct ks_tcp *s)
@@ -305,7 +304,11 @@ static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filte
 	/* drop reasons only: no RTT, so neither fentry nor kprobe has anything to add */
 	static const char *const tp_hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
 	struct tcp_ctx *ctx = vctx;
+	int by = ks_by_parse(tcp_by_words, c->by);
 
+	if (by < 0)
+		return by;
+	ctx->by = (enum ks_tcp_by)by;
 	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
 		if (ks_tracepoint_exists(needed[i][0], needed[i][1]) == 0) {
 			p_err("tcp: tracepoint %s:%s is not in this kernel", needed[i][0], needed[i][1]);
@@ -321,7 +324,6 @@ static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filte
 			  ks_tracepoint_exists("syscalls", "sys_exit_accept") > 0;
 	if (!ctx->has_accept)
 		p_warn("tcp: no syscalls:sys_exit_accept* tracepoints (CONFIG_FTRACE_SYSCALLS); accepted sockets have no owner");
-	ctx->by = parse_by(c->by);
 	ctx->filter = f;
 	ks_budget_init(&ctx->budget, c->max_memory);
 	ctx->vbuf = calloc(1, sizeof(struct ks_tcp_stat));
@@ -564,7 +566,7 @@ const struct ks_collector ks_tcp_collector = {
 		.name = "tcp",
 		.summary = "TCP retransmits, drops by reason, smoothed RTT and connect latency per flow, owner or port.",
 		.common = KS_O_COLLECTOR,
-		.by_keys = "flow|pid|comm|port|reason",
+		.by_words = tcp_by_words,
 		.opts = tcp_opts,
 	},
 	.ctx_size = sizeof(struct tcp_ctx),

@@ -73,8 +73,44 @@ static bool own_opt(const struct ks_cmd_spec *spec, const char *name)
 	return false;
 }
 
+int ks_by_parse(const struct ks_by_word *words, const char *by)
+{
+	const struct ks_by_word *w = words;
+
+	for (; w->word; w++)
+		if (by && !strcmp(by, w->word))
+			return w->value;
+	return by ? -EINVAL : w->value;
+}
+
+char *ks_by_format(const struct ks_by_word *words, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (const struct ks_by_word *w = words; w->word && n < len; w++) {
+		int k = snprintf(buf + n, len - n, "%s%s", w == words ? "" : "|", w->word);
+
+		if (k < 0)
+			break;
+		n += (size_t)k;
+	}
+	return buf;
+}
+
+/* The --by words of @spec as "a|b" in @buf, or NULL if it takes no --by. */
+static const char *by_keys(const struct ks_cmd_spec *spec, char *buf, size_t len)
+{
+	if (spec->by_words)
+		return ks_by_format(spec->by_words, buf, len);
+	return spec->by_keys;
+}
+
 void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out)
 {
+	char keys[256];
+
 	fprintf(out, "Usage: ksight %s [OPTIONS]%s%s\n\n%s\n\nOptions:\n", spec->name,
 		spec->args ? " " : "", spec->args ? spec->args : "", spec->summary);
 	for (const struct ks_optdef *o = spec->opts; o && o->name; o++)
@@ -83,8 +119,8 @@ void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out)
 		if ((common_defs[i].bit && !(spec->common & common_defs[i].bit)) || own_opt(spec, common_defs[i].d.name))
 			continue;
 		print_opt(out, &common_defs[i].d);
-		if (common_defs[i].bit == KS_O_BY && spec->by_keys)
-			fprintf(out, "  %-24s KEY: %s\n", "", spec->by_keys);
+		if (common_defs[i].bit == KS_O_BY && by_keys(spec, keys, sizeof(keys)))
+			fprintf(out, "  %-24s KEY: %s\n", "", by_keys(spec, keys, sizeof(keys)));
 	}
 }
 
@@ -159,8 +195,11 @@ static int parse_common(const struct ks_cmd_spec *spec, struct ks_common *c, int
 		c->has_comm = true;
 		return 0;
 	case ID_BY:
-		if (!key_allowed(spec->by_keys, arg)) {
-			p_err("invalid --by key '%s': expected one of %s", KS_ESC(arg), spec->by_keys);
+		if (spec->by_words ? ks_by_parse(spec->by_words, arg) < 0 : !key_allowed(spec->by_keys, arg)) {
+			char keys[256];
+
+			p_err("invalid --by key '%s': expected one of %s", KS_ESC(arg),
+			      by_keys(spec, keys, sizeof(keys)));
 			return -EINVAL;
 		}
 		c->by = arg;

@@ -64,16 +64,31 @@ struct ks_optdef {
 /* Called for each of the command's own options; returns 0 or -EINVAL after p_err. */
 typedef int (*ks_opt_cb)(void *ctx, int id, const char *arg);
 
+/*
+ * One --by word and the collector's value for it (its own enum).  A table
+ * ends with { NULL, value when --by is not given }.  Combined keys such as
+ * "pid,syscall" are words of their own: each names one kernel row layout.
+ */
+struct ks_by_word {
+	const char *word;
+	int value;
+};
+
 struct ks_cmd_spec {
 	const char *name;
 	const char *summary;
 	const char *args;    /* positional arguments for the usage line, or NULL */
 	unsigned int common; /* enum ks_common_opt */
-	const char *by_keys; /* "syscall|pid" for --by, NULL if none */
+	const char *by_keys; /* "syscall|pid" for --by, NULL if none (by_words takes precedence) */
+	const struct ks_by_word *by_words; /* the --by words and their values, NULL if none */
 	const struct ks_optdef *opts; /* terminated by { 0 } */
 };
 
 void ks_common_init(struct ks_common *c);
+/* The value of @by in @words; @by NULL: the default (the terminator's value); -EINVAL if not a word. */
+int ks_by_parse(const struct ks_by_word *words, const char *by);
+/* Writes @words as "w1|w2|..." into @buf (truncated to @len); returns @buf. */
+char *ks_by_format(const struct ks_by_word *words, char *buf, size_t len);
 /*
  * Parses argv (argv[0] is the command name).  Returns the index of the
  * first positional argument, KS_OPTS_HELP after printing help to stdout,
