@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "ksight/record.h"
 
 /*
  * A file is a fixed header, then chunks.  Every chunk (manifest, event
@@ -34,7 +35,7 @@ struct ks_rec_header {
 enum ks_rec_chunk_type {
 	KS_REC_MANIFEST = 1, /* "key\tvalue\n" lines (values escaped: \t \n \\) */
 	KS_REC_FORMAT = 2,   /* "system\0" then the tracefs format text of one event */
-	KS_REC_EVENTS = 3,   /* struct ks_rec_event records of one CPU, each padded to 8 bytes */
+	KS_REC_EVENTS = 3,   /* struct ks_rec_event records (ksight/record.h) of one CPU, each padded to 8 bytes */
 	KS_REC_TRAILER = 4,  /* "key\tvalue\n" lines written at the end: final loss totals */
 	KS_REC_TYPE_MAX = 4,
 };
@@ -51,18 +52,6 @@ struct ks_rec_chunk {
 	uint32_t crc;	/* CRC32C of this header (crc = 0) and the payload */
 };
 
-/* One recorded tracepoint hit; the raw record (from common_type on) follows. */
-struct ks_rec_event {
-	uint64_t ts; /* bpf_ktime_get_ns */
-	uint32_t tgid;
-	uint16_t len;	/* bytes of raw record that follow */
-	uint16_t flags; /* KS_REC_EV_CUT: the raw record was longer than recorded */
-	char comm[16];
-};
-
-#define KS_REC_EV_CUT 1
-/* Largest raw record kept (fixed part and __data_loc payloads). */
-#define KS_REC_MAX_RAW 4096
 /* Largest payload a reader accepts: bigger lengths are damage. */
 #define KS_REC_MAX_PAYLOAD (64u << 20)
 
