@@ -517,8 +517,8 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 			goto out;
 		}
 	}
-	p_info("recording %d event%s to %s%s", o->tps->n, o->tps->n == 1 ? "" : "s", o->output,
-	       o->duration > 0 ? "" : "; Ctrl-C ends");
+	fprintf(stderr, "ksight: tracing %d event%s into %s%s\n", o->tps->n, o->tps->n == 1 ? "" : "s", o->output,
+		o->duration > 0 ? "" : " (Ctrl-C ends)");
 	end = o->duration > 0 ? now_s() + o->duration : 0;
 	next_flush = now_s() + 1;
 	while (!*o->stop && !r.err) {
