@@ -11,5 +11,10 @@ struct ks_command {
 int cmd_doctor(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+#define KSIGHT_VERSION "0.1.0"
 
 #endif

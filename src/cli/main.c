@@ -8,12 +8,13 @@
 #include "core/log.h"
 #include "core/parse.h"
 
-#define KSIGHT_VERSION "0.1.0"
-
 /* Commands that are not collectors; collectors come from the registry. */
 static const struct ks_command commands[] = {
 	{ "doctor", cmd_doctor, "what this kernel and machine can trace, and how to fix what is missing" },
 	{ "list", cmd_list, "list tracepoints (-v: with their fields and types)" },
+	{ "record", cmd_record, "record tracepoint events into a file (report, info read it)" },
+	{ "report", cmd_report, "print a recording: events in time order, latency pairs, a Perfetto timeline" },
+	{ "info", cmd_info, "describe a recording: manifest, event counts, losses per CPU, span" },
 	{ "run", ks_multi_run, "run several collectors in one process, one report each" },
 	{ "version", cmd_version, "print the version" },
 	{ NULL, NULL, NULL },

@@ -1,0 +1,148 @@
+/* ksight record: one classic tracepoint program for every recorded event; copies the raw record (bounded) into the CPU's ring buffer. */
+#include "common.bpf.h"
+#include "ksight/record.h"
+
+/* Inner map template: user space creates one ring per CPU (or one shared) and puts them in rbs. */
+struct rb_inner {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* CPUs, or 1 for a shared ring: set by the loader */
+	__type(key, __u32);
+	__array(values, struct rb_inner);
+} rbs SEC(".maps");
+
+/* By tracepoint id (common_type); sized by the loader to the largest id recorded + 1. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ks_rec_evcfg);
+} evcfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ks_rec_counts);
+} counts SEC(".maps");
+
+struct scratch {
+	struct ks_rec_event h;
+	/* twice the largest record: the copy length is masked, not compared, for the verifier */
+	char data[2 * KS_REC_MAX_RAW + 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+const volatile __u32 sample_n = 0;  /* keep one in N per CPU; 0 or 1: all */
+const volatile bool shared_ring = false;
+const volatile __u64 wake_bytes = 0; /* wake the reader once this much is waiting (0: on every event) */
+
+/*
+ * @v masked in the very register a helper is given: clang otherwise tests
+ * one copy of a length and passes another, whose bounds the verifier does
+ * not know.  The scratch buffer is twice the largest record, so the mask
+ * (not a compare) is enough.
+ */
+static __always_inline __u32 bound(__u32 v)
+{
+	asm volatile("%0 &= %1" : "+r"(v) : "i"(2 * KS_REC_MAX_RAW - 1));
+	return v;
+}
+
+/* The end of the raw record: past the fixed part and every dynamic field's payload. */
+static __always_inline __u32 raw_len(void *ctx, const struct ks_rec_evcfg *cfg)
+{
+	__u32 len = cfg->fixed;
+
+	for (int i = 0; i < KS_REC_MAX_DLOC; i++) {
+		__u32 loc = 0, off, end;
+		__u16 at;
+
+		if (i >= cfg->ndloc)
+			break;
+		at = cfg->dloc[i];
+		if (bpf_probe_read_kernel(&loc, sizeof(loc), ctx + (at & ~KS_REC_DLOC_REL)))
+			continue;
+		off = loc & 0xffff;
+		/* __rel_loc counts from the end of its own 4-byte field */
+		if (at & KS_REC_DLOC_REL)
+			off += (at & ~KS_REC_DLOC_REL) + 4;
+		end = off + (loc >> 16);
+		if (end > len)
+			len = end;
+	}
+	return len;
+}
+
+SEC("tracepoint")
+int ks_record(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	const struct ks_rec_evcfg *cfg;
+	struct ks_rec_counts *cnt;
+	struct scratch *s;
+	__u32 zero = 0, type, cpu, len;
+	__u64 flags = 0;
+	void *rb;
+
+	/* always 1: 0 would hide the event from perf and ftrace users of the same tracepoint */
+	if (!ks_filter_pass(id))
+		return 1;
+	cnt = bpf_map_lookup_elem(&counts, &zero);
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!cnt || !s)
+		return 1;
+	cnt->produced++;
+	if (sample_n > 1 && cnt->produced % sample_n) {
+		cnt->sampled_out++;
+		return 1;
+	}
+	/*
+	 * The kernel overwrites the first 8 bytes of the record (the common
+	 * fields) with a pt_regs pointer before a tracepoint program runs
+	 * (perf_trace_run_bpf_submit), so which event this is comes from the
+	 * attach cookie, and the common fields are rebuilt below.
+	 */
+	type = (__u32)bpf_get_attach_cookie(ctx);
+	cfg = bpf_map_lookup_elem(&evcfg, &type);
+	if (!cfg || !cfg->on) {
+		cnt->lost++; /* attached but not configured: cannot happen, but never silent */
+		return 1;
+	}
+	len = raw_len(ctx, cfg);
+	if (len > KS_REC_MAX_RAW) {
+		len = KS_REC_MAX_RAW;
+		cnt->cut++;
+	}
+	cpu = bpf_get_smp_processor_id();
+	s->h.ts = bpf_ktime_get_ns();
+	s->h.tgid = id >> 32;
+	s->h.len = len;
+	s->h.cpu = cpu;
+	bpf_get_current_comm(s->h.comm, sizeof(s->h.comm));
+	if (bpf_probe_read_kernel(s->data, bound(len), ctx))
+		len = 0;
+	/* common_type, common_flags and common_preempt_count (not known here: 0), common_pid;
+	 * this also keeps the kernel pointer out of the file */
+	*(__u64 *)s->data = (__u64)(__u16)type | ((__u64)(__u32)id << 32);
+	rb = bpf_map_lookup_elem(&rbs, shared_ring ? &zero : &cpu);
+	if (!rb) {
+		cnt->lost++;
+		return 1;
+	}
+	if (wake_bytes)
+		flags = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= wake_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(rb, s, (sizeof(s->h) + bound(len) + 7) & ~7u, flags))
+		cnt->lost++;
+	return 1;
+}

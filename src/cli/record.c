@@ -1,0 +1,156 @@
+/* `ksight record`: records raw tracepoint events (filtered, sampled, exactly counted) into a recording file. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/commands.h"
+#include "core/driver.h"
+#include "core/filter.h"
+#include "core/log.h"
+#include "core/opts.h"
+#include "core/parse.h"
+#include "format/recfile.h"
+#include "record/recorder.h"
+
+enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 256, OPT_RING };
+
+static const struct ks_optdef rec_opts[] = {
+	{ "event", OPT_EVENT, "SYS:EVENT", "tracepoint to record (repeatable; globs, e.g. 'sched:sched_wak*')" },
+	{ "sample", OPT_SAMPLE, "N", "keep one event in N on each CPU (the others are counted)" },
+	{ "buffer", OPT_BUF, "SIZE", "bytes of each ring buffer, a power of two (default 1M)" },
+	{ "ring", OPT_RING, "KIND", "per-cpu (default: cheapest per event) or shared (one ring)" },
+	{ 0 },
+};
+
+static const struct ks_cmd_spec rec_spec = {
+	.name = "record",
+	.summary = "Record tracepoint events into FILE (-o): each raw record with its time, CPU, tgid and comm, "
+		   "read later by 'ksight report' and 'ksight info'. Every event that passes the filters is "
+		   "recorded, sampled out or counted as lost.",
+	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_OUTPUT,
+	.opts = rec_opts,
+};
+
+struct rec_ctx {
+	struct ks_rec_tps tps;
+	struct ks_rec_kv kv;
+	uint64_t buf_size;
+	uint32_t sample;
+	bool shared;
+};
+
+static int rec_opt(void *vctx, int id, const char *arg)
+{
+	struct rec_ctx *ctx = vctx;
+	uint64_t v;
+	int err;
+
+	switch (id) {
+	case OPT_EVENT:
+		err = ks_rec_tps_add(&ctx->tps, arg);
+		return err == -EINVAL || err == -ENOENT ? -EINVAL : err;
+	case OPT_SAMPLE:
+		if (ks_parse_u64(arg, 1, 1u << 30, &v)) {
+			p_err("invalid --sample '%s': expected a count from 1 to 2^30", KS_ESC(arg));
+			return -EINVAL;
+		}
+		ctx->sample = (uint32_t)v;
+		return 0;
+	case OPT_BUF:
+		if (ks_parse_size(arg, &v) || v < 4096 || v > (1ull << 30) || (v & (v - 1))) {
+			p_err("invalid -b '%s': expected a power of two from 4K to 1G, e.g. 1M", KS_ESC(arg));
+			return -EINVAL;
+		}
+		ctx->buf_size = v;
+		return 0;
+	case OPT_RING:
+		if (strcmp(arg, "per-cpu") && strcmp(arg, "shared")) {
+			p_err("invalid --ring '%s': expected per-cpu or shared", KS_ESC(arg));
+			return -EINVAL;
+		}
+		ctx->shared = !strcmp(arg, "shared");
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct rec_ctx ctx = { .buf_size = 1u << 20 };
+	struct ks_rec_opts o = { 0 };
+	struct ks_rec_stats st;
+	struct ks_common c;
+	size_t cl = 0;
+	char *cmdline;
+	int err;
+
+	ks_common_init(&c);
+	err = ks_opts_parse_noargs(&rec_spec, argc, argv, &c, rec_opt, &ctx);
+	if (err) {
+		ks_rec_tps_free(&ctx.tps);
+		return err == KS_OPTS_HELP ? 0 : err == -EINVAL ? 2 : 1;
+	}
+	if (!ctx.tps.n || !c.output) {
+		p_err(!ctx.tps.n ? "record needs at least one -e SYS:EVENT; 'ksight list' shows them"
+				 : "record needs -o FILE to write the recording to");
+		ks_rec_tps_free(&ctx.tps);
+		return 2;
+	}
+	if (ks_filter_build(&c, &o.filter)) {
+		ks_rec_tps_free(&ctx.tps);
+		return 2;
+	}
+	for (int i = 0; i < argc; i++)
+		cl += strlen(argv[i]) + 3;
+	cmdline = calloc(1, cl + 8);
+	if (cmdline) {
+		/* as typed, one argument per word; an argument with a space is quoted */
+		strcat(cmdline, "ksight");
+		for (int i = 0; i < argc; i++) {
+			bool q = strpbrk(argv[i], " \t'") != NULL;
+
+			strcat(cmdline, q ? " '" : " ");
+			strcat(cmdline, argv[i]);
+			if (q)
+				strcat(cmdline, "'");
+		}
+		ks_rec_kv_add(&ctx.kv, "cmdline", "%s", cmdline);
+		free(cmdline);
+	}
+	ks_rec_kv_add(&ctx.kv, "duration_s", "%g", c.duration);
+	if (c.pid)
+		ks_rec_kv_add(&ctx.kv, "filter.pid", "%u", c.pid);
+	if (c.tid)
+		ks_rec_kv_add(&ctx.kv, "filter.tid", "%u", c.tid);
+	if (c.cgroup)
+		ks_rec_kv_add(&ctx.kv, "filter.cgroup", "%s", c.cgroup);
+	if (c.cpus_arg)
+		ks_rec_kv_add(&ctx.kv, "filter.cpus", "%s", c.cpus_arg);
+	if (c.has_comm)
+		ks_rec_kv_add(&ctx.kv, "filter.comm", "%s", c.comm);
+	ks_rec_kv_add(&ctx.kv, "ksight.version", "%s", KSIGHT_VERSION);
+	ks_stop_install();
+	o.tps = &ctx.tps;
+	o.sample_n = ctx.sample;
+	o.buf_size = ctx.buf_size;
+	o.shared = ctx.shared;
+	o.duration = c.duration;
+	o.output = c.output;
+	o.manifest = ctx.kv.buf;
+	o.manifest_len = ctx.kv.len;
+	o.stop = &ks_stop_signal;
+	o.target_pid = (int)c.pid;
+	err = ctx.kv.err ? ctx.kv.err : ks_rec_run(&o, &st);
+	ks_rec_kv_free(&ctx.kv);
+	ks_rec_tps_free(&ctx.tps);
+	if (err)
+		return 1;
+	fprintf(stderr, "ksight: %llu events recorded, %llu sampled out, %llu lost, %llu cut (of %llu that passed the filters), "
+	       "%llu missed by the kernel; %llu bytes in %llu chunks",
+	       (unsigned long long)st.recorded, (unsigned long long)st.sampled_out, (unsigned long long)st.lost,
+	       (unsigned long long)st.cut, (unsigned long long)st.produced, (unsigned long long)st.missed,
+	       (unsigned long long)st.bytes, (unsigned long long)st.chunks);
+	if (!st.exact)
+		p_warn("per-CPU counts do not add up: produced != sampled out + recorded + lost");
+	return 0;
+}

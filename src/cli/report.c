@@ -1,0 +1,391 @@
+/* `ksight report` and `ksight info`: read a recording (no root, no libbpf): events in time order, latency pairs, the manifest and losses. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <event-parse.h>
+#include "cli/commands.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/opts.h"
+#include "format/recording.h"
+#include "format/trace_out.h"
+#include "output/output.h"
+
+#define MAX_PAIRS 8
+
+enum { OPT_CSV = 256, OPT_PERFETTO, OPT_CLOCK, OPT_PAIR, OPT_KEY, OPT_STATS };
+
+static const struct ks_optdef rep_opts[] = {
+	{ "csv", OPT_CSV, NULL, "events as CSV (ts_ns,cpu,event,comm,pid,tgid,info)" },
+	{ "perfetto", OPT_PERFETTO, "OUT.json", "also write a Chrome/Perfetto trace-event timeline: a track per CPU" },
+	{ "clock", OPT_CLOCK, "CLOCK", "timestamps on monotonic (default, as recorded) or realtime" },
+	{ "pair", OPT_PAIR, "START/END", "latency from each START event to the next END with the same key "
+					 "(repeatable), e.g. sched:sched_wakeup/sched:sched_switch" },
+	{ "key", OPT_KEY, "F[=G],...", "fields that tie the last --pair's START (F) to its END (G, default F), "
+				       "e.g. pid=next_pid or dev,sector" },
+	{ "stats", OPT_STATS, NULL, "counts and rates per event instead of the events" },
+	{ 0 },
+};
+
+static const struct ks_cmd_spec rep_spec = {
+	.name = "report",
+	.summary = "Print a recording's events merged across CPUs in time order: the ftrace 'trace' text layout, "
+		   "JSON lines (-j) or CSV; --pair gives latency histograms, --perfetto a timeline.",
+	.args = "FILE",
+	.common = KS_O_JSON | KS_O_OUTPUT,
+	.opts = rep_opts,
+};
+
+static const struct ks_cmd_spec info_spec = {
+	.name = "info",
+	.summary = "Describe a recording: its manifest (command line, host, kernel, CPUs, clocks), events and their "
+		   "counts, losses per CPU, time span, and any cut or damaged part.",
+	.args = "FILE",
+	.common = KS_O_JSON | KS_O_OUTPUT,
+};
+
+struct rep_ctx {
+	bool csv, stats, realtime;
+	const char *perfetto;
+	int npairs;
+	const char *pair[MAX_PAIRS], *key[MAX_PAIRS];
+};
+
+static int rep_opt(void *vctx, int id, const char *arg)
+{
+	struct rep_ctx *c = vctx;
+
+	switch (id) {
+	case OPT_CSV:
+		c->csv = true;
+		return 0;
+	case OPT_STATS:
+		c->stats = true;
+		return 0;
+	case OPT_PERFETTO:
+		c->perfetto = arg;
+		return 0;
+	case OPT_CLOCK:
+		if (strcmp(arg, "realtime") && strcmp(arg, "monotonic")) {
+			p_err("invalid --clock '%s': expected monotonic or realtime", arg);
+			return -EINVAL;
+		}
+		c->realtime = !strcmp(arg, "realtime");
+		return 0;
+	case OPT_PAIR:
+		if (c->npairs == MAX_PAIRS) {
+			p_err("at most %d --pair", MAX_PAIRS);
+			return -EINVAL;
+		}
+		c->pair[c->npairs++] = arg;
+		return 0;
+	case OPT_KEY:
+		if (!c->npairs || c->key[c->npairs - 1]) {
+			p_err("--key '%s' must follow the --pair it is for", arg);
+			return -EINVAL;
+		}
+		c->key[c->npairs - 1] = arg;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Parses options that may come before or after FILE; returns FILE or NULL with *@rc set. */
+static const char *parse_file_args(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
+				   ks_opt_cb cb, void *ctx, int *rc)
+{
+	const char *file;
+	int idx = ks_opts_parse(spec, argc, argv, c, cb, ctx), rest;
+
+	*rc = idx == KS_OPTS_HELP ? 0 : 2;
+	if (idx < 0)
+		return NULL;
+	if (idx >= argc) {
+		p_err("%s needs a recording FILE (made by 'ksight record -o FILE')", spec->name);
+		return NULL;
+	}
+	file = argv[idx];
+	rest = ks_opts_parse(spec, argc - idx, argv + idx, c, cb, ctx);
+	if (rest < 0) {
+		*rc = rest == KS_OPTS_HELP ? 0 : 2;
+		return NULL;
+	}
+	if (rest < argc - idx) {
+		p_err("unexpected argument '%s'", argv[idx + rest]);
+		return NULL;
+	}
+	return file;
+}
+
+static int load(struct ks_recording *rec, const char *file)
+{
+	int err = ks_recording_load(rec, file);
+
+	if (err == -EBADMSG || err == -EPROTO)
+		p_err("'%s' is not a ksight recording%s", file,
+		      err == -EPROTO ? " this version reads (other version or byte order)" : "");
+	else if (err)
+		p_err("cannot read '%s': %s", file, strerror(-err));
+	return err;
+}
+
+static void damage_note(const struct ks_recording *rec)
+{
+	if (rec->rd.cut_bytes)
+		p_warn("the recording is cut: its last %llu bytes form no whole chunk (was 'record' killed?)",
+		       (unsigned long long)rec->rd.cut_bytes);
+	if (rec->rd.bad_chunks || rec->rd.bad_bytes)
+		p_warn("%llu damaged chunks and %llu bytes skipped (bad CRC or header)",
+		       (unsigned long long)rec->rd.bad_chunks, (unsigned long long)rec->rd.bad_bytes);
+}
+
+static FILE *open_out(const char *path)
+{
+	FILE *f;
+
+	if (!path)
+		return stdout;
+	f = fopen(path, "we");
+	if (!f)
+		p_err("cannot write '%s': %s", path, strerror(errno));
+	return f;
+}
+
+static int close_out(FILE *f, int err)
+{
+	if (f && f != stdout && fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct rep_ctx ctx = { 0 };
+	struct ks_recording rec;
+	struct ks_pair pairs[MAX_PAIRS];
+	struct ks_common c;
+	const char *file;
+	int64_t off = 0;
+	FILE *out;
+	int rc, err = 0;
+
+	ks_common_init(&c);
+	file = parse_file_args(&rep_spec, argc, argv, &c, rep_opt, &ctx, &rc);
+	if (!file)
+		return rc;
+	if (ctx.csv && c.json) {
+		p_err("-j and --csv: choose one");
+		return 2;
+	}
+	if (load(&rec, file))
+		return 1;
+	for (int i = 0; i < ctx.npairs; i++)
+		if (ks_pair_parse(&pairs[i], &rec, ctx.pair[i], ctx.key[i])) {
+			ks_recording_free(&rec);
+			return 2;
+		}
+	damage_note(&rec);
+	if (ctx.realtime) {
+		if (!ks_rec_manifest_u64(&rec, "clock.start.realtime_ns")) {
+			p_err("'%s' has no clock calibration in its manifest: --clock realtime cannot be had", file);
+			ks_recording_free(&rec);
+			return 1;
+		}
+		off = (int64_t)(ks_rec_manifest_u64(&rec, "clock.start.realtime_ns") -
+				ks_rec_manifest_u64(&rec, "clock.start.monotonic_ns"));
+	}
+	out = open_out(c.output);
+	if (!out) {
+		ks_recording_free(&rec);
+		return 1;
+	}
+	if (ctx.npairs || ctx.stats) {
+		struct ks_report r;
+
+		ks_report_init(&r, "report", "recording");
+		r.keys_whole = true; /* event names and pair specs are read whole */
+		err = ctx.npairs ? ks_pairs_report(&rec, pairs, ctx.npairs, &r) : ks_events_report(&rec, &r);
+		if (!err)
+			err = c.json ? ks_write_json(&r, out) : ks_write_text(&r, out);
+		ks_report_free(&r);
+	} else {
+		err = ks_trace_write(&rec, c.json ? KS_TRACE_JSON : ctx.csv ? KS_TRACE_CSV : KS_TRACE_TEXT, off, out);
+	}
+	err = close_out(out, err);
+	if (!err && ctx.perfetto) {
+		out = open_out(ctx.perfetto);
+		err = out ? close_out(out, ks_trace_write_perfetto(&rec, off, out)) : -errno;
+	}
+	if (err)
+		p_err("writing the report: %s", strerror(-err));
+	ks_recording_free(&rec);
+	return err ? 1 : 0;
+}
+
+struct kv_print {
+	FILE *out;
+	struct ks_json *j;
+};
+
+static void kv_text(void *vctx, const char *key, const char *val)
+{
+	struct kv_print *p = vctx;
+
+	fprintf(p->out, "  %-28s %s\n", key, val);
+}
+
+static void kv_json(void *vctx, const char *key, const char *val)
+{
+	ks_json_kv_str(((struct kv_print *)vctx)->j, key, val);
+}
+
+/* Events by name, in first-seen order. */
+struct ev_count {
+	struct tep_event *ev;
+	uint64_t n;
+};
+
+static int count_events(const struct ks_recording *rec, struct ev_count **out)
+{
+	struct ev_count *v = NULL;
+	int n = 0;
+
+	for (size_t i = 0; i < rec->nev; i++) {
+		int k;
+
+		for (k = 0; k < n && v[k].ev != rec->evs[i].ev; k++)
+			;
+		if (k == n) {
+			struct ev_count *g = realloc(v, (size_t)(n + 1) * sizeof(*g));
+
+			if (!g) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = g;
+			v[n++] = (struct ev_count){ rec->evs[i].ev, 0 };
+		}
+		v[k].n++;
+	}
+	*out = v;
+	return n;
+}
+
+static void info_json(const struct ks_recording *rec, const char *file, struct ev_count *ec, int nec, FILE *out)
+{
+	struct ks_json *j = ks_json_new(out);
+	struct kv_print p = { out, j };
+	char name[128];
+
+	if (!j)
+		return;
+	ks_json_obj_begin(j);
+	ks_json_kv_str(j, "file", file);
+	ks_json_kv_u64(j, "bytes", rec->rd.size);
+	ks_json_kv_u64(j, "chunks", rec->rd.nchunks);
+	ks_json_kv_u64(j, "cut_bytes", rec->rd.cut_bytes);
+	ks_json_kv_u64(j, "bad_chunks", rec->rd.bad_chunks);
+	ks_json_kv_u64(j, "bad_bytes", rec->rd.bad_bytes);
+	ks_json_kv_u64(j, "bad_events", rec->bad_events + rec->unknown_events);
+	ks_json_key(j, "closed");
+	ks_json_bool(j, rec->trailer_len > 0);
+	ks_json_key(j, "manifest");
+	ks_json_obj_begin(j);
+	ks_rec_kv_each(rec->manifest, rec->manifest_len, kv_json, &p);
+	ks_json_obj_end(j);
+	ks_json_key(j, "trailer");
+	ks_json_obj_begin(j);
+	ks_rec_kv_each(rec->trailer, rec->trailer_len, kv_json, &p);
+	ks_json_obj_end(j);
+	ks_json_kv_u64(j, "events_total", rec->nev);
+	ks_json_key(j, "events");
+	ks_json_obj_begin(j);
+	for (int i = 0; i < nec; i++)
+		ks_json_kv_u64(j, ks_rec_ev_name(ec[i].ev, name, sizeof(name)), ec[i].n);
+	ks_json_obj_end(j);
+	ks_json_key(j, "cpus");
+	ks_json_arr_begin(j);
+	for (int i = 0; i < rec->ncpus; i++) {
+		ks_json_obj_begin(j);
+		ks_json_kv_u64(j, "cpu", (uint64_t)i);
+		ks_json_kv_u64(j, "recorded", rec->recorded[i]);
+		ks_json_kv_u64(j, "lost", rec->lost[i]);
+		ks_json_obj_end(j);
+	}
+	ks_json_arr_end(j);
+	ks_json_kv_u64(j, "first_ts_ns", rec->first_ts);
+	ks_json_kv_u64(j, "last_ts_ns", rec->last_ts);
+	ks_json_kv_double(j, "span_s", (double)(rec->last_ts - rec->first_ts) / 1e9);
+	ks_json_obj_end(j);
+	ks_json_free(j);
+	fputc('\n', out);
+}
+
+static void info_text(const struct ks_recording *rec, const char *file, struct ev_count *ec, int nec, FILE *out)
+{
+	struct kv_print p = { out, NULL };
+	uint64_t lost = 0;
+	char name[128];
+
+	fprintf(out, "%s: %llu bytes, %zu chunks%s\n", file, (unsigned long long)rec->rd.size, rec->rd.nchunks,
+		rec->trailer_len ? "" : " (not closed: no trailer, the recording was cut)");
+	if (rec->rd.cut_bytes || rec->rd.bad_chunks || rec->rd.bad_bytes || rec->bad_events || rec->unknown_events)
+		fprintf(out, "damage: %llu bytes cut at the end, %llu bad chunks, %llu bytes skipped, %llu bad events\n",
+			(unsigned long long)rec->rd.cut_bytes, (unsigned long long)rec->rd.bad_chunks,
+			(unsigned long long)rec->rd.bad_bytes,
+			(unsigned long long)(rec->bad_events + rec->unknown_events));
+	fprintf(out, "manifest:\n");
+	ks_rec_kv_each(rec->manifest, rec->manifest_len, kv_text, &p);
+	fprintf(out, "events: %zu in %.6f s\n", rec->nev, (double)(rec->last_ts - rec->first_ts) / 1e9);
+	for (int i = 0; i < nec; i++)
+		fprintf(out, "  %-40s %llu\n", ks_rec_ev_name(ec[i].ev, name, sizeof(name)),
+			(unsigned long long)ec[i].n);
+	fprintf(out, "cpus:\n");
+	for (int i = 0; i < rec->ncpus; i++) {
+		fprintf(out, "  cpu %-4d recorded %-12llu lost %llu\n", i, (unsigned long long)rec->recorded[i],
+			(unsigned long long)rec->lost[i]);
+		lost += rec->lost[i];
+	}
+	fprintf(out, "lost: %llu\n", (unsigned long long)lost);
+	if (rec->trailer_len) {
+		fprintf(out, "totals (at the end of the recording):\n");
+		ks_rec_kv_each(rec->trailer, rec->trailer_len, kv_text, &p);
+	}
+}
+
+int cmd_info(int argc, char **argv)
+{
+	struct ks_recording rec;
+	struct ks_common c;
+	struct ev_count *ec = NULL;
+	const char *file;
+	FILE *out;
+	int rc, nec, err;
+
+	ks_common_init(&c);
+	file = parse_file_args(&info_spec, argc, argv, &c, NULL, NULL, &rc);
+	if (!file)
+		return rc;
+	if (load(&rec, file))
+		return 1;
+	nec = count_events(&rec, &ec);
+	out = nec < 0 ? NULL : open_out(c.output);
+	if (!out) {
+		free(ec);
+		ks_recording_free(&rec);
+		return 1;
+	}
+	if (c.json)
+		info_json(&rec, file, ec, nec, out);
+	else
+		info_text(&rec, file, ec, nec, out);
+	fflush(out);
+	err = ferror(out) ? -EIO : 0;
+	err = close_out(out, err);
+	free(ec);
+	ks_recording_free(&rec);
+	if (err)
+		p_err("writing: %s", strerror(-err));
+	return err ? 1 : 0;
+}

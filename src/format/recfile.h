@@ -1,0 +1,133 @@
+/* The recording file (ksight record): layout, writer and reader; plain C and POSIX, no libbpf, no root. */
+#ifndef KS_FORMAT_RECFILE_H
+#define KS_FORMAT_RECFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "ksight/record.h"
+
+/*
+ * A file is a fixed header, then chunks.  Every chunk (manifest, event
+ * formats, events, trailer) has the same header and a CRC32C over header
+ * and payload, so one reader loop validates all of it, and a file cut at
+ * any byte loses at most the chunk being written.  Chunks are appended
+ * with one write(2) each.  Integers are in the writer's byte order, which
+ * the header states (a reader on the other order refuses the file).
+ */
+#define KS_REC_MAGIC "KSIGHTRC"
+#define KS_REC_VERSION 1
+#define KS_REC_ENDIAN 0x01020304u
+#define KS_REC_CHUNK_MAGIC 0x4b43484bu /* "KHCK" in little endian */
+
+struct ks_rec_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t endian;     /* KS_REC_ENDIAN as written by the writer */
+	uint16_t header_size; /* sizeof(struct ks_rec_header) */
+	uint16_t chunk_size;  /* sizeof(struct ks_rec_chunk) */
+	uint16_t event_size;  /* sizeof(struct ks_rec_event) */
+	uint16_t flags;
+	uint64_t created_ns; /* CLOCK_REALTIME at creation */
+	uint8_t reserved[32];
+};
+
+enum ks_rec_chunk_type {
+	KS_REC_MANIFEST = 1, /* "key\tvalue\n" lines (values escaped: \t \n \\) */
+	KS_REC_FORMAT = 2,   /* "system\0" then the tracefs format text of one event */
+	KS_REC_EVENTS = 3,   /* struct ks_rec_event records (ksight/record.h) of one CPU, each padded to 8 bytes */
+	KS_REC_TRAILER = 4,  /* "key\tvalue\n" lines written at the end: final loss totals */
+	KS_REC_TYPE_MAX = 4,
+};
+
+struct ks_rec_chunk {
+	uint32_t magic; /* KS_REC_CHUNK_MAGIC: where a reader resynchronises after damage */
+	uint32_t type;
+	uint64_t seq;	/* 0, 1, 2... over the whole file */
+	uint32_t cpu;	/* events: the CPU they happened on */
+	uint32_t count; /* events in the payload */
+	uint64_t first_ts, last_ts; /* CLOCK_MONOTONIC ns of the first and last event */
+	uint64_t lost;	/* events of this CPU lost since its previous events chunk */
+	uint32_t len;	/* payload bytes after this header */
+	uint32_t crc;	/* CRC32C of this header (crc = 0) and the payload */
+};
+
+/* Largest payload a reader accepts: bigger lengths are damage. */
+#define KS_REC_MAX_PAYLOAD (64u << 20)
+
+static inline uint32_t ks_rec_ev_stride(uint32_t len)
+{
+	return (uint32_t)((sizeof(struct ks_rec_event) + len + 7) & ~7u);
+}
+
+uint32_t ks_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* Writer. */
+struct ks_rec_writer {
+	int fd;
+	uint64_t seq;
+	uint64_t bytes;
+};
+
+/* Creates @path mode 0600 (truncating it; a symlink is refused) and writes the header: 0 or -errno. */
+int ks_rec_create(struct ks_rec_writer *w, const char *path);
+/* Appends one chunk with one write; @c's magic, seq, len and crc are filled in. 0 or -errno. */
+int ks_rec_append(struct ks_rec_writer *w, struct ks_rec_chunk *c, const void *payload, uint32_t len);
+int ks_rec_close(struct ks_rec_writer *w);
+
+/* Manifest lines: appends "key\tvalue\n" to a growing buffer. */
+struct ks_rec_kv {
+	char *buf;
+	size_t len, cap;
+	int err;
+};
+void ks_rec_kv_add(struct ks_rec_kv *kv, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void ks_rec_kv_free(struct ks_rec_kv *kv);
+
+/* Reader: scans the whole file once, keeping the intact chunks. */
+struct ks_rec_chunkref {
+	struct ks_rec_chunk hdr;
+	uint64_t off; /* of the payload in the file */
+};
+
+struct ks_rec_reader {
+	int fd;
+	uint64_t size;
+	struct ks_rec_header hdr;
+	struct ks_rec_chunkref *chunks; /* intact chunks, in file order */
+	size_t nchunks, cap;
+	uint64_t bad_chunks;	/* CRC mismatches skipped */
+	uint64_t bad_bytes;	/* bytes skipped while resynchronising */
+	uint64_t cut_bytes;	/* bytes at the end that form no whole chunk (a cut file) */
+	uint64_t seq_gaps;	/* chunks missing by sequence number */
+};
+
+/*
+ * Opens and scans @path.  A bad header is -EBADMSG (-EPROTO for a file of
+ * another version or byte order); damage after it is counted, never fatal.
+ */
+int ks_rec_open(struct ks_rec_reader *r, const char *path);
+/* The same over an open descriptor (taken over: closed by ks_rec_free). */
+int ks_rec_open_fd(struct ks_rec_reader *r, int fd);
+/* Reads chunk @i's payload into a malloc'd buffer (*@buf); 0 or -errno. */
+int ks_rec_read(const struct ks_rec_reader *r, size_t i, void **buf);
+void ks_rec_free(struct ks_rec_reader *r);
+
+/*
+ * Walks an events payload: *@off is the offset of the next event (start at 0).
+ * Returns the event and advances *@off, or NULL at the end or on a record
+ * that does not fit (then *@off is left at it: *@off < len means damage).
+ */
+const struct ks_rec_event *ks_rec_next_event(const void *payload, uint32_t len, uint32_t *off);
+
+/*
+ * Looks @key up in "key\tvalue\n" text and copies its value unescaped into
+ * @out (@outlen bytes, always terminated).  True when found.
+ */
+bool ks_rec_kv_get(const char *text, size_t len, const char *key, char *out, size_t outlen);
+/* Calls @fn for every line, value unescaped (in a buffer valid during the call). */
+void ks_rec_kv_each(const char *text, size_t len, void (*fn)(void *ctx, const char *key, const char *val),
+		    void *ctx);
+
+#endif

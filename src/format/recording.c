@@ -1,0 +1,223 @@
+/* Decoding a recording: formats into libtraceevent, events checked against them and merged across CPUs by timestamp. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <event-parse.h>
+#include "format/recording.h"
+
+const char *ks_rec_ev_name(const struct tep_event *ev, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s:%s", ev->system, ev->name);
+	return buf;
+}
+
+uint64_t ks_rec_manifest_u64(const struct ks_recording *rec, const char *key)
+{
+	char v[64];
+
+	if (!ks_rec_kv_get(rec->manifest, rec->manifest_len, key, v, sizeof(v)))
+		return 0;
+	return strtoull(v, NULL, 10);
+}
+
+/*
+ * True when @e's raw record holds @ev's fixed part and every dynamic
+ * field points inside it; a dynamic field that does not (a record cut at
+ * KS_REC_MAX_RAW) is emptied so that no reader follows it out.
+ */
+static bool fits(struct tep_event *ev, struct ks_rec_event *e)
+{
+	unsigned char *raw = (unsigned char *)(e + 1);
+	struct tep_format_field *f;
+
+	for (f = ev->format.fields; f; f = f->next) {
+		uint32_t loc, off;
+
+		if ((unsigned int)(f->offset + f->size) > e->len)
+			return false;
+		if (!(f->flags & TEP_FIELD_IS_DYNAMIC) || f->size != 4)
+			continue;
+		memcpy(&loc, raw + f->offset, 4);
+		off = loc & 0xffff;
+		if (f->flags & TEP_FIELD_IS_RELATIVE)
+			off += (uint32_t)f->offset + 4;
+		if (off + (loc >> 16) > e->len) {
+			loc = 0;
+			memcpy(raw + f->offset, &loc, 4);
+		}
+	}
+	return true;
+}
+
+static int cmp_ev(const void *a, const void *b)
+{
+	const struct ks_rec_ev *x = a, *y = b;
+
+	if (x->e->ts != y->e->ts)
+		return x->e->ts < y->e->ts ? -1 : 1;
+	if (x->chunk != y->chunk)
+		return x->chunk < y->chunk ? -1 : 1;
+	return x->e < y->e ? -1 : x->e > y->e;
+}
+
+static int grow_cpus(struct ks_recording *rec, uint32_t cpu)
+{
+	int n = (int)cpu + 1;
+	uint64_t *r, *l;
+
+	if (cpu >= 65536)
+		return -EBADMSG;
+	if (n <= rec->ncpus)
+		return 0;
+	r = realloc(rec->recorded, (size_t)n * sizeof(*r));
+	if (r)
+		rec->recorded = r;
+	l = realloc(rec->lost, (size_t)n * sizeof(*l));
+	if (l)
+		rec->lost = l;
+	if (!r || !l)
+		return -ENOMEM;
+	for (int i = rec->ncpus; i < n; i++)
+		rec->recorded[i] = rec->lost[i] = 0;
+	rec->ncpus = n;
+	return 0;
+}
+
+static int add_format(struct ks_recording *rec, const char *p, uint32_t len)
+{
+	const char *nul = memchr(p, '\0', len);
+
+	if (!nul)
+		return 0; /* damaged beyond its CRC: not a format */
+	/* a format that does not parse leaves its events unknown, counted */
+	tep_parse_event(rec->tep, nul + 1, len - (size_t)(nul + 1 - p), p);
+	return 0;
+}
+
+static int add_events(struct ks_recording *rec, size_t ci, void *p)
+{
+	const struct ks_rec_chunk *c = &rec->rd.chunks[ci].hdr;
+	const struct ks_rec_event *ce;
+	uint32_t off = 0;
+	int err = grow_cpus(rec, c->cpu);
+
+	if (err)
+		return err;
+	rec->lost[c->cpu] += c->lost;
+	while ((ce = ks_rec_next_event(p, c->len, &off))) {
+		struct ks_rec_event *e = (struct ks_rec_event *)ce;
+		struct tep_event *ev;
+		uint16_t type;
+
+		if (e->len < 8) {
+			rec->bad_events++;
+			continue;
+		}
+		memcpy(&type, e + 1, 2);
+		ev = tep_find_event(rec->tep, type);
+		if (!ev) {
+			rec->unknown_events++;
+			continue;
+		}
+		if (!fits(ev, e)) {
+			rec->bad_events++;
+			continue;
+		}
+		if ((rec->nev & (rec->nev + 1)) == 0 || !rec->evs) {
+			/* grows at 0, 1, 3, 7...: doubling */
+			struct ks_rec_ev *n = realloc(rec->evs, (rec->nev + 1) * 2 * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			rec->evs = n;
+		}
+		rec->evs[rec->nev++] = (struct ks_rec_ev){ e, ev, (uint32_t)ci };
+		rec->recorded[c->cpu]++;
+	}
+	if (off != c->len)
+		rec->bad_events++; /* a record that does not fit the chunk: the rest of it is skipped */
+	return 0;
+}
+
+int ks_recording_load(struct ks_recording *rec, const char *path)
+{
+	int err;
+
+	memset(rec, 0, sizeof(*rec));
+	err = ks_rec_open(&rec->rd, path);
+	if (err)
+		return err;
+	rec->tep = tep_alloc();
+	rec->payloads = calloc(rec->rd.nchunks + 1, sizeof(*rec->payloads));
+	if (!rec->tep || !rec->payloads) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	/* formats first: a reader does not depend on the order of the chunks */
+	for (size_t i = 0; i < rec->rd.nchunks; i++) {
+		const struct ks_rec_chunk *c = &rec->rd.chunks[i].hdr;
+		void *p;
+
+		if (c->type == KS_REC_EVENTS)
+			continue;
+		err = ks_rec_read(&rec->rd, i, &p);
+		if (err)
+			goto fail;
+		if (c->type == KS_REC_FORMAT)
+			add_format(rec, p, c->len);
+		if (c->type == KS_REC_MANIFEST && !rec->manifest) {
+			rec->manifest = p;
+			rec->manifest_len = c->len;
+		} else if (c->type == KS_REC_TRAILER) {
+			free(rec->trailer);
+			rec->trailer = p;
+			rec->trailer_len = c->len;
+		} else {
+			free(p);
+		}
+	}
+	for (size_t i = 0; i < rec->rd.nchunks; i++) {
+		if (rec->rd.chunks[i].hdr.type != KS_REC_EVENTS)
+			continue;
+		err = ks_rec_read(&rec->rd, i, &rec->payloads[i]);
+		if (!err)
+			err = add_events(rec, i, rec->payloads[i]);
+		if (err)
+			goto fail;
+	}
+	if (!rec->manifest)
+		rec->manifest = strdup("");
+	if (!rec->trailer)
+		rec->trailer = strdup("");
+	if (!rec->manifest || !rec->trailer) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (rec->nev) {
+		qsort(rec->evs, rec->nev, sizeof(*rec->evs), cmp_ev);
+		rec->first_ts = rec->evs[0].e->ts;
+		rec->last_ts = rec->evs[rec->nev - 1].e->ts;
+	}
+	return 0;
+fail:
+	ks_recording_free(rec);
+	return err;
+}
+
+void ks_recording_free(struct ks_recording *rec)
+{
+	for (size_t i = 0; rec->payloads && i < rec->rd.nchunks; i++)
+		free(rec->payloads[i]);
+	free(rec->payloads);
+	free(rec->evs);
+	free(rec->manifest);
+	free(rec->trailer);
+	free(rec->recorded);
+	free(rec->lost);
+	if (rec->tep)
+		tep_free(rec->tep);
+	ks_rec_free(&rec->rd);
+	memset(rec, 0, sizeof(*rec));
+	rec->rd.fd = -1;
+}

@@ -1,0 +1,43 @@
+/* A recording opened for reading: manifest, formats (libtraceevent), every intact event merged across CPUs by time. No libbpf, no root. */
+#ifndef KS_FORMAT_RECORDING_H
+#define KS_FORMAT_RECORDING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "format/recfile.h"
+
+struct tep_handle;
+struct tep_event;
+
+struct ks_rec_ev {
+	const struct ks_rec_event *e; /* header; the raw record follows */
+	struct tep_event *ev;
+	uint32_t chunk;
+};
+
+struct ks_recording {
+	struct ks_rec_reader rd;
+	char *manifest, *trailer; /* "key\tvalue\n" text, "" when absent */
+	size_t manifest_len, trailer_len;
+	struct tep_handle *tep;
+	void **payloads;	/* per chunk (NULL for other than events) */
+	struct ks_rec_ev *evs;	/* sorted by time, ties in file order */
+	size_t nev;
+	int ncpus;		/* 1 + the highest CPU seen */
+	uint64_t *recorded;	/* per CPU */
+	uint64_t *lost;		/* per CPU, from the chunks' lost-since-previous */
+	uint64_t bad_events;	/* records that did not fit their format: left out */
+	uint64_t unknown_events; /* records of an event without a format: left out */
+	uint64_t first_ts, last_ts;
+};
+
+/* Opens @path and decodes it; 0 or negative errno (-EBADMSG, -EPROTO: not a recording). */
+int ks_recording_load(struct ks_recording *rec, const char *path);
+void ks_recording_free(struct ks_recording *rec);
+/* "system:name" of @ev into @buf. */
+const char *ks_rec_ev_name(const struct tep_event *ev, char *buf, size_t len);
+/* A manifest value as a number (0 when absent). */
+uint64_t ks_rec_manifest_u64(const struct ks_recording *rec, const char *key);
+
+#endif

@@ -1,0 +1,539 @@
+/* A recording's events as ftrace text, JSON lines, CSV and trace-event JSON, and its latency pairs and per-event counts as reports. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <event-parse.h>
+#include "core/json.h"
+#include "core/log.h"
+#include "format/trace_out.h"
+
+static void to_record(const struct ks_rec_ev *x, struct tep_record *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->ts = x->e->ts;
+	r->cpu = x->e->cpu;
+	r->size = x->e->len;
+	r->data = (void *)(x->e + 1);
+}
+
+/* Where @f's bytes are in @data: its own place, or a dynamic field's payload (checked by ks_recording_load). */
+static void field_span(const struct tep_format_field *f, const unsigned char *data, uint32_t *off, uint32_t *len)
+{
+	uint32_t loc;
+
+	if (!(f->flags & TEP_FIELD_IS_DYNAMIC) || f->size != 4) {
+		*off = (uint32_t)f->offset;
+		*len = (uint32_t)f->size;
+		return;
+	}
+	memcpy(&loc, data + f->offset, 4);
+	*off = (loc & 0xffff) + ((f->flags & TEP_FIELD_IS_RELATIVE) ? (uint32_t)f->offset + 4 : 0);
+	*len = loc >> 16;
+}
+
+static int64_t field_num(struct tep_handle *tep, const struct tep_format_field *f, const unsigned char *data,
+			 uint32_t off, uint32_t size)
+{
+	uint64_t v = tep_read_number(tep, data + off, (int)size);
+
+	if ((f->flags & TEP_FIELD_IS_SIGNED) && size < 8 && size > 0 && (v >> (size * 8 - 1)) & 1)
+		v |= ~0ull << (size * 8);
+	return (int64_t)v;
+}
+
+static void json_field(struct ks_json *j, struct tep_handle *tep, const struct tep_format_field *f,
+		       const unsigned char *data)
+{
+	uint32_t off, len;
+
+	field_span(f, data, &off, &len);
+	ks_json_key(j, f->name);
+	if (f->flags & TEP_FIELD_IS_STRING) {
+		char buf[KS_REC_MAX_RAW + 1];
+		size_t n = strnlen((const char *)data + off, len);
+
+		memcpy(buf, data + off, n);
+		buf[n] = '\0';
+		ks_json_str(j, buf);
+	} else if (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) {
+		uint32_t es = f->elementsize > 0 ? (uint32_t)f->elementsize : 1;
+
+		ks_json_arr_begin(j);
+		for (uint32_t i = 0; es <= 8 && i + es <= len; i += es)
+			ks_json_u64(j, (uint64_t)field_num(tep, f, data, off + i, es));
+		ks_json_arr_end(j);
+	} else if (f->flags & TEP_FIELD_IS_SIGNED) {
+		ks_json_i64(j, field_num(tep, f, data, off, len));
+	} else {
+		ks_json_u64(j, (uint64_t)field_num(tep, f, data, off, len));
+	}
+}
+
+static void csv_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+int ks_trace_write(const struct ks_recording *rec, enum ks_trace_fmt fmt, int64_t offset_ns, FILE *out)
+{
+	struct ks_json *j = NULL;
+	struct trace_seq s;
+	char name[128];
+
+	trace_seq_init(&s);
+	if (fmt == KS_TRACE_TEXT) {
+		/* the header of tracefs's `trace` file (no irq-info columns), so its parsers read this */
+		fprintf(out, "# tracer: nop\n#\n# entries-in-buffer/entries-written: %zu/%zu   #P:%d\n#\n"
+			     "#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n"
+			     "#              | |         |         |         |\n",
+			rec->nev, rec->nev, rec->ncpus);
+	} else if (fmt == KS_TRACE_CSV) {
+		fprintf(out, "ts_ns,cpu,event,comm,pid,tgid,info\n");
+	} else {
+		j = ks_json_new(out);
+		if (!j)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < rec->nev; i++) {
+		const struct ks_rec_ev *x = &rec->evs[i];
+		const unsigned char *data = (const unsigned char *)(x->e + 1);
+		uint64_t ts = x->e->ts + (uint64_t)offset_ns;
+		struct tep_record r;
+		char comm[17];
+		int pid;
+
+		to_record(x, &r);
+		memcpy(comm, x->e->comm, 16);
+		comm[16] = '\0';
+		memcpy(&pid, data + 4, 4);
+		if (fmt != KS_TRACE_JSON) {
+			trace_seq_reset(&s);
+			tep_print_event(rec->tep, &s, &r, "%s", TEP_PRINT_INFO);
+			trace_seq_terminate(&s);
+		}
+		if (fmt == KS_TRACE_TEXT) {
+			fprintf(out, "%16s-%-7d [%03u] %5" PRIu64 ".%06" PRIu64 ": %s: %s\n", comm, pid, x->e->cpu,
+				ts / 1000000000, ts % 1000000000 / 1000, x->ev->name, s.buffer);
+		} else if (fmt == KS_TRACE_CSV) {
+			fprintf(out, "%" PRIu64 ",%u,%s,", ts, x->e->cpu, ks_rec_ev_name(x->ev, name, sizeof(name)));
+			csv_str(out, comm);
+			fprintf(out, ",%d,%u,", pid, x->e->tgid);
+			csv_str(out, s.buffer);
+			fputc('\n', out);
+		} else {
+			ks_json_obj_begin(j);
+			ks_json_kv_u64(j, "ts_ns", ts);
+			ks_json_kv_u64(j, "cpu", x->e->cpu);
+			ks_json_kv_str(j, "event", ks_rec_ev_name(x->ev, name, sizeof(name)));
+			ks_json_kv_str(j, "comm", comm);
+			ks_json_key(j, "pid");
+			ks_json_i64(j, pid);
+			ks_json_kv_u64(j, "tgid", x->e->tgid);
+			ks_json_key(j, "fields");
+			ks_json_obj_begin(j);
+			for (struct tep_format_field *f = x->ev->format.fields; f; f = f->next)
+				json_field(j, rec->tep, f, data);
+			ks_json_obj_end(j);
+			ks_json_obj_end(j);
+			ks_json_free(j);
+			fputc('\n', out);
+			j = ks_json_new(out); /* one document per line */
+			if (!j)
+				break;
+		}
+	}
+	if (j)
+		ks_json_free(j);
+	trace_seq_destroy(&s);
+	fflush(out);
+	return ferror(out) ? -EIO : 0;
+}
+
+static void pf_meta(struct ks_json *j, const char *what, int tid, const char *name)
+{
+	ks_json_obj_begin(j);
+	ks_json_kv_str(j, "ph", "M");
+	ks_json_kv_str(j, "name", what);
+	ks_json_kv_u64(j, "pid", 1);
+	ks_json_kv_u64(j, "tid", (uint64_t)tid);
+	ks_json_key(j, "args");
+	ks_json_obj_begin(j);
+	ks_json_kv_str(j, "name", name);
+	ks_json_obj_end(j);
+	ks_json_obj_end(j);
+}
+
+struct running {
+	bool on;
+	uint64_t since;
+	int pid;
+	char comm[17];
+};
+
+static void pf_slice(struct ks_json *j, unsigned int cpu, const struct running *run, uint64_t end, int64_t off)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), "%s %d", run->comm, run->pid);
+	ks_json_obj_begin(j);
+	ks_json_kv_str(j, "ph", "X");
+	ks_json_kv_str(j, "name", name);
+	ks_json_kv_str(j, "cat", "sched");
+	ks_json_kv_u64(j, "pid", 1);
+	ks_json_kv_u64(j, "tid", cpu);
+	ks_json_kv_double(j, "ts", (double)(run->since + (uint64_t)off) / 1e3);
+	ks_json_kv_double(j, "dur", (double)(end - run->since) / 1e3);
+	ks_json_key(j, "args");
+	ks_json_obj_begin(j);
+	ks_json_key(j, "pid");
+	ks_json_i64(j, run->pid);
+	ks_json_obj_end(j);
+	ks_json_obj_end(j);
+}
+
+static void str_field(const struct tep_format_field *f, const unsigned char *data, char *buf, size_t len)
+{
+	uint32_t off, n;
+
+	field_span(f, data, &off, &n);
+	if (n >= len)
+		n = (uint32_t)len - 1;
+	memcpy(buf, data + off, n);
+	buf[n] = '\0';
+	buf[strnlen(buf, n)] = '\0';
+}
+
+int ks_trace_write_perfetto(const struct ks_recording *rec, int64_t offset_ns, FILE *out)
+{
+	struct tep_event *sw = tep_find_event_by_name(rec->tep, "sched", "sched_switch");
+	struct tep_format_field *next_pid = sw ? tep_find_field(sw, "next_pid") : NULL;
+	struct tep_format_field *next_comm = sw ? tep_find_field(sw, "next_comm") : NULL;
+	struct running *run = calloc((size_t)rec->ncpus + 1, sizeof(*run));
+	struct ks_json *j = ks_json_new(out);
+	char name[128];
+
+	if (!run || !j) {
+		free(run);
+		if (j)
+			ks_json_free(j);
+		return -ENOMEM;
+	}
+	ks_json_obj_begin(j);
+	ks_json_kv_str(j, "displayTimeUnit", "ns");
+	ks_json_key(j, "traceEvents");
+	ks_json_arr_begin(j);
+	pf_meta(j, "process_name", 0, "CPUs");
+	for (int c = 0; c < rec->ncpus; c++) {
+		snprintf(name, sizeof(name), "CPU %d", c);
+		pf_meta(j, "thread_name", c, name);
+	}
+	for (size_t i = 0; i < rec->nev; i++) {
+		const struct ks_rec_ev *x = &rec->evs[i];
+		const unsigned char *data = (const unsigned char *)(x->e + 1);
+		unsigned int cpu = x->e->cpu;
+
+		if (sw && x->ev == sw && next_pid && next_comm) {
+			struct running *r = &run[cpu];
+
+			if (r->on)
+				pf_slice(j, cpu, r, x->e->ts, offset_ns);
+			r->pid = (int)field_num(rec->tep, next_pid, data, (uint32_t)next_pid->offset, 4);
+			/* the idle task is no slice: gaps are idle time */
+			r->on = r->pid != 0;
+			r->since = x->e->ts;
+			str_field(next_comm, data, r->comm, sizeof(r->comm));
+			continue;
+		}
+		ks_json_obj_begin(j);
+		ks_json_kv_str(j, "ph", "i");
+		ks_json_kv_str(j, "s", "t");
+		ks_json_kv_str(j, "name", ks_rec_ev_name(x->ev, name, sizeof(name)));
+		ks_json_kv_u64(j, "pid", 1);
+		ks_json_kv_u64(j, "tid", cpu);
+		ks_json_kv_double(j, "ts", (double)(x->e->ts + (uint64_t)offset_ns) / 1e3);
+		ks_json_key(j, "args");
+		ks_json_obj_begin(j);
+		for (struct tep_format_field *f = x->ev->format.fields; f; f = f->next)
+			json_field(j, rec->tep, f, data);
+		ks_json_obj_end(j);
+		ks_json_obj_end(j);
+	}
+	/* slices still open end with the recording */
+	for (int c = 0; c < rec->ncpus; c++)
+		if (run[c].on)
+			pf_slice(j, (unsigned int)c, &run[c], rec->last_ts, offset_ns);
+	ks_json_arr_end(j);
+	ks_json_obj_end(j);
+	ks_json_free(j);
+	fputc('\n', out);
+	free(run);
+	fflush(out);
+	return ferror(out) ? -EIO : 0;
+}
+
+static struct tep_event *find_event(const struct ks_recording *rec, const char *spec, size_t len)
+{
+	char buf[256], *colon;
+
+	if (len >= sizeof(buf))
+		return NULL;
+	memcpy(buf, spec, len);
+	buf[len] = '\0';
+	colon = strchr(buf, ':');
+	if (!colon)
+		return NULL;
+	*colon = '\0';
+	return tep_find_event_by_name(rec->tep, buf, colon + 1);
+}
+
+int ks_pair_parse(struct ks_pair *p, const struct ks_recording *rec, const char *spec, const char *keys)
+{
+	const char *slash = strchr(spec, '/');
+	char *dup, *save = NULL, *tok;
+	int err = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->spec = spec;
+	if (!slash) {
+		p_err("bad --pair '%s': expected START/END, e.g. sched:sched_wakeup/sched:sched_switch", spec);
+		return -EINVAL;
+	}
+	p->a = find_event(rec, spec, (size_t)(slash - spec));
+	p->b = find_event(rec, slash + 1, strlen(slash + 1));
+	if (!p->a || !p->b) {
+		p_err("--pair '%s': %.*s is not in this recording ('ksight info FILE' lists its events)", spec,
+		      p->a ? (int)strlen(slash + 1) : (int)(slash - spec), p->a ? slash + 1 : spec);
+		return -EINVAL;
+	}
+	if (!keys || !*keys) {
+		p_err("--pair '%s' needs --key FIELD[=FIELD],... (which fields tie a start to its end)", spec);
+		return -EINVAL;
+	}
+	dup = strdup(keys);
+	if (!dup)
+		return -ENOMEM;
+	for (tok = strtok_r(dup, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		const char *fa = tok, *fb = eq ? eq + 1 : tok;
+
+		if (eq)
+			*eq = '\0';
+		if (p->nkeys == 4) {
+			p_err("--key '%s': at most 4 fields", keys);
+			err = -EINVAL;
+			break;
+		}
+		p->ka[p->nkeys] = tep_find_any_field(p->a, fa);
+		p->kb[p->nkeys] = tep_find_any_field(p->b, fb);
+		if (!p->ka[p->nkeys] || !p->kb[p->nkeys]) {
+			p_err("--key '%s': %s has no field '%s'", keys, p->ka[p->nkeys] ? p->b->name : p->a->name,
+			      p->ka[p->nkeys] ? fb : fa);
+			err = -EINVAL;
+		}
+		p->nkeys++;
+	}
+	free(dup);
+	return err;
+}
+
+/* A key field's value: the number, or a hash of a string. */
+static uint64_t key_val(struct tep_handle *tep, const struct tep_format_field *f, const unsigned char *data)
+{
+	uint32_t off, len;
+	uint64_t h = 1469598103934665603ull;
+
+	field_span(f, data, &off, &len);
+	if (!(f->flags & (TEP_FIELD_IS_STRING | TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) && len <= 8)
+		return (uint64_t)field_num(tep, f, data, off, len);
+	for (uint32_t i = 0; i < len && data[off + i]; i++)
+		h = (h ^ data[off + i]) * 1099511628211ull;
+	return h;
+}
+
+struct slot {
+	uint64_t k[4];
+	uint64_t ts;
+	uint8_t state; /* 0 empty, 1 used, 2 removed */
+};
+
+struct table {
+	struct slot *s;
+	size_t cap, used, dead;
+};
+
+static uint64_t hash_key(const uint64_t *k)
+{
+	uint64_t h = 0;
+
+	for (int i = 0; i < 4; i++)
+		h = (h ^ k[i]) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+static struct slot *t_find(struct table *t, const uint64_t *k, bool add)
+{
+	size_t i = (size_t)hash_key(k) & (t->cap - 1);
+	struct slot *tomb = NULL;
+
+	for (;; i = (i + 1) & (t->cap - 1)) {
+		struct slot *s = &t->s[i];
+
+		if (s->state == 0)
+			break;
+		if (s->state == 2) {
+			if (!tomb)
+				tomb = s;
+			continue;
+		}
+		if (!memcmp(s->k, k, sizeof(s->k)))
+			return s;
+	}
+	if (!add)
+		return NULL;
+	if (tomb) {
+		t->dead--;
+		tomb->state = 0;
+		return tomb;
+	}
+	return &t->s[i];
+}
+
+static int t_grow(struct table *t)
+{
+	struct table n = { .cap = t->cap ? t->cap * 2 : 1024 };
+
+	if (t->used + t->dead < t->cap / 2)
+		return 0;
+	if (t->used * 4 < t->cap)
+		n.cap = t->cap; /* mostly removed entries: same size, rebuilt */
+	n.s = calloc(n.cap, sizeof(*n.s));
+	if (!n.s)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->s[i].state == 1) {
+			*t_find(&n, t->s[i].k, true) = t->s[i];
+			n.used++;
+		}
+	free(t->s);
+	*t = n;
+	return 0;
+}
+
+static int pair_run(const struct ks_recording *rec, const struct ks_pair *p, struct ks_report *r)
+{
+	struct table t = { 0 };
+	struct ks_hist *h = calloc(1, sizeof(*h));
+	uint64_t unmatched = 0, restarted = 0;
+	struct ks_row *row;
+	int err = 0;
+
+	if (!h)
+		return -ENOMEM;
+	for (size_t i = 0; i < rec->nev && !err; i++) {
+		const struct ks_rec_ev *x = &rec->evs[i];
+		const unsigned char *data = (const unsigned char *)(x->e + 1);
+		uint64_t k[4] = { 0 };
+		struct slot *s;
+
+		if (x->ev != p->a && x->ev != p->b)
+			continue;
+		/* an event both starts and ends (same event twice) ends first */
+		if (x->ev == p->b && t.used) {
+			for (int f = 0; f < p->nkeys; f++)
+				k[f] = key_val(rec->tep, p->kb[f], data);
+			s = t_find(&t, k, false);
+			if (s) {
+				ks_hist_record(h, x->e->ts - s->ts);
+				s->state = 2;
+				t.used--;
+				t.dead++;
+				if (x->ev != p->a)
+					continue;
+			} else if (x->ev != p->a) {
+				unmatched++;
+				continue;
+			}
+		} else if (x->ev == p->b && x->ev != p->a) {
+			unmatched++;
+			continue;
+		}
+		for (int f = 0; f < p->nkeys; f++)
+			k[f] = key_val(rec->tep, p->ka[f], data);
+		err = t_grow(&t);
+		if (err)
+			break;
+		s = t_find(&t, k, true);
+		if (s->state == 1) {
+			restarted++; /* a second start before an end: the later one counts */
+		} else {
+			memcpy(s->k, k, sizeof(k));
+			s->state = 1;
+			t.used++;
+		}
+		s->ts = x->e->ts;
+	}
+	free(t.s);
+	row = err ? NULL : ks_report_add_row(r);
+	if (!row) {
+		free(h);
+		return err ? err : -ENOMEM;
+	}
+	ks_row_key_str(row, "pair", p->spec);
+	ks_row_val(row, "count", KS_VAL_COUNT, h->count);
+	ks_row_val(row, "total_ns", KS_VAL_NS, h->sum);
+	ks_row_val(row, "unmatched_ends", KS_VAL_COUNT, unmatched);
+	ks_row_val(row, "open_starts", KS_VAL_COUNT, t.used);
+	ks_row_val(row, "restarted", KS_VAL_COUNT, restarted);
+	row->hist = h;
+	row->sort = h->sum;
+	return 0;
+}
+
+int ks_pairs_report(const struct ks_recording *rec, const struct ks_pair *pairs, int n, struct ks_report *r)
+{
+	int err = 0;
+
+	r->hist_name = "latency_ns";
+	r->hist_text = true;
+	r->duration_s = (double)(rec->last_ts - rec->first_ts) / 1e9;
+	for (int i = 0; i < n && !err; i++)
+		err = pair_run(rec, &pairs[i], r);
+	return err;
+}
+
+int ks_events_report(const struct ks_recording *rec, struct ks_report *r)
+{
+	double span = (double)(rec->last_ts - rec->first_ts) / 1e9;
+	char name[128];
+
+	r->duration_s = span;
+	for (size_t i = 0; i < rec->nev; i++) {
+		struct tep_event *ev = rec->evs[i].ev;
+		struct ks_row *row = NULL;
+
+		ks_rec_ev_name(ev, name, sizeof(name));
+		for (int k = 0; k < r->nrows; k++)
+			if (!strcmp(r->rows[k].keys[0].str, name))
+				row = &r->rows[k];
+		if (!row) {
+			row = ks_report_add_row(r);
+			if (!row)
+				return -ENOMEM;
+			ks_row_key_str(row, "event", name);
+			ks_row_val(row, "count", KS_VAL_COUNT, 0);
+		}
+		row->vals[0].v++;
+		row->sort = row->vals[0].v;
+	}
+	for (int k = 0; k < r->nrows; k++)
+		ks_row_val(&r->rows[k], "per_s", KS_VAL_GAUGE,
+			   span > 0 ? (uint64_t)((double)r->rows[k].vals[0].v / span + 0.5) : 0);
+	return 0;
+}

@@ -1,0 +1,604 @@
+/* ksight record's engine: tracepoints and their formats, the BPF load, per-CPU ring draining into CRC'd chunks, exact loss accounting. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <event-parse.h>
+#include <tracefs.h>
+#include "core/bpfutil.h"
+#include "core/loader.h"
+#include "core/log.h"
+#include "core/sysinfo.h"
+#include "core/tracefs.h"
+#include "format/recfile.h"
+#include "record/recorder.h"
+#include "record.skel.h"
+
+/* A CPU's events are flushed as a chunk at this size, and at least once a second. */
+#define CHUNK_BYTES (256u << 10)
+
+static char *read_format(const char *dir, const char *sys, const char *name)
+{
+	char path[512], *buf = NULL;
+	size_t len = 0, cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir, sys, name);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			char *n = realloc(buf, cap = cap ? cap * 2 : 8192);
+
+			if (!n) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = n;
+		}
+		size_t r = fread(buf + len, 1, 4096, f);
+
+		len += r;
+		if (r < 4096)
+			break;
+	}
+	fclose(f);
+	buf[len] = '\0';
+	return buf;
+}
+
+static int tps_push(struct ks_rec_tps *tps, const char *dir, const char *sys, const char *name)
+{
+	struct ks_rec_tp *tp;
+	const char *idl;
+
+	for (int i = 0; i < tps->n; i++)
+		if (!strcmp(tps->v[i].sys, sys) && !strcmp(tps->v[i].name, name))
+			return 0; /* named twice: recorded once */
+	if (tps->n == tps->cap) {
+		int cap = tps->cap ? tps->cap * 2 : 16;
+		struct ks_rec_tp *n = realloc(tps->v, (size_t)cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		tps->v = n;
+		tps->cap = cap;
+	}
+	tp = &tps->v[tps->n];
+	memset(tp, 0, sizeof(*tp));
+	tp->sys = strdup(sys);
+	tp->name = strdup(name);
+	tp->format = read_format(dir, sys, name);
+	idl = tp->format ? strstr(tp->format, "\nID: ") : NULL;
+	if (!tp->sys || !tp->name || !tp->format || !idl) {
+		int err = tp->format ? -ENOMEM : -errno;
+
+		free(tp->sys);
+		free(tp->name);
+		free(tp->format);
+		p_err("cannot read the format of %s:%s: %s", sys, name, strerror(err ? -err : EIO));
+		return err ? err : -EIO;
+	}
+	tp->id = atoi(idl + 5);
+	tps->n++;
+	return 0;
+}
+
+int ks_rec_tps_add(struct ks_rec_tps *tps, const char *spec)
+{
+	const char *colon = strchr(spec, ':'), *dir;
+	char *sysg, **systems;
+	int err = 0, found = 0, acc;
+	char why[256];
+
+	if (!colon || colon == spec || !colon[1] || strchr(colon + 1, ':')) {
+		p_err("bad event '%s': expected SUBSYSTEM:EVENT (globs allowed), e.g. sched:sched_switch", spec);
+		return -EINVAL;
+	}
+	acc = ks_tracefs_access();
+	dir = acc ? NULL : ks_tracefs_dir(NULL);
+	if (!dir) {
+		p_err("cannot read tracepoint formats: %s", ks_tracefs_explain(acc ? acc : -ENODEV, why, sizeof(why)));
+		return acc ? acc : -ENODEV;
+	}
+	sysg = strndup(spec, (size_t)(colon - spec));
+	if (!sysg)
+		return -ENOMEM;
+	systems = tracefs_event_systems(dir);
+	for (int i = 0; systems && systems[i] && !err; i++) {
+		char **events;
+
+		if (fnmatch(sysg, systems[i], 0))
+			continue;
+		events = tracefs_system_events(dir, systems[i]);
+		for (int j = 0; events && events[j] && !err; j++)
+			if (!fnmatch(colon + 1, events[j], 0)) {
+				err = tps_push(tps, dir, systems[i], events[j]);
+				found++;
+			}
+		tracefs_list_free(events);
+	}
+	tracefs_list_free(systems);
+	free(sysg);
+	if (!err && !found) {
+		p_err("no tracepoint matches '%s'; 'ksight list %s' shows what this kernel has", spec,
+		      strchr(spec, '*') ? spec : "SUBSYSTEM:*");
+		return -ENOENT;
+	}
+	return err;
+}
+
+void ks_rec_tps_free(struct ks_rec_tps *tps)
+{
+	for (int i = 0; i < tps->n; i++) {
+		free(tps->v[i].sys);
+		free(tps->v[i].name);
+		free(tps->v[i].format);
+	}
+	free(tps->v);
+	memset(tps, 0, sizeof(*tps));
+}
+
+/* The fixed size and dynamic fields of @tp, from its format. */
+static int evcfg_of(struct tep_handle *tep, const struct ks_rec_tp *tp, struct ks_rec_evcfg *c)
+{
+	struct tep_event *ev;
+	struct tep_format_field **lists[2];
+	int end = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (tep_parse_event(tep, tp->format, strlen(tp->format), tp->sys))
+		return -EINVAL;
+	ev = tep_find_event(tep, tp->id);
+	if (!ev)
+		return -EINVAL;
+	lists[0] = tep_event_common_fields(ev);
+	lists[1] = tep_event_fields(ev);
+	for (int l = 0; l < 2; l++)
+		for (int i = 0; lists[l] && lists[l][i]; i++) {
+			struct tep_format_field *f = lists[l][i];
+
+			if (f->offset + f->size > end)
+				end = f->offset + f->size;
+			if ((f->flags & TEP_FIELD_IS_DYNAMIC) && c->ndloc < KS_REC_MAX_DLOC)
+				c->dloc[c->ndloc++] = (uint16_t)(f->offset | ((f->flags & TEP_FIELD_IS_RELATIVE) ? KS_REC_DLOC_REL : 0));
+		}
+	free(lists[0]);
+	free(lists[1]);
+	c->fixed = (uint16_t)(end > KS_REC_MAX_RAW ? KS_REC_MAX_RAW : end);
+	c->on = 1;
+	return 0;
+}
+
+struct cpu_buf {
+	char *buf;
+	size_t len;
+	uint32_t count;
+	uint64_t first, last;
+	uint64_t lost_seen;
+	uint64_t recorded;
+};
+
+struct rec {
+	struct ks_rec_writer w;
+	struct cpu_buf *cpus;
+	int ncpus;
+	int err;
+	uint64_t bad; /* ring records that did not parse: never expected */
+};
+
+static int flush_cpu(struct rec *r, int cpu, uint64_t lost_now)
+{
+	struct cpu_buf *b = &r->cpus[cpu];
+	struct ks_rec_chunk c = { .type = KS_REC_EVENTS, .cpu = (uint32_t)cpu };
+	int err;
+
+	if (!b->count && lost_now == b->lost_seen)
+		return 0;
+	c.count = b->count;
+	c.first_ts = b->first;
+	c.last_ts = b->last;
+	c.lost = lost_now - b->lost_seen;
+	err = ks_rec_append(&r->w, &c, b->buf, (uint32_t)b->len);
+	if (err)
+		return err;
+	b->lost_seen = lost_now;
+	b->len = 0;
+	b->count = 0;
+	return 0;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct rec *r = ctx;
+	const struct ks_rec_event *e = data;
+	struct cpu_buf *b;
+
+	if (size < sizeof(*e) || e->cpu >= r->ncpus || ks_rec_ev_stride(e->len) != size) {
+		r->bad++;
+		return 0;
+	}
+	b = &r->cpus[e->cpu];
+	memcpy(b->buf + b->len, data, size);
+	b->len += size;
+	if (!b->count)
+		b->first = e->ts;
+	b->last = e->ts;
+	b->count++;
+	b->recorded++;
+	if (b->len + sizeof(*e) + KS_REC_MAX_RAW + 8 > CHUNK_BYTES) {
+		/* losses are attributed at the periodic flush; here the chunk is only full */
+		int err = flush_cpu(r, e->cpu, b->lost_seen);
+
+		if (err) {
+			r->err = err;
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int read_counts(int fd, int ncpus, struct ks_rec_counts *out)
+{
+	uint32_t zero = 0;
+
+	memset(out, 0, (size_t)ncpus * sizeof(*out));
+	return bpf_map_lookup_elem(fd, &zero, out) ? -errno : 0;
+}
+
+static int flush_all(struct rec *r, int counts_fd, struct ks_rec_counts *cnt)
+{
+	int err = read_counts(counts_fd, r->ncpus, cnt);
+
+	for (int i = 0; i < r->ncpus && !err; i++)
+		err = flush_cpu(r, i, cnt[i].lost);
+	return err;
+}
+
+/* MONOTONIC, REALTIME and BOOTTIME read back to back, so a recording can be put on another clock or host's timeline. */
+static void clock_calibration(struct ks_rec_kv *kv, const char *prefix)
+{
+	struct timespec m1, re, bo, m2;
+	char key[64];
+
+	clock_gettime(CLOCK_MONOTONIC, &m1);
+	clock_gettime(CLOCK_REALTIME, &re);
+	clock_gettime(CLOCK_BOOTTIME, &bo);
+	clock_gettime(CLOCK_MONOTONIC, &m2);
+#define NS(t) ((uint64_t)(t).tv_sec * 1000000000ull + (uint64_t)(t).tv_nsec)
+	snprintf(key, sizeof(key), "%s.monotonic_ns", prefix);
+	ks_rec_kv_add(kv, key, "%llu", (unsigned long long)((NS(m1) + NS(m2)) / 2));
+	snprintf(key, sizeof(key), "%s.realtime_ns", prefix);
+	ks_rec_kv_add(kv, key, "%llu", (unsigned long long)NS(re));
+	snprintf(key, sizeof(key), "%s.boottime_ns", prefix);
+	ks_rec_kv_add(kv, key, "%llu", (unsigned long long)NS(bo));
+	snprintf(key, sizeof(key), "%s.uncertainty_ns", prefix);
+	ks_rec_kv_add(kv, key, "%llu", (unsigned long long)(NS(m2) - NS(m1)));
+#undef NS
+}
+
+static void host_manifest(struct ks_rec_kv *kv, const struct ks_rec_opts *o, int ncpus)
+{
+	struct ks_sysinfo *si = calloc(1, sizeof(*si));
+	struct utsname u;
+
+	if (!uname(&u)) {
+		ks_rec_kv_add(kv, "host", "%s", u.nodename);
+		ks_rec_kv_add(kv, "machine", "%s", u.machine);
+	}
+	if (si && !ks_sysinfo_gather(si, NULL)) {
+		ks_rec_kv_add(kv, "kernel.release", "%s", si->release);
+		ks_rec_kv_add(kv, "kernel.version", "%s", si->version);
+		ks_rec_kv_add(kv, "cpu.model", "%s", si->cpu_model);
+		ks_rec_kv_add(kv, "cpu.online", "%d", si->cpus_online);
+		ks_rec_kv_add(kv, "cpu.possible", "%d", si->cpus_possible);
+		ks_rec_kv_add(kv, "cpu.sockets", "%d", si->sockets);
+		ks_rec_kv_add(kv, "cpu.cores", "%d", si->cores);
+		ks_rec_kv_add(kv, "cpu.numa_nodes", "%d", si->numa_nodes);
+		for (int i = 0; i < si->ngovernors; i++)
+			ks_rec_kv_add(kv, "cpu.governor", "%s", si->governors[i]);
+		ks_rec_kv_add(kv, "clocksource", "%s", si->clocksource);
+	}
+	free(si);
+	ks_rec_kv_add(kv, "clock", "%s", "monotonic");
+	clock_calibration(kv, "clock.start");
+	ks_rec_kv_add(kv, "rings", "%s", o->shared ? "shared" : "per-cpu");
+	ks_rec_kv_add(kv, "ring_bytes", "%llu", (unsigned long long)o->buf_size);
+	ks_rec_kv_add(kv, "ring_count", "%d", o->shared ? 1 : ncpus);
+	ks_rec_kv_add(kv, "sample", "%u", o->sample_n > 1 ? o->sample_n : 1);
+	ks_rec_kv_add(kv, "max_raw_bytes", "%d", KS_REC_MAX_RAW);
+	for (int i = 0; i < o->tps->n; i++)
+		ks_rec_kv_add(kv, "event", "%s:%s", o->tps->v[i].sys, o->tps->v[i].name);
+}
+
+static int write_head(struct rec *r, const struct ks_rec_opts *o)
+{
+	struct ks_rec_chunk c = { .type = KS_REC_MANIFEST };
+	struct ks_rec_kv kv = { 0 };
+	int err;
+
+	host_manifest(&kv, o, r->ncpus);
+	if (!kv.err && o->manifest_len) {
+		/* the command's own lines (cmdline, options) come first in reading order after the host's */
+		char *n = realloc(kv.buf, kv.len + o->manifest_len + 1);
+
+		if (!n)
+			kv.err = -ENOMEM;
+		else {
+			kv.buf = n;
+			memcpy(kv.buf + kv.len, o->manifest, o->manifest_len);
+			kv.len += o->manifest_len;
+		}
+	}
+	err = kv.err ? kv.err : ks_rec_append(&r->w, &c, kv.buf, (uint32_t)kv.len);
+	ks_rec_kv_free(&kv);
+	for (int i = 0; i < o->tps->n && !err; i++) {
+		const struct ks_rec_tp *tp = &o->tps->v[i];
+		size_t sl = strlen(tp->sys) + 1, fl = strlen(tp->format);
+		char *p = malloc(sl + fl);
+
+		if (!p)
+			return -ENOMEM;
+		memcpy(p, tp->sys, sl);
+		memcpy(p + sl, tp->format, fl);
+		c = (struct ks_rec_chunk){ .type = KS_REC_FORMAT };
+		err = ks_rec_append(&r->w, &c, p, (uint32_t)(sl + fl));
+		free(p);
+	}
+	return err;
+}
+
+static int write_trailer(struct rec *r, const struct ks_rec_counts *cnt, const struct ks_rec_stats *st)
+{
+	struct ks_rec_chunk c = { .type = KS_REC_TRAILER };
+	struct ks_rec_kv kv = { 0 };
+	char key[32];
+	int err;
+
+	for (int i = 0; i < r->ncpus; i++) {
+		if (!cnt[i].produced && !r->cpus[i].recorded)
+			continue;
+		snprintf(key, sizeof(key), "cpu.%d", i);
+		/* produced sampled_out recorded lost cut */
+		ks_rec_kv_add(&kv, key, "%llu %llu %llu %llu %llu", (unsigned long long)cnt[i].produced,
+			      (unsigned long long)cnt[i].sampled_out, (unsigned long long)r->cpus[i].recorded,
+			      (unsigned long long)cnt[i].lost, (unsigned long long)cnt[i].cut);
+	}
+	ks_rec_kv_add(&kv, "produced", "%llu", (unsigned long long)st->produced);
+	ks_rec_kv_add(&kv, "sampled_out", "%llu", (unsigned long long)st->sampled_out);
+	ks_rec_kv_add(&kv, "recorded", "%llu", (unsigned long long)st->recorded);
+	ks_rec_kv_add(&kv, "lost", "%llu", (unsigned long long)st->lost);
+	ks_rec_kv_add(&kv, "cut", "%llu", (unsigned long long)st->cut);
+	ks_rec_kv_add(&kv, "missed", "%llu", (unsigned long long)st->missed);
+	ks_rec_kv_add(&kv, "exact", "%s", st->exact ? "yes" : "no");
+	clock_calibration(&kv, "clock.end");
+	err = kv.err ? kv.err : ks_rec_append(&r->w, &c, kv.buf, (uint32_t)kv.len);
+	ks_rec_kv_free(&kv);
+	return err;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
+{
+	struct ks_record *s = NULL;
+	struct ring_buffer *ring = NULL;
+	struct tep_handle *tep = NULL;
+	struct bpf_link **links = NULL;
+	struct ks_rec_counts *cnt = NULL;
+	struct rec r = { .w = { .fd = -1 } };
+	int *ringfds = NULL, nrings, maxid = 0, err = 0;
+	bool created = false;
+	double end, next_flush;
+
+	memset(st, 0, sizeof(*st));
+	r.ncpus = ks_ncpus();
+	st->ncpus = r.ncpus;
+	nrings = o->shared ? 1 : r.ncpus;
+	r.cpus = calloc((size_t)r.ncpus, sizeof(*r.cpus));
+	cnt = calloc((size_t)r.ncpus, sizeof(*cnt));
+	ringfds = calloc((size_t)nrings, sizeof(*ringfds));
+	links = calloc((size_t)o->tps->n, sizeof(*links));
+	tep = tep_alloc();
+	if (!r.cpus || !cnt || !ringfds || !links || !tep) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < nrings; i++)
+		ringfds[i] = -1;
+	for (int i = 0; i < r.ncpus; i++) {
+		r.cpus[i].buf = malloc(CHUNK_BYTES);
+		if (!r.cpus[i].buf) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	for (int i = 0; i < o->tps->n; i++)
+		if (o->tps->v[i].id > maxid)
+			maxid = o->tps->v[i].id;
+
+	s = ks_record__open();
+	if (!s) {
+		err = -errno;
+		p_err("cannot open the record BPF object: %s", strerror(-err));
+		goto out;
+	}
+	s->rodata->ks_filter = o->filter;
+	s->rodata->sample_n = o->sample_n;
+	s->rodata->shared_ring = o->shared;
+	/* wake the reader when a quarter of the ring waits: batches wake-ups, leaves room for bursts */
+	s->rodata->wake_bytes = o->buf_size / 4;
+	bpf_map__set_max_entries(s->maps.rbs, (uint32_t)nrings);
+	bpf_map__set_max_entries(s->maps.evcfg, (uint32_t)maxid + 1);
+	for (int i = 0; i < nrings; i++) {
+		ringfds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ks_rec_ring", 0, 0, (uint32_t)o->buf_size, NULL);
+		if (ringfds[i] < 0) {
+			err = -errno;
+			p_err("cannot create ring buffer %d of %llu bytes: %s", i, (unsigned long long)o->buf_size,
+			      strerror(-err));
+			goto out;
+		}
+	}
+	/* the rings are made here (one per CPU, or one), the first standing for all as the template */
+	err = bpf_map__set_inner_map_fd(s->maps.rbs, ringfds[0]);
+	if (!err)
+		err = ks_record__load(s);
+	if (err) {
+		p_err("cannot load the record BPF program: %s", strerror(-err));
+		goto out;
+	}
+	for (int i = 0; i < o->tps->n; i++) {
+		struct ks_rec_evcfg c;
+		uint32_t id = (uint32_t)o->tps->v[i].id;
+
+		if (evcfg_of(tep, &o->tps->v[i], &c)) {
+			p_err("cannot parse the format of %s:%s", o->tps->v[i].sys, o->tps->v[i].name);
+			err = -EINVAL;
+			goto out;
+		}
+		if (bpf_map_update_elem(bpf_map__fd(s->maps.evcfg), &id, &c, BPF_ANY)) {
+			err = -errno;
+			goto out;
+		}
+	}
+	for (int i = 0; i < nrings; i++) {
+		uint32_t k = (uint32_t)i;
+
+		if (bpf_map_update_elem(bpf_map__fd(s->maps.rbs), &k, &ringfds[i], BPF_ANY)) {
+			err = -errno;
+			p_err("cannot install ring buffer %d: %s", i, strerror(-err));
+			goto out;
+		}
+		if (!ring)
+			ring = ring_buffer__new(ringfds[i], on_event, &r, NULL);
+		else if (ring_buffer__add(ring, ringfds[i], on_event, &r))
+			err = -errno;
+		if (!ring || err) {
+			err = err ? err : -errno;
+			p_err("cannot map ring buffer %d: %s", i, strerror(-err));
+			goto out;
+		}
+	}
+	err = ks_rec_create(&r.w, o->output);
+	if (err) {
+		p_err("cannot create '%s': %s", o->output, strerror(-err));
+		goto out;
+	}
+	created = true;
+	err = write_head(&r, o);
+	if (err) {
+		p_err("cannot write '%s': %s", o->output, strerror(-err));
+		goto out;
+	}
+	for (int i = 0; i < o->tps->n; i++) {
+		LIBBPF_OPTS(bpf_tracepoint_opts, topts, .bpf_cookie = (uint64_t)o->tps->v[i].id);
+
+		/* the cookie says which event fired: the record's own common_type is overwritten by then */
+		links[i] = bpf_program__attach_tracepoint_opts(s->progs.ks_record, o->tps->v[i].sys,
+							       o->tps->v[i].name, &topts);
+		if (!links[i]) {
+			err = -errno;
+			p_err("cannot attach to %s:%s: %s", o->tps->v[i].sys, o->tps->v[i].name, strerror(-err));
+			goto out;
+		}
+	}
+	fprintf(stderr, "ksight: tracing %d event%s into %s%s\n", o->tps->n, o->tps->n == 1 ? "" : "s", o->output,
+		o->duration > 0 ? "" : " (Ctrl-C ends)");
+	end = o->duration > 0 ? now_s() + o->duration : 0;
+	next_flush = now_s() + 1;
+	while (!*o->stop && !r.err) {
+		double t = now_s();
+		int n;
+
+		if (end && t >= end)
+			break;
+		if (o->target_pid && kill(o->target_pid, 0) && errno == ESRCH)
+			break;
+		n = ring_buffer__poll(ring, 100);
+		if (n < 0 && n != -EINTR) {
+			err = n;
+			p_err("reading the ring buffers: %s", strerror(-err));
+			goto out;
+		}
+		if (now_s() >= next_flush) {
+			err = flush_all(&r, bpf_map__fd(s->maps.counts), cnt);
+			if (err)
+				break;
+			next_flush = now_s() + 1;
+		}
+	}
+	/* detach first, then drain: after this nothing more is produced, so the counts are final */
+	for (int i = 0; i < o->tps->n; i++) {
+		bpf_link__destroy(links[i]);
+		links[i] = NULL;
+	}
+	ks_sync_programs();
+	if (!err && !r.err)
+		err = ring_buffer__consume(ring) < 0 ? -EIO : 0;
+	if (!err && !r.err)
+		err = flush_all(&r, bpf_map__fd(s->maps.counts), cnt);
+	if (!err)
+		err = r.err;
+	if (err) {
+		p_err("writing '%s': %s", o->output, strerror(-err));
+		goto out;
+	}
+	st->exact = true;
+	for (int i = 0; i < r.ncpus; i++) {
+		st->produced += cnt[i].produced;
+		st->sampled_out += cnt[i].sampled_out;
+		st->lost += cnt[i].lost;
+		st->cut += cnt[i].cut;
+		st->recorded += r.cpus[i].recorded;
+		if (cnt[i].produced != cnt[i].sampled_out + cnt[i].lost + r.cpus[i].recorded)
+			st->exact = false;
+	}
+	st->missed = ks_obj_missed(s->obj);
+	err = write_trailer(&r, cnt, st);
+	st->chunks = r.w.seq;
+	st->bytes = r.w.bytes;
+	if (err)
+		p_err("writing '%s': %s", o->output, strerror(-err));
+out:
+	for (int i = 0; links && i < o->tps->n; i++)
+		bpf_link__destroy(links[i]);
+	ring_buffer__free(ring);
+	for (int i = 0; ringfds && i < nrings; i++)
+		if (ringfds[i] >= 0)
+			close(ringfds[i]);
+	ks_record__destroy(s);
+	if (created) {
+		int cerr = ks_rec_close(&r.w);
+
+		if (!err && cerr) {
+			err = cerr;
+			p_err("closing '%s': %s", o->output, strerror(-err));
+		}
+	}
+	if (err && created && st->recorded == 0)
+		unlink(o->output);
+	for (int i = 0; r.cpus && i < r.ncpus; i++)
+		free(r.cpus[i].buf);
+	free(r.cpus);
+	free(cnt);
+	free(ringfds);
+	free(links);
+	if (tep)
+		tep_free(tep);
+	return err;
+}

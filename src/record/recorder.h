@@ -1,0 +1,54 @@
+/* ksight record's engine: resolves tracepoints, loads bpf/record.bpf.c, drains per-CPU rings into file chunks, counts every loss. */
+#ifndef KS_RECORD_RECORDER_H
+#define KS_RECORD_RECORDER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "ksight/filter.h"
+#include "ksight/record.h"
+
+struct ks_rec_tp {
+	char *sys, *name;
+	char *format; /* tracefs format text */
+	int id;
+};
+
+struct ks_rec_tps {
+	struct ks_rec_tp *v;
+	int n, cap;
+};
+
+/*
+ * Adds every tracepoint matching @spec ("SYS:EVENT", globs in both parts)
+ * to @tps, reading its format.  -ENOENT (after a pointed p_err) when none
+ * matches, another negative errno when tracefs cannot be read.
+ */
+int ks_rec_tps_add(struct ks_rec_tps *tps, const char *spec);
+void ks_rec_tps_free(struct ks_rec_tps *tps);
+
+struct ks_rec_opts {
+	const struct ks_rec_tps *tps;
+	struct ks_filter filter;
+	uint32_t sample_n;   /* 0/1: every event */
+	uint64_t buf_size;   /* bytes per ring */
+	bool shared;	     /* one ring for all CPUs */
+	double duration;     /* seconds; 0: until a stop signal */
+	const char *output;
+	const char *manifest; /* "key\tvalue\n" lines the command adds (cmdline, options) */
+	size_t manifest_len;
+	volatile sig_atomic_t *stop; /* set by a signal handler */
+	int target_pid;	     /* -p: the run also ends when it exits (0: none) */
+};
+
+struct ks_rec_stats {
+	int ncpus;
+	uint64_t produced, sampled_out, recorded, lost, cut, missed;
+	uint64_t chunks, bytes;
+	bool exact; /* per CPU, produced == sampled_out + recorded + lost */
+};
+
+/* Records until the duration ends or *@o->stop; 0 or negative errno (after p_err). */
+int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st);
+
+#endif
