@@ -14,6 +14,7 @@
 static const struct ks_command commands[] = {
 	{ "doctor", cmd_doctor, "what this kernel and machine can trace, and how to fix what is missing" },
 	{ "list", cmd_list, "list tracepoints (-v: with their fields and types)" },
+	{ "profile", cmd_profile, "on-CPU stacks sampled at -F HZ: folded stacks, JSON, SVG flame graph, pprof" },
 	{ "run", ks_multi_run, "run several collectors in one process, one report each" },
 	{ "version", cmd_version, "print the version" },
 	{ NULL, NULL, NULL },
