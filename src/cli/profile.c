@@ -12,7 +12,8 @@
 #include "output/output.h"
 #include "profile/profile.h"
 
-enum { O_KONLY = 256, O_UONLY, O_CALLGRAPH, O_SVG, O_PPROF };
+/* own long options start at 300: 256.. are the shared ones (src/core/opts.c) */
+enum { O_KONLY = 300, O_UONLY, O_CALLGRAPH, O_SVG, O_PPROF };
 
 static const struct ks_optdef profile_opts[] = {
 	{ "freq", 'F', "HZ", "samples per second on each CPU (default 49; 1..10000)" },
