@@ -88,6 +88,11 @@ $(B)/workloads/prof_qsort: tests/workloads/prof_qsort.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -o $@ $<
 
+# offcpu --stacks' workload: frame pointers, so its user stack is walked in the kernel
+$(B)/workloads/pipe_block: tests/workloads/pipe_block.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $< -lpthread
+
 $(B)/bench/bpf/%.bpf.o: bench/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/ksight/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@

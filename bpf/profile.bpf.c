@@ -1,4 +1,4 @@
-/* Kernel side of `ksight profile`: on-CPU stack samples from a perf_event, counted by (pid, kernel stack, user stack). */
+/* Kernel side of `ksight profile` and `offcpu --stacks`: on-CPU samples from a perf_event, or off-CPU time at sched_switch, by (pid, kernel stack, user stack). */
 #include "common.bpf.h"
 #include "ksight/profile.h"
 
@@ -27,6 +27,32 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096);
 } samples SEC(".maps");
+
+/* Pids already announced to user space (ks_prof_note); LRU: a forgotten one is announced again, harmlessly. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8);
+} seen SEC(".maps");
+
+/* Announces @pid once, so that its mappings are read while it lives. */
+static __always_inline void note_pid(__u32 pid)
+{
+	struct ks_prof_note *n;
+	__u8 one = 1;
+
+	if (!pid || bpf_map_lookup_elem(&seen, &pid) || bpf_map_update_elem(&seen, &pid, &one, BPF_NOEXIST))
+		return;
+	n = bpf_ringbuf_reserve(&samples, sizeof(*n), 0);
+	if (!n) {
+		__sync_fetch_and_add(&stats.ring_lost, 1);
+		return;
+	}
+	n->pid = pid;
+	n->pad = 0;
+	bpf_ringbuf_submit(n, 0);
+}
 
 /* -EFAULT (no stack of that kind at this sample) is not a loss: a sample in user mode has no kernel stack. */
 static __always_inline void count_stack_err(__s32 id, __u64 *ctr)
@@ -125,6 +151,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (want_user) {
 		k.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 		count_stack_err(k.ustack, &stats.ustack_lost);
+		if (k.ustack >= 0)
+			note_pid(k.pid);
 	}
 	bpf_get_current_comm(k.comm, sizeof(k.comm));
 	v = bpf_map_lookup_elem(&counts, &k);
@@ -136,6 +164,83 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		v = bpf_map_lookup_elem(&counts, &k);
 		if (v)
 			__sync_fetch_and_add(v, 1);
+		else
+			__sync_fetch_and_add(&stats.counts_full, 1);
+	}
+	return 0;
+}
+
+/* offcpu --stacks: the blocking stacks and switch-out time of each thread off the CPU, by tid. */
+struct off_start {
+	__u64 ts;
+	__s32 kstack, ustack;
+	__u32 pid;
+	__u32 pad;
+	char comm[KS_COMM_LEN];
+};
+
+/* LRU: a thread that exits while off the CPU never comes back to remove its entry */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct off_start);
+} off_starts SEC(".maps");
+
+/*
+ * At a blocking switch out, prev is current: its stacks are taken here
+ * (kernel; user by frame pointers) and its off-CPU time added to them
+ * when it is switched back in.  A preempted task is runnable, not blocked.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), delta, *v;
+	__u32 tid = (__u32)pid_tgid, ntid = next->pid;
+	struct ks_prof_key k = {};
+	struct off_start *st, s = {};
+	unsigned int state = 0;
+
+	if (bpf_core_field_exists(prev->__state))
+		state = prev->__state;
+	if (tid && !preempt && state && !(state & 0x80 /* TASK_DEAD */) && ks_filter_pass(pid_tgid)) {
+		__sync_fetch_and_add(&stats.samples, 1);
+		s.ts = now;
+		s.pid = pid_tgid >> 32;
+		s.kstack = -14;
+		s.ustack = -14;
+		if (want_kernel) {
+			s.kstack = bpf_get_stackid(ctx, &stacks, 0);
+			count_stack_err(s.kstack, &stats.kstack_lost);
+		}
+		if (want_user) {
+			s.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+			count_stack_err(s.ustack, &stats.ustack_lost);
+			if (s.ustack >= 0)
+				note_pid(s.pid);
+		}
+		bpf_get_current_comm(s.comm, sizeof(s.comm));
+		if (bpf_map_update_elem(&off_starts, &tid, &s, BPF_ANY))
+			__sync_fetch_and_add(&stats.counts_full, 1);
+	}
+	st = bpf_map_lookup_elem(&off_starts, &ntid);
+	if (!st)
+		return 0;
+	k.pid = st->pid;
+	k.kstack = st->kstack;
+	k.ustack = st->ustack;
+	__builtin_memcpy(k.comm, st->comm, sizeof(k.comm));
+	delta = now > st->ts ? now - st->ts : 0;
+	bpf_map_delete_elem(&off_starts, &ntid);
+	v = bpf_map_lookup_elem(&counts, &k);
+	if (v) {
+		__sync_fetch_and_add(v, delta);
+		return 0;
+	}
+	if (bpf_map_update_elem(&counts, &k, &delta, BPF_NOEXIST)) {
+		v = bpf_map_lookup_elem(&counts, &k);
+		if (v)
+			__sync_fetch_and_add(v, delta);
 		else
 			__sync_fetch_and_add(&stats.counts_full, 1);
 	}

@@ -38,6 +38,15 @@ struct ks_prof_sample {
 	__u8 stack[KS_PROF_STACK_BYTES];
 };
 
+/*
+ * Frame-pointer and off-CPU modes: a process seen for the first time, so
+ * that user space captures its mappings at once (it may exit before the end).
+ */
+struct ks_prof_note {
+	__u32 pid;
+	__u32 pad;
+};
+
 /* Loss and health counters, in the program's .bss; all shown to the user. */
 struct ks_prof_stats {
 	__u64 samples;	     /* samples that passed the filters */

@@ -11,6 +11,7 @@ struct ks_command {
 int cmd_doctor(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+int cmd_offcpu(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 
 #endif

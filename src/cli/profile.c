@@ -1,9 +1,10 @@
-/* `ksight profile`: options, the run, and the stack profile written as folded text, JSON, SVG flame graph and pprof. */
+/* `ksight profile` and `ksight offcpu --stacks`: options, the run, and the stack profile written as folded text, JSON, SVG flame graph and pprof. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli/commands.h"
 #include "core/budget.h"
+#include "core/collector.h"
 #include "core/driver.h"
 #include "core/filter.h"
 #include "core/json.h"
@@ -13,7 +14,7 @@
 #include "profile/profile.h"
 
 /* own long options start at 300: 256.. are the shared ones (src/core/opts.c) */
-enum { O_KONLY = 300, O_UONLY, O_CALLGRAPH, O_SVG, O_PPROF };
+enum { O_KONLY = 300, O_UONLY, O_CALLGRAPH, O_SVG, O_PPROF, O_STACKS };
 
 static const struct ks_optdef profile_opts[] = {
 	{ "freq", 'F', "HZ", "samples per second on each CPU (default 49; 1..10000)" },
@@ -26,6 +27,24 @@ static const struct ks_optdef profile_opts[] = {
 	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
 	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
 	{ 0 },
+};
+
+static const struct ks_optdef offcpu_opts[] = {
+	{ "stacks", O_STACKS, NULL, "off-CPU time by blocking stack (without it: the offcpu collector's rows)" },
+	{ "kernel-only", O_KONLY, NULL, "kernel stacks only" },
+	{ "user-only", O_UONLY, NULL, "user stacks only (by frame pointers)" },
+	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
+	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
+	{ 0 },
+};
+
+static const struct ks_cmd_spec offcpu_spec = {
+	.name = "offcpu",
+	.summary = "With --stacks: off-CPU time, from a blocking switch out to the switch back in, by the "
+		   "stacks it blocked in (kernel; user by frame pointers); written as folded stacks in "
+		   "nanoseconds (default), JSON (-j), an SVG flame graph and pprof.",
+	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY,
+	.opts = offcpu_opts,
 };
 
 static const struct ks_cmd_spec profile_spec = {
@@ -82,6 +101,8 @@ static int on_opt(void *ctx, int id, const char *arg)
 	case O_PPROF:
 		cl->pprof = arg;
 		return 0;
+	case O_STACKS:
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -102,7 +123,8 @@ static int write_json(const struct ks_profile_result *res, const struct cli *cl,
 	if (!j)
 		return -ENOMEM;
 	ks_json_obj_begin(j);
-	ks_json_kv_str(j, "collector", "profile");
+	ks_json_kv_str(j, "collector", cl->o.offcpu ? "offcpu" : "profile");
+	ks_json_kv_str(j, "unit", res->st.unit);
 	ks_json_kv_str(j, "event", res->event ? res->event : "cpu-clock");
 	ks_json_kv_u64(j, "frequency_hz", cl->o.hz);
 	ks_json_kv_str(j, "call_graph", cl->o.dwarf ? "dwarf" : "fp");
@@ -174,9 +196,9 @@ static int emit(struct ks_sink *sink, int (*write)(const struct ks_profile_resul
 	return err;
 }
 
-int cmd_profile(int argc, char **argv)
+static int run_stacks(const struct ks_cmd_spec *spec, bool offcpu, int argc, char **argv)
 {
-	struct cli cl = { .o = { .hz = 49, .kernel = true, .user = true } };
+	struct cli cl = { .o = { .hz = 49, .kernel = true, .user = true, .offcpu = offcpu } };
 	struct ks_sink out = { .fd = -1 }, svg = { .fd = -1 }, pprof = { .fd = -1 };
 	struct ks_profile_result res;
 	struct ks_common c;
@@ -184,7 +206,7 @@ int cmd_profile(int argc, char **argv)
 	int err, ret = 1;
 
 	ks_common_init(&c);
-	err = ks_opts_parse_noargs(&profile_spec, argc, argv, &c, on_opt, &cl);
+	err = ks_opts_parse_noargs(spec, argc, argv, &c, on_opt, &cl);
 	if (err)
 		return err == KS_OPTS_HELP ? 0 : 2;
 	if (cl.konly && cl.uonly) {
@@ -213,7 +235,7 @@ int cmd_profile(int argc, char **argv)
 	started = !err;
 	if (!err) {
 		ks_stacks_sort(&res.st);
-		if (ks_verbose)
+		if (ks_verbose && !offcpu)
 			p_info("%llu samples of %s at %u Hz in %.2f s, %zu stacks; user unwinding %.0f ns/sample",
 			       (unsigned long long)res.stats.samples, res.event, cl.o.hz, res.duration_s, res.st.n,
 			       res.unwound ? (double)res.unwind_ns / res.unwound : 0.0);
@@ -241,4 +263,20 @@ close:
 	if (pprof.own)
 		ks_sink_close(&pprof, started);
 	return ret;
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	return run_stacks(&profile_spec, false, argc, argv);
+}
+
+/* `offcpu --stacks` is this command; plain `offcpu` is the collector, run as every collector is. */
+int cmd_offcpu(int argc, char **argv)
+{
+	const struct ks_collector *col = ks_collector_find("offcpu");
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--stacks"))
+			return run_stacks(&offcpu_spec, true, argc, argv);
+	return col ? ks_collector_run(col, argc, argv) : 2;
 }

@@ -70,6 +70,13 @@ static int add_kernel(struct prof_run *pr, int32_t id, uint32_t *f, uint32_t *n)
 	while (depth < KS_PROF_DEPTH && ips[depth])
 		depth++;
 	for (int i = depth - 1; i >= 0; i--) {
+		/* off-CPU: the stack ends in __schedule; what is above it is the tracing of the switch (ours) */
+		if (pr->o->offcpu && i + 1 < depth && pr->ksyms) {
+			const char *prev = ks_ksyms_name(pr->ksyms, ips[i + 1]);
+
+			if (prev && !strcmp(prev, "__schedule"))
+				break;
+		}
 		const char *name = pr->ksyms ? ks_ksyms_name(pr->ksyms, ips[i]) : NULL;
 		int64_t fid = ks_stacks_frame(&pr->res->st, name ? name : "[unknown] (kernel)", KS_FK_KERNEL);
 
@@ -121,6 +128,10 @@ static int on_sample(void *ctx, void *data, size_t size)
 	int depth = 0, err;
 	double t0;
 
+	if (size == sizeof(struct ks_prof_note)) {
+		ks_usyms_capture(pr->usyms, ((const struct ks_prof_note *)data)->pid);
+		return 0;
+	}
 	if (size < sizeof(*s))
 		return 0;
 	if (s->regs[16] && s->pid) {
@@ -143,21 +154,6 @@ static int on_sample(void *ctx, void *data, size_t size)
 	if (err)
 		pr->err = err;
 	return err;
-}
-
-/* Frame-pointer mode: captures each process seen so far, so that one that exits still symbolizes. */
-static void capture_seen(struct prof_run *pr)
-{
-	int fd = bpf_map__fd(pr->skel->maps.counts);
-	struct ks_prof_key k, *prev = NULL;
-	uint32_t last = 0;
-
-	while (!bpf_map_get_next_key(fd, prev, &k)) {
-		if (k.pid && k.pid != last)
-			ks_usyms_capture(pr->usyms, k.pid);
-		last = k.pid;
-		prev = &k;
-	}
 }
 
 /* Turns the in-kernel counts into stacks (after detaching: nothing is added meanwhile). */
@@ -223,6 +219,16 @@ static int attach_all(struct prof_run *pr, struct bpf_link **links, int ncpu)
 	char list[256];
 	int err = 0, n = KS_MAX_CPUS;
 
+	if (o->offcpu) {
+		/* one program on sched_switch, every CPU */
+		links[0] = bpf_program__attach(pr->skel->progs.on_switch);
+		if (!links[0]) {
+			err = -errno;
+			p_err("cannot attach to sched_switch: %s", strerror(-err));
+		}
+		pr->res->event = "sched_switch";
+		return err;
+	}
 	if (o->event) {
 		for (ev = 0; events[ev].name && strcmp(events[ev].name, o->event); ev++)
 			;
@@ -278,10 +284,13 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	struct bpf_link **links = NULL;
 	int ncpu = libbpf_num_possible_cpus(), err;
 	uint64_t sbytes, cbytes;
-	double start, next_scan = 0, end;
+	double start, end;
 
 	memset(res, 0, sizeof(*res));
-	ks_stacks_init(&res->st, "samples", "count", o->hz ? 1000000000ull / o->hz : 0);
+	if (o->offcpu)
+		ks_stacks_init(&res->st, "offcpu", "nanoseconds", 0);
+	else
+		ks_stacks_init(&res->st, "samples", "count", o->hz ? 1000000000ull / o->hz : 0);
 	if (ncpu < 0)
 		return ncpu;
 	if (o->kernel) {
@@ -312,14 +321,24 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	res->count_entries = ks_budget_rows(&res->budget, 0.25, cbytes, 64, 1u << 20, false);
 	bpf_map__set_max_entries(pr.skel->maps.stacks, res->stack_entries);
 	bpf_map__set_max_entries(pr.skel->maps.counts, res->count_entries);
-	if (o->dwarf) {
-		/* room for a quarter second of samples at HZ on every CPU, a power of two */
-		uint64_t want = (uint64_t)sizeof(struct ks_prof_sample) * (o->hz / 4 + 4) * (uint64_t)ncpu;
+	bpf_program__set_autoload(pr.skel->progs.on_sample, !o->offcpu);
+	bpf_program__set_autoload(pr.skel->progs.on_switch, o->offcpu);
+	if (o->offcpu)
+		bpf_map__set_max_entries(pr.skel->maps.off_starts,
+					 ks_budget_rows(&res->budget, 0.1,
+							ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_LRU_HASH, 4,
+									    sizeof(struct ks_prof_key) + 16, 0),
+							1024, 1u << 18, false));
+	{
+		/* dwarf: room for a quarter second of samples at HZ on every CPU, a power of two;
+		 * otherwise only the notes of new processes */
+		uint64_t want = o->dwarf ? (uint64_t)sizeof(struct ks_prof_sample) * (o->hz / 4 + 4) * (uint64_t)ncpu : 0;
 		uint64_t cap = ks_budget_rows(&res->budget, 0.25, 1, 1u << 16, 1u << 30, true), rb_size = 1u << 16;
 
 		while (rb_size < want && rb_size < cap)
 			rb_size <<= 1;
 		bpf_map__set_max_entries(pr.skel->maps.samples, rb_size);
+		bpf_map__set_max_entries(pr.skel->maps.seen, o->dwarf || !o->user ? 1 : 8192);
 	}
 	err = ks_budget_check(&res->budget, pr.skel->obj);
 	if (err)
@@ -331,7 +350,7 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		goto out;
 	}
 	pr.stacks_fd = bpf_map__fd(pr.skel->maps.stacks);
-	if (o->dwarf) {
+	{
 		rb = ring_buffer__new(bpf_map__fd(pr.skel->maps.samples), on_sample, &pr, NULL);
 		if (!rb) {
 			err = -errno;
@@ -343,29 +362,24 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	if (err)
 		goto out;
 	ks_stop_install();
+	fprintf(stderr, "ksight: tracing %s (%s%s)%s\n", o->offcpu ? "offcpu --stacks" : "profile", res->event,
+		o->offcpu ? "" : o->dwarf ? ", dwarf" : ", fp",
+		o->c->duration ? "" : o->c->pid ? "; Ctrl-C or the process's exit ends" : "; Ctrl-C to end");
 	start = now_s();
 	end = o->c->duration > 0 ? start + o->c->duration : 0;
 	while (!ks_stop_signal && !pr.err) {
 		double t = now_s();
+		int r;
 
 		if (end && t >= end)
 			break;
 		if (o->c->pid && !ks_procfs_pid_exists(NULL, o->c->pid, 0))
 			break;
-		if (rb) {
-			int r = ring_buffer__poll(rb, 100);
-
-			if (r < 0 && r != -EINTR) {
-				err = r;
-				p_err("cannot read samples: %s", strerror(-r));
-				break;
-			}
-		} else {
-			if (t >= next_scan) {
-				capture_seen(&pr);
-				next_scan = t + 0.2;
-			}
-			usleep(50000);
+		r = ring_buffer__poll(rb, 100);
+		if (r < 0 && r != -EINTR) {
+			err = r;
+			p_err("cannot read samples: %s", strerror(-r));
+			break;
 		}
 	}
 	res->duration_s = now_s() - start;
@@ -373,7 +387,7 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		bpf_link__destroy(links[i]);
 		links[i] = NULL;
 	}
-	if (rb && !err)
+	if (!err)
 		ring_buffer__consume(rb);
 	if (!err)
 		err = pr.err;

@@ -17,6 +17,7 @@ struct ks_profile_opts {
 	const char *event; /* "cpu-clock" (NULL), or a hardware event name */
 	bool kernel, user; /* which stacks to take */
 	bool dwarf;	   /* --call-graph dwarf: copy the user stack, unwind with CFI in user space */
+	bool offcpu;	   /* offcpu --stacks: off-CPU time by blocking stack, at sched_switch */
 };
 
 struct ks_profile_result {
