@@ -61,6 +61,41 @@ static __always_inline void count_stack_err(__s32 id, __u64 *ctr)
 		__sync_fetch_and_add(ctr, 1);
 }
 
+/* Adds @v to the count of @k (samples, or off-CPU nanoseconds); a full map is counted. */
+static __always_inline void count_add(struct ks_prof_key *k, __u64 v)
+{
+	__u64 *c = bpf_map_lookup_elem(&counts, k);
+
+	if (c) {
+		__sync_fetch_and_add(c, v);
+		return;
+	}
+	if (!bpf_map_update_elem(&counts, k, &v, BPF_NOEXIST))
+		return;
+	c = bpf_map_lookup_elem(&counts, k); /* another CPU made it meanwhile */
+	if (c)
+		__sync_fetch_and_add(c, v);
+	else
+		__sync_fetch_and_add(&stats.counts_full, 1);
+}
+
+/* The current task's kernel and (frame-pointer) user stack ids, as wanted; -EFAULT for those not taken. */
+static __always_inline void take_stacks(void *ctx, __u32 pid, __s32 *kstack, __s32 *ustack, bool user)
+{
+	*kstack = -14;
+	*ustack = -14;
+	if (want_kernel) {
+		*kstack = bpf_get_stackid(ctx, &stacks, 0);
+		count_stack_err(*kstack, &stats.kstack_lost);
+	}
+	if (user && want_user) {
+		*ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		count_stack_err(*ustack, &stats.ustack_lost);
+		if (*ustack >= 0)
+			note_pid(pid);
+	}
+}
+
 /*
  * Copies the top of the user stack: as much of KS_PROF_STACK_BYTES as is
  * mapped (a read that crosses the stack's end fails whole, so shorter
@@ -134,39 +169,17 @@ int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct ks_prof_key k = {};
-	__u64 one = 1, *v;
 
 	if (!ks_filter_pass(pid_tgid))
 		return 0;
 	__sync_fetch_and_add(&stats.samples, 1);
 	k.pid = pid_tgid >> 32;
-	k.kstack = -14;
-	k.ustack = -14;
-	if (want_kernel) {
-		k.kstack = bpf_get_stackid(ctx, &stacks, 0);
-		count_stack_err(k.kstack, &stats.kstack_lost);
-	}
+	/* dwarf: the user stack is copied, not walked */
+	take_stacks(ctx, k.pid, &k.kstack, &k.ustack, mode != KS_PROF_DWARF);
 	if (mode == KS_PROF_DWARF)
 		return dwarf_sample(ctx, pid_tgid, k.kstack);
-	if (want_user) {
-		k.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-		count_stack_err(k.ustack, &stats.ustack_lost);
-		if (k.ustack >= 0)
-			note_pid(k.pid);
-	}
 	bpf_get_current_comm(k.comm, sizeof(k.comm));
-	v = bpf_map_lookup_elem(&counts, &k);
-	if (v) {
-		__sync_fetch_and_add(v, 1);
-		return 0;
-	}
-	if (bpf_map_update_elem(&counts, &k, &one, BPF_NOEXIST)) {
-		v = bpf_map_lookup_elem(&counts, &k);
-		if (v)
-			__sync_fetch_and_add(v, 1);
-		else
-			__sync_fetch_and_add(&stats.counts_full, 1);
-	}
+	count_add(&k, 1);
 	return 0;
 }
 
@@ -195,7 +208,7 @@ struct {
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), delta, *v;
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), delta;
 	__u32 tid = (__u32)pid_tgid, ntid = next->pid;
 	struct ks_prof_key k = {};
 	struct off_start *st, s = {};
@@ -207,18 +220,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		__sync_fetch_and_add(&stats.samples, 1);
 		s.ts = now;
 		s.pid = pid_tgid >> 32;
-		s.kstack = -14;
-		s.ustack = -14;
-		if (want_kernel) {
-			s.kstack = bpf_get_stackid(ctx, &stacks, 0);
-			count_stack_err(s.kstack, &stats.kstack_lost);
-		}
-		if (want_user) {
-			s.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-			count_stack_err(s.ustack, &stats.ustack_lost);
-			if (s.ustack >= 0)
-				note_pid(s.pid);
-		}
+		take_stacks(ctx, s.pid, &s.kstack, &s.ustack, true);
 		bpf_get_current_comm(s.comm, sizeof(s.comm));
 		if (bpf_map_update_elem(&off_starts, &tid, &s, BPF_ANY))
 			__sync_fetch_and_add(&stats.counts_full, 1);
@@ -232,17 +234,6 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	__builtin_memcpy(k.comm, st->comm, sizeof(k.comm));
 	delta = now > st->ts ? now - st->ts : 0;
 	bpf_map_delete_elem(&off_starts, &ntid);
-	v = bpf_map_lookup_elem(&counts, &k);
-	if (v) {
-		__sync_fetch_and_add(v, delta);
-		return 0;
-	}
-	if (bpf_map_update_elem(&counts, &k, &delta, BPF_NOEXIST)) {
-		v = bpf_map_lookup_elem(&counts, &k);
-		if (v)
-			__sync_fetch_and_add(v, delta);
-		else
-			__sync_fetch_and_add(&stats.counts_full, 1);
-	}
+	count_add(&k, delta);
 	return 0;
 }
