@@ -32,9 +32,14 @@ want=$(awk '/^cpu/ { printf "%.0f\n", $2 / 1e9 * '$HZ' }' "$Q_OUT")
 total=$(fsum "$T_TMP/dw.folded" '.')
 hot=$(fsum "$T_TMP/dw.folded" ';hot_spin$')
 full=$(fsum "$T_TMP/dw.folded" '^prof_qsort;.*;main;.*qsort[^;]*;.*;cmp;hot_spin$')
-awk -v n="$total" -v w="$want" 'BEGIN { d = n - w; if (d < 0) d = -d; exit !(w > 0 && d <= 0.2 * w) }' &&
-	t_pass "dwarf: $total samples within 20% of HZ x the workload's CPU time ($want), the process gone" ||
-	t_fail "dwarf: sample count" "$total samples, want $want +- 20%"
+if [ "${KSIGHT_ACCEL:-}" = tcg ]; then
+	# emulated timer interrupts are slow: the kernel lowers perf_event_max_sample_rate
+	t_skip "dwarf: sample count ($total, HZ x CPU time $want)" "emulated CPU (qemu TCG): the host checks the rate"
+else
+	awk -v n="$total" -v w="$want" 'BEGIN { d = n - w; if (d < 0) d = -d; exit !(w > 0 && d <= 0.2 * w) }' &&
+		t_pass "dwarf: $total samples within 20% of HZ x the workload's CPU time ($want), the process gone" ||
+		t_fail "dwarf: sample count" "$total samples, want $want +- 20%"
+fi
 awk -v h="$hot" -v n="$total" 'BEGIN { exit !(h > 0.5 * n) }' &&
 	t_pass "dwarf: most samples on hot_spin ($hot of $total)" ||
 	t_fail "dwarf: most samples on hot_spin" "$hot of $total"
