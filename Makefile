@@ -12,6 +12,7 @@ TRACE_PKGS := libtracefs libtraceevent
 CFLAGS += $(shell pkg-config --cflags $(TRACE_PKGS))
 LDLIBS := -lbpf -lelf -lz -lm $(shell pkg-config --libs $(TRACE_PKGS))
 # feature libraries, one line each (profile: libdw; serve: libmicrohttpd, libyaml, libcrypt)
+LDLIBS += -ldw
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Iinclude -Wall -Werror
 
@@ -81,6 +82,16 @@ $(B)/tests/san/%: tests/unit/%.c $(CORE_SRCS) $(GEN_SRCS) $(SKELS) tests/unit/te
 $(B)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $< -lpthread
+
+# profile's workload: no frame pointers, PIE, with debug info: its stacks can only be unwound from CFI
+$(B)/workloads/prof_qsort: tests/workloads/prof_qsort.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -o $@ $<
+
+# offcpu --stacks' workload: frame pointers, so its user stack is walked in the kernel
+$(B)/workloads/pipe_block: tests/workloads/pipe_block.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $< -lpthread
 
 $(B)/bench/bpf/%.bpf.o: bench/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/ksight/*.h)
 	@mkdir -p $(@D)

@@ -15,8 +15,10 @@ static const struct ks_command commands[] = {
 	{ "record", cmd_record, "record tracepoint events into a file (report, info read it)" },
 	{ "report", cmd_report, "print a recording: events in time order, latency pairs, a Perfetto timeline" },
 	{ "info", cmd_info, "describe a recording: manifest, event counts, losses per CPU, span" },
+	{ "profile", cmd_profile, "on-CPU stacks sampled at -F HZ: folded stacks, JSON, SVG flame graph, pprof" },
 	{ "run", ks_multi_run, "run several collectors in one process, one report each" },
 	{ "version", cmd_version, "print the version" },
+	{ "offcpu", cmd_offcpu, NULL }, /* the collector, or its --stacks mode: listed under Collectors */
 	{ NULL, NULL, NULL },
 };
 
@@ -41,7 +43,8 @@ static void usage(FILE *out)
 		     "Where does the time go: scheduler, block I/O, network, syscalls, memory, CPU.\n\n"
 		     "Commands:\n");
 	for (const struct ks_command *c = commands; c->name; c++)
-		fprintf(out, "  %-12s %s\n", c->name, c->summary);
+		if (c->summary)
+			fprintf(out, "  %-12s %s\n", c->name, c->summary);
 	fprintf(out, "\nCollectors:\n");
 	for (int i = 0; ks_collectors[i]; i++)
 		fprintf(out, "  %-12s %s\n", ks_collectors[i]->spec.name, ks_collectors[i]->spec.summary);

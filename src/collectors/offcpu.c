@@ -7,6 +7,7 @@
 #include "collectors/rows.h"
 #include "core/collector.h"
 #include "core/loader.h"
+#include "core/log.h"
 #include "ksight/offcpu.h"
 #include "offcpu.skel.h"
 
@@ -74,6 +75,20 @@ static const struct ks_by_word off_by_words[] = {
 	{ NULL, KS_SCHED_BY_NONE },
 };
 
+/* --stacks is a mode of its own (src/cli/profile.c: cmd_offcpu); listed here for -h */
+static const struct ks_optdef off_opts[] = {
+	{ "stacks", 300, NULL, "off-CPU time by blocking stack instead: see 'ksight offcpu --stacks -h'" },
+	{ 0 },
+};
+
+/* Reached from `ksight run` only: `ksight offcpu --stacks` never gets here. */
+static int off_parse_opt(void *ctx, int id, const char *arg)
+{
+	(void)ctx, (void)id, (void)arg;
+	p_err("offcpu: --stacks works with 'ksight offcpu' alone, not in 'ksight run'");
+	return -EINVAL;
+}
+
 KS_SCHED_GLUE(offcpu, struct off_ctx, KS_OFF_STATES, struct ks_off_stat, off_schema.hist_name, take_row)
 
 const struct ks_collector ks_offcpu_collector = {
@@ -83,9 +98,10 @@ const struct ks_collector ks_offcpu_collector = {
 			   "thread blocked in (S, D, I, other).",
 		.common = KS_O_COLLECTOR,
 		.by_words = off_by_words,
-		.opts = NULL,
+		.opts = off_opts,
 	},
 	.ctx_size = sizeof(struct off_ctx),
+	.parse_opt = off_parse_opt,
 	.open = offcpu_open,
 	.hook = offcpu_hook,
 	.collect = offcpu_collect,

@@ -1,0 +1,239 @@
+/* Kernel side of `ksight profile` and `offcpu --stacks`: on-CPU samples from a perf_event, or off-CPU time at sched_switch, by (pid, kernel stack, user stack). */
+#include "common.bpf.h"
+#include "ksight/profile.h"
+
+const volatile __u32 mode = KS_PROF_FP;
+const volatile bool want_kernel = true;
+const volatile bool want_user = true;
+
+struct ks_prof_stats stats = {};
+
+/* Sized by the loader from the memory budget. */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, KS_PROF_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct ks_prof_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} samples SEC(".maps");
+
+/* Pids already announced to user space (ks_prof_note); LRU: a forgotten one is announced again, harmlessly. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8);
+} seen SEC(".maps");
+
+/* Announces @pid once, so that its mappings are read while it lives. */
+static __always_inline void note_pid(__u32 pid)
+{
+	struct ks_prof_note *n;
+	__u8 one = 1;
+
+	if (!pid || bpf_map_lookup_elem(&seen, &pid) || bpf_map_update_elem(&seen, &pid, &one, BPF_NOEXIST))
+		return;
+	n = bpf_ringbuf_reserve(&samples, sizeof(*n), 0);
+	if (!n) {
+		__sync_fetch_and_add(&stats.ring_lost, 1);
+		return;
+	}
+	n->pid = pid;
+	n->pad = 0;
+	bpf_ringbuf_submit(n, 0);
+}
+
+/* -EFAULT (no stack of that kind at this sample) is not a loss: a sample in user mode has no kernel stack. */
+static __always_inline void count_stack_err(__s32 id, __u64 *ctr)
+{
+	if (id < 0 && id != -14)
+		__sync_fetch_and_add(ctr, 1);
+}
+
+/* Adds @v to the count of @k (samples, or off-CPU nanoseconds); a full map is counted. */
+static __always_inline void count_add(struct ks_prof_key *k, __u64 v)
+{
+	__u64 *c = bpf_map_lookup_elem(&counts, k);
+
+	if (c) {
+		__sync_fetch_and_add(c, v);
+		return;
+	}
+	if (!bpf_map_update_elem(&counts, k, &v, BPF_NOEXIST))
+		return;
+	c = bpf_map_lookup_elem(&counts, k); /* another CPU made it meanwhile */
+	if (c)
+		__sync_fetch_and_add(c, v);
+	else
+		__sync_fetch_and_add(&stats.counts_full, 1);
+}
+
+/* The current task's kernel and (frame-pointer) user stack ids, as wanted; -EFAULT for those not taken. */
+static __always_inline void take_stacks(void *ctx, __u32 pid, __s32 *kstack, __s32 *ustack, bool user)
+{
+	*kstack = -14;
+	*ustack = -14;
+	if (want_kernel) {
+		*kstack = bpf_get_stackid(ctx, &stacks, 0);
+		count_stack_err(*kstack, &stats.kstack_lost);
+	}
+	if (user && want_user) {
+		*ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		count_stack_err(*ustack, &stats.ustack_lost);
+		if (*ustack >= 0)
+			note_pid(pid);
+	}
+}
+
+/*
+ * Copies the top of the user stack: as much of KS_PROF_STACK_BYTES as is
+ * mapped (a read that crosses the stack's end fails whole, so shorter
+ * lengths are tried; the verifier needs each length constant).
+ */
+static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp)
+{
+	if (!bpf_probe_read_user(dst, KS_PROF_STACK_BYTES, (void *)sp))
+		return KS_PROF_STACK_BYTES;
+	if (!bpf_probe_read_user(dst, KS_PROF_STACK_BYTES / 2, (void *)sp))
+		return KS_PROF_STACK_BYTES / 2;
+	if (!bpf_probe_read_user(dst, KS_PROF_STACK_BYTES / 4, (void *)sp))
+		return KS_PROF_STACK_BYTES / 4;
+	if (!bpf_probe_read_user(dst, KS_PROF_STACK_BYTES / 8, (void *)sp))
+		return KS_PROF_STACK_BYTES / 8;
+	if (!bpf_probe_read_user(dst, KS_PROF_STACK_BYTES / 16, (void *)sp))
+		return KS_PROF_STACK_BYTES / 16;
+	if (!bpf_probe_read_user(dst, KS_PROF_STACK_BYTES / 32, (void *)sp))
+		return KS_PROF_STACK_BYTES / 32;
+	return 0;
+}
+
+static __always_inline int dwarf_sample(void *ctx, __u64 pid_tgid, __s32 kstack)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct ks_prof_sample *s;
+	struct pt_regs *r;
+
+	s = bpf_ringbuf_reserve(&samples, sizeof(*s), 0);
+	if (!s) {
+		__sync_fetch_and_add(&stats.ring_lost, 1);
+		return 0;
+	}
+	s->pid = pid_tgid >> 32;
+	s->tid = (__u32)pid_tgid;
+	s->kstack = kstack;
+	s->stack_len = 0;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+	__builtin_memset(s->regs, 0, sizeof(s->regs));
+	/* the user registers saved at kernel entry: the interrupted ones for a
+	 * sample in user mode, those of the syscall for one in the kernel */
+	if (want_user && !(t->flags & 0x00200000 /* PF_KTHREAD */)) {
+		r = (struct pt_regs *)bpf_task_pt_regs(t);
+		s->regs[0] = BPF_CORE_READ(r, ax);
+		s->regs[1] = BPF_CORE_READ(r, dx);
+		s->regs[2] = BPF_CORE_READ(r, cx);
+		s->regs[3] = BPF_CORE_READ(r, bx);
+		s->regs[4] = BPF_CORE_READ(r, si);
+		s->regs[5] = BPF_CORE_READ(r, di);
+		s->regs[6] = BPF_CORE_READ(r, bp);
+		s->regs[7] = BPF_CORE_READ(r, sp);
+		s->regs[8] = BPF_CORE_READ(r, r8);
+		s->regs[9] = BPF_CORE_READ(r, r9);
+		s->regs[10] = BPF_CORE_READ(r, r10);
+		s->regs[11] = BPF_CORE_READ(r, r11);
+		s->regs[12] = BPF_CORE_READ(r, r12);
+		s->regs[13] = BPF_CORE_READ(r, r13);
+		s->regs[14] = BPF_CORE_READ(r, r14);
+		s->regs[15] = BPF_CORE_READ(r, r15);
+		s->regs[16] = BPF_CORE_READ(r, ip);
+		s->stack_len = copy_stack(s->stack, s->regs[7]);
+		if (!s->stack_len)
+			__sync_fetch_and_add(&stats.ustack_unread, 1);
+	}
+	bpf_ringbuf_submit(s, 0);
+	return 0;
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct ks_prof_key k = {};
+
+	if (!ks_filter_pass(pid_tgid))
+		return 0;
+	__sync_fetch_and_add(&stats.samples, 1);
+	k.pid = pid_tgid >> 32;
+	/* dwarf: the user stack is copied, not walked */
+	take_stacks(ctx, k.pid, &k.kstack, &k.ustack, mode != KS_PROF_DWARF);
+	if (mode == KS_PROF_DWARF)
+		return dwarf_sample(ctx, pid_tgid, k.kstack);
+	bpf_get_current_comm(k.comm, sizeof(k.comm));
+	count_add(&k, 1);
+	return 0;
+}
+
+/* offcpu --stacks: the blocking stacks and switch-out time of each thread off the CPU, by tid. */
+struct off_start {
+	__u64 ts;
+	__s32 kstack, ustack;
+	__u32 pid;
+	__u32 pad;
+	char comm[KS_COMM_LEN];
+};
+
+/* LRU: a thread that exits while off the CPU never comes back to remove its entry */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct off_start);
+} off_starts SEC(".maps");
+
+/*
+ * At a blocking switch out, prev is current: its stacks are taken here
+ * (kernel; user by frame pointers) and its off-CPU time added to them
+ * when it is switched back in.  A preempted task is runnable, not blocked.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), delta;
+	__u32 tid = (__u32)pid_tgid, ntid = next->pid;
+	struct ks_prof_key k = {};
+	struct off_start *st, s = {};
+	unsigned int state = 0;
+
+	if (bpf_core_field_exists(prev->__state))
+		state = prev->__state;
+	if (tid && !preempt && state && !(state & 0x80 /* TASK_DEAD */) && ks_filter_pass(pid_tgid)) {
+		__sync_fetch_and_add(&stats.samples, 1);
+		s.ts = now;
+		s.pid = pid_tgid >> 32;
+		take_stacks(ctx, s.pid, &s.kstack, &s.ustack, true);
+		bpf_get_current_comm(s.comm, sizeof(s.comm));
+		if (bpf_map_update_elem(&off_starts, &tid, &s, BPF_ANY))
+			__sync_fetch_and_add(&stats.counts_full, 1);
+	}
+	st = bpf_map_lookup_elem(&off_starts, &ntid);
+	if (!st)
+		return 0;
+	k.pid = st->pid;
+	k.kstack = st->kstack;
+	k.ustack = st->ustack;
+	__builtin_memcpy(k.comm, st->comm, sizeof(k.comm));
+	delta = now > st->ts ? now - st->ts : 0;
+	bpf_map_delete_elem(&off_starts, &ntid);
+	count_add(&k, delta);
+	return 0;
+}

@@ -1,0 +1,282 @@
+/* `ksight profile` and `ksight offcpu --stacks`: options, the run, and the stack profile written as folded text, JSON, SVG flame graph and pprof. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/commands.h"
+#include "core/budget.h"
+#include "core/collector.h"
+#include "core/driver.h"
+#include "core/filter.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/parse.h"
+#include "output/output.h"
+#include "profile/profile.h"
+
+/* own long options start at 300: 256.. are the shared ones (src/core/opts.c) */
+enum { O_KONLY = 300, O_UONLY, O_CALLGRAPH, O_SVG, O_PPROF, O_STACKS };
+
+static const struct ks_optdef profile_opts[] = {
+	{ "freq", 'F', "HZ", "samples per second on each CPU (default 49; 1..10000)" },
+	{ "event", 'e', "EVENT", "cpu-clock (default), task-clock, cycles, instructions, cache-misses, "
+				 "branch-misses; a hardware event this CPU lacks falls back to cpu-clock" },
+	{ "kernel-only", O_KONLY, NULL, "kernel stacks only" },
+	{ "user-only", O_UONLY, NULL, "user stacks only" },
+	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel; default) or dwarf "
+					     "(copy 16 KiB of stack, unwind with .eh_frame/.debug_frame)" },
+	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
+	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
+	{ 0 },
+};
+
+static const struct ks_optdef offcpu_opts[] = {
+	{ "stacks", O_STACKS, NULL, "off-CPU time by blocking stack (without it: the offcpu collector's rows)" },
+	{ "kernel-only", O_KONLY, NULL, "kernel stacks only" },
+	{ "user-only", O_UONLY, NULL, "user stacks only (by frame pointers)" },
+	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
+	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
+	{ 0 },
+};
+
+static const struct ks_cmd_spec offcpu_spec = {
+	.name = "offcpu",
+	.summary = "With --stacks: off-CPU time, from a blocking switch out to the switch back in, by the "
+		   "stacks it blocked in (kernel; user by frame pointers); written as folded stacks in "
+		   "nanoseconds (default), JSON (-j), an SVG flame graph and pprof.",
+	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY,
+	.opts = offcpu_opts,
+};
+
+static const struct ks_cmd_spec profile_spec = {
+	.name = "profile",
+	.summary = "On-CPU stacks sampled at -F HZ, counted by process, kernel stack and user stack; written "
+		   "as folded stacks (default), JSON (-j), an SVG flame graph and pprof.",
+	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY,
+	.opts = profile_opts,
+};
+
+struct cli {
+	struct ks_profile_opts o;
+	bool konly, uonly;
+	const char *svg, *pprof;
+};
+
+static int on_opt(void *ctx, int id, const char *arg)
+{
+	struct cli *cl = ctx;
+	uint64_t v;
+
+	switch (id) {
+	case 'F':
+		if (ks_parse_u64(arg, 1, 10000, &v)) {
+			p_err("invalid frequency '%s': expected 1 to 10000 samples per second", KS_ESC(arg));
+			return -EINVAL;
+		}
+		cl->o.hz = (uint32_t)v;
+		return 0;
+	case 'e':
+		if (!ks_profile_event_known(arg)) {
+			p_err("unknown event '%s': expected cpu-clock, task-clock, cycles, instructions, "
+			      "cache-misses or branch-misses", KS_ESC(arg));
+			return -EINVAL;
+		}
+		cl->o.event = arg;
+		return 0;
+	case O_KONLY:
+		cl->konly = true;
+		return 0;
+	case O_UONLY:
+		cl->uonly = true;
+		return 0;
+	case O_CALLGRAPH:
+		if (strcmp(arg, "fp") && strcmp(arg, "dwarf")) {
+			p_err("invalid --call-graph '%s': expected fp or dwarf", KS_ESC(arg));
+			return -EINVAL;
+		}
+		cl->o.dwarf = !strcmp(arg, "dwarf");
+		return 0;
+	case O_SVG:
+		cl->svg = arg;
+		return 0;
+	case O_PPROF:
+		cl->pprof = arg;
+		return 0;
+	case O_STACKS:
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static const char *kind_name(int k)
+{
+	static const char *const n[] = { "comm", "user", "kernel", "jit" };
+
+	return n[k & 3];
+}
+
+static int write_json(const struct ks_profile_result *res, const struct cli *cl, FILE *out)
+{
+	const struct ks_prof_stats *s = &res->stats;
+	const struct ks_stacks *st = &res->st;
+	struct ks_json *j = ks_json_new(out);
+
+	if (!j)
+		return -ENOMEM;
+	ks_json_obj_begin(j);
+	ks_json_kv_str(j, "collector", cl->o.offcpu ? "offcpu" : "profile");
+	ks_json_kv_str(j, "unit", res->st.unit);
+	ks_json_kv_str(j, "event", res->event ? res->event : "cpu-clock");
+	ks_json_kv_u64(j, "frequency_hz", cl->o.hz);
+	ks_json_kv_str(j, "call_graph", cl->o.dwarf ? "dwarf" : "fp");
+	ks_json_kv_double(j, "duration_s", res->duration_s);
+	ks_json_kv_u64(j, "samples", s->samples);
+	ks_json_key(j, "kernel_symbols_hidden");
+	ks_json_bool(j, res->ksyms_hidden);
+	ks_json_key(j, "lost");
+	ks_json_obj_begin(j);
+	ks_json_kv_u64(j, "kernel_stacks", s->kstack_lost);
+	ks_json_kv_u64(j, "user_stacks", s->ustack_lost);
+	ks_json_kv_u64(j, "counts_full", s->counts_full);
+	ks_json_kv_u64(j, "ring_full", s->ring_lost);
+	ks_json_kv_u64(j, "user_stack_unreadable", s->ustack_unread);
+	ks_json_obj_end(j);
+	ks_json_key(j, "unwind");
+	ks_json_obj_begin(j);
+	ks_json_kv_u64(j, "samples", cl->o.dwarf ? res->unwound : res->ustacks);
+	ks_json_kv_double(j, "mean_user_depth",
+			  cl->o.dwarf ? (res->unwound ? (double)res->user_frames / res->unwound : 0)
+				      : (res->ustacks ? (double)res->ustack_frames / res->ustacks : 0));
+	ks_json_kv_double(j, "user_ns_per_sample", res->unwound ? (double)res->unwind_ns / res->unwound : 0);
+	ks_json_obj_end(j);
+	ks_json_key(j, "maps");
+	ks_budget_write_json(&res->budget, j);
+	ks_json_key(j, "stacks");
+	ks_json_arr_begin(j);
+	for (size_t i = 0; i < st->n; i++) {
+		ks_json_obj_begin(j);
+		ks_json_kv_u64(j, "count", st->s[i].value);
+		ks_json_key(j, "frames");
+		ks_json_arr_begin(j);
+		for (uint32_t f = 0; f < st->s[i].n; f++) {
+			ks_json_obj_begin(j);
+			ks_json_kv_str(j, "name", st->names[st->s[i].frames[f]]);
+			ks_json_kv_str(j, "kind", kind_name(st->kinds[st->s[i].frames[f]]));
+			ks_json_obj_end(j);
+		}
+		ks_json_arr_end(j);
+		ks_json_obj_end(j);
+	}
+	ks_json_arr_end(j);
+	ks_json_obj_end(j);
+	fputc('\n', out);
+	ks_json_free(j);
+	return ks_stream_status(out);
+}
+
+/* Renders with @write into memory and writes it all through @sink. */
+static int emit(struct ks_sink *sink, int (*write)(const struct ks_profile_result *, const struct cli *, FILE *),
+		int (*swrite)(const struct ks_stacks *, FILE *), const struct ks_profile_result *res,
+		const struct cli *cl)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int err;
+
+	if (!m)
+		return -errno;
+	err = write ? write(res, cl, m) : swrite(&res->st, m);
+	if (fclose(m) && !err)
+		err = -ENOMEM;
+	if (!err)
+		err = ks_sink_start(sink);
+	if (!err)
+		err = ks_sink_write(sink, buf, len, KS_STOP_GRACE_MS);
+	free(buf);
+	return err;
+}
+
+static int run_stacks(const struct ks_cmd_spec *spec, bool offcpu, int argc, char **argv)
+{
+	struct cli cl = { .o = { .hz = 49, .kernel = true, .user = true, .offcpu = offcpu } };
+	struct ks_sink out = { .fd = -1 }, svg = { .fd = -1 }, pprof = { .fd = -1 };
+	struct ks_profile_result res;
+	struct ks_common c;
+	bool started = false;
+	int err, ret = 1;
+
+	ks_common_init(&c);
+	err = ks_opts_parse_noargs(spec, argc, argv, &c, on_opt, &cl);
+	if (err)
+		return err == KS_OPTS_HELP ? 0 : 2;
+	if (cl.konly && cl.uonly) {
+		p_err("--kernel-only and --user-only exclude each other");
+		return 2;
+	}
+	if (cl.konly && cl.o.dwarf) {
+		p_err("--call-graph dwarf unwinds user stacks: it makes no sense with --kernel-only");
+		return 2;
+	}
+	cl.o.kernel = !cl.uonly;
+	cl.o.user = !cl.konly;
+	cl.o.c = &c;
+	if (ks_filter_build(&c, &cl.o.filter))
+		return 2;
+	if (c.output) {
+		if (ks_sink_open(&out, c.output, &ks_stop_signal))
+			return 1;
+	} else {
+		ks_sink_stdout(&out, &ks_stop_signal);
+	}
+	if ((cl.svg && ks_sink_open(&svg, cl.svg, &ks_stop_signal)) ||
+	    (cl.pprof && ks_sink_open(&pprof, cl.pprof, &ks_stop_signal)))
+		goto close;
+	err = ks_profile_run(&cl.o, &res);
+	started = !err;
+	if (!err) {
+		ks_stacks_sort(&res.st);
+		if (ks_verbose && !offcpu)
+			p_info("%llu samples of %s at %u Hz in %.2f s, %zu stacks; user unwinding %.0f ns/sample",
+			       (unsigned long long)res.stats.samples, res.event, cl.o.hz, res.duration_s, res.st.n,
+			       res.unwound ? (double)res.unwind_ns / res.unwound : 0.0);
+		if (res.stats.kstack_lost + res.stats.ustack_lost + res.stats.counts_full + res.stats.ring_lost)
+			p_warn("lost: %llu kernel stacks, %llu user stacks, %llu samples to a full count map, "
+			       "%llu to a full ring buffer (raise --max-memory)",
+			       (unsigned long long)res.stats.kstack_lost, (unsigned long long)res.stats.ustack_lost,
+			       (unsigned long long)res.stats.counts_full, (unsigned long long)res.stats.ring_lost);
+		err = emit(&out, c.json ? write_json : NULL, c.json ? NULL : ks_write_folded, &res, &cl);
+		if (!err && cl.svg)
+			err = emit(&svg, NULL, ks_write_svg, &res, &cl);
+		if (!err && cl.pprof)
+			err = emit(&pprof, NULL, ks_write_pprof, &res, &cl);
+		if (err)
+			p_err("cannot write the profile: %s", strerror(-err));
+		else
+			ret = 0;
+	}
+	ks_profile_result_free(&res);
+close:
+	if (out.own)
+		ks_sink_close(&out, started);
+	if (svg.own)
+		ks_sink_close(&svg, started);
+	if (pprof.own)
+		ks_sink_close(&pprof, started);
+	return ret;
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	return run_stacks(&profile_spec, false, argc, argv);
+}
+
+/* `offcpu --stacks` is this command; plain `offcpu` is the collector, run as every collector is. */
+int cmd_offcpu(int argc, char **argv)
+{
+	const struct ks_collector *col = ks_collector_find("offcpu");
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--stacks"))
+			return run_stacks(&offcpu_spec, true, argc, argv);
+	return col ? ks_collector_run(col, argc, argv) : 2;
+}

@@ -1,0 +1,42 @@
+/* The engine of `ksight profile`: sample on-CPU stacks with a perf_event BPF program and symbolize them into a stack profile. */
+#ifndef KS_PROFILE_PROFILE_H
+#define KS_PROFILE_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "core/budget.h"
+#include "core/opts.h"
+#include "ksight/filter.h"
+#include "ksight/profile.h"
+#include "output/stacks.h"
+
+struct ks_profile_opts {
+	const struct ks_common *c; /* duration, pid (the run ends when it exits), cpus, max_memory */
+	struct ks_filter filter;
+	uint32_t hz;
+	const char *event; /* "cpu-clock" (NULL), or a hardware event name */
+	bool kernel, user; /* which stacks to take */
+	bool dwarf;	   /* --call-graph dwarf: copy the user stack, unwind with CFI in user space */
+	bool offcpu;	   /* offcpu --stacks: off-CPU time by blocking stack, at sched_switch */
+};
+
+struct ks_profile_result {
+	struct ks_stacks st;
+	struct ks_prof_stats stats;
+	const char *event; /* the event sampled */
+	bool ksyms_hidden; /* kptr_restrict hid kernel addresses */
+	double duration_s;
+	uint64_t unwind_ns, unwound, user_frames; /* user-space unwinding cost and depth (dwarf) */
+	uint64_t ustack_frames, ustacks;	  /* user frames in frame-pointer stacks */
+	uint64_t stack_entries, count_entries;
+	struct ks_budget budget;
+};
+
+/* Runs until the duration ends, a stop signal, or the -p process exits; 0 or negative errno (after p_err). */
+int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *res);
+void ks_profile_result_free(struct ks_profile_result *res);
+
+/* Perf event names -e takes, NULL-terminated: cpu-clock, task-clock and the hardware events. */
+bool ks_profile_event_known(const char *name);
+
+#endif

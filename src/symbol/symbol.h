@@ -1,0 +1,65 @@
+/* Symbolization and unwinding: kernel addresses from /proc/kallsyms, user addresses and DWARF unwinding with elfutils libdwfl. */
+#ifndef KS_SYMBOL_SYMBOL_H
+#define KS_SYMBOL_SYMBOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * In an array of @n entries of @stride bytes sorted by a leading uint64_t
+ * address, the count of entries at or below @addr: the entry containing
+ * @addr, if any, is the one before that index.
+ */
+size_t ks_sym_upper(const void *base, size_t n, size_t stride, uint64_t addr);
+
+/* The kernel's text symbols, sorted by address. */
+struct ks_ksyms;
+
+/*
+ * Reads @path (NULL: /proc/kallsyms).  NULL with errno set on failure.
+ * When kptr_restrict hides the addresses (all read as 0), the table loads
+ * empty and ks_ksyms_hidden says so.
+ */
+struct ks_ksyms *ks_ksyms_load(const char *path);
+bool ks_ksyms_hidden(const struct ks_ksyms *k);
+/* The symbol containing @addr ("func" or "func [module]"), or NULL. */
+const char *ks_ksyms_name(const struct ks_ksyms *k, uint64_t addr);
+void ks_ksyms_free(struct ks_ksyms *k);
+
+/* What kind of code a user frame is in. */
+enum ks_ufr_kind {
+	KS_UFR_USER = 0,
+	KS_UFR_JIT = 1, /* from /tmp/perf-PID.map */
+};
+
+/* User-space symbolization of many processes: their mappings, ELF files and debug info. */
+struct ks_usyms;
+
+struct ks_usyms *ks_usyms_new(void);
+void ks_usyms_free(struct ks_usyms *u);
+/*
+ * Captures @pid's mappings and opens its ELF files now, through
+ * /proc/PID/root (so a container's own files are read), so that the
+ * process still symbolizes after it exits.  Idempotent; 0 or negative
+ * errno (-ESRCH: gone already).
+ */
+int ks_usyms_capture(struct ks_usyms *u, uint32_t pid);
+/*
+ * Names @pc of @pid into @buf: "function", or "[unknown] (module)" /
+ * "[unknown]".  @ret: @pc is a return address (looked up at pc - 1, the
+ * call).  Returns the frame kind.
+ */
+enum ks_ufr_kind ks_usyms_name(struct ks_usyms *u, uint32_t pid, uint64_t pc, bool ret, char *buf,
+			       size_t len);
+/*
+ * Unwinds a copied user stack with DWARF CFI (.eh_frame, .debug_frame):
+ * @regs are the x86-64 DWARF registers 0..16, @stack the @len bytes from
+ * regs[7] (sp).  Writes up to @max program counters, innermost first, to
+ * @pcs; @is_ret[i] tells whether pcs[i] is a return address.  Returns the
+ * count (at least 1 when regs[16] is set) or negative errno.
+ */
+int ks_usyms_unwind(struct ks_usyms *u, uint32_t pid, uint32_t tid, const uint64_t *regs,
+		    const uint8_t *stack, uint32_t len, uint64_t *pcs, bool *is_ret, int max);
+
+#endif

@@ -1,0 +1,121 @@
+# Integration: `ksight profile` on prof_qsort (no frame pointers, PIE): hot_spin under libc's qsort, exact sample rate, every output.
+. tests/lib.sh
+need_root profile
+W=$WORKLOADS/prof_qsort
+HZ=99
+
+# q_start SECS [BINARY [-g]]: starts the workload (-g: it waits for SIGUSR1); sets Q_PID, Q_OUT
+q_start() {
+	t_name q
+	Q_OUT=$T_NAME
+	"${2:-$W}" "$1" ${3:-} > "$Q_OUT" &
+	Q_BG=$!
+	T_CLEANUP="kill $Q_BG 2>/dev/null"
+	t_wait_for "$Q_OUT" ready || return 1
+	Q_PID=$(awk '{ print $2; exit }' "$Q_OUT")
+}
+
+# sum of the counts of folded lines matching an awk regex on the stack part
+fsum() { awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) t += n } END { print t + 0 }' "$1"; }
+
+# --- --call-graph dwarf: full stacks through libc's qsort without frame pointers.  The
+# workload spins only once ksight is tracing, and ksight ends at its exit (-p): the
+# samples are exactly its CPU time times HZ, whatever else the machine runs.
+q_start 4 "$W" -g || t_fail "dwarf: workload" "did not start"
+k_start profile -p "$Q_PID" -F $HZ --call-graph dwarf -o "$T_TMP/dw.folded" --svg "$T_TMP/dw.svg" \
+	--pprof "$T_TMP/dw.pb.gz"
+kill -USR1 "$Q_BG"
+wait "$Q_BG"
+wait "$K_PID"
+t_eq "dwarf: exit 0 at the process's exit" "0" "$?"
+want=$(awk '/^cpu/ { printf "%.0f\n", $2 / 1e9 * '$HZ' }' "$Q_OUT")
+total=$(fsum "$T_TMP/dw.folded" '.')
+hot=$(fsum "$T_TMP/dw.folded" ';hot_spin$')
+full=$(fsum "$T_TMP/dw.folded" '^prof_qsort;.*;main;.*qsort[^;]*;.*;cmp;hot_spin$')
+if [ "${KSIGHT_ACCEL:-}" = tcg ]; then
+	# emulated timer interrupts are slow: the kernel lowers perf_event_max_sample_rate
+	t_skip "dwarf: sample count ($total, HZ x CPU time $want)" "emulated CPU (qemu TCG): the host checks the rate"
+else
+	awk -v n="$total" -v w="$want" 'BEGIN { d = n - w; if (d < 0) d = -d; exit !(w > 0 && d <= 0.2 * w) }' &&
+		t_pass "dwarf: $total samples within 20% of HZ x the workload's CPU time ($want), the process gone" ||
+		t_fail "dwarf: sample count" "$total samples, want $want +- 20%"
+fi
+awk -v h="$hot" -v n="$total" 'BEGIN { exit !(h > 0.5 * n) }' &&
+	t_pass "dwarf: most samples on hot_spin ($hot of $total)" ||
+	t_fail "dwarf: most samples on hot_spin" "$hot of $total"
+awk -v f="$full" -v h="$hot" 'BEGIN { exit !(h > 0 && f >= 0.9 * h) }' &&
+	t_pass "dwarf: main -> qsort -> cmp -> hot_spin in $full of $hot hot_spin samples" ||
+	t_fail "dwarf: full stacks" "$full of $hot hot_spin samples are main;...qsort...;cmp;hot_spin"
+t_eq "folded: every line parses" "0" "$(grep -cvE '^[^ ;][^;]*(;[^;]+)* [0-9]+$' "$T_TMP/dw.folded")"
+if command -v xmllint > /dev/null 2>&1; then
+	t_ok "svg: well-formed (xmllint)" xmllint --noout "$T_TMP/dw.svg"
+else
+	t_skip "svg: xmllint" "not installed (libxml2-utils)"
+fi
+t_ok "svg: has the hot frame" grep -q '<title>hot_spin (' "$T_TMP/dw.svg"
+if command -v go > /dev/null 2>&1; then
+	first=$(HOME=${HOME:-/root} go tool pprof -top "$T_TMP/dw.pb.gz" 2> /dev/null | awk 'f { print $NF; exit } /flat%/ { f = 1 }')
+	t_eq "pprof: go tool pprof -top lists hot_spin first" "hot_spin" "$first"
+else
+	t_skip "pprof: go tool pprof" "go not installed (scripts/setup.sh installs golang-go)"
+fi
+
+# --- a stripped copy: symbols from the debug file its .gnu_debuglink names
+if command -v objcopy > /dev/null 2>&1 && command -v nm > /dev/null 2>&1; then
+	S=$T_TMP/prof_qsort
+	objcopy --only-keep-debug "$W" "$S.debug" && objcopy --strip-all --add-gnu-debuglink="$S.debug" "$W" "$S" && chmod +x "$S"
+	t_eq "stripped: no symbols in the binary" "0" "$(nm "$S" 2>/dev/null | grep -c hot_spin)"
+	q_start 30 "$S" || t_fail "stripped: workload" "did not start"
+	"$KSIGHT" profile -p "$Q_PID" -F $HZ -d 3 --call-graph dwarf -o "$T_TMP/st.folded" 2> /dev/null
+	kill "$Q_BG" 2>/dev/null; wait "$Q_BG" 2>/dev/null
+	hot=$(fsum "$T_TMP/st.folded" ';cmp;hot_spin$')
+	total=$(fsum "$T_TMP/st.folded" '.')
+	awk -v h="$hot" -v n="$total" 'BEGIN { exit !(h > 0.5 * n) }' &&
+		t_pass "stripped: cmp;hot_spin through debuglink ($hot of $total)" ||
+		t_fail "stripped: symbols through debuglink" "$hot of $total samples on cmp;hot_spin"
+else
+	t_skip "stripped" "objcopy and nm (binutils) not installed"
+fi
+
+# --- a process that exits during the run still symbolizes (frame pointers: the leaf is exact)
+q_start 2 "$W" -g || t_fail "exited: workload" "did not start"
+k_start profile --comm prof_qsort -F $HZ -o "$T_TMP/ex.folded"
+kill -USR1 "$Q_BG"
+wait "$Q_BG"
+sleep 0.5
+k_stop
+t_ok "exited: the process is gone" test ! -e "/proc/$Q_PID"
+hot=$(fsum "$T_TMP/ex.folded" ';hot_spin$')
+total=$(fsum "$T_TMP/ex.folded" '.')
+awk -v h="$hot" -v n="$total" 'BEGIN { exit !(h >= 20 && h >= 0.5 * n) }' &&
+	t_pass "exited: $hot of $total samples on hot_spin" ||
+	t_fail "exited: symbolized after exit" "$hot of $total samples on hot_spin"
+
+# --- JSON, --user-only, --kernel-only
+q_start 60 || t_fail "json: workload" "did not start"
+"$KSIGHT" profile -p "$Q_PID" -F $HZ -d 2 -j > "$T_TMP/p.json" 2> /dev/null
+t_eq "json: samples = sum of stack counts" "$(jq '.samples' "$T_TMP/p.json")" "$(jq '[.stacks[].count] | add' "$T_TMP/p.json")"
+t_eq "json: hot_spin is the top leaf" "hot_spin" \
+	"$(jq -r '[.stacks[] | {c: .count, f: .frames[-1].name}] | group_by(.f) | map({f: .[0].f, c: (map(.c) | add)}) | max_by(.c) | .f' "$T_TMP/p.json")"
+t_eq "json: nothing lost" "0" "$(jq '[.lost[]] | add' "$T_TMP/p.json")"
+"$KSIGHT" profile -p "$Q_PID" -F $HZ -d 1 --user-only -o "$T_TMP/u.folded" 2> /dev/null
+t_eq "user-only: no kernel frames" "0" "$(grep -c '_\[k\]' "$T_TMP/u.folded")"
+"$KSIGHT" profile -p "$Q_PID" -F $HZ -d 1 --kernel-only -o "$T_TMP/k.folded" 2> /dev/null
+t_eq "kernel-only: no user frames" "0" "$(grep -c 'hot_spin\|cmp' "$T_TMP/k.folded")"
+
+# --- a hardware event where the CPU has none: a clear fallback
+"$KSIGHT" profile -p "$Q_PID" -e cycles -d 0.5 > /dev/null 2> "$T_TMP/hw.err"
+rc=$?
+kill "$Q_BG" 2>/dev/null; wait "$Q_BG" 2>/dev/null
+if grep -q "not available" "$T_TMP/hw.err"; then
+	t_eq "cycles: falls back to cpu-clock, exit 0" "0" "$rc"
+else
+	t_skip "cycles: fallback" "this CPU has hardware counters"
+fi
+
+# --- bad input: one line, exit 2
+"$KSIGHT" profile -F 0 -d 1 2> "$T_TMP/bad"; t_eq "-F 0: exit 2" "2 1" "$? $(wc -l < "$T_TMP/bad")"
+"$KSIGHT" profile --call-graph lbr -d 1 2> /dev/null; t_eq "--call-graph lbr: exit 2" "2" "$?"
+"$KSIGHT" profile --kernel-only --user-only -d 1 2> /dev/null; t_eq "--kernel-only --user-only: exit 2" "2" "$?"
+"$KSIGHT" profile -e bogus -d 1 2> /dev/null; t_eq "-e bogus: exit 2" "2" "$?"
+exit $T_FAILED

@@ -1,0 +1,266 @@
+/* Unit tests of the stack profile model and its writers: folded text, the SVG flame graph, and pprof decoded back from gzip'd protobuf. */
+#include <zlib.h>
+#include "test.h"
+#include "output/stacks.h"
+
+static char *render(const struct ks_stacks *st, int (*w)(const struct ks_stacks *, FILE *), size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&buf, &n);
+
+	if (!m)
+		return NULL;
+	if (w(st, m)) {
+		fclose(m);
+		free(buf);
+		return NULL;
+	}
+	fclose(m);
+	if (len)
+		*len = n;
+	return buf;
+}
+
+/* A stack of names (NULL-terminated), the first the comm; "k:" marks kernel frames. */
+static void add(struct ks_stacks *st, uint64_t v, const char *const *names)
+{
+	uint32_t f[32], n = 0;
+
+	for (; names[n]; n++) {
+		bool k = !strncmp(names[n], "k:", 2);
+		int64_t id = ks_stacks_frame(st, k ? names[n] + 2 : names[n], n == 0 ? KS_FK_COMM : k ? KS_FK_KERNEL : KS_FK_USER);
+
+		f[n] = (uint32_t)id;
+	}
+	ks_stacks_add(st, f, n, v);
+}
+
+static void sample_profile(struct ks_stacks *st)
+{
+	ks_stacks_init(st, "samples", "count", 10000000);
+	add(st, 5, (const char *const[]){ "app", "main", "qsort", "cmp", "hot_spin", NULL });
+	add(st, 2, (const char *const[]){ "app", "main", "cold_spin", NULL });
+	add(st, 3, (const char *const[]){ "app", "main", "qsort", "cmp", "hot_spin", NULL });
+	add(st, 1, (const char *const[]){ "app", "main", "read", "k:ksys_read", "k:vfs_read", NULL });
+	add(st, 1, (const char *const[]){ "sh", "a;b", NULL });
+	ks_stacks_sort(st);
+}
+
+TEST(folded_merges_sorts_and_marks_kernel)
+{
+	struct ks_stacks st;
+	char *out;
+
+	sample_profile(&st);
+	EXPECT_EQ_U64(st.n, 4);
+	EXPECT_EQ_U64(st.total, 12);
+	out = render(&st, ks_write_folded, NULL);
+	ASSERT_TRUE(out);
+	EXPECT_EQ_STR(out, "app;main;cold_spin 2\n"
+			   "app;main;qsort;cmp;hot_spin 8\n"
+			   "app;main;read;ksys_read_[k];vfs_read_[k] 1\n"
+			   "sh;a:b 1\n");
+	free(out);
+	ks_stacks_free(&st);
+}
+
+TEST(frames_interned_by_name_and_kind)
+{
+	struct ks_stacks st;
+
+	ks_stacks_init(&st, "samples", "count", 0);
+	EXPECT_EQ_INT(ks_stacks_frame(&st, "f", KS_FK_USER), 0);
+	EXPECT_EQ_INT(ks_stacks_frame(&st, "f", KS_FK_KERNEL), 1);
+	EXPECT_EQ_INT(ks_stacks_frame(&st, "f", KS_FK_USER), 0);
+	/* many frames and stacks: the hash tables grow and keep every entry */
+	for (int i = 0; i < 5000; i++) {
+		char name[16];
+		uint32_t f[2];
+
+		snprintf(name, sizeof(name), "fn%d", i);
+		f[0] = 0;
+		f[1] = (uint32_t)ks_stacks_frame(&st, name, KS_FK_USER);
+		ks_stacks_add(&st, f, 2, 1);
+		ks_stacks_add(&st, f, 2, 1);
+	}
+	EXPECT_EQ_U64(st.nnames, 5002);
+	EXPECT_EQ_U64(st.n, 5000);
+	EXPECT_EQ_U64(st.total, 10000);
+	ks_stacks_free(&st);
+}
+
+static int count_of(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = s; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+TEST(svg_one_rect_per_tree_node_and_escaped)
+{
+	struct ks_stacks st;
+	char *out;
+
+	sample_profile(&st);
+	ks_stacks_add(&st, (uint32_t[]){ 0, (uint32_t)ks_stacks_frame(&st, "x<y>&\"z\"", KS_FK_USER) }, 2, 1);
+	ks_stacks_sort(&st);
+	out = render(&st, ks_write_svg, NULL);
+	ASSERT_TRUE(out);
+	/* app, main, qsort, cmp, hot_spin, cold_spin, read, ksys_read, vfs_read, x<y>..., sh, a:b */
+	EXPECT_EQ_INT(count_of(out, "<g class=\"f\""), 12);
+	EXPECT_TRUE(strstr(out, "data-n=\"x&lt;y&gt;&amp;&quot;z&quot;\""));
+	EXPECT_TRUE(!strstr(out, "x<y"));
+	/* app holds 12 of 13 samples, hot_spin 8 */
+	EXPECT_TRUE(strstr(out, "<title>app (12 count, 92.31%)</title>"));
+	EXPECT_TRUE(strstr(out, "<title>hot_spin (8 count, 61.54%)</title>"));
+	EXPECT_TRUE(strstr(out, "<title>ksys_read_[k] (1 count"));
+	EXPECT_TRUE(strstr(out, "</svg>\n"));
+	free(out);
+	ks_stacks_free(&st);
+}
+
+/* A minimal protobuf reader for the checks below. */
+struct rd {
+	const uint8_t *p, *end;
+};
+
+static uint64_t rd_varint(struct rd *r)
+{
+	uint64_t v = 0;
+
+	for (int s = 0; r->p < r->end && s < 64; s += 7) {
+		uint8_t b = *r->p++;
+
+		v |= (uint64_t)(b & 0x7f) << s;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+/* The next field: its number, and for length-delimited ones the sub-reader; varint values in *v. */
+static int rd_field(struct rd *r, struct rd *sub, uint64_t *v)
+{
+	uint64_t tag, len;
+
+	if (r->p >= r->end)
+		return 0;
+	tag = rd_varint(r);
+	if ((tag & 7) == 0) {
+		*v = rd_varint(r);
+	} else {
+		len = rd_varint(r);
+		sub->p = r->p;
+		sub->end = r->p + len;
+		r->p += len;
+	}
+	return (int)(tag >> 3);
+}
+
+TEST(pprof_decodes_to_the_same_profile)
+{
+	struct ks_stacks st;
+	uint8_t raw[65536];
+	char *strs[64] = { 0 }, *out;
+	uint64_t fn_name[64] = { 0 }, loc_fn[64] = { 0 }, v;
+	uint64_t leaf_total[64] = { 0 }, nsamples = 0, sum = 0, sum_ns = 0, period = 0;
+	int nstr = 0, field;
+	uLongf rawlen = sizeof(raw);
+	size_t len;
+	z_stream z = { 0 };
+	struct rd r, sub, sub2;
+
+	sample_profile(&st);
+	out = render(&st, ks_write_pprof, &len);
+	ASSERT_TRUE(out && len > 18);
+	/* gzip magic, then inflate */
+	EXPECT_TRUE((uint8_t)out[0] == 0x1f && (uint8_t)out[1] == 0x8b);
+	ASSERT_EQ_INT(inflateInit2(&z, 15 + 16), Z_OK);
+	z.next_in = (uint8_t *)out;
+	z.avail_in = len;
+	z.next_out = raw;
+	z.avail_out = sizeof(raw);
+	ASSERT_EQ_INT(inflate(&z, Z_FINISH), Z_STREAM_END);
+	rawlen = z.total_out;
+	inflateEnd(&z);
+	/* first pass: strings, locations -> functions, functions -> names */
+	r = (struct rd){ raw, raw + rawlen };
+	while ((field = rd_field(&r, &sub, &v))) {
+		uint64_t id = 0, x = 0;
+
+		if (field == 6 && nstr < 64)
+			strs[nstr++] = strndup((const char *)sub.p, sub.end - sub.p);
+		if (field == 12)
+			period = v;
+		if (field == 4) {
+			int f;
+
+			while ((f = rd_field(&sub, &sub2, &x))) {
+				if (f == 1)
+					id = x;
+				if (f == 4) {
+					struct rd l = sub2, dummy;
+
+					while (rd_field(&l, &dummy, &x) == 1 && id < 64)
+						loc_fn[id] = x;
+				}
+			}
+		}
+		if (field == 5) {
+			int f;
+
+			while ((f = rd_field(&sub, &sub2, &x))) {
+				if (f == 1)
+					id = x;
+				if (f == 2 && id < 64)
+					fn_name[id] = x;
+			}
+		}
+	}
+	EXPECT_EQ_STR(strs[0], "");
+	EXPECT_EQ_U64(period, 10000000);
+	/* second pass: samples, leaf first; value[0] count, value[1] ns */
+	r = (struct rd){ raw, raw + rawlen };
+	while ((field = rd_field(&r, &sub, &v))) {
+		uint64_t leaf = 0, vals[2] = { 0 };
+		int f;
+
+		if (field != 2)
+			continue;
+		nsamples++;
+		while ((f = rd_field(&sub, &sub2, &v))) {
+			if (f == 1)
+				leaf = rd_varint(&sub2);
+			if (f == 2) {
+				vals[0] = rd_varint(&sub2);
+				vals[1] = rd_varint(&sub2);
+			}
+		}
+		sum += vals[0];
+		sum_ns += vals[1];
+		if (leaf < 64 && loc_fn[leaf] < 64)
+			leaf_total[fn_name[loc_fn[leaf]]] += vals[0];
+	}
+	EXPECT_EQ_U64(nsamples, 4);
+	EXPECT_EQ_U64(sum, 12);
+	EXPECT_EQ_U64(sum_ns, 12 * 10000000ull);
+	for (int i = 0; i < nstr; i++) {
+		if (!strcmp(strs[i], "hot_spin"))
+			EXPECT_EQ_U64(leaf_total[i], 8);
+		if (!strcmp(strs[i], "vfs_read"))
+			EXPECT_EQ_U64(leaf_total[i], 1);
+	}
+	for (int i = 0; i < nstr; i++)
+		free(strs[i]);
+	free(out);
+	ks_stacks_free(&st);
+}
+
+TEST(writer_table_lists_the_three)
+{
+	EXPECT_TRUE(ks_stack_writer_find("folded") && ks_stack_writer_find("svg") && ks_stack_writer_find("pprof"));
+	EXPECT_TRUE(!ks_stack_writer_find("text"));
+}
