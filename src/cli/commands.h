@@ -11,5 +11,6 @@ struct ks_command {
 int cmd_doctor(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

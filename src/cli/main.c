@@ -15,6 +15,7 @@ static const struct ks_command commands[] = {
 	{ "doctor", cmd_doctor, "what this kernel and machine can trace, and how to fix what is missing" },
 	{ "list", cmd_list, "list tracepoints (-v: with their fields and types)" },
 	{ "run", ks_multi_run, "run several collectors in one process, one report each" },
+	{ "serve", cmd_serve, "export the collectors to Prometheus (/metrics, native histograms)" },
 	{ "version", cmd_version, "print the version" },
 	{ NULL, NULL, NULL },
 };
