@@ -52,7 +52,7 @@ struct prom_family *prom_family(struct prom_set *set, const char *name, const ch
 	prom_sanitize(f->name);
 	snprintf(f->help, sizeof(f->help), "%s", help ? help : name);
 	f->type = type;
-	f->scale = 1;
+	f->div = 1;
 	return f;
 }
 
@@ -130,13 +130,13 @@ static const char *count_noun(const char *collector)
  * "ksight_<collector>_<column>" in base units: a duration's "_ns" becomes
  * "_seconds" (and a leading "total_", or a bare "total", says no more than
  * the counter's own "_total": "total_wait_ns" -> "wait_seconds"), bytes end
- * in "_bytes".  Returns the scale from the column's unit to the base unit.
+ * in "_bytes".  Returns the divisor from the column's unit to the base unit.
  */
 static double metric_name(char *out, size_t len, const char *collector, const char *col, enum ks_unit unit)
 {
 	char base[64];
 	const char *suffix = "";
-	double scale = 1;
+	double div = 1;
 
 	snprintf(base, sizeof(base), "%s", col);
 	if (!strcmp(base, "count"))
@@ -148,7 +148,7 @@ static double metric_name(char *out, size_t len, const char *collector, const ch
 		else if (!strncmp(base, "total_", 6))
 			memmove(base, base + 6, strlen(base + 6) + 1);
 		suffix = "_seconds";
-		scale = 1e-9;
+		div = 1e9;
 	} else if (unit == KS_UNIT_BYTES) {
 		if (!strcmp(base, "bytes"))
 			snprintf(base, sizeof(base), "io");
@@ -157,7 +157,7 @@ static double metric_name(char *out, size_t len, const char *collector, const ch
 	}
 	snprintf(out, len, "ksight_%s_%s%s", collector, base, suffix);
 	prom_sanitize(out);
-	return scale;
+	return div;
 }
 
 static const struct ks_column *schema_col(const struct ks_schema *s, const char *name)
@@ -182,7 +182,7 @@ static int add_hist(struct prom_set *set, const struct ks_report *r, const struc
 	char name[PROM_NAME], buf[256];
 	struct prom_family *f;
 	struct prom_sample *s;
-	double scale = metric_name(name, sizeof(name), r->collector, hname, unit);
+	double div = metric_name(name, sizeof(name), r->collector, hname, unit);
 
 	if (!help) {
 		snprintf(buf, sizeof(buf), "distribution of %s", hname);
@@ -192,7 +192,7 @@ static int add_hist(struct prom_set *set, const struct ks_report *r, const struc
 	if (!f || !(s = prom_sample_add(f)))
 		return -ENOMEM;
 	f->unit = unit;
-	f->scale = scale;
+	f->div = div;
 	row_labels(s, row);
 	s->hist = h;
 	return 0;
@@ -209,7 +209,7 @@ static int add_row(struct prom_set *set, const struct ks_report *r, const struct
 		enum ks_unit unit = val->kind == KS_VAL_NS ? KS_UNIT_NS : val->kind == KS_VAL_BYTES ? KS_UNIT_BYTES
 												    : KS_UNIT_COUNT;
 		enum prom_type type = val->kind == KS_VAL_GAUGE ? PROM_GAUGE : PROM_COUNTER;
-		double scale;
+		double div;
 		struct prom_family *f;
 		struct prom_sample *s;
 
@@ -217,7 +217,7 @@ static int add_row(struct prom_set *set, const struct ks_report *r, const struct
 			unit = col->kind == KS_COL_DURATION ? KS_UNIT_NS : col->kind == KS_COL_BYTES ? KS_UNIT_BYTES : col->unit;
 			type = col->kind == KS_COL_GAUGE ? PROM_GAUGE : PROM_COUNTER;
 		}
-		scale = metric_name(name, sizeof(name), r->collector, val->name, unit);
+		div = metric_name(name, sizeof(name), r->collector, val->name, unit);
 		if (col && col->help)
 			snprintf(help, sizeof(help), "%s", col->help);
 		else
@@ -226,7 +226,7 @@ static int add_row(struct prom_set *set, const struct ks_report *r, const struct
 		if (!f || !(s = prom_sample_add(f)))
 			return -ENOMEM;
 		row_labels(s, row);
-		s->value = (double)val->v * scale;
+		s->value = (double)val->v / div;
 	}
 	if (row->hist && r->hist_name && !err)
 		err = add_hist(set, r, row, r->hist_name, r->hist_unit, row->hist, r->schema ? r->schema->hist_help : NULL);
@@ -387,7 +387,7 @@ static void write_hist_text(FILE *out, const struct prom_family *f, const struct
 
 	prom_classic_counts(s->hist, b, n, cum);
 	for (int i = 0; i < n; i++) {
-		fmt_double(le, sizeof(le), (double)b[i] * f->scale);
+		fmt_double(le, sizeof(le), (double)b[i] / f->div);
 		fprintf(out, "%s_bucket", f->name);
 		write_labels(out, s, le);
 		fprintf(out, " %" PRIu64 "\n", cum[i]);
@@ -395,7 +395,7 @@ static void write_hist_text(FILE *out, const struct prom_family *f, const struct
 	fprintf(out, "%s_bucket", f->name);
 	write_labels(out, s, "+Inf");
 	fprintf(out, " %" PRIu64 "\n", s->hist->count);
-	fmt_double(v, sizeof(v), (double)s->hist->sum * f->scale);
+	fmt_double(v, sizeof(v), (double)s->hist->sum / f->div);
 	fprintf(out, "%s_sum", f->name);
 	write_labels(out, s, NULL);
 	fprintf(out, " %s\n%s_count", v, f->name);

@@ -28,14 +28,15 @@ struct prom_sample {
 /*
  * A metric family: a counter's name carries no "_total" (the encoders add
  * it to the samples, as OpenMetrics wants); a histogram's values are the
- * log-linear slots, multiplied by @scale into base units (ns -> seconds).
+ * log-linear slots, divided by @div into base units (ns -> seconds: a
+ * division, so 10003000 ns reads back as exactly 0.010003).
  */
 struct prom_family {
 	char name[PROM_NAME];
 	char help[256];
 	enum prom_type type;
 	enum ks_unit unit; /* histograms: picks the classic bucket bounds */
-	double scale;
+	double div;
 	int n, cap;
 	struct prom_sample *s;
 };

@@ -120,7 +120,7 @@ static void pb_msg(struct pb *p, int field, struct pb *m)
  * Each slot's count goes to the bucket holding the slot's middle: within
  * 1/32 + 2.19% of any value in it.  Value 0 goes to the zero bucket.
  */
-static void native_hist(struct pb *h, const struct ks_hist *hist, double scale)
+static void native_hist(struct pb *h, const struct ks_hist *hist, double div)
 {
 	struct pb span = { 0 };
 	int32_t prev_idx = 0, span_start = 0, span_len = 0;
@@ -144,7 +144,7 @@ static void native_hist(struct pb *h, const struct ks_hist *hist, double scale)
 
 			if (!hist->slots[s])
 				continue;
-			mid = ((double)ks_hist_slot_low(s) + (double)ks_hist_slot_high(s)) / 2 * scale;
+			mid = ((double)ks_hist_slot_low(s) + (double)ks_hist_slot_high(s)) / 2 / div;
 			idx = prom_native_index(mid);
 			if (cur_count && idx == cur_idx) {
 				cur_count += hist->slots[s];
@@ -198,18 +198,18 @@ static void hist_msg(struct pb *h, const struct prom_family *f, const struct pro
 	const uint64_t *bounds = prom_classic_bounds(f->unit, &n);
 
 	pb_uint(h, 1, s->hist->count);
-	pb_double(h, 2, (double)s->hist->sum * f->scale);
+	pb_double(h, 2, (double)s->hist->sum / f->div);
 	/* the classic buckets too, for scrapers that keep those (the +Inf one is the count) */
 	prom_classic_counts(s->hist, bounds, n, cum);
 	for (int i = 0; i < n; i++) {
 		pb_uint(&b, 1, cum[i]);
-		pb_double(&b, 2, (double)bounds[i] * f->scale);
+		pb_double(&b, 2, (double)bounds[i] / f->div);
 		pb_msg(h, 3, &b);
 	}
 	if (b.err)
 		h->err = -ENOMEM;
 	free(b.b);
-	native_hist(h, s->hist, f->scale);
+	native_hist(h, s->hist, f->div);
 }
 
 int prom_write_proto(const struct prom_set *set, FILE *out)

@@ -468,7 +468,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct serve_state *st = cls;
 	static int seen;
 
-	(void)version;
 	(void)upload;
 	/*
 	 * The first call sees the headers only: a request announcing a body is
@@ -485,6 +484,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	/* RFC 9112 3.2: an HTTP/1.1 request without Host is answered 400 */
+	if (!strcmp(version, MHD_HTTP_VERSION_1_1) && !MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))
+		return reply_str(st, conn, MHD_HTTP_BAD_REQUEST, "HTTP/1.1 needs a Host header\n");
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_str(st, conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
 	if (!authorized(st, conn)) {
