@@ -110,14 +110,15 @@ static int serve_opt(void *ctx, int id, const char *arg)
 	return -EINVAL;
 }
 
-/* The key each collector is served by: one that stays bounded on a busy host (never a pid). */
+/*
+ * The key each collector is served by: never a pid (unbounded on a busy
+ * host).  mem and tcp default to pid and flow; comm keeps their columns
+ * (tcp's retransmits too, which --by reason has not) and the series cap
+ * bounds it.  The others keep their defaults: syscall, cpu-wide, state, disk.
+ */
 static const char *serve_by(const char *name)
 {
-	if (!strcmp(name, "mem"))
-		return "comm";
-	if (!strcmp(name, "tcp"))
-		return "reason";
-	return NULL; /* the collector's own default: syscall, cpu-wide, state, disk */
+	return !strcmp(name, "mem") || !strcmp(name, "tcp") ? "comm" : NULL;
 }
 
 static int add_collectors(struct serve_state *st, const char *list)
