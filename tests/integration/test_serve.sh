@@ -33,8 +33,9 @@ free_port() {
 # the workloads, in the test's cgroup, waiting for SIGUSR1
 w_start -n $N
 echo "$W_PID" >"$cg/cgroup.procs"
-g_start "$T_TMP/sl.out" "$WORKLOADS/sleeplog" $K $EVERY $MSA $MSB
-GA=$G_PID
+"$WORKLOADS/sleeplog" $K $EVERY $MSA $MSB >"$T_TMP/sl.out" &
+GA=$!
+t_wait_for "$T_TMP/sl.out" '^[0-9]'
 echo "$GA" >"$cg/cgroup.procs"
 
 "$KSIGHT" serve --collectors syscalls,offcpu -c "$cg" --listen 127.0.0.1:0 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &

@@ -1,9 +1,9 @@
 /* Test workload of serve: after SIGUSR1, K sleeps of which every Jth is LONG ms and the rest SHORT ms; prints each sleep's measured ns. */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include "gate.h"
 
 static long long now_ns(void)
 {
@@ -17,24 +17,17 @@ int main(int argc, char **argv)
 {
 	long k, every, shortms, longms;
 	long long *took;
-	sigset_t set;
-	int sig;
 
 	if (argc != 5 || (k = atol(argv[1])) < 1 || (every = atol(argv[2])) < 1 || (shortms = atol(argv[3])) < 0 ||
 	    (longms = atol(argv[4])) < 0) {
 		fprintf(stderr, "usage: sleeplog K EVERY SHORT_MS LONG_MS\n"
-				"  prints 'pid ready', waits for SIGUSR1, sleeps, prints each sleep's ns, then 'done'\n");
+				"  prints its pid, waits for SIGUSR1, sleeps, prints each sleep's ns, then 'done'\n");
 		return 2;
 	}
 	took = calloc((size_t)k, sizeof(*took));
 	if (!took)
 		return 1;
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	printf("%d ready\n", getpid());
-	fflush(stdout);
-	sigwait(&set, &sig);
+	gate_open();
 	for (long i = 0; i < k; i++) {
 		long ms = (i % every == every - 1) ? longms : shortms;
 		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
