@@ -13,6 +13,7 @@ CFLAGS += $(shell pkg-config --cflags $(TRACE_PKGS))
 LDLIBS := -lbpf -lelf -lz -lm $(shell pkg-config --libs $(TRACE_PKGS))
 # feature libraries, one line each (profile: libdw; serve: libmicrohttpd, libyaml, libcrypt)
 LDLIBS += -ldw
+LDLIBS += -lmicrohttpd -lyaml -lcrypt -lpthread
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Iinclude -Wall -Werror
 

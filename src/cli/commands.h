@@ -18,5 +18,6 @@ int cmd_report(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 
 #define KSIGHT_VERSION "0.1.0"
+int cmd_serve(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ static const struct ks_command commands[] = {
 	{ "info", cmd_info, "describe a recording: manifest, event counts, losses per CPU, span" },
 	{ "profile", cmd_profile, "on-CPU stacks sampled at -F HZ: folded stacks, JSON, SVG flame graph, pprof" },
 	{ "run", ks_multi_run, "run several collectors in one process, one report each" },
+	{ "serve", cmd_serve, "export the collectors to Prometheus (/metrics, native histograms)" },
 	{ "version", cmd_version, "print the version" },
 	{ "offcpu", cmd_offcpu, NULL }, /* the collector, or its --stacks mode: listed under Collectors */
 	{ NULL, NULL, NULL },

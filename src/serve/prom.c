@@ -1,0 +1,506 @@
+/* The exporter's metric model: reports mapped onto Prometheus families, and the two text encodings (0.0.4 and OpenMetrics). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "core/budget.h"
+#include "output/output.h"
+#include "serve/prom.h"
+
+void prom_sanitize(char *s)
+{
+	for (char *p = s; *p; p++) {
+		bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+			  (p > s && *p >= '0' && *p <= '9');
+
+		if (!ok)
+			*p = '_';
+	}
+}
+
+/* Room for one more element in the array *@p of *@cap (doubling from @first); false when out of memory. */
+static bool reserve(void **p, int *cap, int n, int first, size_t size)
+{
+	int ncap;
+	void *np;
+
+	if (n < *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : first;
+	np = realloc(*p, (size_t)ncap * size);
+	if (!np)
+		return false;
+	*p = np;
+	*cap = ncap;
+	return true;
+}
+
+struct prom_family *prom_family(struct prom_set *set, const char *name, const char *help, enum prom_type type)
+{
+	struct prom_family *f;
+
+	for (int i = 0; i < set->n; i++)
+		if (!strcmp(set->f[i].name, name))
+			return &set->f[i];
+	if (!reserve((void **)&set->f, &set->cap, set->n, 32, sizeof(*set->f)))
+		return NULL;
+	f = &set->f[set->n++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	prom_sanitize(f->name);
+	snprintf(f->help, sizeof(f->help), "%s", help ? help : name);
+	f->type = type;
+	f->div = 1;
+	return f;
+}
+
+struct prom_sample *prom_sample_add(struct prom_family *f)
+{
+	if (!reserve((void **)&f->s, &f->cap, f->n, 8, sizeof(*f->s)))
+		return NULL;
+	memset(&f->s[f->n], 0, sizeof(f->s[0]));
+	return &f->s[f->n++];
+}
+
+int prom_label(struct prom_sample *s, const char *name, const char *value)
+{
+	struct prom_label *l;
+
+	if (s->nlabels >= PROM_LABELS)
+		return -ENOSPC;
+	l = &s->labels[s->nlabels++];
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	prom_sanitize(l->name);
+	snprintf(l->value, sizeof(l->value), "%s", value);
+	return 0;
+}
+
+int prom_add(struct prom_set *set, const char *name, const char *help, enum prom_type type, double v,
+	     const char *l1, const char *v1, const char *l2, const char *v2)
+{
+	struct prom_family *f = prom_family(set, name, help, type);
+	struct prom_sample *s = f ? prom_sample_add(f) : NULL;
+
+	if (!s)
+		return -ENOMEM;
+	if (l1)
+		prom_label(s, l1, v1);
+	if (l2)
+		prom_label(s, l2, v2);
+	s->value = v;
+	return 0;
+}
+
+void prom_set_free(struct prom_set *set)
+{
+	for (int i = 0; i < set->n; i++)
+		free(set->f[i].s);
+	free(set->f);
+	memset(set, 0, sizeof(*set));
+}
+
+static bool strip_suffix(char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	if (n >= m && !strcmp(s + n - m, suf)) {
+		s[n - m] = 0;
+		return true;
+	}
+	return false;
+}
+
+/* The noun a collector's "count" column counts, so the counter reads as what it is. */
+static const char *count_noun(const char *collector)
+{
+	static const char *const nouns[][2] = {
+		{ "syscalls", "calls" }, { "biolat", "requests" }, { "runqlat", "waits" },
+		{ "offcpu", "blocks" },	 { "tcp", "events" },	   { "mem", "events" },
+	};
+
+	for (size_t i = 0; i < sizeof(nouns) / sizeof(nouns[0]); i++)
+		if (!strcmp(nouns[i][0], collector))
+			return nouns[i][1];
+	return "events";
+}
+
+/*
+ * "ksight_<collector>_<column>" in base units: a duration's "_ns" becomes
+ * "_seconds" (and a leading "total_", or a bare "total", says no more than
+ * the counter's own "_total": "total_wait_ns" -> "wait_seconds"), bytes end
+ * in "_bytes".  Returns the divisor from the column's unit to the base unit.
+ */
+static double metric_name(char *out, size_t len, const char *collector, const char *col, enum ks_unit unit)
+{
+	char base[64];
+	const char *suffix = "";
+	double div = 1;
+
+	snprintf(base, sizeof(base), "%s", col);
+	if (!strcmp(base, "count"))
+		snprintf(base, sizeof(base), "%s", count_noun(collector));
+	if (unit == KS_UNIT_NS || strip_suffix(base, "_ns")) {
+		strip_suffix(base, "_ns");
+		if (!strcmp(base, "total"))
+			snprintf(base, sizeof(base), "time");
+		else if (!strncmp(base, "total_", 6))
+			memmove(base, base + 6, strlen(base + 6) + 1);
+		suffix = "_seconds";
+		div = 1e9;
+	} else if (unit == KS_UNIT_BYTES) {
+		if (!strcmp(base, "bytes"))
+			snprintf(base, sizeof(base), "io");
+		strip_suffix(base, "_bytes");
+		suffix = "_bytes";
+	}
+	snprintf(out, len, "ksight_%s_%s%s", collector, base, suffix);
+	prom_sanitize(out);
+	return div;
+}
+
+static const struct ks_column *schema_col(const struct ks_schema *s, const char *name)
+{
+	for (const struct ks_column *c = s ? s->cols : NULL; c && c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+static int row_labels(struct prom_sample *s, const struct ks_row *row)
+{
+	for (int k = 0; k < row->nkeys; k++)
+		if (prom_label(s, row->keys[k].name, row->keys[k].str))
+			return -ENOSPC;
+	return 0;
+}
+
+static int add_hist(struct prom_set *set, const struct ks_report *r, const struct ks_row *row, const char *hname,
+		    enum ks_unit unit, const struct ks_hist *h, const char *help)
+{
+	char name[PROM_NAME], buf[256];
+	struct prom_family *f;
+	struct prom_sample *s;
+	double div = metric_name(name, sizeof(name), r->collector, hname, unit);
+
+	if (!help) {
+		snprintf(buf, sizeof(buf), "distribution of %s", hname);
+		help = buf;
+	}
+	f = prom_family(set, name, help, PROM_HISTOGRAM);
+	if (!f || !(s = prom_sample_add(f)))
+		return -ENOMEM;
+	f->unit = unit;
+	f->div = div;
+	row_labels(s, row);
+	s->hist = h;
+	return 0;
+}
+
+static int add_row(struct prom_set *set, const struct ks_report *r, const struct ks_row *row)
+{
+	char name[PROM_NAME], help[256];
+	int err = 0;
+
+	for (int v = 0; v < row->nvals && !err; v++) {
+		const struct ks_val *val = &row->vals[v];
+		const struct ks_column *col = schema_col(r->schema, val->name);
+		enum ks_unit unit = val->kind == KS_VAL_NS ? KS_UNIT_NS : val->kind == KS_VAL_BYTES ? KS_UNIT_BYTES
+												    : KS_UNIT_COUNT;
+		enum prom_type type = val->kind == KS_VAL_GAUGE ? PROM_GAUGE : PROM_COUNTER;
+		double div;
+		struct prom_family *f;
+		struct prom_sample *s;
+
+		if (col) {
+			unit = col->kind == KS_COL_DURATION ? KS_UNIT_NS : col->kind == KS_COL_BYTES ? KS_UNIT_BYTES : col->unit;
+			type = col->kind == KS_COL_GAUGE ? PROM_GAUGE : PROM_COUNTER;
+		}
+		div = metric_name(name, sizeof(name), r->collector, val->name, unit);
+		if (col && col->help)
+			snprintf(help, sizeof(help), "%s", col->help);
+		else
+			snprintf(help, sizeof(help), "%s of %s", val->name, r->collector);
+		f = prom_family(set, name, help, type);
+		if (!f || !(s = prom_sample_add(f)))
+			return -ENOMEM;
+		row_labels(s, row);
+		s->value = (double)val->v / div;
+	}
+	if (row->hist && r->hist_name && !err)
+		err = add_hist(set, r, row, r->hist_name, r->hist_unit, row->hist, r->schema ? r->schema->hist_help : NULL);
+	for (int x = 0; x < row->nxhist && !err; x++)
+		err = add_hist(set, r, row, row->xhist[x].name, row->xhist[x].unit, row->xhist[x].h, NULL);
+	if (row->nsub && r->sub_name) {
+		char label[48];
+
+		snprintf(label, sizeof(label), "%s", r->sub_name);
+		strip_suffix(label, "s");
+		snprintf(name, sizeof(name), "ksight_%s_by_%s", r->collector, label);
+		snprintf(help, sizeof(help), "%s counted by %s", count_noun(r->collector), label);
+		for (int i = 0; i < row->nsub && !err; i++) {
+			struct prom_family *f = prom_family(set, name, help, PROM_COUNTER);
+			struct prom_sample *s = f ? prom_sample_add(f) : NULL;
+
+			if (!s)
+				return -ENOMEM;
+			row_labels(s, row);
+			prom_label(s, label, row->sub[i].name);
+			s->value = (double)row->sub[i].count;
+		}
+	}
+	return err;
+}
+
+int prom_add_report(struct prom_set *set, const struct ks_report *r)
+{
+	char name[PROM_NAME], help[256];
+	int err = 0;
+
+	err = prom_add(set, "ksight_collector_info", "collectors running, with the hook each chose (always 1)", PROM_GAUGE,
+		       1, "collector", r->collector, "hook", r->hook ? r->hook : "unknown");
+	for (int i = 0; i < r->nlost && !err; i++)
+		err = prom_add(set, "ksight_lost_events", "events the kernel side could not count, by collector and cause",
+			       PROM_COUNTER, (double)r->lost_by[i].num, "collector", r->collector, "cause", r->lost_by[i].name);
+	for (int i = 0; i < r->ncounters && !err; i++) {
+		snprintf(name, sizeof(name), "ksight_%s_%s", r->collector, r->counters[i].name);
+		snprintf(help, sizeof(help), "%s: report-wide counter %s%s", r->collector, r->counters[i].name,
+			 !strcmp(r->counters[i].name, "other_folds") ? " (rows folded into the \"other\" series by the series cap)"
+								   : "");
+		err = prom_add(set, name, help, PROM_COUNTER, (double)r->counters[i].num, NULL, NULL, NULL, NULL);
+	}
+	for (int i = 0; r->budget && i < r->budget->nmaps && !err; i++)
+		err = prom_add(set, "ksight_map_bytes", "bytes of each BPF map at the possible-CPU count (worst case)",
+			       PROM_GAUGE, (double)r->budget->maps[i].bytes, "collector", r->collector, "map",
+			       r->budget->maps[i].name);
+	for (int i = 0; i < r->nrows && !err; i++)
+		err = add_row(set, r, &r->rows[i]);
+	return err;
+}
+
+/* Classic bounds, the same on every host: durations 1us..10s in 1-2.5-5 steps, sizes and depths in powers of 4 and 2. */
+static const uint64_t ns_bounds[] = {
+	1000,	  2500,	    5000,      10000,	   25000,      50000,	   100000,     250000,
+	500000,	  1000000,  2500000,   5000000,	   10000000,   25000000,   50000000,   100000000,
+	250000000, 500000000, 1000000000, 2500000000, 5000000000, 10000000000,
+};
+static const uint64_t byte_bounds[] = { 512, 2048, 8192, 32768, 131072, 524288, 2097152, 8388608, 33554432 };
+static const uint64_t count_bounds[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 };
+
+const uint64_t *prom_classic_bounds(enum ks_unit unit, int *n)
+{
+	if (unit == KS_UNIT_NS) {
+		*n = (int)(sizeof(ns_bounds) / sizeof(ns_bounds[0]));
+		return ns_bounds;
+	}
+	if (unit == KS_UNIT_BYTES) {
+		*n = (int)(sizeof(byte_bounds) / sizeof(byte_bounds[0]));
+		return byte_bounds;
+	}
+	*n = (int)(sizeof(count_bounds) / sizeof(count_bounds[0]));
+	return count_bounds;
+}
+
+void prom_classic_counts(const struct ks_hist *h, const uint64_t *bounds, int n, uint64_t *cum)
+{
+	int b = 0;
+	uint64_t acc = 0;
+
+	for (int i = 0; i < n; i++)
+		cum[i] = 0;
+	for (unsigned int s = 0; s < KS_HIST_SLOTS; s++) {
+		uint64_t high = ks_hist_slot_high(s);
+
+		while (b < n && high > bounds[b])
+			cum[b++] = acc;
+		if (b == n)
+			break;
+		acc += h->slots[s];
+	}
+	while (b < n)
+		cum[b++] = acc;
+}
+
+int32_t prom_native_index(double v)
+{
+	return (int32_t)ceil(log2(v) * (1 << PROM_NATIVE_SCHEMA) - 1e-9);
+}
+
+/* The shortest "%g" that reads back as @v; integers plainly, infinities as Prometheus spells them. */
+static void fmt_double(char *buf, size_t len, double v)
+{
+	if (isinf(v)) {
+		snprintf(buf, len, v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	if (isnan(v)) {
+		snprintf(buf, len, "NaN");
+		return;
+	}
+	if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+		snprintf(buf, len, "%.0f", v);
+		return;
+	}
+	for (int prec = 6; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+static void write_escaped(FILE *out, const char *s, bool quote)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", out);
+		else if (*s == '\n')
+			fputs("\\n", out);
+		else if (*s == '"' && quote)
+			fputs("\\\"", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+static void write_labels(FILE *out, const struct prom_sample *s, const char *le)
+{
+	if (!s->nlabels && !le)
+		return;
+	fputc('{', out);
+	for (int i = 0; i < s->nlabels; i++) {
+		fprintf(out, "%s%s=\"", i ? "," : "", s->labels[i].name);
+		write_escaped(out, s->labels[i].value, true);
+		fputc('"', out);
+	}
+	if (le)
+		fprintf(out, "%sle=\"%s\"", s->nlabels ? "," : "", le);
+	fputc('}', out);
+}
+
+static void write_hist_text(FILE *out, const struct prom_family *f, const struct prom_sample *s)
+{
+	uint64_t cum[32];
+	char le[48], v[48];
+	int n;
+	const uint64_t *b = prom_classic_bounds(f->unit, &n);
+
+	prom_classic_counts(s->hist, b, n, cum);
+	for (int i = 0; i < n; i++) {
+		fmt_double(le, sizeof(le), (double)b[i] / f->div);
+		fprintf(out, "%s_bucket", f->name);
+		write_labels(out, s, le);
+		fprintf(out, " %" PRIu64 "\n", cum[i]);
+	}
+	fprintf(out, "%s_bucket", f->name);
+	write_labels(out, s, "+Inf");
+	fprintf(out, " %" PRIu64 "\n", s->hist->count);
+	fmt_double(v, sizeof(v), (double)s->hist->sum / f->div);
+	fprintf(out, "%s_sum", f->name);
+	write_labels(out, s, NULL);
+	fprintf(out, " %s\n%s_count", v, f->name);
+	write_labels(out, s, NULL);
+	fprintf(out, " %" PRIu64 "\n", s->hist->count);
+}
+
+static void write_text_set(const struct prom_set *set, FILE *out, bool om)
+{
+	static const char *const types[] = { "counter", "gauge", "histogram" };
+
+	for (int i = 0; i < set->n; i++) {
+		const struct prom_family *f = &set->f[i];
+		const char *suffix = f->type == PROM_COUNTER ? "_total" : "";
+		/* OpenMetrics names the counter family without "_total"; 0.0.4 names it as its samples */
+		const char *fsuffix = om ? "" : suffix;
+
+		if (!f->n)
+			continue;
+		fprintf(out, "# HELP %s%s ", f->name, fsuffix);
+		write_escaped(out, f->help, om);
+		fprintf(out, "\n# TYPE %s%s %s\n", f->name, fsuffix, types[f->type]);
+		for (int j = 0; j < f->n; j++) {
+			const struct prom_sample *s = &f->s[j];
+			char v[48];
+
+			if (f->type == PROM_HISTOGRAM) {
+				write_hist_text(out, f, s);
+				continue;
+			}
+			fmt_double(v, sizeof(v), s->value);
+			fprintf(out, "%s%s", f->name, suffix);
+			write_labels(out, s, NULL);
+			fprintf(out, " %s\n", v);
+		}
+	}
+}
+
+int prom_write(enum prom_format fmt, const struct prom_set *const *sets, int n, FILE *out)
+{
+	if (fmt == PROM_FMT_PROTO) {
+		for (int i = 0; i < n; i++) {
+			int err = prom_write_proto(sets[i], out);
+
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+	for (int i = 0; i < n; i++)
+		write_text_set(sets[i], out, fmt == PROM_FMT_OPENMETRICS);
+	if (fmt == PROM_FMT_OPENMETRICS)
+		fputs("# EOF\n", out);
+	return ks_stream_status(out);
+}
+
+const char *prom_content_type(enum prom_format fmt)
+{
+	return fmt == PROM_FMT_PROTO ? PROM_CT_PROTO : fmt == PROM_FMT_OPENMETRICS ? PROM_CT_OPENMETRICS : PROM_CT_TEXT;
+}
+
+/* The q-value of one media range's parameters (1 when absent). */
+static double qvalue(const char *params)
+{
+	const char *q = strstr(params, ";q=");
+
+	if (!q)
+		q = strstr(params, "; q=");
+	return q ? strtod(strchr(q, '=') + 1, NULL) : 1.0;
+}
+
+enum prom_format prom_negotiate(const char *accept)
+{
+	enum prom_format best = PROM_FMT_TEXT;
+	double best_q = -1;
+	char *dup, *save = NULL;
+
+	if (!accept || !(dup = strdup(accept)))
+		return PROM_FMT_TEXT;
+	for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		double q;
+		int fmt;
+		char *p;
+
+		while (*t == ' ')
+			t++;
+		/* parameters without spaces, for the substring tests below */
+		for (p = t; *p; p++)
+			if (*p == ' ')
+				memmove(p, p + 1, strlen(p));
+		q = qvalue(t);
+		if (!strncasecmp(t, "application/vnd.google.protobuf", 31) &&
+		    strstr(t, "proto=io.prometheus.client.MetricFamily") && strstr(t, "encoding=delimited"))
+			fmt = PROM_FMT_PROTO;
+		else if (!strncasecmp(t, "application/openmetrics-text", 28))
+			fmt = PROM_FMT_OPENMETRICS;
+		else if (!strncasecmp(t, "text/plain", 10) || !strncmp(t, "*/*", 3))
+			fmt = PROM_FMT_TEXT;
+		else
+			continue;
+		if (q > best_q) {
+			best_q = q;
+			best = (enum prom_format)fmt;
+		}
+	}
+	free(dup);
+	return best;
+}

@@ -1,0 +1,712 @@
+/* `ksight serve`: collectors run as cumulative instances; a snapshot per period is served as /metrics, /healthz and / over libmicrohttpd. */
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include "core/accum.h"
+#include "core/collector.h"
+#include "core/driver.h"
+#include "core/filter.h"
+#include "core/instance.h"
+#include "core/log.h"
+#include "core/parse.h"
+#include "output/output.h"
+#include "serve/prom.h"
+#include "serve/serve.h"
+
+#define MAX_COLS 16
+#define DEFAULT_LISTEN "127.0.0.1:9464"
+#define DEFAULT_COLLECTORS "syscalls,runqlat,offcpu,biolat,tcp,mem"
+#define DEFAULT_MAX_SERIES 1000
+/* Connections beyond this are refused at accept; idle ones are closed after the timeout. */
+#define CONN_LIMIT 1000
+#define CONN_TIMEOUT_S 10
+
+/*
+ * One period's state, as scrapes see it: the cumulative reports and their
+ * families.  The collection thread (the main one) builds a new snapshot
+ * off-lock and swaps it in under the write lock; scrapes render under the
+ * read lock.  Draining on a period rather than on each scrape keeps the
+ * kernel work independent of how many scrapers there are (50 concurrent
+ * scrapes cost 50 renders, not 50 map drains), and every scraper of one
+ * period sees the same numbers.
+ */
+struct snapshot {
+	int n;
+	struct ks_report reports[MAX_COLS];
+	struct prom_set set;
+	struct timespec at; /* CLOCK_MONOTONIC of the drain */
+};
+
+struct serve_state {
+	struct ks_instance in[MAX_COLS];
+	struct ks_accum acc[MAX_COLS];
+	int n;
+	double period;
+	pthread_rwlock_t lock;
+	struct snapshot *snap;
+	struct ks_web_config web;
+	pthread_mutex_t web_lock; /* SIGHUP swaps the users */
+	const char *web_path;
+	atomic_ullong scrapes[3], scrape_ns_last, collect_ns_last, collect_errors;
+	atomic_ullong http_errors;
+};
+
+enum { OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG };
+
+static const struct ks_optdef serve_opts[] = {
+	{ "collectors", OPT_COLLECTORS, "LIST", "collectors to run (default " DEFAULT_COLLECTORS ")" },
+	{ "listen", OPT_LISTEN, "ADDR:PORT", "address to serve on (default " DEFAULT_LISTEN "; port 0 picks one)" },
+	{ "max-series", OPT_MAX_SERIES, "N", "rows kept per collector (default 1000); new ones fold into \"other\"" },
+	{ "web.config.file", OPT_WEB_CONFIG, "FILE", "TLS and basic auth, in the Prometheus exporter-toolkit format" },
+	{ 0 },
+};
+
+static const struct ks_cmd_spec serve_spec = {
+	.name = "serve",
+	.summary = "Export the collectors to Prometheus: counters that never reset, served as /metrics\n"
+		   "(text 0.0.4, OpenMetrics, or protobuf with native histograms, as the scraper asks),\n"
+		   "/healthz and / (a status page).  -i sets the drain period (default 1 s).",
+	.common = KS_O_DURATION | KS_O_INTERVAL | KS_O_FILTERS,
+	.opts = serve_opts,
+};
+
+struct serve_args {
+	const char *collectors, *listen, *web;
+	long max_series;
+};
+
+static int serve_opt(void *ctx, int id, const char *arg)
+{
+	struct serve_args *a = ctx;
+
+	switch (id) {
+	case OPT_COLLECTORS: a->collectors = arg; return 0;
+	case OPT_LISTEN: a->listen = arg; return 0;
+	case OPT_WEB_CONFIG: a->web = arg; return 0;
+	case OPT_MAX_SERIES: {
+		char *end;
+
+		errno = 0;
+		a->max_series = strtol(arg, &end, 10);
+		if (errno || *end || a->max_series < 1 || a->max_series > 1000000) {
+			p_err("serve: --max-series '%s': expected a number from 1 to 1000000", KS_ESC(arg));
+			return -EINVAL;
+		}
+		return 0;
+	}
+	}
+	return -EINVAL;
+}
+
+/*
+ * The key each collector is served by: never a pid (unbounded on a busy
+ * host).  mem and tcp default to pid and flow; comm keeps their columns
+ * (tcp's retransmits too, which --by reason has not) and the series cap
+ * bounds it.  The others keep their defaults: syscall, cpu-wide, state, disk.
+ */
+static const char *serve_by(const char *name)
+{
+	return !strcmp(name, "mem") || !strcmp(name, "tcp") ? "comm" : NULL;
+}
+
+static int add_collectors(struct serve_state *st, const char *list)
+{
+	char *dup = strdup(list), *save = NULL;
+	int err = 0;
+
+	if (!dup)
+		return -ENOMEM;
+	for (char *t = strtok_r(dup, ",", &save); t && !err; t = strtok_r(NULL, ",", &save)) {
+		const struct ks_collector *col = ks_collector_find(t);
+
+		if (!col) {
+			p_err("serve: unknown collector '%s'; see 'ksight -h'", KS_ESC(t));
+			err = -EINVAL;
+			break;
+		}
+		for (int i = 0; i < st->n; i++)
+			if (st->in[i].col == col) {
+				p_err("serve: collector '%s' given twice", t);
+				err = -EINVAL;
+			}
+		if (!err && st->n == MAX_COLS) {
+			p_err("serve: too many collectors");
+			err = -EINVAL;
+		}
+		if (!err) {
+			err = ks_instance_init(&st->in[st->n], col);
+			if (err)
+				p_err("%s: cannot set up: %s", t, strerror(-err));
+			else
+				st->n++;
+		}
+	}
+	free(dup);
+	return err;
+}
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* BPF run time and count of this process's programs (found through its own fds), when kernel.bpf_stats_enabled. */
+static void add_prog_stats(struct prom_set *set)
+{
+	char path[300], line[128], id[16];
+	bool enabled = false;
+	DIR *d;
+	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
+	struct dirent *e;
+
+	if (f) {
+		enabled = fgetc(f) == '1';
+		fclose(f);
+	}
+	prom_add(set, "ksight_bpf_stats_enabled", "1 when kernel.bpf_stats_enabled is on (program run times are then exported)",
+		 PROM_GAUGE, enabled, NULL, NULL, NULL, NULL);
+	if (!enabled || !(d = opendir("/proc/self/fdinfo")))
+		return;
+	while ((e = readdir(d))) {
+		unsigned int pid = 0;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "prog_id: %u", &pid) == 1)
+				break;
+		fclose(f);
+		if (pid) {
+			struct bpf_prog_info info;
+			__u32 len = sizeof(info);
+			int fd = atoi(e->d_name);
+
+			memset(&info, 0, sizeof(info));
+			if (bpf_obj_get_info_by_fd(fd, &info, &len))
+				continue;
+			snprintf(id, sizeof(id), "%u", pid);
+			prom_add(set, "ksight_bpf_prog_run_seconds", "time the kernel spent in each of ksight's BPF programs",
+				 PROM_COUNTER, (double)info.run_time_ns / 1e9, "prog", info.name, "id", id);
+			prom_add(set, "ksight_bpf_prog_runs", "runs of each of ksight's BPF programs", PROM_COUNTER,
+				 (double)info.run_cnt, "prog", info.name, "id", id);
+		}
+	}
+	closedir(d);
+}
+
+static void snapshot_free(struct snapshot *s)
+{
+	if (!s)
+		return;
+	prom_set_free(&s->set);
+	for (int i = 0; i < s->n; i++)
+		ks_report_free(&s->reports[i]);
+	free(s);
+}
+
+/* One period: mark and drain every instance, merge into the accumulators, build and swap in a new snapshot. */
+static int collect_once(struct serve_state *st)
+{
+	struct ks_report delta[MAX_COLS];
+	int errs[MAX_COLS], err = 0;
+	struct snapshot *s = calloc(1, sizeof(*s)), *old;
+	double t0 = mono_now();
+
+	if (!s)
+		return -ENOMEM;
+	for (int i = 0; i < st->n; i++)
+		ks_instance_report_init(&st->in[i], &delta[i]);
+	ks_instances_collect(st->in, st->n, delta, errs);
+	for (int i = 0; i < st->n; i++) {
+		if (errs[i]) {
+			atomic_fetch_add(&st->collect_errors, 1);
+			p_warn("%s: drain failed: %s", st->in[i].col->spec.name, strerror(-errs[i]));
+		} else if (!err) {
+			err = ks_accum_add(&st->acc[i], &delta[i]);
+		}
+		ks_report_free(&delta[i]);
+	}
+	for (int i = 0; i < st->n && !err; i++) {
+		struct ks_report *r = &s->reports[i];
+
+		err = ks_accum_snapshot(&st->acc[i], r);
+		s->n = i + 1;
+		if (!err) {
+			r->collector = st->in[i].col->spec.name;
+			r->schema = st->in[i].col->schema;
+			if (!r->hook && st->in[i].col->hook)
+				r->hook = st->in[i].col->hook(st->in[i].ctx);
+			err = prom_add_report(&s->set, r);
+		}
+	}
+	if (!err) {
+		add_prog_stats(&s->set);
+		atomic_store(&st->collect_ns_last, (unsigned long long)((mono_now() - t0) * 1e9));
+		prom_add(&s->set, "ksight_collect_duration_seconds", "time the last drain of every collector took",
+			 PROM_GAUGE, (double)atomic_load(&st->collect_ns_last) / 1e9, NULL, NULL, NULL, NULL);
+		prom_add(&s->set, "ksight_drain_errors", "drains that failed (the period's events are then lost)",
+			 PROM_COUNTER, (double)atomic_load(&st->collect_errors), NULL, NULL, NULL, NULL);
+	}
+	if (err) {
+		snapshot_free(s);
+		return err;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &s->at);
+	pthread_rwlock_wrlock(&st->lock);
+	old = st->snap;
+	st->snap = s;
+	pthread_rwlock_unlock(&st->lock);
+	snapshot_free(old);
+	return 0;
+}
+
+/* Scrape-time self-metrics: RSS, CPU, scrapes, the last scrape's duration. */
+static void self_metrics(struct serve_state *st, struct prom_set *set)
+{
+	static const char *const fmts[] = { "text", "openmetrics", "protobuf" };
+	long pages = 0, ticks = sysconf(_SC_CLK_TCK);
+	unsigned long utime = 0, stime = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%*d %ld", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	prom_add(set, "process_resident_memory_bytes", "resident memory of the ksight process", PROM_GAUGE,
+		 (double)pages * (double)sysconf(_SC_PAGESIZE), NULL, NULL, NULL, NULL);
+	f = fopen("/proc/self/stat", "r");
+	if (f) {
+		/* fields 14 and 15 after the "(comm)" field, which may hold spaces */
+		char buf[1024], *p;
+
+		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+			sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime);
+		fclose(f);
+	}
+	prom_add(set, "process_cpu_seconds", "user and system CPU time of the ksight process", PROM_COUNTER,
+		 (double)(utime + stime) / (double)ticks, NULL, NULL, NULL, NULL);
+	for (int i = 0; i < 3; i++)
+		prom_add(set, "ksight_scrapes", "scrapes answered, by format", PROM_COUNTER,
+			 (double)atomic_load(&st->scrapes[i]), "format", fmts[i], NULL, NULL);
+	prom_add(set, "ksight_scrape_duration_seconds", "time the previous /metrics answer took to render", PROM_GAUGE,
+		 (double)atomic_load(&st->scrape_ns_last) / 1e9, NULL, NULL, NULL, NULL);
+	prom_add(set, "ksight_http_errors", "requests answered with a 4xx status", PROM_COUNTER,
+		 (double)atomic_load(&st->http_errors), NULL, NULL, NULL, NULL);
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, const char *ctype, void *buf,
+			     size_t len, enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(len, buf, mode);
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result reply_str(struct serve_state *st, struct MHD_Connection *conn, unsigned int status,
+				 const char *msg)
+{
+	if (status >= 400 && status < 500)
+		atomic_fetch_add(&st->http_errors, 1);
+	return reply(conn, status, "text/plain; charset=utf-8", (void *)msg, strlen(msg), MHD_RESPMEM_PERSISTENT);
+}
+
+static enum MHD_Result serve_metrics(struct serve_state *st, struct MHD_Connection *conn)
+{
+	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	const char *format = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "format");
+	enum prom_format fmt = prom_negotiate(accept);
+	struct prom_set self = { 0 };
+	const struct prom_set *sets[2];
+	double t0 = mono_now();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+	int err;
+
+	/* ?format=text: classic histograms for a scraper that would otherwise negotiate native ones */
+	if (format && !strcmp(format, "text"))
+		fmt = PROM_FMT_TEXT;
+	else if (format && !strcmp(format, "openmetrics"))
+		fmt = PROM_FMT_OPENMETRICS;
+	else if (format && !strcmp(format, "protobuf"))
+		fmt = PROM_FMT_PROTO;
+	else if (format)
+		return reply_str(st, conn, MHD_HTTP_BAD_REQUEST, "format: text, openmetrics or protobuf\n");
+	self_metrics(st, &self);
+	out = open_memstream(&buf, &len);
+	if (!out) {
+		prom_set_free(&self);
+		return MHD_NO;
+	}
+	pthread_rwlock_rdlock(&st->lock);
+	sets[0] = &st->snap->set;
+	sets[1] = &self;
+	err = prom_write(fmt, sets, 2, out);
+	pthread_rwlock_unlock(&st->lock);
+	prom_set_free(&self);
+	if (fclose(out) || err) {
+		free(buf);
+		return reply_str(st, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot render the metrics\n");
+	}
+	atomic_fetch_add(&st->scrapes[fmt], 1);
+	atomic_store(&st->scrape_ns_last, (unsigned long long)((mono_now() - t0) * 1e9));
+	return reply(conn, MHD_HTTP_OK, prom_content_type(fmt), buf, len, MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result serve_health(struct serve_state *st, struct MHD_Connection *conn)
+{
+	struct timespec now;
+	double age;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_rwlock_rdlock(&st->lock);
+	age = (double)(now.tv_sec - st->snap->at.tv_sec) + (double)(now.tv_nsec - st->snap->at.tv_nsec) / 1e9;
+	pthread_rwlock_unlock(&st->lock);
+	/* a drain loop that stopped for three periods (and a few seconds) is unhealthy */
+	if (age > 3 * st->period + 5)
+		return reply_str(st, conn, MHD_HTTP_SERVICE_UNAVAILABLE, "stale: no drain for too long\n");
+	return reply_str(st, conn, MHD_HTTP_OK, "ok\n");
+}
+
+static void html_escape(FILE *out, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default: fputc(*s, out);
+		}
+	}
+}
+
+static enum MHD_Result serve_index(struct serve_state *st, struct MHD_Connection *conn)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	if (!out)
+		return MHD_NO;
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ksight exporter</title></head><body>\n"
+	      "<h1>ksight exporter</h1>\n<p><a href=\"/metrics\">/metrics</a> &middot; <a href=\"/healthz\">/healthz</a></p>\n"
+	      "<table border=\"1\"><tr><th>collector</th><th>hook</th><th>series</th><th>events lost</th><th>losses by cause</th></tr>\n",
+	      out);
+	pthread_rwlock_rdlock(&st->lock);
+	for (int i = 0; i < st->snap->n; i++) {
+		const struct ks_report *r = &st->snap->reports[i];
+
+		fputs("<tr><td>", out);
+		html_escape(out, r->collector);
+		fputs("</td><td>", out);
+		html_escape(out, r->hook ? r->hook : "?");
+		fprintf(out, "</td><td>%d</td><td>%llu</td><td>", r->nrows, (unsigned long long)r->lost);
+		for (int j = 0; j < r->nlost; j++) {
+			html_escape(out, r->lost_by[j].name);
+			fprintf(out, "=%llu ", (unsigned long long)r->lost_by[j].num);
+		}
+		fputs("</td></tr>\n", out);
+	}
+	pthread_rwlock_unlock(&st->lock);
+	fprintf(out, "</table>\n<p>drain period %.3g s</p>\n</body></html>\n", st->period);
+	if (fclose(out)) {
+		free(buf);
+		return MHD_NO;
+	}
+	return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", buf, len, MHD_RESPMEM_MUST_FREE);
+}
+
+static bool authorized(struct serve_state *st, struct MHD_Connection *conn)
+{
+	char *pass = NULL, *user;
+	bool ok;
+
+	pthread_mutex_lock(&st->web_lock);
+	if (!st->web.nusers) {
+		pthread_mutex_unlock(&st->web_lock);
+		return true;
+	}
+	pthread_mutex_unlock(&st->web_lock);
+	user = MHD_basic_auth_get_username_password(conn, &pass);
+	pthread_mutex_lock(&st->web_lock);
+	ok = user && pass && ks_web_auth_ok(&st->web, user, pass);
+	pthread_mutex_unlock(&st->web_lock);
+	MHD_free(user);
+	MHD_free(pass);
+	return ok;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+				  const char *version, const char *upload, size_t *upload_size, void **req)
+{
+	struct serve_state *st = cls;
+	static int seen;
+
+	(void)upload;
+	/*
+	 * The first call sees the headers only: a request announcing a body is
+	 * refused there, before any of it is read (nothing here takes a body).
+	 */
+	if (!*req) {
+		*req = &seen;
+		if (MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
+		    strtoull(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH) ?: "0",
+			     NULL, 10))
+			return reply_str(st, conn, MHD_HTTP_CONTENT_TOO_LARGE, "request bodies are not accepted\n");
+	}
+	if (*upload_size) {
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	/* RFC 9112 3.2: an HTTP/1.1 request without Host is answered 400 */
+	if (!strcmp(version, MHD_HTTP_VERSION_1_1) && !MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))
+		return reply_str(st, conn, MHD_HTTP_BAD_REQUEST, "HTTP/1.1 needs a Host header\n");
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_str(st, conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+	if (!authorized(st, conn)) {
+		struct MHD_Response *resp = MHD_create_response_from_buffer(13, "unauthorized\n", MHD_RESPMEM_PERSISTENT);
+		enum MHD_Result ret;
+
+		if (!resp)
+			return MHD_NO;
+		atomic_fetch_add(&st->http_errors, 1);
+		ret = MHD_queue_basic_auth_fail_response(conn, "ksight", resp);
+		MHD_destroy_response(resp);
+		return ret;
+	}
+	if (!strcmp(url, "/metrics"))
+		return serve_metrics(st, conn);
+	if (!strcmp(url, "/healthz"))
+		return serve_health(st, conn);
+	if (!strcmp(url, "/"))
+		return serve_index(st, conn);
+	return reply_str(st, conn, MHD_HTTP_NOT_FOUND, "not found: see /\n");
+}
+
+static void on_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	/* libmicrohttpd's own messages only with -v: a bad client is not the operator's error */
+	if (ks_verbose) {
+		fputs("ksight: http: ", stderr);
+		vfprintf(stderr, fmt, ap);
+	}
+}
+
+/* "HOST:PORT", "[V6]:PORT" or ":PORT" (loopback) into @ss; 0 or -EINVAL after a one-line error. */
+static int parse_listen(const char *arg, struct sockaddr_storage *ss, socklen_t *sslen)
+{
+	char host[256], *port;
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM }, *res;
+	int rc;
+
+	snprintf(host, sizeof(host), "%s", arg);
+	port = strrchr(host, ':');
+	if (!port || !port[1]) {
+		p_err("serve: --listen '%s': expected ADDR:PORT, e.g. 127.0.0.1:9464", KS_ESC(arg));
+		return -EINVAL;
+	}
+	*port++ = 0;
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		host[strlen(host) - 1] = 0;
+		memmove(host, host + 1, strlen(host));
+	}
+	rc = getaddrinfo(host[0] ? host : "127.0.0.1", port, &hints, &res);
+	if (rc) {
+		p_err("serve: --listen '%s': %s (numeric address and port expected)", KS_ESC(arg), gai_strerror(rc));
+		return -EINVAL;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*sslen = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static struct MHD_Daemon *start_http(struct serve_state *st, const struct sockaddr_storage *ss, int *port)
+{
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	unsigned int limit = CONN_LIMIT;
+	struct rlimit rl;
+	struct MHD_Daemon *d;
+	const union MHD_DaemonInfo *info;
+
+	/* the soft fd limit may rise to the hard one without privilege; keep fds for the BPF objects */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < limit + 256)
+		limit = rl.rlim_cur > 512 ? (unsigned int)rl.rlim_cur - 256 : 64;
+	if (st->web.cert_pem)
+		flags |= MHD_USE_TLS;
+	d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, st, MHD_OPTION_SOCK_ADDR, ss,
+			     MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONN_TIMEOUT_S,
+			     /* two workers: a slow render never holds up a health check */
+			     MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+			     MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
+			     st->web.cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, st->web.cert_pem,
+			     MHD_OPTION_HTTPS_MEM_KEY, st->web.key_pem, MHD_OPTION_END);
+	if (!d)
+		return NULL;
+	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	*port = info ? info->port : 0;
+	return d;
+}
+
+int ks_serve_main(int argc, char **argv)
+{
+	struct serve_args a = { .collectors = DEFAULT_COLLECTORS, .listen = DEFAULT_LISTEN, .max_series = DEFAULT_MAX_SERIES };
+	struct serve_state *st = calloc(1, sizeof(*st));
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	struct ks_common c;
+	struct ks_filter f;
+	struct MHD_Daemon *d = NULL;
+	sigset_t sigs;
+	char addr[INET6_ADDRSTRLEN] = "?";
+	double end = 0;
+	int ret = 2, err, port = 0;
+
+	if (!st) {
+		p_err("out of memory");
+		return 1;
+	}
+	pthread_rwlock_init(&st->lock, NULL);
+	pthread_mutex_init(&st->web_lock, NULL);
+	ks_common_init(&c);
+	err = ks_opts_parse_noargs(&serve_spec, argc, argv, &c, serve_opt, &a);
+	if (err == KS_OPTS_HELP) {
+		ret = 0;
+		goto out;
+	}
+	if (err || ks_filter_build(&c, &f) || parse_listen(a.listen, &ss, &sslen) || add_collectors(st, a.collectors))
+		goto out;
+	if (a.web && ks_web_config_load(&st->web, a.web))
+		goto out;
+	st->web_path = a.web;
+	st->period = c.interval > 0 ? c.interval : 1.0;
+	ret = 1;
+	for (int i = 0; i < st->n; i++) {
+		const char *by = serve_by(st->in[i].col->spec.name);
+
+		st->in[i].c = c;
+		st->in[i].c.interval = 0;
+		st->in[i].c.by = by;
+		ks_accum_init(&st->acc[i], st->in[i].col->spec.name, (int)a.max_series, 0);
+	}
+	/* signals are taken by sigtimedwait in this thread only: block them before any thread starts */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 0; i < st->n; i++) {
+		err = ks_instance_open(&st->in[i], &f);
+		if (err) {
+			ks_report_open_error(st->in[i].col, err);
+			goto out;
+		}
+	}
+	/* a first snapshot (empty counters) before the first scrape can come */
+	err = collect_once(st);
+	if (err) {
+		p_err("serve: cannot collect: %s", strerror(-err));
+		goto out;
+	}
+	d = start_http(st, &ss, &port);
+	if (!d) {
+		p_err("serve: cannot listen on '%s': %s", KS_ESC(a.listen), strerror(errno ? errno : EADDRINUSE));
+		goto out;
+	}
+	if (ss.ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr, sizeof(addr));
+	else
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr, sizeof(addr));
+	for (int i = 0; i < st->n; i++)
+		fprintf(stderr, "ksight: serving %s (hook %s)\n", st->in[i].col->spec.name,
+			st->in[i].col->hook ? st->in[i].col->hook(st->in[i].ctx) : "?");
+	fprintf(stderr, "ksight: listening on %s://%s%s%s:%d/metrics\n", st->web.cert_pem ? "https" : "http",
+		ss.ss_family == AF_INET6 ? "[" : "", addr, ss.ss_family == AF_INET6 ? "]" : "", port);
+	if (c.duration > 0)
+		end = mono_now() + c.duration;
+	ret = 0;
+	for (;;) {
+		double next = mono_now() + st->period, wait;
+		struct timespec ts;
+		int sig;
+
+		if (end && next > end)
+			next = end;
+		while ((wait = next - mono_now()) > 0) {
+			ts.tv_sec = (time_t)wait;
+			ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
+			sig = sigtimedwait(&sigs, NULL, &ts);
+			if (sig == SIGINT || sig == SIGTERM)
+				goto stop;
+			if (sig == SIGHUP && st->web_path) {
+				struct ks_web_config nw;
+
+				/* users and passwords change; the key pair stays the one the listener started with */
+				if (!ks_web_config_load(&nw, st->web_path)) {
+					pthread_mutex_lock(&st->web_lock);
+					st->web.nusers = nw.nusers;
+					memcpy(st->web.users, nw.users, sizeof(nw.users));
+					pthread_mutex_unlock(&st->web_lock);
+					ks_web_config_free(&nw);
+					fprintf(stderr, "ksight: reloaded '%s'\n", st->web_path);
+				}
+			}
+		}
+		err = collect_once(st);
+		if (err) {
+			p_err("serve: cannot collect: %s", strerror(-err));
+			ret = 1;
+			break;
+		}
+		if (end && mono_now() >= end)
+			break;
+	}
+stop:
+	fprintf(stderr, "ksight: stopping\n");
+out:
+	if (d)
+		MHD_stop_daemon(d);
+	for (int i = 0; i < st->n; i++) {
+		ks_instance_close(&st->in[i]);
+		ks_accum_free(&st->acc[i]);
+	}
+	snapshot_free(st->snap);
+	ks_web_config_free(&st->web);
+	pthread_rwlock_destroy(&st->lock);
+	pthread_mutex_destroy(&st->web_lock);
+	free(st);
+	return ret;
+}

@@ -1,0 +1,381 @@
+/* Unit tests of the exporter's encoders on fixed reports: Prometheus text, OpenMetrics, protobuf with native histograms, negotiation. */
+#include "test.h"
+#include "serve/prom.h"
+
+static const struct ks_column cols[] = {
+	{ "count", KS_COL_COUNTER, KS_UNIT_COUNT, "calls made" },
+	{ "total_ns", KS_COL_DURATION, KS_UNIT_NS, "their summed time" },
+	{ "inflight", KS_COL_GAUGE, KS_UNIT_COUNT, "calls in flight" },
+	{ NULL },
+};
+static const struct ks_schema schema = { cols, "latency_ns", KS_UNIT_NS, "call latency" };
+
+/* A syscalls-like report: one row keyed syscall="read" (and a quote in a second row's key), latencies 0, 1000 ns x3, 5 ms x2. */
+static void fixed_report(struct ks_report *r)
+{
+	struct ks_row *w;
+
+	ks_report_init(r, "syscalls", "tp_btf");
+	r->schema = &schema;
+	r->hist_name = "latency_ns";
+	r->hist_unit = KS_UNIT_NS;
+	ks_report_lost(r, "map_full", 3);
+	w = ks_report_add_row(r);
+	ks_row_key_str(w, "syscall", "read");
+	ks_row_col(w, &cols[0], 6);
+	ks_row_col(w, &cols[1], 10003000);
+	ks_row_col(w, &cols[2], 2);
+	w->hist = calloc(1, sizeof(*w->hist));
+	ks_hist_record(w->hist, 0);
+	for (int i = 0; i < 3; i++)
+		ks_hist_record(w->hist, 1000);
+	for (int i = 0; i < 2; i++)
+		ks_hist_record(w->hist, 5000000);
+	w = ks_report_add_row(r);
+	ks_row_key_str(w, "syscall", "we\"ird\\\n");
+	ks_row_col(w, &cols[0], 1);
+}
+
+static char *render(enum prom_format fmt, const struct prom_set *set, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *out = open_memstream(&buf, &n);
+	const struct prom_set *sets[1] = { set };
+
+	if (!out || prom_write(fmt, sets, 1, out))
+		exit(2);
+	fclose(out);
+	if (len)
+		*len = n;
+	return buf;
+}
+
+TEST(text_names_units_help)
+{
+	struct ks_report r;
+	struct prom_set set = { 0 };
+	char *t;
+
+	fixed_report(&r);
+	ASSERT_EQ_INT(prom_add_report(&set, &r), 0);
+	t = render(PROM_FMT_TEXT, &set, NULL);
+	EXPECT_TRUE(strstr(t, "# HELP ksight_syscalls_calls_total calls made\n# TYPE ksight_syscalls_calls_total counter\n"
+			      "ksight_syscalls_calls_total{syscall=\"read\"} 6\n"));
+	/* the duration in seconds, the leading "total_" not repeated */
+	EXPECT_TRUE(strstr(t, "# TYPE ksight_syscalls_time_seconds_total counter\nksight_syscalls_time_seconds_total{syscall=\"read\"} 0.010003\n"));
+	EXPECT_TRUE(strstr(t, "# TYPE ksight_syscalls_inflight gauge\nksight_syscalls_inflight{syscall=\"read\"} 2\n"));
+	EXPECT_TRUE(strstr(t, "ksight_lost_events_total{collector=\"syscalls\",cause=\"map_full\"} 3\n"));
+	/* label values escaped: quote, backslash, newline */
+	EXPECT_TRUE(strstr(t, "ksight_syscalls_calls_total{syscall=\"we\\\"ird\\\\\\n\"} 1\n"));
+	/* classic buckets: 0 and 1000 ns at le=1us (1000's slot [992, 1023] straddles 1000: above) */
+	EXPECT_TRUE(strstr(t, "ksight_syscalls_latency_seconds_bucket{syscall=\"read\",le=\"1e-06\"} 1\n"));
+	EXPECT_TRUE(strstr(t, "ksight_syscalls_latency_seconds_bucket{syscall=\"read\",le=\"2.5e-06\"} 4\n"));
+	EXPECT_TRUE(strstr(t, "ksight_syscalls_latency_seconds_bucket{syscall=\"read\",le=\"0.0025\"} 4\n"));
+	EXPECT_TRUE(strstr(t, "ksight_syscalls_latency_seconds_bucket{syscall=\"read\",le=\"0.005\"} 4\n"));
+	EXPECT_TRUE(strstr(t, "ksight_syscalls_latency_seconds_bucket{syscall=\"read\",le=\"0.01\"} 6\n"));
+	EXPECT_TRUE(strstr(t, "ksight_syscalls_latency_seconds_bucket{syscall=\"read\",le=\"+Inf\"} 6\n"
+			      "ksight_syscalls_latency_seconds_sum{syscall=\"read\"} 0.010003\n"
+			      "ksight_syscalls_latency_seconds_count{syscall=\"read\"} 6\n"));
+	EXPECT_TRUE(strstr(t, "# HELP ksight_syscalls_latency_seconds call latency\n"));
+	EXPECT_TRUE(!strstr(t, "# EOF"));
+	free(t);
+	prom_set_free(&set);
+	ks_report_free(&r);
+}
+
+TEST(openmetrics)
+{
+	struct ks_report r;
+	struct prom_set set = { 0 };
+	char *t;
+	size_t n;
+
+	fixed_report(&r);
+	ASSERT_EQ_INT(prom_add_report(&set, &r), 0);
+	t = render(PROM_FMT_OPENMETRICS, &set, &n);
+	/* the counter family is named without _total, its samples with it */
+	EXPECT_TRUE(strstr(t, "# TYPE ksight_syscalls_calls counter\nksight_syscalls_calls_total{syscall=\"read\"} 6\n"));
+	EXPECT_TRUE(strstr(t, "# TYPE ksight_syscalls_latency_seconds histogram\n"));
+	EXPECT_TRUE(n > 6 && !strcmp(t + n - 6, "# EOF\n"));
+	free(t);
+	prom_set_free(&set);
+	ks_report_free(&r);
+}
+
+/* A protobuf reader for the checks: just enough of the wire format. */
+struct rd {
+	const unsigned char *p, *end;
+};
+
+static uint64_t rd_varint(struct rd *r)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; r->p < r->end && shift < 64; shift += 7) {
+		unsigned char b = *r->p++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+/* The next field: its number, wire type, and (for length-delimited) a sub-reader. */
+static int rd_field(struct rd *r, int *wt, struct rd *sub, uint64_t *v, double *d)
+{
+	uint64_t tag;
+
+	if (r->p >= r->end)
+		return 0;
+	tag = rd_varint(r);
+	*wt = (int)(tag & 7);
+	if (*wt == 0) {
+		*v = rd_varint(r);
+	} else if (*wt == 1) {
+		uint64_t u = 0;
+
+		for (int i = 0; i < 8; i++)
+			u |= (uint64_t)r->p[i] << (8 * i);
+		memcpy(d, &u, 8);
+		r->p += 8;
+	} else if (*wt == 2) {
+		uint64_t n = rd_varint(r);
+
+		sub->p = r->p;
+		sub->end = r->p + n;
+		r->p += n;
+	} else {
+		return -1;
+	}
+	return (int)(tag >> 3);
+}
+
+static int64_t unzig(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+struct native {
+	int64_t schema;
+	double zero_threshold, sum;
+	uint64_t count, zero_count;
+	int nb;
+	int32_t idx[512];
+	int64_t cnt[512];
+	int nclassic;
+};
+
+/* Decodes a Histogram message: spans and deltas into absolute (index, count) pairs. */
+static void decode_hist(struct rd h, struct native *n)
+{
+	int32_t spans[256][2], nspans = 0, k = 0, at = 0;
+	int64_t deltas[512], nd = 0, c = 0;
+	struct rd sub;
+	uint64_t v = 0;
+	double d = 0;
+	int wt, f;
+
+	memset(n, 0, sizeof(*n));
+	while ((f = rd_field(&h, &wt, &sub, &v, &d)) > 0) {
+		if (f == 1)
+			n->count = v;
+		else if (f == 2)
+			n->sum = d;
+		else if (f == 3)
+			n->nclassic++;
+		else if (f == 5)
+			n->schema = unzig(v);
+		else if (f == 6)
+			n->zero_threshold = d;
+		else if (f == 7)
+			n->zero_count = v;
+		else if (f == 12 && nspans < 256) {
+			struct rd s2;
+			int f2, wt2;
+
+			spans[nspans][0] = spans[nspans][1] = 0;
+			while ((f2 = rd_field(&sub, &wt2, &s2, &v, &d)) > 0)
+				spans[nspans][f2 - 1] = f2 == 1 ? (int32_t)unzig(v) : (int32_t)v;
+			nspans++;
+		} else if (f == 13) {
+			while (sub.p < sub.end && nd < 512)
+				deltas[nd++] = unzig(rd_varint(&sub));
+		}
+	}
+	for (int s = 0; s < nspans; s++) {
+		at += spans[s][0];
+		for (int j = 0; j < spans[s][1] && k < nd && k < 512; j++, k++) {
+			c += deltas[k];
+			n->idx[k] = at++;
+			n->cnt[k] = c;
+		}
+	}
+	n->nb = k;
+}
+
+TEST(protobuf_native_histogram)
+{
+	struct ks_report r;
+	struct prom_set set = { 0 };
+	struct rd all, fam, met, sub, h = { 0 };
+	char *t, name[128];
+	size_t n;
+	struct native nat;
+	uint64_t v = 0;
+	double d = 0;
+	int wt, f, families = 0;
+	bool found = false;
+
+	fixed_report(&r);
+	ASSERT_EQ_INT(prom_add_report(&set, &r), 0);
+	t = render(PROM_FMT_PROTO, &set, &n);
+	all.p = (const unsigned char *)t;
+	all.end = all.p + n;
+	/* length-delimited MetricFamily messages, one after the other, to the last byte */
+	while (all.p < all.end) {
+		uint64_t len = rd_varint(&all);
+
+		fam.p = all.p;
+		fam.end = all.p + len;
+		ASSERT_TRUE(fam.end <= all.end);
+		all.p = fam.end;
+		families++;
+		name[0] = 0;
+		while ((f = rd_field(&fam, &wt, &sub, &v, &d)) > 0) {
+			if (f == 1)
+				snprintf(name, sizeof(name), "%.*s", (int)(sub.end - sub.p), (const char *)sub.p);
+			if (f == 4 && !strcmp(name, "ksight_syscalls_latency_seconds") && !found) {
+				met = sub;
+				while ((f = rd_field(&met, &wt, &sub, &v, &d)) > 0)
+					if (f == 7)
+						h = sub, found = true;
+			}
+		}
+	}
+	EXPECT_EQ_INT(families, set.n);
+	ASSERT_TRUE(found);
+	decode_hist(h, &nat);
+	EXPECT_EQ_INT(nat.schema, 5);
+	EXPECT_EQ_U64(nat.count, 6);
+	EXPECT_EQ_U64(nat.zero_count, 1);
+	EXPECT_TRUE(nat.zero_threshold > 0 && nat.zero_threshold < 1e-30);
+	EXPECT_NEAR(nat.sum, 0.010003, 1e-12);
+	EXPECT_EQ_INT(nat.nclassic, 22);
+	/* two native buckets: the middles of 1000's slot [992, 1023] and of 5 ms's slot */
+	ASSERT_EQ_INT(nat.nb, 2);
+	EXPECT_EQ_INT(nat.idx[0], prom_native_index(1007.5e-9));
+	EXPECT_EQ_INT(nat.cnt[0], 3);
+	EXPECT_EQ_INT(nat.cnt[1], 2);
+	/* each bucket (2^((i-1)/32), 2^(i/32)] holds its value, within 2.2% */
+	EXPECT_TRUE(pow(2, (nat.idx[0] - 1) / 32.0) < 1000e-9 * 1.04 && pow(2, nat.idx[0] / 32.0) >= 1000e-9);
+	EXPECT_TRUE(pow(2, (nat.idx[1] - 1) / 32.0) < 5e-3 * 1.04 && pow(2, nat.idx[1] / 32.0) >= 5e-3);
+	free(t);
+	prom_set_free(&set);
+	ks_report_free(&r);
+}
+
+/* Many slots: spans with gaps, deltas that go up and down, every count back. */
+TEST(protobuf_spans_roundtrip)
+{
+	struct ks_hist *hist = calloc(1, sizeof(*hist));
+	struct prom_set set = { 0 };
+	struct prom_family *fam;
+	struct prom_sample *s;
+	struct native nat;
+	struct rd all, f1, sub, met, h = { 0 };
+	uint64_t v = 0, total = 0;
+	double d;
+	int wt, f;
+	char *t;
+	size_t n;
+
+	ASSERT_TRUE(hist);
+	/* 1..40 us with gaps, and a far one at 3 s */
+	for (uint64_t us = 1; us <= 40; us += (us % 3) + 1)
+		for (uint64_t k = 0; k < us % 5 + 1; k++)
+			ks_hist_record(hist, us * 1000 + k);
+	ks_hist_record(hist, 3000000000ull);
+	fam = prom_family(&set, "x_seconds", "x", PROM_HISTOGRAM);
+	fam->unit = KS_UNIT_NS;
+	fam->div = 1e9;
+	s = prom_sample_add(fam);
+	s->hist = hist;
+	t = render(PROM_FMT_PROTO, &set, &n);
+	all.p = (const unsigned char *)t;
+	all.end = all.p + n;
+	v = rd_varint(&all);
+	f1.p = all.p;
+	f1.end = all.p + v;
+	while ((f = rd_field(&f1, &wt, &sub, &v, &d)) > 0)
+		if (f == 4) {
+			met = sub;
+			while ((f = rd_field(&met, &wt, &sub, &v, &d)) > 0)
+				if (f == 7)
+					h = sub;
+		}
+	decode_hist(h, &nat);
+	ASSERT_TRUE(nat.nb > 10);
+	for (int i = 0; i < nat.nb; i++) {
+		total += (uint64_t)nat.cnt[i];
+		if (i)
+			EXPECT_TRUE(nat.idx[i] > nat.idx[i - 1]);
+	}
+	EXPECT_EQ_U64(total + nat.zero_count, hist->count);
+	EXPECT_EQ_INT(nat.idx[nat.nb - 1], prom_native_index(((double)ks_hist_slot_low(ks_hist_slot(3000000000ull)) +
+							       (double)ks_hist_slot_high(ks_hist_slot(3000000000ull))) /
+							      2 * 1e-9));
+	free(t);
+	free(hist);
+	prom_set_free(&set);
+}
+
+TEST(native_index)
+{
+	EXPECT_EQ_INT(prom_native_index(1.0), 0);
+	EXPECT_EQ_INT(prom_native_index(2.0), 32);
+	EXPECT_EQ_INT(prom_native_index(2.01), 33);
+	EXPECT_EQ_INT(prom_native_index(0.5), -32);
+}
+
+TEST(classic_counts_never_overcount)
+{
+	struct ks_hist h = { 0 };
+	uint64_t cum[32];
+	int n;
+	const uint64_t *b = prom_classic_bounds(KS_UNIT_NS, &n);
+
+	ks_hist_record(&h, 999);	/* slot [992, 1023]: above 1 us */
+	ks_hist_record(&h, 960);	/* slot [960, 991]: below */
+	ks_hist_record(&h, 20000000000ull); /* above every bound */
+	prom_classic_counts(&h, b, n, cum);
+	EXPECT_EQ_U64(b[0], 1000);
+	EXPECT_EQ_U64(cum[0], 1);
+	EXPECT_EQ_U64(cum[1], 2);
+	EXPECT_EQ_U64(cum[n - 1], 2);
+}
+
+TEST(negotiate)
+{
+	/* Prometheus 2.42 with and without --enable-feature=native-histograms */
+	EXPECT_EQ_INT(prom_negotiate("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,"
+				     "text/plain;version=0.0.4;q=0.3,*/*;q=0.2"),
+		      PROM_FMT_PROTO);
+	EXPECT_EQ_INT(prom_negotiate("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+				     "text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
+		      PROM_FMT_OPENMETRICS);
+	EXPECT_EQ_INT(prom_negotiate("text/plain;version=0.0.4;q=0.9,application/openmetrics-text;q=0.5"), PROM_FMT_TEXT);
+	EXPECT_EQ_INT(prom_negotiate(NULL), PROM_FMT_TEXT);
+	EXPECT_EQ_INT(prom_negotiate("image/png"), PROM_FMT_TEXT);
+	/* protobuf of another message type is not ours */
+	EXPECT_EQ_INT(prom_negotiate("application/vnd.google.protobuf;proto=foo;encoding=delimited"), PROM_FMT_TEXT);
+}
+
+TEST(sanitize)
+{
+	char s[] = "9a-b.c:d";
+
+	prom_sanitize(s);
+	EXPECT_EQ_STR(s, "_a_b_c_d");
+}
