@@ -153,38 +153,42 @@ extern const char *const ks_sched_hooks[];
  * splits of @value_t, drained by @take_row into the report.
  */
 #define KS_SCHED_GLUE(name, ctx_t, nsub, value_t, hist_name, take_row)                          \
-	static int name##_try_hook(void *vctx, const char *hook)                                \
+	static int name##_configure(void *vctx, void *skel, const char *hook)                   \
 	{                                                                                       \
 		ctx_t *ctx = vctx;                                                              \
-		struct ks_##name *s = ks_##name##__open();                                      \
-		int err;                                                                        \
+		struct ks_##name *s = skel;                                                     \
                                                                                                 \
-		if (!s)                                                                         \
-			return -errno;                                                          \
+		(void)hook;                                                                     \
 		KS_SCHED_CONFIGURE(s, &ctx->run);                                               \
-		ks_prog_select(s->obj, hook);                                                   \
 		if (ks_sched_wakelist_marked())                                                 \
 			ks_prog_disable(s->obj, "sched_waking");                                \
-		err = ks_sched_budget_check(&ctx->run, s->obj);                                 \
+		return 0;                                                                       \
+	}                                                                                       \
+	static int name##_budget_check(void *vctx, struct bpf_object *obj)                      \
+	{                                                                                       \
+		return ks_sched_budget_check(&((ctx_t *)vctx)->run, obj);                       \
+	}                                                                                       \
+	KS_SKEL_OPS(ks_##name);                                                                 \
+	static int name##_open(void *vctx, const struct ks_common *c, const struct ks_filter *f) \
+	{                                                                                       \
+		static const struct ks_load_spec spec = {                                       \
+			.hooks = ks_sched_hooks,                                                \
+			.skel = &ks_##name##_ops,                                               \
+			.configure = name##_configure,                                          \
+			.budget_check = name##_budget_check,                                    \
+		};                                                                              \
+		ctx_t *ctx = vctx;                                                              \
+		struct ks_##name *s;                                                            \
+		int err = ks_sched_run_init(&ctx->run, c, f, nsub, sizeof(value_t), hist_name); \
+                                                                                                \
 		if (!err)                                                                       \
-			err = ks_##name##__load(s);                                             \
-		if (!err)                                                                       \
-			err = ks_##name##__attach(s);                                           \
-		if (err) {                                                                      \
-			ks_##name##__destroy(s);                                                \
-			return err < 0 ? err : -EINVAL;                                         \
-		}                                                                               \
+			err = ks_load_spec(&spec, ctx, (void **)&s, &ctx->run.hook);            \
+		if (err)                                                                        \
+			return err;                                                             \
 		ctx->skel = s;                                                                  \
 		ks_sched_attached(&ctx->run, s->obj, s->maps.rows, s->maps.hrows, s->maps.srows, \
 				  s->maps.sother);                                              \
 		return 0;                                                                       \
-	}                                                                                       \
-	static int name##_open(void *vctx, const struct ks_common *c, const struct ks_filter *f) \
-	{                                                                                       \
-		ctx_t *ctx = vctx;                                                              \
-		int err = ks_sched_run_init(&ctx->run, c, f, nsub, sizeof(value_t), hist_name); \
-                                                                                                \
-		return err ? err : ks_load_first(ks_sched_hooks, name##_try_hook, ctx, &ctx->run.hook); \
 	}                                                                                       \
 	static const char *name##_hook(void *vctx)                                              \
 	{                                                                                       \

@@ -27,7 +27,6 @@ struct sc_ctx {
 	enum ks_sc_by by;
 	bool errors_only;
 	bool count_only;
-	bool refused; /* over the budget: no hook variant is tried again */
 	const struct ks_filter *filter;
 	struct ks_syscalls *skel;
 	const char *hook;
@@ -177,50 +176,38 @@ static void size_maps(struct sc_ctx *ctx, struct ks_syscalls *s)
 	bpf_map__set_max_entries(s->maps.pid_comm, ncomm);
 }
 
-static int try_hook(void *vctx, const char *hook)
+/* The rodata, map sizes and programs of one load (ks_load_spec). */
+static int configure(void *vctx, void *skel, const char *hook)
 {
 	struct sc_ctx *ctx = vctx;
-	struct ks_syscalls *s;
-	int err;
+	struct ks_syscalls *s = skel;
 
-	if (ctx->refused)
-		return -E2BIG;
-	s = ks_syscalls__open();
-	if (!s)
-		return -errno;
+	(void)hook;
 	s->rodata->ks_filter = *ctx->filter;
 	s->rodata->by_mode = ctx->by;
 	s->rodata->errors_only = ctx->errors_only;
 	s->rodata->timed = !ctx->count_only;
 	size_maps(ctx, s);
-	err = ks_budget_check(&ctx->budget, s->obj);
-	if (err) {
-		ctx->refused = true;
-		ks_syscalls__destroy(s);
-		return err;
-	}
-
-	if (!strcmp(hook, KS_HOOK_TP))
-		ks_tracefs_dir(NULL);
-	ks_prog_select(s->obj, hook);
 	if (ctx->count_only)
 		ks_prog_disable(s->obj, "sys_enter");
 	else
 		ks_prog_disable(s->obj, "task_exit"); /* exit and exit_group are counted at entry */
-	err = ks_syscalls__load(s);
-	if (!err)
-		err = ks_syscalls__attach(s);
-	if (err) {
-		ks_syscalls__destroy(s);
-		return err < 0 ? err : -EINVAL;
-	}
-	ctx->skel = s;
 	return 0;
 }
+
+static int budget_check(void *vctx, struct bpf_object *obj)
+{
+	return ks_budget_check(&((struct sc_ctx *)vctx)->budget, obj);
+}
+
+KS_SKEL_OPS(ks_syscalls);
 
 static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
 {
 	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
+	static const struct ks_load_spec spec = {
+		.hooks = hooks, .skel = &ks_syscalls_ops, .configure = configure, .budget_check = budget_check,
+	};
 	struct sc_ctx *ctx = vctx;
 	size_t vsz = sizeof(struct ks_sc_srow);
 	int err;
@@ -236,7 +223,7 @@ static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	ctx->vbuf = calloc(1, vsz);
 	if (!ctx->vbuf)
 		return -ENOMEM;
-	err = ks_load_first(hooks, try_hook, ctx, &ctx->hook);
+	err = ks_load_spec(&spec, ctx, (void **)&ctx->skel, &ctx->hook);
 	if (err)
 		return err;
 	for (unsigned int gen = 0; gen < 2 && hashed(ctx); gen++) {

@@ -157,6 +157,58 @@ int ks_load_first(const char *const *hooks, int (*try)(void *ctx, const char *ho
 	return err;
 }
 
+/* One ks_load_spec call, handed through ks_load_first's void pointer. */
+struct spec_run {
+	const struct ks_load_spec *spec;
+	void *ctx, *skel;
+	bool refused;
+};
+
+static int spec_try(void *varg, const char *hook)
+{
+	struct spec_run *a = varg;
+	const struct ks_skel_ops *ops = a->spec->skel;
+	void *s;
+	int err;
+
+	if (a->refused)
+		return -E2BIG;
+	s = ops->open();
+	if (!s)
+		return -errno;
+	/* classic tracepoints find their ids in tracefs; the others need none */
+	if (!strcmp(hook, KS_HOOK_TP))
+		ks_tracefs_dir(NULL);
+	ks_prog_select(ops->obj(s), hook);
+	err = a->spec->configure(a->ctx, s, hook);
+	if (!err && a->spec->budget_check) {
+		err = a->spec->budget_check(a->ctx, ops->obj(s));
+		a->refused = err != 0;
+	}
+	if (!err)
+		err = ops->load(s);
+	if (!err && a->spec->loaded)
+		err = a->spec->loaded(a->ctx, s);
+	if (!err)
+		err = ops->attach(s);
+	if (err) {
+		ops->destroy(s);
+		return err < 0 ? err : -EINVAL;
+	}
+	a->skel = s;
+	return 0;
+}
+
+int ks_load_spec(const struct ks_load_spec *spec, void *ctx, void **skel, const char **chosen)
+{
+	struct spec_run a = { .spec = spec, .ctx = ctx };
+	int err = ks_load_first(spec->hooks, spec_try, &a, chosen);
+
+	if (!err)
+		*skel = a.skel;
+	return err;
+}
+
 unsigned long long ks_obj_missed(struct bpf_object *obj)
 {
 	struct bpf_program *p;

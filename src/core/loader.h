@@ -39,6 +39,65 @@ int ks_load_first(const char *const *hooks, int (*try)(void *ctx, const char *ho
  */
 const char *ks_load_error(void);
 
+/*
+ * A skeleton seen through void pointers: bpftool's skeleton functions are
+ * static inline and typed per object; KS_SKEL_OPS(ks_NAME) wraps them as
+ * ks_NAME_ops.
+ */
+struct ks_skel_ops {
+	void *(*open)(void);
+	int (*load)(void *s);
+	int (*attach)(void *s);
+	void (*destroy)(void *s);
+	struct bpf_object *(*obj)(void *s);
+};
+
+#define KS_SKEL_OPS(name)                                                                        \
+	static void *name##_ops_open(void)                                                       \
+	{                                                                                        \
+		return name##__open();                                                           \
+	}                                                                                        \
+	static int name##_ops_load(void *s)                                                      \
+	{                                                                                        \
+		return name##__load(s);                                                          \
+	}                                                                                        \
+	static int name##_ops_attach(void *s)                                                    \
+	{                                                                                        \
+		return name##__attach(s);                                                        \
+	}                                                                                        \
+	static void name##_ops_destroy(void *s)                                                  \
+	{                                                                                        \
+		name##__destroy(s);                                                              \
+	}                                                                                        \
+	static struct bpf_object *name##_ops_obj(void *s)                                        \
+	{                                                                                        \
+		return ((struct name *)s)->obj;                                                  \
+	}                                                                                        \
+	static const struct ks_skel_ops name##_ops = { name##_ops_open, name##_ops_load,         \
+						       name##_ops_attach, name##_ops_destroy,    \
+						       name##_ops_obj }
+
+/*
+ * One collector's load, declared in place of a hand-written
+ * try-each-hook function.  For each of @hooks in order (ks_load_first):
+ * open the skeleton, select the variant's programs (ks_prog_select),
+ * @configure (rodata, map sizes, programs left out for this hook; 0 or
+ * -errno), @budget_check the configured object before load (optional; a
+ * failure ends the search: every variant has the same maps), load,
+ * @loaded (optional: rows made ahead), attach; on any failure destroy and
+ * try the next variant.
+ */
+struct ks_load_spec {
+	const char *const *hooks; /* NULL-terminated, preferred first */
+	const struct ks_skel_ops *skel;
+	int (*configure)(void *ctx, void *skel, const char *hook);
+	int (*budget_check)(void *ctx, struct bpf_object *obj);
+	int (*loaded)(void *ctx, void *skel);
+};
+
+/* Runs @spec for @ctx: 0 with *@skel loaded and attached and *@chosen its hook, or the last error. */
+int ks_load_spec(const struct ks_load_spec *spec, void *ctx, void **skel, const char **chosen);
+
 /* Sum of recursion_misses of every loaded program of @obj (events the kernel skipped). */
 unsigned long long ks_obj_missed(struct bpf_object *obj);
 /* Misses since the previous call with the same @seen, which it updates. */
