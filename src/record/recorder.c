@@ -536,7 +536,10 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 			goto out;
 		}
 		if (now_s() >= next_flush) {
-			err = flush_all(&r, bpf_map__fd(s->maps.counts), cnt);
+			/* wake-ups are batched (a quarter ring): at a low rate the events wait in the
+			 * rings, so they are taken here, and reach the file within a second */
+			n = ring_buffer__consume(ring);
+			err = n < 0 ? n : flush_all(&r, bpf_map__fd(s->maps.counts), cnt);
 			if (err)
 				break;
 			next_flush = now_s() + 1;

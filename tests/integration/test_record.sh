@@ -49,6 +49,16 @@ t_eq "report text: every line in the ftrace layout" "$(wc -l <"$T_TMP/ev.jsonl")
 t_eq "report csv: a row per event plus the header" "$(($(wc -l <"$T_TMP/ev.jsonl") + 1))" \
 	"$("$KSIGHT" report --csv "$REC" | wc -l)"
 
+# --comm (a long-only shared option beside record's own): only that command's events
+name=ksrec$$
+w_start -n 1000 -c "$name"
+k_start record -e raw_syscalls:sys_enter --comm "$name" -o "$REC"
+w_go
+sleep 0.3
+k_stop
+t_eq "comm filter: the N getppid, all of that command" "1000 true" \
+	"$("$KSIGHT" report -j "$REC" | jq -rs "\"\(map(select(.fields.id == 110)) | length) \(all(.comm == \"$name\"))\"")"
+
 # 2. a tiny buffer at a high rate: per CPU produced = recorded + lost, and the total is perf's count
 w_start -n 200000
 perf_start "$T_TMP/perf1" "$W_PID"
