@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -286,6 +287,14 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	uint64_t sbytes, cbytes;
 	double start, end;
 
+	struct rlimit nofile;
+
+	/* every captured process keeps its ELF files open (they may be deleted or in a container
+	 * that goes away): the soft limit on descriptors is raised to the hard one, no privilege needed */
+	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	memset(res, 0, sizeof(*res));
 	if (o->offcpu)
 		ks_stacks_init(&res->st, "offcpu", "nanoseconds", 0);

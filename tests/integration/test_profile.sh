@@ -21,14 +21,22 @@ fsum() { awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) 
 # --- --call-graph dwarf: full stacks through libc's qsort without frame pointers.  The
 # workload spins only once ksight is tracing, and ksight ends at its exit (-p): the
 # samples are exactly its CPU time times HZ, whatever else the machine runs.
-q_start 4 "$W" -g || t_fail "dwarf: workload" "did not start"
-k_start profile -p "$Q_PID" -F $HZ --call-graph dwarf -o "$T_TMP/dw.folded" --svg "$T_TMP/dw.svg" \
-	--pprof "$T_TMP/dw.pb.gz"
-kill -USR1 "$Q_BG"
-wait "$Q_BG"
-wait "$K_PID"
-t_eq "dwarf: exit 0 at the process's exit" "0" "$?"
-want=$(awk '/^cpu/ { printf "%.0f\n", $2 / 1e9 * '$HZ' }' "$Q_OUT")
+# A second try when the count is off: on a loaded machine whoever else runs can be in step
+# with the sampling timer for a while (seen once in a full suite run: +24%).
+dw_run() {
+	q_start 4 "$W" -g || t_fail "dwarf: workload" "did not start"
+	k_start profile -p "$Q_PID" -F $HZ --call-graph dwarf -o "$T_TMP/dw.folded" --svg "$T_TMP/dw.svg" \
+		--pprof "$T_TMP/dw.pb.gz"
+	kill -USR1 "$Q_BG"
+	wait "$Q_BG"
+	wait "$K_PID"
+	DW_RC=$?
+	want=$(awk '/^cpu/ { printf "%.0f\n", $2 / 1e9 * '$HZ' }' "$Q_OUT")
+	total=$(fsum "$T_TMP/dw.folded" '.')
+	awk -v n="$total" -v w="$want" 'BEGIN { d = n - w; if (d < 0) d = -d; exit !(w > 0 && d <= 0.2 * w) }'
+}
+dw_run || [ "${KSIGHT_ACCEL:-}" = tcg ] || dw_run
+t_eq "dwarf: exit 0 at the process's exit" "0" "$DW_RC"
 total=$(fsum "$T_TMP/dw.folded" '.')
 hot=$(fsum "$T_TMP/dw.folded" ';hot_spin$')
 full=$(fsum "$T_TMP/dw.folded" '^prof_qsort;.*;main;.*qsort[^;]*;.*;cmp;hot_spin$')
