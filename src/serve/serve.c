@@ -11,7 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "core/accum.h"
@@ -63,13 +67,14 @@ struct serve_state {
 	atomic_ullong http_errors;
 };
 
-enum { OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG };
+enum { OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG, OPT_DROP_CAPS };
 
 static const struct ks_optdef serve_opts[] = {
 	{ "collectors", OPT_COLLECTORS, "LIST", "collectors to run (default " DEFAULT_COLLECTORS ")" },
 	{ "listen", OPT_LISTEN, "ADDR:PORT", "address to serve on (default " DEFAULT_LISTEN "; port 0 picks one)" },
 	{ "max-series", OPT_MAX_SERIES, "N", "rows kept per collector (default 1000); new ones fold into \"other\"" },
 	{ "web.config.file", OPT_WEB_CONFIG, "FILE", "TLS and basic auth, in the Prometheus exporter-toolkit format" },
+	{ "drop-caps", OPT_DROP_CAPS, NULL, "drop every capability once the programs are attached and the port is bound" },
 	{ 0 },
 };
 
@@ -85,6 +90,7 @@ static const struct ks_cmd_spec serve_spec = {
 struct serve_args {
 	const char *collectors, *listen, *web;
 	long max_series;
+	bool drop_caps;
 };
 
 static int serve_opt(void *ctx, int id, const char *arg)
@@ -95,6 +101,7 @@ static int serve_opt(void *ctx, int id, const char *arg)
 	case OPT_COLLECTORS: a->collectors = arg; return 0;
 	case OPT_LISTEN: a->listen = arg; return 0;
 	case OPT_WEB_CONFIG: a->web = arg; return 0;
+	case OPT_DROP_CAPS: a->drop_caps = true; return 0;
 	case OPT_MAX_SERIES: {
 		char *end;
 
@@ -549,14 +556,57 @@ static int parse_listen(const char *arg, struct sockaddr_storage *ss, socklen_t 
 	return 0;
 }
 
-static struct MHD_Daemon *start_http(struct serve_state *st, const struct sockaddr_storage *ss, int *port)
+/* The listening socket, bound before any capability is dropped (a port below 1024 needs one). */
+static int listen_on(const struct sockaddr_storage *ss, socklen_t len, int *port)
+{
+	struct sockaddr_storage got;
+	socklen_t glen = sizeof(got);
+	int one = 1, fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)ss, len) || listen(fd, 128) ||
+	    getsockname(fd, (struct sockaddr *)&got, &glen)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	*port = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port
+						: ((struct sockaddr_in *)&got)->sin_port);
+	return fd;
+}
+
+/*
+ * --drop-caps: every capability of this thread goes (effective, permitted,
+ * inheritable, ambient, and the bounding set while CAP_SETPCAP allows).
+ * Runs before any other thread exists (capabilities are per thread; the
+ * HTTP threads inherit the empty sets).  What remains needs none: the maps
+ * are read through fds already open, membarrier waits for the programs.
+ */
+static int drop_caps(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[2];
+
+	for (int c = 0; c <= 63; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno == EINVAL)
+			break;
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data))
+		return -errno;
+	/* and nothing can come back through an exec */
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	return 0;
+}
+
+static struct MHD_Daemon *start_http(struct serve_state *st, int lfd)
 {
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
 	unsigned int limit = CONN_LIMIT;
 	struct rlimit rl;
-	struct MHD_Daemon *d;
-	const union MHD_DaemonInfo *info;
-
 	/* the soft fd limit may rise to the hard one without privilege; keep fds for the BPF objects */
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
@@ -566,18 +616,13 @@ static struct MHD_Daemon *start_http(struct serve_state *st, const struct sockad
 		limit = rl.rlim_cur > 512 ? (unsigned int)rl.rlim_cur - 256 : 64;
 	if (st->web.cert_pem)
 		flags |= MHD_USE_TLS;
-	d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, st, MHD_OPTION_SOCK_ADDR, ss,
+	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, st, MHD_OPTION_LISTEN_SOCKET, lfd,
 			     MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONN_TIMEOUT_S,
 			     /* two workers: a slow render never holds up a health check */
 			     MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
 			     MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
 			     st->web.cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, st->web.cert_pem,
 			     MHD_OPTION_HTTPS_MEM_KEY, st->web.key_pem, MHD_OPTION_END);
-	if (!d)
-		return NULL;
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	*port = info ? info->port : 0;
-	return d;
 }
 
 int ks_serve_main(int argc, char **argv)
@@ -592,7 +637,7 @@ int ks_serve_main(int argc, char **argv)
 	sigset_t sigs;
 	char addr[INET6_ADDRSTRLEN] = "?";
 	double end = 0;
-	int ret = 2, err, port = 0;
+	int ret = 2, err, port = 0, lfd = -1;
 
 	if (!st) {
 		p_err("out of memory");
@@ -641,11 +686,25 @@ int ks_serve_main(int argc, char **argv)
 		p_err("serve: cannot collect: %s", strerror(-err));
 		goto out;
 	}
-	d = start_http(st, &ss, &port);
-	if (!d) {
-		p_err("serve: cannot listen on '%s': %s", KS_ESC(a.listen), strerror(errno ? errno : EADDRINUSE));
+	lfd = listen_on(&ss, sslen, &port);
+	if (lfd < 0) {
+		p_err("serve: cannot listen on '%s': %s", KS_ESC(a.listen), strerror(-lfd));
 		goto out;
 	}
+	if (a.drop_caps) {
+		err = drop_caps();
+		if (err) {
+			p_err("serve: cannot drop capabilities: %s", strerror(-err));
+			goto out;
+		}
+	}
+	d = start_http(st, lfd);
+	if (!d) {
+		p_err("serve: cannot start the HTTP server on '%s'%s", KS_ESC(a.listen),
+		      st->web.cert_pem ? " (is the TLS key pair valid?)" : "");
+		goto out;
+	}
+	lfd = -1; /* the daemon's now */
 	if (ss.ss_family == AF_INET6)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr, sizeof(addr));
 	else
@@ -699,6 +758,8 @@ stop:
 out:
 	if (d)
 		MHD_stop_daemon(d);
+	if (lfd >= 0)
+		close(lfd);
 	for (int i = 0; i < st->n; i++) {
 		ks_instance_close(&st->in[i]);
 		ks_accum_free(&st->acc[i]);
