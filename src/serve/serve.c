@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/accum.h"
+#include "core/cgroup.h"
 #include "core/collector.h"
 #include "core/driver.h"
 #include "core/filter.h"
@@ -26,6 +27,7 @@
 #include "core/log.h"
 #include "core/parse.h"
 #include "output/output.h"
+#include "serve/k8s.h"
 #include "serve/prom.h"
 #include "serve/serve.h"
 
@@ -63,17 +65,20 @@ struct serve_state {
 	struct ks_web_config web;
 	pthread_mutex_t web_lock; /* SIGHUP swaps the users */
 	const char *web_path;
+	const char *pods_dir;
 	atomic_ullong scrapes[3], scrape_ns_last, collect_ns_last, collect_errors;
 	atomic_ullong http_errors;
 };
 
-enum { OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG, OPT_DROP_CAPS };
+enum { OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG, OPT_DROP_CAPS, OPT_BY, OPT_PODS_DIR };
 
 static const struct ks_optdef serve_opts[] = {
 	{ "collectors", OPT_COLLECTORS, "LIST", "collectors to run (default " DEFAULT_COLLECTORS ")" },
 	{ "listen", OPT_LISTEN, "ADDR:PORT", "address to serve on (default " DEFAULT_LISTEN "; port 0 picks one)" },
 	{ "max-series", OPT_MAX_SERIES, "N", "rows kept per collector (default 1000); new ones fold into \"other\"" },
 	{ "web.config.file", OPT_WEB_CONFIG, "FILE", "TLS and basic auth, in the Prometheus exporter-toolkit format" },
+	{ "by", OPT_BY, "COLLECTOR=KEY", "key one collector by KEY, e.g. syscalls=cgroup,syscall (repeatable)" },
+	{ "pods-dir", OPT_PODS_DIR, "DIR", "kubelet's pod log tree for pod, namespace, container labels (default /var/log/pods)" },
 	{ "drop-caps", OPT_DROP_CAPS, NULL, "drop every capability once the programs are attached and the port is bound" },
 	{ 0 },
 };
@@ -91,6 +96,9 @@ struct serve_args {
 	const char *collectors, *listen, *web;
 	long max_series;
 	bool drop_caps;
+	const char *pods_dir;
+	int nby;
+	const char *by[MAX_COLS]; /* "collector=key" */
 };
 
 static int serve_opt(void *ctx, int id, const char *arg)
@@ -102,6 +110,14 @@ static int serve_opt(void *ctx, int id, const char *arg)
 	case OPT_LISTEN: a->listen = arg; return 0;
 	case OPT_WEB_CONFIG: a->web = arg; return 0;
 	case OPT_DROP_CAPS: a->drop_caps = true; return 0;
+	case OPT_PODS_DIR: a->pods_dir = arg; return 0;
+	case OPT_BY:
+		if (!strchr(arg, '=') || a->nby == MAX_COLS) {
+			p_err("serve: --by '%s': expected COLLECTOR=KEY, e.g. syscalls=cgroup,syscall", KS_ESC(arg));
+			return -EINVAL;
+		}
+		a->by[a->nby++] = arg;
+		return 0;
 	case OPT_MAX_SERIES: {
 		char *end;
 
@@ -219,6 +235,45 @@ static void add_prog_stats(struct prom_set *set)
 	closedir(d);
 }
 
+/*
+ * pod, namespace, container and container_id labels for a row keyed by
+ * cgroup whose path shows a runtime or a Kubernetes pod.  A long path is
+ * cut in the row's key: the full one comes back from the cgroup id.
+ */
+static void k8s_labels(void *ctx, const struct ks_row *row, struct prom_sample *s)
+{
+	struct serve_state *st = ctx;
+	const struct ks_key *cg = NULL;
+	int64_t id = -1;
+	char path[4096];
+	struct ks_k8s k;
+
+	for (int i = 0; i < row->nkeys; i++) {
+		if (!strcmp(row->keys[i].name, "cgroup"))
+			cg = &row->keys[i];
+		else if (!strcmp(row->keys[i].name, "cgroup_id"))
+			id = row->keys[i].num;
+	}
+	if (!cg)
+		return;
+	snprintf(path, sizeof(path), "%s", cg->str);
+	if (id > 0 && strlen(path) >= 3 && !strcmp(path + strlen(path) - 3, "..."))
+		ks_cgroup_path((__u64)id, path, sizeof(path));
+	if (ks_k8s_parse(path, &k))
+		return;
+	ks_k8s_lookup(st->pods_dir, &k);
+	if (k.container_id[0])
+		prom_label(s, "container_id", k.container_id);
+	if (k.pod_uid[0])
+		prom_label(s, "pod_uid", k.pod_uid);
+	if (k.namespace[0])
+		prom_label(s, "namespace", k.namespace);
+	if (k.pod[0])
+		prom_label(s, "pod", k.pod);
+	if (k.container[0])
+		prom_label(s, "container", k.container);
+}
+
 static void snapshot_free(struct snapshot *s)
 {
 	if (!s)
@@ -239,6 +294,8 @@ static int collect_once(struct serve_state *st)
 
 	if (!s)
 		return -ENOMEM;
+	s->set.row_labels = k8s_labels;
+	s->set.row_ctx = st;
 	for (int i = 0; i < st->n; i++)
 		ks_instance_report_init(&st->in[i], &delta[i]);
 	ks_instances_collect(st->in, st->n, delta, errs);
@@ -656,6 +713,7 @@ int ks_serve_main(int argc, char **argv)
 	if (a.web && ks_web_config_load(&st->web, a.web))
 		goto out;
 	st->web_path = a.web;
+	st->pods_dir = a.pods_dir ? a.pods_dir : "/var/log/pods";
 	st->period = c.interval > 0 ? c.interval : 1.0;
 	ret = 1;
 	for (int i = 0; i < st->n; i++) {
@@ -664,7 +722,40 @@ int ks_serve_main(int argc, char **argv)
 		st->in[i].c = c;
 		st->in[i].c.interval = 0;
 		st->in[i].c.by = by;
+		for (int j = 0; j < a.nby; j++) {
+			size_t n = strlen(st->in[i].col->spec.name);
+
+			if (!strncmp(a.by[j], st->in[i].col->spec.name, n) && a.by[j][n] == '=')
+				st->in[i].c.by = a.by[j] + n + 1;
+		}
 		ks_accum_init(&st->acc[i], st->in[i].col->spec.name, (int)a.max_series, 0);
+	}
+	for (int j = 0; j < a.nby; j++) {
+		const char *key = strchr(a.by[j], '=') + 1;
+		const struct ks_collector *col = NULL;
+		char want[128];
+
+		for (int i = 0; i < st->n; i++)
+			if (!strncmp(a.by[j], st->in[i].col->spec.name, (size_t)(key - 1 - a.by[j])) &&
+			    strlen(st->in[i].col->spec.name) == (size_t)(key - 1 - a.by[j]))
+				col = st->in[i].col;
+		snprintf(want, sizeof(want), "|%s|", key);
+		if (!col) {
+			p_err("serve: --by '%s': no such collector among --collectors", KS_ESC(a.by[j]));
+			ret = 2;
+			goto out;
+		}
+		{
+			char keys[256];
+
+			snprintf(keys, sizeof(keys), "|%s|", col->spec.by_keys ? col->spec.by_keys : "");
+			if (!strstr(keys, want)) {
+				p_err("serve: --by '%s': %s keys are %s", KS_ESC(a.by[j]), col->spec.name,
+				      col->spec.by_keys ? col->spec.by_keys : "none");
+				ret = 2;
+				goto out;
+			}
+		}
 	}
 	/* signals are taken by sigtimedwait in this thread only: block them before any thread starts */
 	sigemptyset(&sigs);
