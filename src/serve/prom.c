@@ -168,11 +168,15 @@ static const struct ks_column *schema_col(const struct ks_schema *s, const char 
 	return NULL;
 }
 
+static const struct prom_set *cur_set; /* the set prom_add_report fills, for its row hook */
+
 static int row_labels(struct prom_sample *s, const struct ks_row *row)
 {
 	for (int k = 0; k < row->nkeys; k++)
 		if (prom_label(s, row->keys[k].name, row->keys[k].str))
 			return -ENOSPC;
+	if (cur_set && cur_set->row_labels)
+		cur_set->row_labels(cur_set->row_ctx, row, s);
 	return 0;
 }
 
@@ -233,7 +237,7 @@ static int add_row(struct prom_set *set, const struct ks_report *r, const struct
 	for (int x = 0; x < row->nxhist && !err; x++)
 		err = add_hist(set, r, row, row->xhist[x].name, row->xhist[x].unit, row->xhist[x].h, NULL);
 	if (row->nsub && r->sub_name) {
-		char label[48];
+		char label[32];
 
 		snprintf(label, sizeof(label), "%s", r->sub_name);
 		strip_suffix(label, "s");
@@ -274,8 +278,10 @@ int prom_add_report(struct prom_set *set, const struct ks_report *r)
 		err = prom_add(set, "ksight_map_bytes", "bytes of each BPF map at the possible-CPU count (worst case)",
 			       PROM_GAUGE, (double)r->budget->maps[i].bytes, "collector", r->collector, "map",
 			       r->budget->maps[i].name);
+	cur_set = set;
 	for (int i = 0; i < r->nrows && !err; i++)
 		err = add_row(set, r, &r->rows[i]);
+	cur_set = NULL;
 	return err;
 }
 

@@ -8,14 +8,15 @@
 #include <stdio.h>
 #include "core/report.h"
 
-#define PROM_LABELS 8
+#define PROM_LABELS 12
 #define PROM_NAME 128
 
 enum prom_type { PROM_COUNTER, PROM_GAUGE, PROM_HISTOGRAM };
 
+/* A row key (at most KS_KEY_STR bytes) or a pod name fits; longer values are cut. */
 struct prom_label {
-	char name[48];
-	char value[KS_KEY_STR * 2];
+	char name[32];
+	char value[128];
 };
 
 struct prom_sample {
@@ -44,6 +45,9 @@ struct prom_family {
 struct prom_set {
 	int n, cap;
 	struct prom_family *f;
+	/* optional: more labels for a row's sample (serve: pod, namespace, container from a cgroup key) */
+	void (*row_labels)(void *ctx, const struct ks_row *row, struct prom_sample *s);
+	void *row_ctx;
 	int max_series; /* per report: rows beyond it were folded by the accumulator, noted here for help */
 };
 

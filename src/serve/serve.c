@@ -11,10 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "core/accum.h"
+#include "core/cgroup.h"
 #include "core/collector.h"
 #include "core/driver.h"
 #include "core/filter.h"
@@ -22,6 +27,7 @@
 #include "core/log.h"
 #include "core/parse.h"
 #include "output/output.h"
+#include "serve/k8s.h"
 #include "serve/prom.h"
 #include "serve/serve.h"
 
@@ -59,17 +65,21 @@ struct serve_state {
 	struct ks_web_config web;
 	pthread_mutex_t web_lock; /* SIGHUP swaps the users */
 	const char *web_path;
+	const char *pods_dir;
 	atomic_ullong scrapes[3], scrape_ns_last, collect_ns_last, collect_errors;
 	atomic_ullong http_errors;
 };
 
-enum { OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG };
+enum { OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG, OPT_DROP_CAPS, OPT_BY, OPT_PODS_DIR };
 
 static const struct ks_optdef serve_opts[] = {
 	{ "collectors", OPT_COLLECTORS, "LIST", "collectors to run (default " DEFAULT_COLLECTORS ")" },
 	{ "listen", OPT_LISTEN, "ADDR:PORT", "address to serve on (default " DEFAULT_LISTEN "; port 0 picks one)" },
 	{ "max-series", OPT_MAX_SERIES, "N", "rows kept per collector (default 1000); new ones fold into \"other\"" },
 	{ "web.config.file", OPT_WEB_CONFIG, "FILE", "TLS and basic auth, in the Prometheus exporter-toolkit format" },
+	{ "by", OPT_BY, "COLLECTOR=KEY", "key one collector by KEY, e.g. syscalls=cgroup,syscall (repeatable)" },
+	{ "pods-dir", OPT_PODS_DIR, "DIR", "kubelet's pod log tree for pod, namespace, container labels (default /var/log/pods)" },
+	{ "drop-caps", OPT_DROP_CAPS, NULL, "drop every capability once the programs are attached and the port is bound" },
 	{ 0 },
 };
 
@@ -85,6 +95,10 @@ static const struct ks_cmd_spec serve_spec = {
 struct serve_args {
 	const char *collectors, *listen, *web;
 	long max_series;
+	bool drop_caps;
+	const char *pods_dir;
+	int nby;
+	const char *by[MAX_COLS]; /* "collector=key" */
 };
 
 static int serve_opt(void *ctx, int id, const char *arg)
@@ -95,6 +109,15 @@ static int serve_opt(void *ctx, int id, const char *arg)
 	case OPT_COLLECTORS: a->collectors = arg; return 0;
 	case OPT_LISTEN: a->listen = arg; return 0;
 	case OPT_WEB_CONFIG: a->web = arg; return 0;
+	case OPT_DROP_CAPS: a->drop_caps = true; return 0;
+	case OPT_PODS_DIR: a->pods_dir = arg; return 0;
+	case OPT_BY:
+		if (!strchr(arg, '=') || a->nby == MAX_COLS) {
+			p_err("serve: --by '%s': expected COLLECTOR=KEY, e.g. syscalls=cgroup,syscall", KS_ESC(arg));
+			return -EINVAL;
+		}
+		a->by[a->nby++] = arg;
+		return 0;
 	case OPT_MAX_SERIES: {
 		char *end;
 
@@ -212,6 +235,45 @@ static void add_prog_stats(struct prom_set *set)
 	closedir(d);
 }
 
+/*
+ * pod, namespace, container and container_id labels for a row keyed by
+ * cgroup whose path shows a runtime or a Kubernetes pod.  A long path is
+ * cut in the row's key: the full one comes back from the cgroup id.
+ */
+static void k8s_labels(void *ctx, const struct ks_row *row, struct prom_sample *s)
+{
+	struct serve_state *st = ctx;
+	const struct ks_key *cg = NULL;
+	int64_t id = -1;
+	char path[4096];
+	struct ks_k8s k;
+
+	for (int i = 0; i < row->nkeys; i++) {
+		if (!strcmp(row->keys[i].name, "cgroup"))
+			cg = &row->keys[i];
+		else if (!strcmp(row->keys[i].name, "cgroup_id"))
+			id = row->keys[i].num;
+	}
+	if (!cg)
+		return;
+	snprintf(path, sizeof(path), "%s", cg->str);
+	if (id > 0 && strlen(path) >= 3 && !strcmp(path + strlen(path) - 3, "..."))
+		ks_cgroup_path((__u64)id, path, sizeof(path));
+	if (ks_k8s_parse(path, &k))
+		return;
+	ks_k8s_lookup(st->pods_dir, &k);
+	if (k.container_id[0])
+		prom_label(s, "container_id", k.container_id);
+	if (k.pod_uid[0])
+		prom_label(s, "pod_uid", k.pod_uid);
+	if (k.namespace[0])
+		prom_label(s, "namespace", k.namespace);
+	if (k.pod[0])
+		prom_label(s, "pod", k.pod);
+	if (k.container[0])
+		prom_label(s, "container", k.container);
+}
+
 static void snapshot_free(struct snapshot *s)
 {
 	if (!s)
@@ -232,6 +294,8 @@ static int collect_once(struct serve_state *st)
 
 	if (!s)
 		return -ENOMEM;
+	s->set.row_labels = k8s_labels;
+	s->set.row_ctx = st;
 	for (int i = 0; i < st->n; i++)
 		ks_instance_report_init(&st->in[i], &delta[i]);
 	ks_instances_collect(st->in, st->n, delta, errs);
@@ -549,14 +613,57 @@ static int parse_listen(const char *arg, struct sockaddr_storage *ss, socklen_t 
 	return 0;
 }
 
-static struct MHD_Daemon *start_http(struct serve_state *st, const struct sockaddr_storage *ss, int *port)
+/* The listening socket, bound before any capability is dropped (a port below 1024 needs one). */
+static int listen_on(const struct sockaddr_storage *ss, socklen_t len, int *port)
+{
+	struct sockaddr_storage got;
+	socklen_t glen = sizeof(got);
+	int one = 1, fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)ss, len) || listen(fd, 128) ||
+	    getsockname(fd, (struct sockaddr *)&got, &glen)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	*port = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port
+						: ((struct sockaddr_in *)&got)->sin_port);
+	return fd;
+}
+
+/*
+ * --drop-caps: every capability of this thread goes (effective, permitted,
+ * inheritable, ambient, and the bounding set while CAP_SETPCAP allows).
+ * Runs before any other thread exists (capabilities are per thread; the
+ * HTTP threads inherit the empty sets).  What remains needs none: the maps
+ * are read through fds already open, membarrier waits for the programs.
+ */
+static int drop_caps(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[2];
+
+	for (int c = 0; c <= 63; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno == EINVAL)
+			break;
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data))
+		return -errno;
+	/* and nothing can come back through an exec */
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	return 0;
+}
+
+static struct MHD_Daemon *start_http(struct serve_state *st, int lfd)
 {
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
 	unsigned int limit = CONN_LIMIT;
 	struct rlimit rl;
-	struct MHD_Daemon *d;
-	const union MHD_DaemonInfo *info;
-
 	/* the soft fd limit may rise to the hard one without privilege; keep fds for the BPF objects */
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
@@ -566,18 +673,13 @@ static struct MHD_Daemon *start_http(struct serve_state *st, const struct sockad
 		limit = rl.rlim_cur > 512 ? (unsigned int)rl.rlim_cur - 256 : 64;
 	if (st->web.cert_pem)
 		flags |= MHD_USE_TLS;
-	d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, st, MHD_OPTION_SOCK_ADDR, ss,
+	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, st, MHD_OPTION_LISTEN_SOCKET, lfd,
 			     MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONN_TIMEOUT_S,
 			     /* two workers: a slow render never holds up a health check */
 			     MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
 			     MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
 			     st->web.cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, st->web.cert_pem,
 			     MHD_OPTION_HTTPS_MEM_KEY, st->web.key_pem, MHD_OPTION_END);
-	if (!d)
-		return NULL;
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	*port = info ? info->port : 0;
-	return d;
 }
 
 int ks_serve_main(int argc, char **argv)
@@ -592,7 +694,7 @@ int ks_serve_main(int argc, char **argv)
 	sigset_t sigs;
 	char addr[INET6_ADDRSTRLEN] = "?";
 	double end = 0;
-	int ret = 2, err, port = 0;
+	int ret = 2, err, port = 0, lfd = -1;
 
 	if (!st) {
 		p_err("out of memory");
@@ -611,6 +713,7 @@ int ks_serve_main(int argc, char **argv)
 	if (a.web && ks_web_config_load(&st->web, a.web))
 		goto out;
 	st->web_path = a.web;
+	st->pods_dir = a.pods_dir ? a.pods_dir : "/var/log/pods";
 	st->period = c.interval > 0 ? c.interval : 1.0;
 	ret = 1;
 	for (int i = 0; i < st->n; i++) {
@@ -619,7 +722,40 @@ int ks_serve_main(int argc, char **argv)
 		st->in[i].c = c;
 		st->in[i].c.interval = 0;
 		st->in[i].c.by = by;
+		for (int j = 0; j < a.nby; j++) {
+			size_t n = strlen(st->in[i].col->spec.name);
+
+			if (!strncmp(a.by[j], st->in[i].col->spec.name, n) && a.by[j][n] == '=')
+				st->in[i].c.by = a.by[j] + n + 1;
+		}
 		ks_accum_init(&st->acc[i], st->in[i].col->spec.name, (int)a.max_series, 0);
+	}
+	for (int j = 0; j < a.nby; j++) {
+		const char *key = strchr(a.by[j], '=') + 1;
+		const struct ks_collector *col = NULL;
+		char want[128];
+
+		for (int i = 0; i < st->n; i++)
+			if (!strncmp(a.by[j], st->in[i].col->spec.name, (size_t)(key - 1 - a.by[j])) &&
+			    strlen(st->in[i].col->spec.name) == (size_t)(key - 1 - a.by[j]))
+				col = st->in[i].col;
+		snprintf(want, sizeof(want), "|%s|", key);
+		if (!col) {
+			p_err("serve: --by '%s': no such collector among --collectors", KS_ESC(a.by[j]));
+			ret = 2;
+			goto out;
+		}
+		{
+			char keys[256];
+
+			snprintf(keys, sizeof(keys), "|%s|", col->spec.by_keys ? col->spec.by_keys : "");
+			if (!strstr(keys, want)) {
+				p_err("serve: --by '%s': %s keys are %s", KS_ESC(a.by[j]), col->spec.name,
+				      col->spec.by_keys ? col->spec.by_keys : "none");
+				ret = 2;
+				goto out;
+			}
+		}
 	}
 	/* signals are taken by sigtimedwait in this thread only: block them before any thread starts */
 	sigemptyset(&sigs);
@@ -641,11 +777,25 @@ int ks_serve_main(int argc, char **argv)
 		p_err("serve: cannot collect: %s", strerror(-err));
 		goto out;
 	}
-	d = start_http(st, &ss, &port);
-	if (!d) {
-		p_err("serve: cannot listen on '%s': %s", KS_ESC(a.listen), strerror(errno ? errno : EADDRINUSE));
+	lfd = listen_on(&ss, sslen, &port);
+	if (lfd < 0) {
+		p_err("serve: cannot listen on '%s': %s", KS_ESC(a.listen), strerror(-lfd));
 		goto out;
 	}
+	if (a.drop_caps) {
+		err = drop_caps();
+		if (err) {
+			p_err("serve: cannot drop capabilities: %s", strerror(-err));
+			goto out;
+		}
+	}
+	d = start_http(st, lfd);
+	if (!d) {
+		p_err("serve: cannot start the HTTP server on '%s'%s", KS_ESC(a.listen),
+		      st->web.cert_pem ? " (is the TLS key pair valid?)" : "");
+		goto out;
+	}
+	lfd = -1; /* the daemon's now */
 	if (ss.ss_family == AF_INET6)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr, sizeof(addr));
 	else
@@ -699,6 +849,8 @@ stop:
 out:
 	if (d)
 		MHD_stop_daemon(d);
+	if (lfd >= 0)
+		close(lfd);
 	for (int i = 0; i < st->n; i++) {
 		ks_instance_close(&st->in[i]);
 		ks_accum_free(&st->acc[i]);

@@ -167,5 +167,27 @@ S_PID=
 kill "$P_PID"
 wait "$P_PID" 2>/dev/null
 P_PID=
+
+# --drop-caps: no capability left in any thread, NoNewPrivs, and the counts still flow exactly
+w_start -n $N
+"$KSIGHT" serve --drop-caps --collectors syscalls,runqlat -p "$W_PID" --listen 127.0.0.1:0 2>"$T_TMP/dc.err" &
+S_PID=$!
+t_wait_for "$T_TMP/dc.err" "listening on"
+DURL=$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$T_TMP/dc.err")
+t_eq "--drop-caps: every thread's effective, permitted and bounding sets empty" "" \
+	"$(cat /proc/$S_PID/task/*/status | grep -E '^Cap(Eff|Prm|Bnd|Amb)' | grep -v ':[[:space:]]*0000000000000000$')"
+t_eq "--drop-caps: NoNewPrivs" 1 "$(awk '/^NoNewPrivs/ { print $2 }' /proc/$S_PID/status)"
+w_go
+got=
+for _ in $(seq 1 40); do
+	got=$(curl -s "$DURL" | sed -n 's/^ksight_syscalls_calls_total{syscall="getppid",nr="[0-9]*"} //p')
+	[ "$got" = $N ] && break
+	sleep 0.25
+done
+t_eq "--drop-caps: metrics still flow (exact getppid count)" $N "$got"
+kill -TERM "$S_PID"
+wait "$S_PID"
+t_eq "--drop-caps: SIGTERM detaches, exit 0" 0 $?
+S_PID=
 t_no_leaks "serve: nothing left attached" "$before"
 exit $T_FAILED
