@@ -3,6 +3,7 @@
 cd "$(dirname "$0")/.." || exit 1
 pass=0 fail=0 skip=0
 log=$(mktemp)
+fails=$(mktemp)
 filter=${1:-}
 
 count() {
@@ -32,6 +33,7 @@ run_one() {
 		echo "   FAIL: $name: exited $rc"
 		tail -5 "$log" | sed 's/^/     | /'
 	fi
+	grep '^FAIL' "$log" | sed "s|^|$name: |" >>"$fails"
 	count "$log"
 }
 
@@ -44,6 +46,11 @@ done
 for t in tests/golden/test_*.sh tests/integration/test_*.sh; do
 	[ -f "$t" ] && run_one "${t#tests/}" sh "$t"
 done
-rm -f "$log"
+# the failures again at the end, where a CI log's tail shows them
+if [ -s "$fails" ]; then
+	echo "Failed checks:"
+	sed 's/^/   /' "$fails"
+fi
+rm -f "$log" "$fails"
 echo "$pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]
