@@ -95,9 +95,26 @@ t_prog_max_id() {
 }
 
 # IDs of programs loaded after MIN_ID whose name matches the jq regex RE and that no
-# process holds (by a program or link fd): leaks, found even where bpftool cannot show pids.
+# process holds (by a program fd, or a link fd whose link holds it): leaks, found even where
+# bpftool cannot show pids.  A program of a process that just exited (this test's, or another
+# test's running beside it) is freed a little later: 3 s for the list to empty.
 t_unheld_progs() {
-	cat /proc/[0-9]*/fdinfo/* 2>/dev/null | awk '/^prog_id:/ {print $2}' | sort -u >"$T_TMP/held.$$"
+	_u=0
+	while :; do
+		_t_unheld_once "$1" "$2" >"$T_TMP/unheld.$$"
+		[ -s "$T_TMP/unheld.$$" ] && [ $_u -lt 30 ] || break
+		_u=$((_u + 1))
+		sleep 0.1
+	done
+	cat "$T_TMP/unheld.$$"
+}
+
+_t_unheld_once() {
+	cat /proc/[0-9]*/fdinfo/* 2>/dev/null | awk '/^prog_id:/ {print $2}' >"$T_TMP/held.$$"
+	_links=$(cat /proc/[0-9]*/fdinfo/* 2>/dev/null | awk '/^link_id:/ {printf "%s%s", n++ ? "," : "", $2}')
+	bpftool -j link show 2>/dev/null | jq -r --argjson l "[$_links]" \
+		'.[] | select(.id as $i | $l | index($i)) | .prog_id' >>"$T_TMP/held.$$"
+	sort -u -o "$T_TMP/held.$$" "$T_TMP/held.$$"
 	bpftool -j prog show 2>/dev/null | jq -r --argjson min "$1" --arg re "$2" \
 		'.[] | select(.id > $min and (.name // "" | test($re))) | .id' | sort -u |
 		comm -23 - "$T_TMP/held.$$"
@@ -197,16 +214,9 @@ need_root() {
 	fi
 }
 
-# Passes when no BPF program whose name starts with PREFIX outlives its
-# process, after a grace of ~2 s for the kernel to free the closed ones;
-# other users' programs may come and go meanwhile.
+# Passes when no BPF program whose name starts with PREFIX outlives its process
+# (held by no program or link fd of a live process; t_unheld_progs gives the
+# kernel 3 s to free the closed ones); other users' programs may come and go meanwhile.
 _t_no_leaks_prefix() {
-	_i=0
-	while [ -n "$(_t_ownerless "$1")" ] && [ $_i -lt 40 ]; do sleep 0.05; _i=$((_i + 1)); done
-	t_eq "no leaked $1* programs" "" "$(_t_ownerless "$1" | tr '\n' ' ')"
-}
-
-_t_ownerless() {
-	bpftool -j prog show 2>/dev/null |
-		jq -r --arg p "$1" '.[] | select(((.name // "") | startswith($p)) and ((.pids // []) | length == 0)) | .id'
+	t_eq "no leaked $1* programs" "" "$(t_unheld_progs 0 "^$1" | tr '\n' ' ')"
 }

@@ -100,7 +100,7 @@ char *ks_by_format(const struct ks_by_word *words, char *buf, size_t len)
 }
 
 /* The --by words of @spec as "a|b" in @buf, or NULL if it takes no --by. */
-static const char *by_keys(const struct ks_cmd_spec *spec, char *buf, size_t len)
+const char *ks_spec_by_keys(const struct ks_cmd_spec *spec, char *buf, size_t len)
 {
 	if (spec->by_words)
 		return ks_by_format(spec->by_words, buf, len);
@@ -119,8 +119,8 @@ void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out)
 		if ((common_defs[i].bit && !(spec->common & common_defs[i].bit)) || own_opt(spec, common_defs[i].d.name))
 			continue;
 		print_opt(out, &common_defs[i].d);
-		if (common_defs[i].bit == KS_O_BY && by_keys(spec, keys, sizeof(keys)))
-			fprintf(out, "  %-24s KEY: %s\n", "", by_keys(spec, keys, sizeof(keys)));
+		if (common_defs[i].bit == KS_O_BY && ks_spec_by_keys(spec, keys, sizeof(keys)))
+			fprintf(out, "  %-24s KEY: %s\n", "", ks_spec_by_keys(spec, keys, sizeof(keys)));
 	}
 }
 
@@ -199,7 +199,7 @@ static int parse_common(const struct ks_cmd_spec *spec, struct ks_common *c, int
 			char keys[256];
 
 			p_err("invalid --by key '%s': expected one of %s", KS_ESC(arg),
-			      by_keys(spec, keys, sizeof(keys)));
+			      ks_spec_by_keys(spec, keys, sizeof(keys)));
 			return -EINVAL;
 		}
 		c->by = arg;

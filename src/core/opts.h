@@ -89,6 +89,8 @@ void ks_common_init(struct ks_common *c);
 int ks_by_parse(const struct ks_by_word *words, const char *by);
 /* Writes @words as "w1|w2|..." into @buf (truncated to @len); returns @buf. */
 char *ks_by_format(const struct ks_by_word *words, char *buf, size_t len);
+/* The --by words @spec takes as "w1|w2" in @buf (by_words or by_keys), or NULL if it takes none. */
+const char *ks_spec_by_keys(const struct ks_cmd_spec *spec, char *buf, size_t len);
 /*
  * Parses argv (argv[0] is the command name).  Returns the index of the
  * first positional argument, KS_OPTS_HELP after printing help to stdout,

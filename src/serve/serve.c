@@ -746,12 +746,13 @@ int ks_serve_main(int argc, char **argv)
 			goto out;
 		}
 		{
-			char keys[256];
+			char words[256], keys[260];
+			const char *w = ks_spec_by_keys(&col->spec, words, sizeof(words));
 
-			snprintf(keys, sizeof(keys), "|%s|", col->spec.by_keys ? col->spec.by_keys : "");
+			snprintf(keys, sizeof(keys), "|%s|", w ? w : "");
 			if (!strstr(keys, want)) {
 				p_err("serve: --by '%s': %s keys are %s", KS_ESC(a.by[j]), col->spec.name,
-				      col->spec.by_keys ? col->spec.by_keys : "none");
+				      w ? w : "none");
 				ret = 2;
 				goto out;
 			}
