@@ -117,6 +117,9 @@ int cmd_record(int argc, char **argv)
 		ks_rec_kv_add(&ctx.kv, "cmdline", "%s", cmdline);
 		free(cmdline);
 	}
+	/* each argument on its own line, unambiguous whatever it holds: what 'ksight rerun' replays */
+	for (int i = 1; i < argc; i++)
+		ks_rec_kv_add(&ctx.kv, "arg", "%s", argv[i]);
 	ks_rec_kv_add(&ctx.kv, "duration_s", "%g", c.duration);
 	if (c.pid)
 		ks_rec_kv_add(&ctx.kv, "filter.pid", "%u", c.pid);
@@ -146,7 +149,7 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		return 1;
 	fprintf(stderr, "ksight: %llu events recorded, %llu sampled out, %llu lost, %llu cut (of %llu that passed the filters), "
-	       "%llu missed by the kernel; %llu bytes in %llu chunks",
+	       "%llu missed by the kernel; %llu bytes in %llu chunks\n",
 	       (unsigned long long)st.recorded, (unsigned long long)st.sampled_out, (unsigned long long)st.lost,
 	       (unsigned long long)st.cut, (unsigned long long)st.produced, (unsigned long long)st.missed,
 	       (unsigned long long)st.bytes, (unsigned long long)st.chunks);

@@ -92,7 +92,7 @@ static int rep_opt(void *vctx, int id, const char *arg)
 }
 
 /* Parses options that may come before or after FILE; returns FILE or NULL with *@rc set. */
-static const char *parse_file_args(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
+const char *parse_file_args(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
 				   ks_opt_cb cb, void *ctx, int *rc)
 {
 	const char *file;
