@@ -426,16 +426,13 @@ static int t_grow(struct table *t)
 	return 0;
 }
 
-static int pair_run(const struct ks_recording *rec, const struct ks_pair *p, struct ks_report *r)
+int ks_pair_each(const struct ks_recording *rec, const struct ks_pair *p, void (*fn)(void *ctx, uint64_t ns),
+		 void *ctx, struct ks_pair_counts *pc)
 {
 	struct table t = { 0 };
-	struct ks_hist *h = calloc(1, sizeof(*h));
-	uint64_t unmatched = 0, restarted = 0;
-	struct ks_row *row;
 	int err = 0;
 
-	if (!h)
-		return -ENOMEM;
+	memset(pc, 0, sizeof(*pc));
 	for (size_t i = 0; i < rec->nev && !err; i++) {
 		const struct ks_rec_ev *x = &rec->evs[i];
 		const unsigned char *data = (const unsigned char *)(x->e + 1);
@@ -450,18 +447,18 @@ static int pair_run(const struct ks_recording *rec, const struct ks_pair *p, str
 				k[f] = key_val(rec->tep, p->kb[f], data);
 			s = t_find(&t, k, false);
 			if (s) {
-				ks_hist_record(h, x->e->ts - s->ts);
+				fn(ctx, x->e->ts - s->ts);
 				s->state = 2;
 				t.used--;
 				t.dead++;
 				if (x->ev != p->a)
 					continue;
 			} else if (x->ev != p->a) {
-				unmatched++;
+				pc->unmatched++;
 				continue;
 			}
 		} else if (x->ev == p->b && x->ev != p->a) {
-			unmatched++;
+			pc->unmatched++;
 			continue;
 		}
 		for (int f = 0; f < p->nkeys; f++)
@@ -471,7 +468,7 @@ static int pair_run(const struct ks_recording *rec, const struct ks_pair *p, str
 			break;
 		s = t_find(&t, k, true);
 		if (s->state == 1) {
-			restarted++; /* a second start before an end: the later one counts */
+			pc->restarted++; /* a second start before an end: the later one counts */
 		} else {
 			memcpy(s->k, k, sizeof(k));
 			s->state = 1;
@@ -480,6 +477,25 @@ static int pair_run(const struct ks_recording *rec, const struct ks_pair *p, str
 		s->ts = x->e->ts;
 	}
 	free(t.s);
+	pc->open = t.used;
+	return err;
+}
+
+static void hist_add(void *ctx, uint64_t ns)
+{
+	ks_hist_record(ctx, ns);
+}
+
+static int pair_run(const struct ks_recording *rec, const struct ks_pair *p, struct ks_report *r)
+{
+	struct ks_hist *h = calloc(1, sizeof(*h));
+	struct ks_pair_counts pc;
+	struct ks_row *row;
+	int err;
+
+	if (!h)
+		return -ENOMEM;
+	err = ks_pair_each(rec, p, hist_add, h, &pc);
 	row = err ? NULL : ks_report_add_row(r);
 	if (!row) {
 		free(h);
@@ -488,9 +504,9 @@ static int pair_run(const struct ks_recording *rec, const struct ks_pair *p, str
 	ks_row_key_str(row, "pair", p->spec);
 	ks_row_val(row, "count", KS_VAL_COUNT, h->count);
 	ks_row_val(row, "total_ns", KS_VAL_NS, h->sum);
-	ks_row_val(row, "unmatched_ends", KS_VAL_COUNT, unmatched);
-	ks_row_val(row, "open_starts", KS_VAL_COUNT, t.used);
-	ks_row_val(row, "restarted", KS_VAL_COUNT, restarted);
+	ks_row_val(row, "unmatched_ends", KS_VAL_COUNT, pc.unmatched);
+	ks_row_val(row, "open_starts", KS_VAL_COUNT, pc.open);
+	ks_row_val(row, "restarted", KS_VAL_COUNT, pc.restarted);
 	row->hist = h;
 	row->sort = h->sum;
 	return 0;
