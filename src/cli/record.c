@@ -12,13 +12,16 @@
 #include "format/recfile.h"
 #include "record/recorder.h"
 
-enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 300, OPT_RING }; /* long-only ids from 300: the shared ones take 256.. */
+enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 300, OPT_RING, OPT_MAXSIZE = 320, OPT_ROTATE, OPT_KEEP }; /* long-only ids from 300: the shared ones take 256.. */
 
 static const struct ks_optdef rec_opts[] = {
 	{ "event", OPT_EVENT, "SYS:EVENT", "tracepoint to record (repeatable; globs, e.g. 'sched:sched_wak*')" },
 	{ "sample", OPT_SAMPLE, "N", "keep one event in N on each CPU (the others are counted)" },
 	{ "buffer", OPT_BUF, "SIZE", "bytes of each ring buffer, a power of two (default 1M)" },
 	{ "ring", OPT_RING, "KIND", "per-cpu (default: cheapest per event) or shared (one ring)" },
+	{ "max-size", OPT_MAXSIZE, "SIZE", "end the recording when FILE reaches SIZE (e.g. 100M; the rest is counted as dropped)" },
+	{ "rotate", OPT_ROTATE, "SIZE", "write FILE.0, FILE.1... of at most SIZE each, every one a complete recording" },
+	{ "keep", OPT_KEEP, "N", "with --rotate: keep the N newest files, delete older ones (default: all)" },
 	{ 0 },
 };
 
@@ -37,6 +40,8 @@ struct rec_ctx {
 	uint64_t buf_size;
 	uint32_t sample;
 	bool shared;
+	uint64_t max_size, rotate_size;
+	int keep;
 };
 
 static int rec_opt(void *vctx, int id, const char *arg)
@@ -70,6 +75,23 @@ static int rec_opt(void *vctx, int id, const char *arg)
 		}
 		ctx->shared = !strcmp(arg, "shared");
 		return 0;
+	case OPT_MAXSIZE:
+	case OPT_ROTATE:
+		/* below 64K the head and the closing chunks leave no room for events */
+		if (ks_parse_size(arg, &v) || v < (64u << 10)) {
+			p_err("invalid --%s '%s': expected a size of at least 64K, e.g. 100M",
+			      id == OPT_MAXSIZE ? "max-size" : "rotate", KS_ESC(arg));
+			return -EINVAL;
+		}
+		*(id == OPT_MAXSIZE ? &ctx->max_size : &ctx->rotate_size) = v;
+		return 0;
+	case OPT_KEEP:
+		if (ks_parse_u64(arg, 1, 1000000, &v)) {
+			p_err("invalid --keep '%s': expected a count of files from 1", KS_ESC(arg));
+			return -EINVAL;
+		}
+		ctx->keep = (int)v;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -93,6 +115,11 @@ int cmd_record(int argc, char **argv)
 	if (!ctx.tps.n || !c.output) {
 		p_err(!ctx.tps.n ? "record needs at least one -e SYS:EVENT; 'ksight list' shows them"
 				 : "record needs -o FILE to write the recording to");
+		ks_rec_tps_free(&ctx.tps);
+		return 2;
+	}
+	if ((ctx.keep && !ctx.rotate_size) || (ctx.max_size && ctx.rotate_size)) {
+		p_err(ctx.keep ? "--keep goes with --rotate SIZE" : "--max-size and --rotate: choose one (--rotate with --keep bounds the disk)");
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
@@ -131,6 +158,12 @@ int cmd_record(int argc, char **argv)
 		ks_rec_kv_add(&ctx.kv, "filter.cpus", "%s", c.cpus_arg);
 	if (c.has_comm)
 		ks_rec_kv_add(&ctx.kv, "filter.comm", "%s", c.comm);
+	if (ctx.max_size)
+		ks_rec_kv_add(&ctx.kv, "max_size", "%llu", (unsigned long long)ctx.max_size);
+	if (ctx.rotate_size)
+		ks_rec_kv_add(&ctx.kv, "rotate_size", "%llu", (unsigned long long)ctx.rotate_size);
+	if (ctx.keep)
+		ks_rec_kv_add(&ctx.kv, "keep", "%d", ctx.keep);
 	ks_rec_kv_add(&ctx.kv, "ksight.version", "%s", KSIGHT_VERSION);
 	ks_stop_install();
 	o.tps = &ctx.tps;
@@ -143,6 +176,9 @@ int cmd_record(int argc, char **argv)
 	o.manifest_len = ctx.kv.len;
 	o.stop = &ks_stop_signal;
 	o.target_pid = (int)c.pid;
+	o.max_size = ctx.max_size;
+	o.rotate_size = ctx.rotate_size;
+	o.keep = ctx.keep;
 	err = ctx.kv.err ? ctx.kv.err : ks_rec_run(&o, &st);
 	ks_rec_kv_free(&ctx.kv);
 	ks_rec_tps_free(&ctx.tps);
@@ -153,6 +189,12 @@ int cmd_record(int argc, char **argv)
 	       (unsigned long long)st.recorded, (unsigned long long)st.sampled_out, (unsigned long long)st.lost,
 	       (unsigned long long)st.cut, (unsigned long long)st.produced, (unsigned long long)st.missed,
 	       (unsigned long long)st.bytes, (unsigned long long)st.chunks);
+	if (st.full)
+		fprintf(stderr, "ksight: stopped at --max-size %llu: the file is %llu bytes; %llu events that came after were dropped\n",
+			(unsigned long long)ctx.max_size, (unsigned long long)st.bytes, (unsigned long long)st.dropped);
+	if (ctx.rotate_size)
+		fprintf(stderr, "ksight: rotated over %llu files %s.0 to %s.%llu\n", (unsigned long long)st.files,
+			c.output, c.output, (unsigned long long)(st.files - 1));
 	if (!st.exact)
 		p_warn("per-CPU counts do not add up: produced != sampled out + recorded + lost");
 	return 0;
