@@ -179,6 +179,7 @@ struct running {
 
 static void pf_slice(struct ks_json *j, unsigned int cpu, const struct running *run, uint64_t end, int64_t off)
 {
+	double ts = (double)(run->since + (uint64_t)off) / 1e3, te = (double)(end + (uint64_t)off) / 1e3;
 	char name[48];
 
 	snprintf(name, sizeof(name), "%s %d", run->comm, run->pid);
@@ -188,8 +189,11 @@ static void pf_slice(struct ks_json *j, unsigned int cpu, const struct running *
 	ks_json_kv_str(j, "cat", "sched");
 	ks_json_kv_u64(j, "pid", 1);
 	ks_json_kv_u64(j, "tid", cpu);
-	ks_json_kv_double(j, "ts", (double)(run->since + (uint64_t)off) / 1e3);
-	ks_json_kv_double(j, "dur", (double)(end - run->since) / 1e3);
+	ks_json_kv_double(j, "ts", ts);
+	/* the difference of the two doubles, not (end - since) / 1e3: a reader's ts + dur is then
+	 * exactly the next slice's ts, where a rounded dur overlapped it by a few 1e-9 us and
+	 * the DevTools engine drew the next slice nested in this one */
+	ks_json_kv_double(j, "dur", te - ts);
 	ks_json_key(j, "args");
 	ks_json_obj_begin(j);
 	ks_json_key(j, "pid");
