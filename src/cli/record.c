@@ -9,10 +9,11 @@
 #include "core/log.h"
 #include "core/opts.h"
 #include "core/parse.h"
+#include "format/anon.h"
 #include "format/recfile.h"
 #include "record/recorder.h"
 
-enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 300, OPT_RING, OPT_MAXSIZE = 320, OPT_ROTATE, OPT_KEEP }; /* long-only ids from 300: the shared ones take 256.. */
+enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 300, OPT_RING, OPT_MAXSIZE = 320, OPT_ROTATE, OPT_KEEP, OPT_ANON = 340, OPT_ANONKEY }; /* long-only ids from 300: the shared ones take 256.. */
 
 static const struct ks_optdef rec_opts[] = {
 	{ "event", OPT_EVENT, "SYS:EVENT", "tracepoint to record (repeatable; globs, e.g. 'sched:sched_wak*')" },
@@ -21,6 +22,8 @@ static const struct ks_optdef rec_opts[] = {
 	{ "ring", OPT_RING, "KIND", "per-cpu (default: cheapest per event) or shared (one ring)" },
 	{ "max-size", OPT_MAXSIZE, "SIZE", "end the recording when FILE reaches SIZE (e.g. 100M; the rest is counted as dropped)" },
 	{ "rotate", OPT_ROTATE, "SIZE", "write FILE.0, FILE.1... of at most SIZE each, every one a complete recording" },
+	{ "anonymize", OPT_ANON, NULL, "comm, paths, user names and IP addresses stored as keyed hashes (random key)" },
+	{ "anonymize-key", OPT_ANONKEY, "KEY", "--anonymize with this key: the same tokens in every recording made with it" },
 	{ "keep", OPT_KEEP, "N", "with --rotate: keep the N newest files, delete older ones (default: all)" },
 	{ 0 },
 };
@@ -42,6 +45,8 @@ struct rec_ctx {
 	bool shared;
 	uint64_t max_size, rotate_size;
 	int keep;
+	bool anon;
+	const char *anon_key;
 };
 
 static int rec_opt(void *vctx, int id, const char *arg)
@@ -85,6 +90,12 @@ static int rec_opt(void *vctx, int id, const char *arg)
 		}
 		*(id == OPT_MAXSIZE ? &ctx->max_size : &ctx->rotate_size) = v;
 		return 0;
+	case OPT_ANON:
+	case OPT_ANONKEY:
+		ctx->anon = true;
+		if (id == OPT_ANONKEY)
+			ctx->anon_key = arg;
+		return 0;
 	case OPT_KEEP:
 		if (ks_parse_u64(arg, 1, 1000000, &v)) {
 			p_err("invalid --keep '%s': expected a count of files from 1", KS_ESC(arg));
@@ -101,6 +112,7 @@ int cmd_record(int argc, char **argv)
 	struct rec_ctx ctx = { .buf_size = 1u << 20 };
 	struct ks_rec_opts o = { 0 };
 	struct ks_rec_stats st;
+	struct ks_anon anon = { 0 };
 	struct ks_common c;
 	size_t cl = 0;
 	char *cmdline;
@@ -179,9 +191,20 @@ int cmd_record(int argc, char **argv)
 	o.max_size = ctx.max_size;
 	o.rotate_size = ctx.rotate_size;
 	o.keep = ctx.keep;
+	if (ctx.anon) {
+		err = ks_anon_init(&anon, ctx.anon_key);
+		if (err) {
+			p_err("--anonymize: %s", strerror(-err));
+			ks_rec_kv_free(&ctx.kv);
+			ks_rec_tps_free(&ctx.tps);
+			return 1;
+		}
+		o.anon = &anon;
+	}
 	err = ctx.kv.err ? ctx.kv.err : ks_rec_run(&o, &st);
 	ks_rec_kv_free(&ctx.kv);
 	ks_rec_tps_free(&ctx.tps);
+	ks_anon_free(&anon);
 	if (err)
 		return 1;
 	fprintf(stderr, "ksight: %llu events recorded, %llu sampled out, %llu lost, %llu cut (of %llu that passed the filters), "

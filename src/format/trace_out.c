@@ -49,7 +49,8 @@ static void json_field(struct ks_json *j, struct tep_handle *tep, const struct t
 
 	field_span(f, data, &off, &len);
 	ks_json_key(j, f->name);
-	if (f->flags & TEP_FIELD_IS_STRING) {
+	/* libtraceevent marks every one-byte array a string: __u8 saddr[4] is four numbers, not text */
+	if ((f->flags & TEP_FIELD_IS_STRING) && strstr(f->type, "char")) {
 		char buf[KS_REC_MAX_RAW + 1];
 		size_t n = strnlen((const char *)data + off, len);
 

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "core/sysinfo.h"
 #include "core/tracefs.h"
+#include "format/anon.h"
 #include "format/recfile.h"
 #include "record/recorder.h"
 #include "record/rotate.h"
@@ -196,6 +197,9 @@ struct rec {
 	int ncpus;
 	int err;
 	bool full; /* --max-size reached */
+	const struct ks_anon *anon;
+	struct tep_handle *tep;	/* the formats, for --anonymize */
+	struct ks_rec_event *anon_buf;
 	uint64_t bad; /* ring records that did not parse: never expected */
 };
 
@@ -237,6 +241,24 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e) || e->cpu >= r->ncpus || ks_rec_ev_stride(e->len) != size) {
 		r->bad++;
 		return 0;
+	}
+	if (r->anon) {
+		uint16_t type;
+		struct tep_event *ev;
+		int n;
+
+		memcpy(&type, e + 1, 2);
+		ev = e->len >= 8 ? tep_find_event(r->tep, type) : NULL;
+		n = ev ? ks_anon_event(r->anon, ev, e, r->anon_buf, sizeof(*e) + KS_REC_MAX_RAW + 8) : -EINVAL;
+		if (n < 0) {
+			r->bad++;
+			return 0;
+		}
+		size = ks_rec_ev_stride((uint32_t)n);
+		/* the padding after the record: zeroed, no bytes of an earlier event in it */
+		memset((char *)(r->anon_buf + 1) + n, 0, size - sizeof(*e) - (size_t)n);
+		data = r->anon_buf;
+		e = data;
 	}
 	b = &r->cpus[e->cpu];
 	if (r->full) {
@@ -363,6 +385,13 @@ static int write_head(void *vctx, struct ks_rec_writer *w, uint64_t index)
 			kv.len += o->manifest_len;
 		}
 	}
+	if (!kv.err && o->anon) {
+		struct ks_rec_kv an = { 0 };
+
+		ks_anon_manifest(o->anon, kv.buf, kv.len, &an);
+		ks_rec_kv_free(&kv);
+		kv = an;
+	}
 	err = kv.err ? kv.err : ks_rec_append(w, &c, kv.buf, (uint32_t)kv.len);
 	ks_rec_kv_free(&kv);
 	for (int i = 0; i < o->tps->n && !err; i++) {
@@ -443,6 +472,13 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	ringfds = calloc((size_t)nrings, sizeof(*ringfds));
 	links = calloc((size_t)o->tps->n, sizeof(*links));
 	tep = tep_alloc();
+	r.tep = tep;
+	r.anon = o->anon;
+	r.anon_buf = o->anon ? malloc(sizeof(struct ks_rec_event) + KS_REC_MAX_RAW + 16) : NULL;
+	if (o->anon && !r.anon_buf) {
+		err = -ENOMEM;
+		goto out;
+	}
 	if (!r.cpus || !cnt || !ringfds || !links || !tep) {
 		err = -ENOMEM;
 		goto out;
@@ -630,6 +666,7 @@ out:
 	for (int i = 0; r.cpus && i < r.ncpus; i++)
 		free(r.cpus[i].buf);
 	free(r.cpus);
+	free(r.anon_buf);
 	free(cnt);
 	free(ringfds);
 	free(links);

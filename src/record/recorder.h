@@ -8,6 +8,8 @@
 #include "ksight/filter.h"
 #include "ksight/record.h"
 
+struct ks_anon;
+
 struct ks_rec_tp {
 	char *sys, *name;
 	char *format; /* tracefs format text */
@@ -42,6 +44,7 @@ struct ks_rec_opts {
 	uint64_t max_size;   /* --max-size: the file stops growing here, the recording ends (0: none) */
 	uint64_t rotate_size; /* --rotate: FILE.0, FILE.1... of at most this many bytes (0: one file) */
 	int keep;	     /* --keep: rotated files kept, the oldest deleted (0: all) */
+	const struct ks_anon *anon; /* --anonymize: events and manifest rewritten before they are written */
 };
 
 struct ks_rec_stats {
