@@ -22,9 +22,9 @@ static const struct ks_optdef rec_opts[] = {
 	{ "ring", OPT_RING, "KIND", "per-cpu (default: cheapest per event) or shared (one ring)" },
 	{ "max-size", OPT_MAXSIZE, "SIZE", "end the recording when FILE reaches SIZE (e.g. 100M; the rest is counted as dropped)" },
 	{ "rotate", OPT_ROTATE, "SIZE", "write FILE.0, FILE.1... of at most SIZE each, every one a complete recording" },
+	{ "keep", OPT_KEEP, "N", "with --rotate: keep the N newest files, delete older ones (default: all)" },
 	{ "anonymize", OPT_ANON, NULL, "comm, paths, user names and IP addresses stored as keyed hashes (random key)" },
 	{ "anonymize-key", OPT_ANONKEY, "KEY", "--anonymize with this key: the same tokens in every recording made with it" },
-	{ "keep", OPT_KEEP, "N", "with --rotate: keep the N newest files, delete older ones (default: all)" },
 	{ 0 },
 };
 
