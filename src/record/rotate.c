@@ -98,17 +98,17 @@ int ks_rec_out_events(struct ks_rec_out *o, const struct ks_rec_chunk *c, const 
 	int err;
 
 	*written = 0;
-	if (o->full)
-		return -ENOSPC;
 	if (!len) {
 		struct ks_rec_chunk piece = *c;
 
-		/* losses only: a header's worth, inside the reserve */
+		/* losses only: a header's worth, inside the reserve (also once full: the losses stay in chunks) */
 		err = ks_rec_append(&o->w, &piece, NULL, 0);
 		if (!err)
 			o->file_lost += c->lost;
 		return err;
 	}
+	if (o->full)
+		return -ENOSPC;
 	while (off < len) {
 		struct ks_rec_chunk piece = *c;
 		uint64_t lim = limit(o), room;
@@ -142,6 +142,14 @@ int ks_rec_out_events(struct ks_rec_out *o, const struct ks_rec_chunk *c, const 
 				n = 1;
 			} else {
 				o->full = true;
+				if (lost) {
+					/* the losses this chunk carried still go in, as a chunk of none */
+					piece.count = 0;
+					piece.first_ts = piece.last_ts = 0;
+					piece.lost = lost;
+					if (!ks_rec_append(&o->w, &piece, NULL, 0))
+						o->file_lost += lost;
+				}
 				return -ENOSPC;
 			}
 		}

@@ -29,6 +29,16 @@ t_eq "max-size: recorded + dropped + lost = produced, exactly" "yes true" \
 t_ok "max-size: the rest was dropped, not recorded ($(jq -r .trailer.dropped "$T_TMP/m.json"))" \
 	[ "$(jq -r .trailer.dropped "$T_TMP/m.json")" -gt 0 ]
 
+# with losses (a tiny ring): the chunks' losses still add up to the trailer's
+w_start -n $N
+k_start record -e raw_syscalls:sys_enter -p "$W_PID" -b 4096 --max-size 300K -o "$T_TMP/ml.ksr"
+w_go
+wait "$K_PID"
+ij "$T_TMP/ml.ksr" >"$T_TMP/ml.json"
+t_eq "max-size, tiny ring: exact, the chunks' losses = the trailer's" "yes true" \
+	"$(jq -r '"\(.trailer.exact) \(([.cpus[].lost] | add) == (.trailer.lost | tonumber))"' "$T_TMP/ml.json")"
+t_ok "max-size, tiny ring: at most 300K" [ "$(stat -c %s "$T_TMP/ml.ksr")" -le 307200 ]
+
 # 2. --rotate: complete files of at most SIZE; the N getppid exactly, over all of them
 w_start -n $N
 k_start record -e raw_syscalls:sys_enter -p "$W_PID" --rotate 1M -o "$R"
