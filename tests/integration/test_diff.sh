@@ -37,7 +37,7 @@ t_eq "diff 1ms/2ms: Mann-Whitney flags it, B slower" "true significant: B is slo
 t_eq "diff 1ms/2ms: p-value tiny, B above A most of the time" "true" \
 	"$(jq '.pairs[0].test | .p_value < 1e-10 and .prob_b_greater > 0.8' "$T_TMP/d.json")"
 r=$(jq '.pairs[0].delta.p50_ratio' "$T_TMP/d.json")
-t_ok "diff 1ms/2ms: p50 about doubled (ratio $r)" jq -e "$r > 1.6 and $r < 2.4" -n
+t_ok "diff 1ms/2ms: p50 about doubled (ratio $r; a loaded host stretches both sleeps alike)" jq -e "$r > 1.5 and $r < 2.5" -n
 t_eq "diff 1ms/2ms: both sides hold the K sleeps" "true" \
 	"$(jq ".pairs[0].a.count >= $K and .pairs[0].b.count >= $K" "$T_TMP/d.json")"
 t_eq "diff 1ms/2ms: the same syscall counts on both sides" "true" \
