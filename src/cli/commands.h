@@ -17,6 +17,15 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 
+int cmd_rerun(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+
+struct ks_cmd_spec;
+struct ks_common;
+/* Options of a command that takes one FILE, before or after it (report.c); FILE, or NULL with *@rc the exit code. */
+const char *parse_file_args(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
+			    int (*cb)(void *ctx, int id, const char *arg), void *ctx, int *rc);
+
 #define KSIGHT_VERSION "0.1.0"
 int cmd_serve(int argc, char **argv);
 

@@ -15,6 +15,8 @@ static const struct ks_command commands[] = {
 	{ "record", cmd_record, "record tracepoint events into a file (report, info read it)" },
 	{ "report", cmd_report, "print a recording: events in time order, latency pairs, a Perfetto timeline" },
 	{ "info", cmd_info, "describe a recording: manifest, event counts, losses per CPU, span" },
+	{ "rerun", cmd_rerun, "record the same session again from a recording's manifest" },
+	{ "diff", cmd_diff, "compare two recordings: event rates, paired latencies, a significance test" },
 	{ "profile", cmd_profile, "on-CPU stacks sampled at -F HZ: folded stacks, JSON, SVG flame graph, pprof" },
 	{ "run", ks_multi_run, "run several collectors in one process, one report each" },
 	{ "serve", cmd_serve, "export the collectors to Prometheus (/metrics, native histograms)" },

@@ -9,16 +9,22 @@
 #include "core/log.h"
 #include "core/opts.h"
 #include "core/parse.h"
+#include "format/anon.h"
 #include "format/recfile.h"
 #include "record/recorder.h"
 
-enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 300, OPT_RING }; /* long-only ids from 300: the shared ones take 256.. */
+enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 300, OPT_RING, OPT_MAXSIZE = 320, OPT_ROTATE, OPT_KEEP, OPT_ANON = 340, OPT_ANONKEY }; /* long-only ids from 300: the shared ones take 256.. */
 
 static const struct ks_optdef rec_opts[] = {
 	{ "event", OPT_EVENT, "SYS:EVENT", "tracepoint to record (repeatable; globs, e.g. 'sched:sched_wak*')" },
 	{ "sample", OPT_SAMPLE, "N", "keep one event in N on each CPU (the others are counted)" },
 	{ "buffer", OPT_BUF, "SIZE", "bytes of each ring buffer, a power of two (default 1M)" },
 	{ "ring", OPT_RING, "KIND", "per-cpu (default: cheapest per event) or shared (one ring)" },
+	{ "max-size", OPT_MAXSIZE, "SIZE", "end the recording when FILE reaches SIZE (e.g. 100M; the rest is counted as dropped)" },
+	{ "rotate", OPT_ROTATE, "SIZE", "write FILE.0, FILE.1... of at most SIZE each, every one a complete recording" },
+	{ "keep", OPT_KEEP, "N", "with --rotate: keep the N newest files, delete older ones (default: all)" },
+	{ "anonymize", OPT_ANON, NULL, "comm, paths, user names and IP addresses stored as keyed hashes (random key)" },
+	{ "anonymize-key", OPT_ANONKEY, "KEY", "--anonymize with this key: the same tokens in every recording made with it" },
 	{ 0 },
 };
 
@@ -37,6 +43,10 @@ struct rec_ctx {
 	uint64_t buf_size;
 	uint32_t sample;
 	bool shared;
+	uint64_t max_size, rotate_size;
+	int keep;
+	bool anon;
+	const char *anon_key;
 };
 
 static int rec_opt(void *vctx, int id, const char *arg)
@@ -70,6 +80,29 @@ static int rec_opt(void *vctx, int id, const char *arg)
 		}
 		ctx->shared = !strcmp(arg, "shared");
 		return 0;
+	case OPT_MAXSIZE:
+	case OPT_ROTATE:
+		/* below 64K the head and the closing chunks leave no room for events */
+		if (ks_parse_size(arg, &v) || v < (64u << 10)) {
+			p_err("invalid --%s '%s': expected a size of at least 64K, e.g. 100M",
+			      id == OPT_MAXSIZE ? "max-size" : "rotate", KS_ESC(arg));
+			return -EINVAL;
+		}
+		*(id == OPT_MAXSIZE ? &ctx->max_size : &ctx->rotate_size) = v;
+		return 0;
+	case OPT_ANON:
+	case OPT_ANONKEY:
+		ctx->anon = true;
+		if (id == OPT_ANONKEY)
+			ctx->anon_key = arg;
+		return 0;
+	case OPT_KEEP:
+		if (ks_parse_u64(arg, 1, 1000000, &v)) {
+			p_err("invalid --keep '%s': expected a count of files from 1", KS_ESC(arg));
+			return -EINVAL;
+		}
+		ctx->keep = (int)v;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -79,6 +112,7 @@ int cmd_record(int argc, char **argv)
 	struct rec_ctx ctx = { .buf_size = 1u << 20 };
 	struct ks_rec_opts o = { 0 };
 	struct ks_rec_stats st;
+	struct ks_anon anon = { 0 };
 	struct ks_common c;
 	size_t cl = 0;
 	char *cmdline;
@@ -93,6 +127,11 @@ int cmd_record(int argc, char **argv)
 	if (!ctx.tps.n || !c.output) {
 		p_err(!ctx.tps.n ? "record needs at least one -e SYS:EVENT; 'ksight list' shows them"
 				 : "record needs -o FILE to write the recording to");
+		ks_rec_tps_free(&ctx.tps);
+		return 2;
+	}
+	if ((ctx.keep && !ctx.rotate_size) || (ctx.max_size && ctx.rotate_size)) {
+		p_err(ctx.keep ? "--keep goes with --rotate SIZE" : "--max-size and --rotate: choose one (--rotate with --keep bounds the disk)");
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
@@ -117,6 +156,9 @@ int cmd_record(int argc, char **argv)
 		ks_rec_kv_add(&ctx.kv, "cmdline", "%s", cmdline);
 		free(cmdline);
 	}
+	/* each argument on its own line, unambiguous whatever it holds: what 'ksight rerun' replays */
+	for (int i = 1; i < argc; i++)
+		ks_rec_kv_add(&ctx.kv, "arg", "%s", argv[i]);
 	ks_rec_kv_add(&ctx.kv, "duration_s", "%g", c.duration);
 	if (c.pid)
 		ks_rec_kv_add(&ctx.kv, "filter.pid", "%u", c.pid);
@@ -128,6 +170,12 @@ int cmd_record(int argc, char **argv)
 		ks_rec_kv_add(&ctx.kv, "filter.cpus", "%s", c.cpus_arg);
 	if (c.has_comm)
 		ks_rec_kv_add(&ctx.kv, "filter.comm", "%s", c.comm);
+	if (ctx.max_size)
+		ks_rec_kv_add(&ctx.kv, "max_size", "%llu", (unsigned long long)ctx.max_size);
+	if (ctx.rotate_size)
+		ks_rec_kv_add(&ctx.kv, "rotate_size", "%llu", (unsigned long long)ctx.rotate_size);
+	if (ctx.keep)
+		ks_rec_kv_add(&ctx.kv, "keep", "%d", ctx.keep);
 	ks_rec_kv_add(&ctx.kv, "ksight.version", "%s", KSIGHT_VERSION);
 	ks_stop_install();
 	o.tps = &ctx.tps;
@@ -140,16 +188,36 @@ int cmd_record(int argc, char **argv)
 	o.manifest_len = ctx.kv.len;
 	o.stop = &ks_stop_signal;
 	o.target_pid = (int)c.pid;
+	o.max_size = ctx.max_size;
+	o.rotate_size = ctx.rotate_size;
+	o.keep = ctx.keep;
+	if (ctx.anon) {
+		err = ks_anon_init(&anon, ctx.anon_key);
+		if (err) {
+			p_err("--anonymize: %s", strerror(-err));
+			ks_rec_kv_free(&ctx.kv);
+			ks_rec_tps_free(&ctx.tps);
+			return 1;
+		}
+		o.anon = &anon;
+	}
 	err = ctx.kv.err ? ctx.kv.err : ks_rec_run(&o, &st);
 	ks_rec_kv_free(&ctx.kv);
 	ks_rec_tps_free(&ctx.tps);
+	ks_anon_free(&anon);
 	if (err)
 		return 1;
 	fprintf(stderr, "ksight: %llu events recorded, %llu sampled out, %llu lost, %llu cut (of %llu that passed the filters), "
-	       "%llu missed by the kernel; %llu bytes in %llu chunks",
+	       "%llu missed by the kernel; %llu bytes in %llu chunks\n",
 	       (unsigned long long)st.recorded, (unsigned long long)st.sampled_out, (unsigned long long)st.lost,
 	       (unsigned long long)st.cut, (unsigned long long)st.produced, (unsigned long long)st.missed,
 	       (unsigned long long)st.bytes, (unsigned long long)st.chunks);
+	if (st.full)
+		fprintf(stderr, "ksight: stopped at --max-size %llu: the file is %llu bytes; %llu events that came after were dropped\n",
+			(unsigned long long)ctx.max_size, (unsigned long long)st.bytes, (unsigned long long)st.dropped);
+	if (ctx.rotate_size)
+		fprintf(stderr, "ksight: rotated over %llu files %s.0 to %s.%llu\n", (unsigned long long)st.files,
+			c.output, c.output, (unsigned long long)(st.files - 1));
 	if (!st.exact)
 		p_warn("per-CPU counts do not add up: produced != sampled out + recorded + lost");
 	return 0;

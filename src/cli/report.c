@@ -8,13 +8,14 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/opts.h"
+#include "format/anon.h"
 #include "format/recording.h"
 #include "format/trace_out.h"
 #include "output/output.h"
 
 #define MAX_PAIRS 8
 
-enum { OPT_CSV = 300, OPT_PERFETTO, OPT_CLOCK, OPT_PAIR, OPT_KEY, OPT_STATS };
+enum { OPT_CSV = 300, OPT_PERFETTO, OPT_CLOCK, OPT_PAIR, OPT_KEY, OPT_STATS, OPT_ANON = 320, OPT_ANONKEY };
 
 static const struct ks_optdef rep_opts[] = {
 	{ "csv", OPT_CSV, NULL, "events as CSV (ts_ns,cpu,event,comm,pid,tgid,info)" },
@@ -25,6 +26,8 @@ static const struct ks_optdef rep_opts[] = {
 	{ "key", OPT_KEY, "F[=G],...", "fields that tie the last --pair's START (F) to its END (G, default F), "
 				       "e.g. pid=next_pid or dev,sector" },
 	{ "stats", OPT_STATS, NULL, "counts and rates per event instead of the events" },
+	{ "anonymize", OPT_ANON, NULL, "comm, paths, user names and IP addresses as keyed hashes (random key)" },
+	{ "anonymize-key", OPT_ANONKEY, "KEY", "--anonymize with this key: the same tokens in every report made with it" },
 	{ 0 },
 };
 
@@ -50,6 +53,8 @@ struct rep_ctx {
 	const char *perfetto;
 	int npairs;
 	const char *pair[MAX_PAIRS], *key[MAX_PAIRS];
+	bool anon;
+	const char *anon_key;
 };
 
 static int rep_opt(void *vctx, int id, const char *arg)
@@ -62,6 +67,12 @@ static int rep_opt(void *vctx, int id, const char *arg)
 		return 0;
 	case OPT_STATS:
 		c->stats = true;
+		return 0;
+	case OPT_ANON:
+	case OPT_ANONKEY:
+		c->anon = true;
+		if (id == OPT_ANONKEY)
+			c->anon_key = arg;
 		return 0;
 	case OPT_PERFETTO:
 		c->perfetto = arg;
@@ -92,7 +103,7 @@ static int rep_opt(void *vctx, int id, const char *arg)
 }
 
 /* Parses options that may come before or after FILE; returns FILE or NULL with *@rc set. */
-static const char *parse_file_args(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
+const char *parse_file_args(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
 				   ks_opt_cb cb, void *ctx, int *rc)
 {
 	const char *file;
@@ -180,6 +191,19 @@ int cmd_report(int argc, char **argv)
 	}
 	if (load(&rec, file))
 		return 1;
+	if (ctx.anon) {
+		struct ks_anon an;
+
+		err = ks_anon_init(&an, ctx.anon_key);
+		if (!err)
+			err = ks_anon_recording(&an, &rec);
+		ks_anon_free(&an);
+		if (err) {
+			p_err("--anonymize: %s", strerror(-err));
+			ks_recording_free(&rec);
+			return 1;
+		}
+	}
 	for (int i = 0; i < ctx.npairs; i++)
 		if (ks_pair_parse(&pairs[i], &rec, ctx.pair[i], ctx.key[i])) {
 			ks_recording_free(&rec);

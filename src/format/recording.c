@@ -211,6 +211,7 @@ void ks_recording_free(struct ks_recording *rec)
 		free(rec->payloads[i]);
 	free(rec->payloads);
 	free(rec->evs);
+	free(rec->anon_mem);
 	free(rec->manifest);
 	free(rec->trailer);
 	free(rec->recorded);

@@ -30,6 +30,7 @@ struct ks_recording {
 	uint64_t bad_events;	/* records that did not fit their format: left out */
 	uint64_t unknown_events; /* records of an event without a format: left out */
 	uint64_t first_ts, last_ts;
+	void *anon_mem; /* the events rewritten by ks_anon_recording, when it ran */
 };
 
 /* Opens @path and decodes it; 0 or negative errno (-EBADMSG, -EPROTO: not a recording). */

@@ -49,7 +49,8 @@ static void json_field(struct ks_json *j, struct tep_handle *tep, const struct t
 
 	field_span(f, data, &off, &len);
 	ks_json_key(j, f->name);
-	if (f->flags & TEP_FIELD_IS_STRING) {
+	/* libtraceevent marks every one-byte array a string: __u8 saddr[4] is four numbers, not text */
+	if ((f->flags & TEP_FIELD_IS_STRING) && strstr(f->type, "char")) {
 		char buf[KS_REC_MAX_RAW + 1];
 		size_t n = strnlen((const char *)data + off, len);
 
@@ -179,6 +180,7 @@ struct running {
 
 static void pf_slice(struct ks_json *j, unsigned int cpu, const struct running *run, uint64_t end, int64_t off)
 {
+	double ts = (double)(run->since + (uint64_t)off) / 1e3, te = (double)(end + (uint64_t)off) / 1e3;
 	char name[48];
 
 	snprintf(name, sizeof(name), "%s %d", run->comm, run->pid);
@@ -188,8 +190,11 @@ static void pf_slice(struct ks_json *j, unsigned int cpu, const struct running *
 	ks_json_kv_str(j, "cat", "sched");
 	ks_json_kv_u64(j, "pid", 1);
 	ks_json_kv_u64(j, "tid", cpu);
-	ks_json_kv_double(j, "ts", (double)(run->since + (uint64_t)off) / 1e3);
-	ks_json_kv_double(j, "dur", (double)(end - run->since) / 1e3);
+	ks_json_kv_double(j, "ts", ts);
+	/* the difference of the two doubles, not (end - since) / 1e3: a reader's ts + dur is then
+	 * exactly the next slice's ts, where a rounded dur overlapped it by a few 1e-9 us and
+	 * the DevTools engine drew the next slice nested in this one */
+	ks_json_kv_double(j, "dur", te - ts);
 	ks_json_key(j, "args");
 	ks_json_obj_begin(j);
 	ks_json_key(j, "pid");
@@ -426,16 +431,13 @@ static int t_grow(struct table *t)
 	return 0;
 }
 
-static int pair_run(const struct ks_recording *rec, const struct ks_pair *p, struct ks_report *r)
+int ks_pair_each(const struct ks_recording *rec, const struct ks_pair *p, void (*fn)(void *ctx, uint64_t ns),
+		 void *ctx, struct ks_pair_counts *pc)
 {
 	struct table t = { 0 };
-	struct ks_hist *h = calloc(1, sizeof(*h));
-	uint64_t unmatched = 0, restarted = 0;
-	struct ks_row *row;
 	int err = 0;
 
-	if (!h)
-		return -ENOMEM;
+	memset(pc, 0, sizeof(*pc));
 	for (size_t i = 0; i < rec->nev && !err; i++) {
 		const struct ks_rec_ev *x = &rec->evs[i];
 		const unsigned char *data = (const unsigned char *)(x->e + 1);
@@ -450,18 +452,18 @@ static int pair_run(const struct ks_recording *rec, const struct ks_pair *p, str
 				k[f] = key_val(rec->tep, p->kb[f], data);
 			s = t_find(&t, k, false);
 			if (s) {
-				ks_hist_record(h, x->e->ts - s->ts);
+				fn(ctx, x->e->ts - s->ts);
 				s->state = 2;
 				t.used--;
 				t.dead++;
 				if (x->ev != p->a)
 					continue;
 			} else if (x->ev != p->a) {
-				unmatched++;
+				pc->unmatched++;
 				continue;
 			}
 		} else if (x->ev == p->b && x->ev != p->a) {
-			unmatched++;
+			pc->unmatched++;
 			continue;
 		}
 		for (int f = 0; f < p->nkeys; f++)
@@ -471,7 +473,7 @@ static int pair_run(const struct ks_recording *rec, const struct ks_pair *p, str
 			break;
 		s = t_find(&t, k, true);
 		if (s->state == 1) {
-			restarted++; /* a second start before an end: the later one counts */
+			pc->restarted++; /* a second start before an end: the later one counts */
 		} else {
 			memcpy(s->k, k, sizeof(k));
 			s->state = 1;
@@ -480,6 +482,25 @@ static int pair_run(const struct ks_recording *rec, const struct ks_pair *p, str
 		s->ts = x->e->ts;
 	}
 	free(t.s);
+	pc->open = t.used;
+	return err;
+}
+
+static void hist_add(void *ctx, uint64_t ns)
+{
+	ks_hist_record(ctx, ns);
+}
+
+static int pair_run(const struct ks_recording *rec, const struct ks_pair *p, struct ks_report *r)
+{
+	struct ks_hist *h = calloc(1, sizeof(*h));
+	struct ks_pair_counts pc;
+	struct ks_row *row;
+	int err;
+
+	if (!h)
+		return -ENOMEM;
+	err = ks_pair_each(rec, p, hist_add, h, &pc);
 	row = err ? NULL : ks_report_add_row(r);
 	if (!row) {
 		free(h);
@@ -488,9 +509,9 @@ static int pair_run(const struct ks_recording *rec, const struct ks_pair *p, str
 	ks_row_key_str(row, "pair", p->spec);
 	ks_row_val(row, "count", KS_VAL_COUNT, h->count);
 	ks_row_val(row, "total_ns", KS_VAL_NS, h->sum);
-	ks_row_val(row, "unmatched_ends", KS_VAL_COUNT, unmatched);
-	ks_row_val(row, "open_starts", KS_VAL_COUNT, t.used);
-	ks_row_val(row, "restarted", KS_VAL_COUNT, restarted);
+	ks_row_val(row, "unmatched_ends", KS_VAL_COUNT, pc.unmatched);
+	ks_row_val(row, "open_starts", KS_VAL_COUNT, pc.open);
+	ks_row_val(row, "restarted", KS_VAL_COUNT, pc.restarted);
 	row->hist = h;
 	row->sort = h->sum;
 	return 0;

@@ -26,6 +26,15 @@ struct ks_pair {
  * one p_err naming the event or field that is not there.
  */
 int ks_pair_parse(struct ks_pair *p, const struct ks_recording *rec, const char *spec, const char *keys);
+/* Starts and ends a pair run left without partner. */
+struct ks_pair_counts {
+	uint64_t unmatched; /* ends without a start */
+	uint64_t open;	    /* starts without an end at the end of the recording */
+	uint64_t restarted; /* starts replaced by a later start of the same key */
+};
+/* Calls @fn with each latency of @p (ns), in the order the ends come; 0 or -ENOMEM. */
+int ks_pair_each(const struct ks_recording *rec, const struct ks_pair *p, void (*fn)(void *ctx, uint64_t ns),
+		 void *ctx, struct ks_pair_counts *pc);
 /* Adds one row per pair (count, unmatched, latency histogram) to @r. */
 int ks_pairs_report(const struct ks_recording *rec, const struct ks_pair *pairs, int n, struct ks_report *r);
 /* Adds one row per event: count and rate over the recording's span. */

@@ -17,8 +17,10 @@
 #include "core/log.h"
 #include "core/sysinfo.h"
 #include "core/tracefs.h"
+#include "format/anon.h"
 #include "format/recfile.h"
 #include "record/recorder.h"
+#include "record/rotate.h"
 #include "record.skel.h"
 
 /* A CPU's events are flushed as a chunk at this size, and at least once a second. */
@@ -185,14 +187,19 @@ struct cpu_buf {
 	uint32_t count;
 	uint64_t first, last;
 	uint64_t lost_seen;
-	uint64_t recorded;
+	uint64_t recorded; /* written to the file */
+	uint64_t dropped;  /* taken from the ring after --max-size was reached */
 };
 
 struct rec {
-	struct ks_rec_writer w;
+	struct ks_rec_out out;
 	struct cpu_buf *cpus;
 	int ncpus;
 	int err;
+	bool full; /* --max-size reached */
+	const struct ks_anon *anon;
+	struct tep_handle *tep;	/* the formats, for --anonymize */
+	struct ks_rec_event *anon_buf;
 	uint64_t bad; /* ring records that did not parse: never expected */
 };
 
@@ -200,6 +207,7 @@ static int flush_cpu(struct rec *r, int cpu, uint64_t lost_now)
 {
 	struct cpu_buf *b = &r->cpus[cpu];
 	struct ks_rec_chunk c = { .type = KS_REC_EVENTS, .cpu = (uint32_t)cpu };
+	uint32_t written = 0;
 	int err;
 
 	if (!b->count && lost_now == b->lost_seen)
@@ -208,7 +216,14 @@ static int flush_cpu(struct rec *r, int cpu, uint64_t lost_now)
 	c.first_ts = b->first;
 	c.last_ts = b->last;
 	c.lost = lost_now - b->lost_seen;
-	err = ks_rec_append(&r->w, &c, b->buf, (uint32_t)b->len);
+	err = ks_rec_out_events(&r->out, &c, b->buf, (uint32_t)b->len, &written);
+	b->recorded += written;
+	if (err == -ENOSPC) {
+		/* the file is at --max-size: the rest of this chunk, and all after it, are dropped (counted) */
+		b->dropped += b->count - written;
+		r->full = true;
+		err = 0;
+	}
 	if (err)
 		return err;
 	b->lost_seen = lost_now;
@@ -227,14 +242,35 @@ static int on_event(void *ctx, void *data, size_t size)
 		r->bad++;
 		return 0;
 	}
+	if (r->anon) {
+		uint16_t type;
+		struct tep_event *ev;
+		int n;
+
+		memcpy(&type, e + 1, 2);
+		ev = e->len >= 8 ? tep_find_event(r->tep, type) : NULL;
+		n = ev ? ks_anon_event(r->anon, ev, e, r->anon_buf, sizeof(*e) + KS_REC_MAX_RAW + 8) : -EINVAL;
+		if (n < 0) {
+			r->bad++;
+			return 0;
+		}
+		size = ks_rec_ev_stride((uint32_t)n);
+		/* the padding after the record: zeroed, no bytes of an earlier event in it */
+		memset((char *)(r->anon_buf + 1) + n, 0, size - sizeof(*e) - (size_t)n);
+		data = r->anon_buf;
+		e = data;
+	}
 	b = &r->cpus[e->cpu];
+	if (r->full) {
+		b->dropped++;
+		return 0;
+	}
 	memcpy(b->buf + b->len, data, size);
 	b->len += size;
 	if (!b->count)
 		b->first = e->ts;
 	b->last = e->ts;
 	b->count++;
-	b->recorded++;
 	if (b->len + sizeof(*e) + KS_REC_MAX_RAW + 8 > CHUNK_BYTES) {
 		/* losses are attributed at the periodic flush; here the chunk is only full */
 		int err = flush_cpu(r, e->cpu, b->lost_seen);
@@ -320,13 +356,23 @@ static void host_manifest(struct ks_rec_kv *kv, const struct ks_rec_opts *o, int
 		ks_rec_kv_add(kv, "event", "%s:%s", o->tps->v[i].sys, o->tps->v[i].name);
 }
 
-static int write_head(struct rec *r, const struct ks_rec_opts *o)
+struct head_ctx {
+	struct rec *r;
+	const struct ks_rec_opts *o;
+};
+
+/* The head of every file (rotated ones too): manifest, then the formats. */
+static int write_head(void *vctx, struct ks_rec_writer *w, uint64_t index)
 {
+	struct head_ctx *h = vctx;
+	const struct ks_rec_opts *o = h->o;
 	struct ks_rec_chunk c = { .type = KS_REC_MANIFEST };
 	struct ks_rec_kv kv = { 0 };
 	int err;
 
-	host_manifest(&kv, o, r->ncpus);
+	host_manifest(&kv, o, h->r->ncpus);
+	if (o->rotate_size)
+		ks_rec_kv_add(&kv, "rotation.index", "%llu", (unsigned long long)index);
 	if (!kv.err && o->manifest_len) {
 		/* the command's own lines (cmdline, options) come first in reading order after the host's */
 		char *n = realloc(kv.buf, kv.len + o->manifest_len + 1);
@@ -339,7 +385,14 @@ static int write_head(struct rec *r, const struct ks_rec_opts *o)
 			kv.len += o->manifest_len;
 		}
 	}
-	err = kv.err ? kv.err : ks_rec_append(&r->w, &c, kv.buf, (uint32_t)kv.len);
+	if (!kv.err && o->anon) {
+		struct ks_rec_kv an = { 0 };
+
+		ks_anon_manifest(o->anon, kv.buf, kv.len, &an);
+		ks_rec_kv_free(&kv);
+		kv = an;
+	}
+	err = kv.err ? kv.err : ks_rec_append(w, &c, kv.buf, (uint32_t)kv.len);
 	ks_rec_kv_free(&kv);
 	for (int i = 0; i < o->tps->n && !err; i++) {
 		const struct ks_rec_tp *tp = &o->tps->v[i];
@@ -351,7 +404,7 @@ static int write_head(struct rec *r, const struct ks_rec_opts *o)
 		memcpy(p, tp->sys, sl);
 		memcpy(p + sl, tp->format, fl);
 		c = (struct ks_rec_chunk){ .type = KS_REC_FORMAT };
-		err = ks_rec_append(&r->w, &c, p, (uint32_t)(sl + fl));
+		err = ks_rec_append(w, &c, p, (uint32_t)(sl + fl));
 		free(p);
 	}
 	return err;
@@ -380,8 +433,11 @@ static int write_trailer(struct rec *r, const struct ks_rec_counts *cnt, const s
 	ks_rec_kv_add(&kv, "cut", "%llu", (unsigned long long)st->cut);
 	ks_rec_kv_add(&kv, "missed", "%llu", (unsigned long long)st->missed);
 	ks_rec_kv_add(&kv, "exact", "%s", st->exact ? "yes" : "no");
+	if (st->full)
+		ks_rec_kv_add(&kv, "dropped", "%llu", (unsigned long long)st->dropped);
+	ks_rec_out_trailer_kv(&r->out, &kv);
 	clock_calibration(&kv, "clock.end");
-	err = kv.err ? kv.err : ks_rec_append(&r->w, &c, kv.buf, (uint32_t)kv.len);
+	err = kv.err ? kv.err : ks_rec_out_append(&r->out, &c, kv.buf, (uint32_t)kv.len);
 	ks_rec_kv_free(&kv);
 	return err;
 }
@@ -401,7 +457,8 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	struct tep_handle *tep = NULL;
 	struct bpf_link **links = NULL;
 	struct ks_rec_counts *cnt = NULL;
-	struct rec r = { .w = { .fd = -1 } };
+	struct rec r = { .out = { .w = { .fd = -1 } } };
+	struct head_ctx hc = { &r, o };
 	int *ringfds = NULL, nrings, maxid = 0, err = 0;
 	bool created = false;
 	double end, next_flush;
@@ -415,6 +472,13 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	ringfds = calloc((size_t)nrings, sizeof(*ringfds));
 	links = calloc((size_t)o->tps->n, sizeof(*links));
 	tep = tep_alloc();
+	r.tep = tep;
+	r.anon = o->anon;
+	r.anon_buf = o->anon ? malloc(sizeof(struct ks_rec_event) + KS_REC_MAX_RAW + 16) : NULL;
+	if (o->anon && !r.anon_buf) {
+		err = -ENOMEM;
+		goto out;
+	}
 	if (!r.cpus || !cnt || !ringfds || !links || !tep) {
 		err = -ENOMEM;
 		goto out;
@@ -494,17 +558,18 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 			goto out;
 		}
 	}
-	err = ks_rec_create(&r.w, o->output);
-	if (err) {
-		p_err("cannot create '%s': %s", o->output, strerror(-err));
+	r.out.base = o->output;
+	r.out.max_size = o->max_size;
+	r.out.rotate_size = o->rotate_size;
+	r.out.keep = o->keep;
+	/* room for the closing chunks: a loss chunk and a trailer line per CPU, the totals and clocks */
+	r.out.reserve = 2048 + (uint64_t)r.ncpus * (sizeof(struct ks_rec_chunk) + 128);
+	r.out.write_head = write_head;
+	r.out.ctx = &hc;
+	err = ks_rec_out_open(&r.out);
+	created = r.out.open;
+	if (err)
 		goto out;
-	}
-	created = true;
-	err = write_head(&r, o);
-	if (err) {
-		p_err("cannot write '%s': %s", o->output, strerror(-err));
-		goto out;
-	}
 	for (int i = 0; i < o->tps->n; i++) {
 		LIBBPF_OPTS(bpf_tracepoint_opts, topts, .bpf_cookie = (uint64_t)o->tps->v[i].id);
 
@@ -521,7 +586,7 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		o->duration > 0 ? "" : " (Ctrl-C ends)");
 	end = o->duration > 0 ? now_s() + o->duration : 0;
 	next_flush = now_s() + 1;
-	while (!*o->stop && !r.err) {
+	while (!*o->stop && !r.err && !r.full) {
 		double t = now_s();
 		int n;
 
@@ -568,15 +633,18 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		st->lost += cnt[i].lost;
 		st->cut += cnt[i].cut;
 		st->recorded += r.cpus[i].recorded;
-		if (cnt[i].produced != cnt[i].sampled_out + cnt[i].lost + r.cpus[i].recorded)
+		st->dropped += r.cpus[i].dropped;
+		if (cnt[i].produced != cnt[i].sampled_out + cnt[i].lost + r.cpus[i].recorded + r.cpus[i].dropped)
 			st->exact = false;
 	}
 	st->missed = ks_obj_missed(s->obj);
+	st->full = r.full;
+	st->files = r.out.index + 1;
 	err = write_trailer(&r, cnt, st);
-	st->chunks = r.w.seq;
-	st->bytes = r.w.bytes;
+	st->chunks = r.out.chunks + r.out.w.seq;
+	st->bytes = r.out.bytes + r.out.w.bytes;
 	if (err)
-		p_err("writing '%s': %s", o->output, strerror(-err));
+		p_err("writing '%s': %s", r.out.path, strerror(-err));
 out:
 	for (int i = 0; links && i < o->tps->n; i++)
 		bpf_link__destroy(links[i]);
@@ -586,18 +654,19 @@ out:
 			close(ringfds[i]);
 	ks_record__destroy(s);
 	if (created) {
-		int cerr = ks_rec_close(&r.w);
+		int cerr = ks_rec_out_close(&r.out);
 
 		if (!err && cerr) {
 			err = cerr;
-			p_err("closing '%s': %s", o->output, strerror(-err));
+			p_err("closing '%s': %s", r.out.path, strerror(-err));
 		}
 	}
-	if (err && created && st->recorded == 0)
-		unlink(o->output);
+	if (err && created && st->recorded == 0 && r.out.index == 0)
+		unlink(r.out.path);
 	for (int i = 0; r.cpus && i < r.ncpus; i++)
 		free(r.cpus[i].buf);
 	free(r.cpus);
+	free(r.anon_buf);
 	free(cnt);
 	free(ringfds);
 	free(links);

@@ -8,6 +8,8 @@
 #include "ksight/filter.h"
 #include "ksight/record.h"
 
+struct ks_anon;
+
 struct ks_rec_tp {
 	char *sys, *name;
 	char *format; /* tracefs format text */
@@ -39,13 +41,19 @@ struct ks_rec_opts {
 	size_t manifest_len;
 	volatile sig_atomic_t *stop; /* set by a signal handler */
 	int target_pid;	     /* -p: the run also ends when it exits (0: none) */
+	uint64_t max_size;   /* --max-size: the file stops growing here, the recording ends (0: none) */
+	uint64_t rotate_size; /* --rotate: FILE.0, FILE.1... of at most this many bytes (0: one file) */
+	int keep;	     /* --keep: rotated files kept, the oldest deleted (0: all) */
+	const struct ks_anon *anon; /* --anonymize: events and manifest rewritten before they are written */
 };
 
 struct ks_rec_stats {
 	int ncpus;
 	uint64_t produced, sampled_out, recorded, lost, cut, missed;
-	uint64_t chunks, bytes;
-	bool exact; /* per CPU, produced == sampled_out + recorded + lost */
+	uint64_t dropped; /* after --max-size was reached */
+	uint64_t chunks, bytes, files;
+	bool full;  /* --max-size was reached */
+	bool exact; /* per CPU, produced == sampled_out + recorded + lost + dropped */
 };
 
 /* Records until the duration ends or *@o->stop; 0 or negative errno (after p_err). */
