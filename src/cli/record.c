@@ -9,16 +9,19 @@
 #include "core/log.h"
 #include "core/opts.h"
 #include "core/parse.h"
+#include "format/filter.h"
 #include "format/recfile.h"
 #include "record/recorder.h"
 
-enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 300, OPT_RING }; /* long-only ids from 300: the shared ones take 256.. */
+enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 300, OPT_RING, OPT_FILTER }; /* long-only ids from 300: the shared ones take 256.. */
 
 static const struct ks_optdef rec_opts[] = {
 	{ "event", OPT_EVENT, "SYS:EVENT", "tracepoint to record (repeatable; globs, e.g. 'sched:sched_wak*')" },
 	{ "sample", OPT_SAMPLE, "N", "keep one event in N on each CPU (the others are counted)" },
 	{ "buffer", OPT_BUF, "SIZE", "bytes of each ring buffer, a power of two (default 1M)" },
 	{ "ring", OPT_RING, "KIND", "per-cpu (default: cheapest per event) or shared (one ring)" },
+	{ "filter", OPT_FILTER, "EXPR", "keep only events whose fields match, tested in the kernel: "
+					"'next_pid == 42 && prev_state != 0', 'comm ~ \"ksight*\"' (== != < <= > >= & ~ !~ && || ! ())" },
 	{ 0 },
 };
 
@@ -37,6 +40,7 @@ struct rec_ctx {
 	uint64_t buf_size;
 	uint32_t sample;
 	bool shared;
+	const char *filter;
 };
 
 static int rec_opt(void *vctx, int id, const char *arg)
@@ -70,6 +74,9 @@ static int rec_opt(void *vctx, int id, const char *arg)
 		}
 		ctx->shared = !strcmp(arg, "shared");
 		return 0;
+	case OPT_FILTER:
+		ctx->filter = arg;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -79,6 +86,7 @@ int cmd_record(int argc, char **argv)
 	struct rec_ctx ctx = { .buf_size = 1u << 20 };
 	struct ks_rec_opts o = { 0 };
 	struct ks_rec_stats st;
+	struct ks_flt_prog *filters = NULL;
 	struct ks_common c;
 	size_t cl = 0;
 	char *cmdline;
@@ -96,7 +104,7 @@ int cmd_record(int argc, char **argv)
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
-	if (ks_filter_build(&c, &o.filter)) {
+	if (ks_filter_build(&c, &o.filter) || (ctx.filter && !(filters = ks_rec_filters(ctx.filter, &ctx.tps)))) {
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
@@ -128,6 +136,8 @@ int cmd_record(int argc, char **argv)
 		ks_rec_kv_add(&ctx.kv, "filter.cpus", "%s", c.cpus_arg);
 	if (c.has_comm)
 		ks_rec_kv_add(&ctx.kv, "filter.comm", "%s", c.comm);
+	if (ctx.filter)
+		ks_rec_kv_add(&ctx.kv, "filter", "%s", ctx.filter);
 	ks_rec_kv_add(&ctx.kv, "ksight.version", "%s", KSIGHT_VERSION);
 	ks_stop_install();
 	o.tps = &ctx.tps;
@@ -140,17 +150,20 @@ int cmd_record(int argc, char **argv)
 	o.manifest_len = ctx.kv.len;
 	o.stop = &ks_stop_signal;
 	o.target_pid = (int)c.pid;
+	o.filters = filters;
 	err = ctx.kv.err ? ctx.kv.err : ks_rec_run(&o, &st);
 	ks_rec_kv_free(&ctx.kv);
 	ks_rec_tps_free(&ctx.tps);
+	free(filters);
 	if (err)
 		return 1;
-	fprintf(stderr, "ksight: %llu events recorded, %llu sampled out, %llu lost, %llu cut (of %llu that passed the filters), "
-	       "%llu missed by the kernel; %llu bytes in %llu chunks",
-	       (unsigned long long)st.recorded, (unsigned long long)st.sampled_out, (unsigned long long)st.lost,
+	fprintf(stderr, "ksight: %llu events recorded, %llu filtered out, %llu sampled out, %llu lost, %llu cut "
+		"(of %llu that passed the task filters), %llu missed by the kernel; %llu bytes in %llu chunks\n",
+	       (unsigned long long)st.recorded, (unsigned long long)st.filtered, (unsigned long long)st.sampled_out,
+	       (unsigned long long)st.lost,
 	       (unsigned long long)st.cut, (unsigned long long)st.produced, (unsigned long long)st.missed,
 	       (unsigned long long)st.bytes, (unsigned long long)st.chunks);
 	if (!st.exact)
-		p_warn("per-CPU counts do not add up: produced != sampled out + recorded + lost");
+		p_warn("per-CPU counts do not add up: produced != filtered + sampled out + recorded + lost");
 	return 0;
 }

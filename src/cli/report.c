@@ -8,13 +8,14 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/opts.h"
+#include "format/filter.h"
 #include "format/recording.h"
 #include "format/trace_out.h"
 #include "output/output.h"
 
 #define MAX_PAIRS 8
 
-enum { OPT_CSV = 300, OPT_PERFETTO, OPT_CLOCK, OPT_PAIR, OPT_KEY, OPT_STATS };
+enum { OPT_CSV = 300, OPT_PERFETTO, OPT_CLOCK, OPT_PAIR, OPT_KEY, OPT_STATS, OPT_FILTER };
 
 static const struct ks_optdef rep_opts[] = {
 	{ "csv", OPT_CSV, NULL, "events as CSV (ts_ns,cpu,event,comm,pid,tgid,info)" },
@@ -25,6 +26,8 @@ static const struct ks_optdef rep_opts[] = {
 	{ "key", OPT_KEY, "F[=G],...", "fields that tie the last --pair's START (F) to its END (G, default F), "
 				       "e.g. pid=next_pid or dev,sector" },
 	{ "stats", OPT_STATS, NULL, "counts and rates per event instead of the events" },
+	{ "filter", OPT_FILTER, "EXPR", "only the events whose fields match, as record --filter: "
+					"'next_pid == 42', 'comm ~ \"ksight*\"'" },
 	{ 0 },
 };
 
@@ -47,7 +50,7 @@ static const struct ks_cmd_spec info_spec = {
 
 struct rep_ctx {
 	bool csv, stats, realtime;
-	const char *perfetto;
+	const char *perfetto, *filter;
 	int npairs;
 	const char *pair[MAX_PAIRS], *key[MAX_PAIRS];
 };
@@ -65,6 +68,9 @@ static int rep_opt(void *vctx, int id, const char *arg)
 		return 0;
 	case OPT_PERFETTO:
 		c->perfetto = arg;
+		return 0;
+	case OPT_FILTER:
+		c->filter = arg;
 		return 0;
 	case OPT_CLOCK:
 		if (strcmp(arg, "realtime") && strcmp(arg, "monotonic")) {
@@ -180,6 +186,11 @@ int cmd_report(int argc, char **argv)
 	}
 	if (load(&rec, file))
 		return 1;
+	err = ctx.filter ? ks_recording_filter(&rec, ctx.filter) : 0;
+	if (err) {
+		ks_recording_free(&rec);
+		return err == -EINVAL ? 2 : 1;
+	}
 	for (int i = 0; i < ctx.npairs; i++)
 		if (ks_pair_parse(&pairs[i], &rec, ctx.pair[i], ctx.key[i])) {
 			ks_recording_free(&rec);

@@ -368,12 +368,14 @@ static int write_trailer(struct rec *r, const struct ks_rec_counts *cnt, const s
 		if (!cnt[i].produced && !r->cpus[i].recorded)
 			continue;
 		snprintf(key, sizeof(key), "cpu.%d", i);
-		/* produced sampled_out recorded lost cut */
-		ks_rec_kv_add(&kv, key, "%llu %llu %llu %llu %llu", (unsigned long long)cnt[i].produced,
+		/* produced sampled_out recorded lost cut filtered */
+		ks_rec_kv_add(&kv, key, "%llu %llu %llu %llu %llu %llu", (unsigned long long)cnt[i].produced,
 			      (unsigned long long)cnt[i].sampled_out, (unsigned long long)r->cpus[i].recorded,
-			      (unsigned long long)cnt[i].lost, (unsigned long long)cnt[i].cut);
+			      (unsigned long long)cnt[i].lost, (unsigned long long)cnt[i].cut,
+			      (unsigned long long)cnt[i].filtered);
 	}
 	ks_rec_kv_add(&kv, "produced", "%llu", (unsigned long long)st->produced);
+	ks_rec_kv_add(&kv, "filtered", "%llu", (unsigned long long)st->filtered);
 	ks_rec_kv_add(&kv, "sampled_out", "%llu", (unsigned long long)st->sampled_out);
 	ks_rec_kv_add(&kv, "recorded", "%llu", (unsigned long long)st->recorded);
 	ks_rec_kv_add(&kv, "lost", "%llu", (unsigned long long)st->lost);
@@ -445,6 +447,7 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	s->rodata->wake_bytes = o->buf_size / 4;
 	bpf_map__set_max_entries(s->maps.rbs, (uint32_t)nrings);
 	bpf_map__set_max_entries(s->maps.evcfg, (uint32_t)maxid + 1);
+	bpf_map__set_max_entries(s->maps.evflt, (uint32_t)o->tps->n);
 	for (int i = 0; i < nrings; i++) {
 		ringfds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ks_rec_ring", 0, 0, (uint32_t)o->buf_size, NULL);
 		if (ringfds[i] < 0) {
@@ -473,6 +476,12 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		}
 		if (bpf_map_update_elem(bpf_map__fd(s->maps.evcfg), &id, &c, BPF_ANY)) {
 			err = -errno;
+			goto out;
+		}
+		id = (uint32_t)i;
+		if (o->filters && bpf_map_update_elem(bpf_map__fd(s->maps.evflt), &id, &o->filters[i], BPF_ANY)) {
+			err = -errno;
+			p_err("cannot install the filter of %s:%s: %s", o->tps->v[i].sys, o->tps->v[i].name, strerror(-err));
 			goto out;
 		}
 	}
@@ -506,9 +515,11 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		goto out;
 	}
 	for (int i = 0; i < o->tps->n; i++) {
-		LIBBPF_OPTS(bpf_tracepoint_opts, topts, .bpf_cookie = (uint64_t)o->tps->v[i].id);
+		/* the cookie says which event fired (the record's own common_type is overwritten by
+		 * then), and in its high half which --filter slot applies (+1, 0: none) */
+		uint64_t fslot = o->filters && o->filters[i].n ? (uint64_t)i + 1 : 0;
+		LIBBPF_OPTS(bpf_tracepoint_opts, topts, .bpf_cookie = (uint64_t)o->tps->v[i].id | fslot << 32);
 
-		/* the cookie says which event fired: the record's own common_type is overwritten by then */
 		links[i] = bpf_program__attach_tracepoint_opts(s->progs.ks_record, o->tps->v[i].sys,
 							       o->tps->v[i].name, &topts);
 		if (!links[i]) {
@@ -564,11 +575,12 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	st->exact = true;
 	for (int i = 0; i < r.ncpus; i++) {
 		st->produced += cnt[i].produced;
+		st->filtered += cnt[i].filtered;
 		st->sampled_out += cnt[i].sampled_out;
 		st->lost += cnt[i].lost;
 		st->cut += cnt[i].cut;
 		st->recorded += r.cpus[i].recorded;
-		if (cnt[i].produced != cnt[i].sampled_out + cnt[i].lost + r.cpus[i].recorded)
+		if (cnt[i].produced != cnt[i].filtered + cnt[i].sampled_out + cnt[i].lost + r.cpus[i].recorded)
 			st->exact = false;
 	}
 	st->missed = ks_obj_missed(s->obj);

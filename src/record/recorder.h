@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "ksight/filter.h"
 #include "ksight/record.h"
+#include "ksight/recfilter.h"
 
 struct ks_rec_tp {
 	char *sys, *name;
@@ -39,14 +40,21 @@ struct ks_rec_opts {
 	size_t manifest_len;
 	volatile sig_atomic_t *stop; /* set by a signal handler */
 	int target_pid;	     /* -p: the run also ends when it exits (0: none) */
+	const struct ks_flt_prog *filters; /* --filter compiled for each of tps (NULL: none) */
 };
 
 struct ks_rec_stats {
 	int ncpus;
-	uint64_t produced, sampled_out, recorded, lost, cut, missed;
+	uint64_t produced, filtered, sampled_out, recorded, lost, cut, missed;
 	uint64_t chunks, bytes;
-	bool exact; /* per CPU, produced == sampled_out + recorded + lost */
+	bool exact; /* per CPU, produced == filtered + sampled_out + recorded + lost */
 };
+
+/*
+ * The --filter expression @text compiled for each of @tps (an array of
+ * tps->n, to free), or NULL after one pointed error (ks_flt_report).
+ */
+struct ks_flt_prog *ks_rec_filters(const char *text, const struct ks_rec_tps *tps);
 
 /* Records until the duration ends or *@o->stop; 0 or negative errno (after p_err). */
 int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st);
