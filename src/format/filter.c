@@ -34,7 +34,7 @@ struct node {
 
 struct ks_flt_expr {
 	char *text;
-	int n, root, ncmp;
+	int n, root, ncmp, nstr;
 	struct node v[MAX_NODES];
 };
 
@@ -257,6 +257,9 @@ static int parse_cmp(struct parser *p)
 	if (p->tk != T_NUM && p->tk != T_STR)
 		return fail(p->err, p->tcol, "expected a number or a \"quoted string\", found %s", tok_desc(p));
 	n->vstr = p->tk == T_STR;
+	/* counted here, in the order written (the compiler emits right to left) */
+	if (n->vstr && ++p->x->nstr > KS_FLT_MAX_PATS)
+		return fail(p->err, p->tcol, "at most %d string comparisons", KS_FLT_MAX_PATS);
 	n->vcol = p->tcol + n->vstr;
 	n->vlen = p->tlen - 2 * n->vstr;
 	n->num = p->tnum;
