@@ -13,7 +13,8 @@
 #include "format/recfile.h"
 #include "record/recorder.h"
 
-enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 300, OPT_RING, OPT_FILTER }; /* long-only ids from 300: the shared ones take 256.. */
+enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 300, OPT_RING, OPT_FILTER, OPT_FLIGHT, OPT_TRIGGER, OPT_TRIGGER_ALL,
+       OPT_BEFORE, OPT_AFTER }; /* long-only ids from 300: the shared ones take 256.. */
 
 static const struct ks_optdef rec_opts[] = {
 	{ "event", OPT_EVENT, "SYS:EVENT", "tracepoint to record (repeatable; globs, e.g. 'sched:sched_wak*')" },
@@ -22,6 +23,14 @@ static const struct ks_optdef rec_opts[] = {
 	{ "ring", OPT_RING, "KIND", "per-cpu (default: cheapest per event) or shared (one ring)" },
 	{ "filter", OPT_FILTER, "EXPR", "keep only events whose fields match, tested in the kernel: "
 					"'next_pid == 42 && prev_state != 0', 'comm ~ \"ksight*\"' (== != < <= > >= & ~ !~ && || ! ())" },
+	{ "flight", OPT_FLIGHT, "SIZE", "flight recorder: keep the last SIZE of events in memory, write only the "
+					"window around the --trigger event" },
+	{ "trigger", OPT_TRIGGER, "EXPR", "the event that makes --flight write, e.g. 'id == 39' (as --filter; events "
+					  "without its fields never trigger)" },
+	{ "trigger-all", OPT_TRIGGER_ALL, NULL, "write a window around every trigger, not only the first (which ends "
+						"the recording)" },
+	{ "before", OPT_BEFORE, "SEC", "seconds of events before the trigger to write (default 1)" },
+	{ "after", OPT_AFTER, "SEC", "seconds of events after the trigger to write (default 1)" },
 	{ 0 },
 };
 
@@ -39,8 +48,10 @@ struct rec_ctx {
 	struct ks_rec_kv kv;
 	uint64_t buf_size;
 	uint32_t sample;
-	bool shared;
-	const char *filter;
+	bool shared, trigger_all;
+	const char *filter, *trigger;
+	uint64_t flight;
+	double before, after;
 };
 
 static int rec_opt(void *vctx, int id, const char *arg)
@@ -77,16 +88,37 @@ static int rec_opt(void *vctx, int id, const char *arg)
 	case OPT_FILTER:
 		ctx->filter = arg;
 		return 0;
+	case OPT_FLIGHT:
+		if (ks_parse_size(arg, &v) || v < 4096) {
+			p_err("invalid --flight '%s': expected a size of 4K or more, e.g. 64M", KS_ESC(arg));
+			return -EINVAL;
+		}
+		ctx->flight = v;
+		return 0;
+	case OPT_TRIGGER:
+		ctx->trigger = arg;
+		return 0;
+	case OPT_TRIGGER_ALL:
+		ctx->trigger_all = true;
+		return 0;
+	case OPT_BEFORE:
+	case OPT_AFTER:
+		if (ks_parse_seconds(arg, id == OPT_BEFORE ? &ctx->before : &ctx->after)) {
+			p_err("invalid --%s '%s': expected seconds, e.g. 2 or 500ms", id == OPT_BEFORE ? "before" : "after",
+			      KS_ESC(arg));
+			return -EINVAL;
+		}
+		return 0;
 	}
 	return -EINVAL;
 }
 
 int cmd_record(int argc, char **argv)
 {
-	struct rec_ctx ctx = { .buf_size = 1u << 20 };
+	struct rec_ctx ctx = { .buf_size = 1u << 20, .before = 1, .after = 1 };
 	struct ks_rec_opts o = { 0 };
 	struct ks_rec_stats st;
-	struct ks_flt_prog *filters = NULL;
+	struct ks_flt_prog *filters = NULL, *triggers = NULL;
 	struct ks_common c;
 	size_t cl = 0;
 	char *cmdline;
@@ -104,7 +136,15 @@ int cmd_record(int argc, char **argv)
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
-	if (ks_filter_build(&c, &o.filter) || (ctx.filter && !(filters = ks_rec_filters(ctx.filter, &ctx.tps)))) {
+	if (!ctx.flight != !ctx.trigger) {
+		p_err(ctx.flight ? "--flight needs --trigger EXPR: the event whose window is written"
+				 : "--trigger works with --flight SIZE (the memory the events wait in)");
+		ks_rec_tps_free(&ctx.tps);
+		return 2;
+	}
+	if (ks_filter_build(&c, &o.filter) || (ctx.filter && !(filters = ks_rec_filters(ctx.filter, &ctx.tps))) ||
+	    (ctx.trigger && !(triggers = ks_rec_triggers(ctx.trigger, &ctx.tps)))) {
+		free(filters);
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
@@ -138,6 +178,13 @@ int cmd_record(int argc, char **argv)
 		ks_rec_kv_add(&ctx.kv, "filter.comm", "%s", c.comm);
 	if (ctx.filter)
 		ks_rec_kv_add(&ctx.kv, "filter", "%s", ctx.filter);
+	if (ctx.flight) {
+		ks_rec_kv_add(&ctx.kv, "flight.bytes", "%llu", (unsigned long long)ctx.flight);
+		ks_rec_kv_add(&ctx.kv, "flight.trigger", "%s", ctx.trigger);
+		ks_rec_kv_add(&ctx.kv, "flight.before_s", "%g", ctx.before);
+		ks_rec_kv_add(&ctx.kv, "flight.after_s", "%g", ctx.after);
+		ks_rec_kv_add(&ctx.kv, "flight.trigger_all", "%s", ctx.trigger_all ? "yes" : "no");
+	}
 	ks_rec_kv_add(&ctx.kv, "ksight.version", "%s", KSIGHT_VERSION);
 	ks_stop_install();
 	o.tps = &ctx.tps;
@@ -151,10 +198,16 @@ int cmd_record(int argc, char **argv)
 	o.stop = &ks_stop_signal;
 	o.target_pid = (int)c.pid;
 	o.filters = filters;
+	o.flight_bytes = ctx.flight;
+	o.trigger = triggers;
+	o.before_ns = (uint64_t)(ctx.before * 1e9);
+	o.after_ns = (uint64_t)(ctx.after * 1e9);
+	o.trigger_all = ctx.trigger_all;
 	err = ctx.kv.err ? ctx.kv.err : ks_rec_run(&o, &st);
 	ks_rec_kv_free(&ctx.kv);
 	ks_rec_tps_free(&ctx.tps);
 	free(filters);
+	free(triggers);
 	if (err)
 		return 1;
 	fprintf(stderr, "ksight: %llu events recorded, %llu filtered out, %llu sampled out, %llu lost, %llu cut "
@@ -163,6 +216,11 @@ int cmd_record(int argc, char **argv)
 	       (unsigned long long)st.lost,
 	       (unsigned long long)st.cut, (unsigned long long)st.produced, (unsigned long long)st.missed,
 	       (unsigned long long)st.bytes, (unsigned long long)st.chunks);
+	if (ctx.flight)
+		fprintf(stderr, "ksight: flight recorder: %llu trigger%s, %llu events written, %llu outside the window%s\n",
+			(unsigned long long)st.triggers, st.triggers == 1 ? "" : "s",
+			(unsigned long long)st.flight_written, (unsigned long long)(st.recorded - st.flight_written),
+			st.triggers == 1 ? "" : "s");
 	if (!st.exact)
 		p_warn("per-CPU counts do not add up: produced != filtered + sampled out + recorded + lost");
 	return 0;

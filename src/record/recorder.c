@@ -18,6 +18,7 @@
 #include "core/sysinfo.h"
 #include "core/tracefs.h"
 #include "format/recfile.h"
+#include "record/flight.h"
 #include "record/recorder.h"
 #include "record.skel.h"
 
@@ -194,6 +195,7 @@ struct rec {
 	int ncpus;
 	int err;
 	uint64_t bad; /* ring records that did not parse: never expected */
+	struct ks_flight *fl; /* --flight: chunks go through it */
 };
 
 static int flush_cpu(struct rec *r, int cpu, uint64_t lost_now)
@@ -208,7 +210,8 @@ static int flush_cpu(struct rec *r, int cpu, uint64_t lost_now)
 	c.first_ts = b->first;
 	c.last_ts = b->last;
 	c.lost = lost_now - b->lost_seen;
-	err = ks_rec_append(&r->w, &c, b->buf, (uint32_t)b->len);
+	err = r->fl ? ks_flight_chunk(r->fl, &r->w, &c, b->buf, (uint32_t)b->len)
+		    : ks_rec_append(&r->w, &c, b->buf, (uint32_t)b->len);
 	if (err)
 		return err;
 	b->lost_seen = lost_now;
@@ -235,6 +238,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	b->last = e->ts;
 	b->count++;
 	b->recorded++;
+	if (r->fl)
+		ks_flight_see(r->fl, e);
 	if (b->len + sizeof(*e) + KS_REC_MAX_RAW + 8 > CHUNK_BYTES) {
 		/* losses are attributed at the periodic flush; here the chunk is only full */
 		int err = flush_cpu(r, e->cpu, b->lost_seen);
@@ -382,6 +387,12 @@ static int write_trailer(struct rec *r, const struct ks_rec_counts *cnt, const s
 	ks_rec_kv_add(&kv, "cut", "%llu", (unsigned long long)st->cut);
 	ks_rec_kv_add(&kv, "missed", "%llu", (unsigned long long)st->missed);
 	ks_rec_kv_add(&kv, "exact", "%s", st->exact ? "yes" : "no");
+	if (r->fl) {
+		/* recorded = written + dropped (outside every window) */
+		ks_rec_kv_add(&kv, "flight.triggers", "%llu", (unsigned long long)st->triggers);
+		ks_rec_kv_add(&kv, "flight.written", "%llu", (unsigned long long)st->flight_written);
+		ks_rec_kv_add(&kv, "flight.dropped", "%llu", (unsigned long long)(st->recorded - st->flight_written));
+	}
 	clock_calibration(&kv, "clock.end");
 	err = kv.err ? kv.err : ks_rec_append(&r->w, &c, kv.buf, (uint32_t)kv.len);
 	ks_rec_kv_free(&kv);
@@ -423,6 +434,10 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	}
 	for (int i = 0; i < nrings; i++)
 		ringfds[i] = -1;
+	if (o->flight_bytes && !(r.fl = ks_flight_new(o, r.ncpus))) {
+		err = -ENOMEM;
+		goto out;
+	}
 	for (int i = 0; i < r.ncpus; i++) {
 		r.cpus[i].buf = malloc(CHUNK_BYTES);
 		if (!r.cpus[i].buf) {
@@ -555,6 +570,20 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 				break;
 			next_flush = now_s() + 1;
 		}
+		if (r.fl && (ks_flight_state(r.fl) == KS_FL_PENDING ||
+			     ks_flight_after_over(r.fl, (uint64_t)(now_s() * 1e9)))) {
+			bool fire = ks_flight_state(r.fl) == KS_FL_PENDING;
+
+			/* every CPU's events so far first: into the flight queue, or the window's end into the file */
+			n = ring_buffer__consume(ring);
+			err = n < 0 ? n : flush_all(&r, bpf_map__fd(s->maps.counts), cnt);
+			if (!err && fire)
+				err = ks_flight_fire(r.fl, &r.w);
+			else if (!err)
+				ks_flight_window_end(r.fl);
+			if (err || ks_flight_state(r.fl) == KS_FL_DONE)
+				break;
+		}
 	}
 	/* detach first, then drain: after this nothing more is produced, so the counts are final */
 	for (int i = 0; i < o->tps->n; i++) {
@@ -566,6 +595,8 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		err = ring_buffer__consume(ring) < 0 ? -EIO : 0;
 	if (!err && !r.err)
 		err = flush_all(&r, bpf_map__fd(s->maps.counts), cnt);
+	if (!err && !r.err && r.fl)
+		err = ks_flight_finish(r.fl, &r.w);
 	if (!err)
 		err = r.err;
 	if (err) {
@@ -584,6 +615,13 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 			st->exact = false;
 	}
 	st->missed = ks_obj_missed(s->obj);
+	if (r.fl) {
+		struct ks_flight_stats fs;
+
+		ks_flight_stats(r.fl, &fs);
+		st->triggers = fs.triggers;
+		st->flight_written = fs.written;
+	}
 	err = write_trailer(&r, cnt, st);
 	st->chunks = r.w.seq;
 	st->bytes = r.w.bytes;
@@ -610,6 +648,7 @@ out:
 	for (int i = 0; r.cpus && i < r.ncpus; i++)
 		free(r.cpus[i].buf);
 	free(r.cpus);
+	ks_flight_free(r.fl);
 	free(cnt);
 	free(ringfds);
 	free(links);
