@@ -99,6 +99,8 @@ static __always_inline bool flt_test(void *ctx, const struct ks_flt_prog *prog, 
 	case KS_FLT_BAND:
 		return (v & val) != 0;
 	case KS_FLT_MATCH:
+		/* the state from a map value, unknown to the verifier (see ks_flt_prog.zero) */
+		gc.g.si = gc.g.pi = gc.g.star = gc.g.mark = gc.g.result = prog->zero;
 		gc.g.n = n;
 		gc.s = buf;
 		gc.p = &prog->pat[val & (KS_FLT_MAX_PATS - 1)];

@@ -59,7 +59,14 @@ struct ks_flt_pat {
 
 struct ks_flt_prog {
 	__u32 n; /* instructions; 0: no filter, every event passes */
-	__u32 pad;
+	/*
+	 * Always 0.  The kernel starts each glob's state from it rather than
+	 * from constants: 6.1's verifier checks a bpf_loop callback once, with
+	 * the caller's stack as it is at the call, so a state known to be zero
+	 * made it drop the backtracking branch as dead code (kernels from 6.7
+	 * verify callbacks as called any number of times).
+	 */
+	__u32 zero;
 	struct ks_flt_insn insn[KS_FLT_MAX_INSNS];
 	struct ks_flt_pat pat[KS_FLT_MAX_PATS];
 };
