@@ -42,6 +42,15 @@ w_go
 wait "$K_PID"
 t_eq "args[0] & bit: exactly the M close(-1)" "3x$M" "$(ids "$REC")"
 
+# --sample after --filter: one in 10 of the matching events (per CPU), the rest counted
+w_start -n $N -e $M
+k_start record -e raw_syscalls:sys_enter --filter 'id == 110' --sample 10 -p "$W_PID" -o "$REC"
+w_go
+wait "$K_PID"
+info=$("$KSIGHT" info -j "$REC")
+t_eq "filter + sample: about N/10 getppid kept, the rest sampled out, all counted" "true yes" \
+	"$(echo "$info" | jq -r ".trailer | ((.recorded | tonumber) as \$r | \$r >= $N / 10 - 2 and \$r <= $N / 10 + 2 and (.sampled_out | tonumber) + \$r == $N) as \$ok | \"\(\$ok) \(.exact)\"")"
+
 # 3. strings: the task's comm (equality, globs) and a dynamic string field
 name=ksf$$
 w_start -n 1000 -c "$name"
