@@ -42,6 +42,24 @@ t_eq "trigger-all: every event within 0.2 s of a marker, and both windows filled
 	"$("$KSIGHT" report -j "$REC" | jq -rs '(map(select(.fields.id == 3)) | map(.ts_ns)) as $m |
 		"\($m | length) \(all(.ts_ns as $t | $m | any(($t - .) | fabs <= 2e8))) \(map(select(.ts_ns < $m[0] - 1e8)) | length > 0) \(map(select(.ts_ns > $m[1] + 1e8)) | length > 0)"')"
 
+# SIZE bounds what waits: at ~10000 events a second, 64K of memory cannot hold 2 s before the
+# trigger (the newest chunk stays, so about what one chunk holds), 16M can
+for size in 64K 16M; do
+	g_start "$T_TMP/g5$size" "$WORKLOADS/flightload" -t 3500 -i 100 -m 3000
+	k_start record -e raw_syscalls:sys_enter -p "$G_PID" --flight $size --trigger 'id == 3' --before 2 --after 0.1 -o "$REC.$size"
+	kill -USR1 "$G_PID"
+	wait "$K_PID"
+	wait "$G_PID"
+done
+read -r _ small _ <<EOF2
+$(span "$REC.64K")
+EOF2
+read -r _ big _ <<EOF2
+$(span "$REC.16M")
+EOF2
+t_ok "--flight 64K: less than the 2 s before the trigger kept ($small ms)" [ "$small" -gt -1900 ]
+t_ok "--flight 16M: the whole 2 s kept ($big ms)" [ "$big" -le -1900 ] && [ "$big" -ge -2000 ]
+
 # a trigger just before the end (the workload exits inside the window): what there is, is written
 g_start "$T_TMP/g4" "$WORKLOADS/flightload" -t 700 -m 600
 k_start record -e raw_syscalls:sys_enter -p "$G_PID" --flight 1M --trigger 'id == 3' --before 0.3 --after 5 -o "$REC"
