@@ -134,6 +134,22 @@ test:
 test-san: all unit san
 	bash tests/san.sh $(SAN_DIR)/ksight
 
+# libFuzzer targets (tests/fuzz/fuzz_*.c) over the library built with clang's fuzzer and ASan/UBSan
+# instrumentation; tests/integration/test_fuzz.sh runs each for a bounded time from its seed corpus.
+.PHONY: fuzz
+FUZZ_DIR := $(B)/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(CORE_SRCS) $(GEN_SRCS))
+fuzz: $(FUZZ_BINS)
+
+$(FUZZ_DIR)/obj/%.o: %.c $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/*/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_OBJS) tests/unit/flt_formats.h
+	$(CLANG) $(CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -Itests/unit -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
+
 # The integration tests inside each kernel of the matrix under qemu (tests/kernels/NAME.conf).
 KERNELS ?= debian-6.1 debian-6.1-128cpu
 export KERNELS

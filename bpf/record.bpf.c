@@ -1,6 +1,7 @@
 /* ksight record: one classic tracepoint program for every recorded event; copies the raw record (bounded) into the CPU's ring buffer. */
 #include "common.bpf.h"
 #include "ksight/record.h"
+#include "record_filter.bpf.h"
 
 /* Inner map template: user space creates one ring per CPU (or one shared) and puts them in rbs. */
 struct rb_inner {
@@ -92,7 +93,7 @@ int ks_record(void *ctx)
 	struct ks_rec_counts *cnt;
 	struct scratch *s;
 	__u32 zero = 0, type, cpu, len;
-	__u64 flags = 0;
+	__u64 flags = 0, cookie;
 	void *rb;
 
 	/* always 1: 0 would hide the event from perf and ftrace users of the same tracepoint */
@@ -103,7 +104,13 @@ int ks_record(void *ctx)
 	if (!cnt || !s)
 		return 1;
 	cnt->produced++;
-	if (sample_n > 1 && cnt->produced % sample_n) {
+	/* the cookie: the tracepoint id (low half), the --filter slot + 1 (high half, 0: none) */
+	cookie = bpf_get_attach_cookie(ctx);
+	if (!ks_rec_filter_pass(ctx, cookie >> 32, (__u64)(__u16)cookie | ((__u64)(__u32)id << 32), s->data)) {
+		cnt->filtered++;
+		return 1;
+	}
+	if (sample_n > 1 && (cnt->produced - cnt->filtered) % sample_n) {
 		cnt->sampled_out++;
 		return 1;
 	}
@@ -113,7 +120,7 @@ int ks_record(void *ctx)
 	 * (perf_trace_run_bpf_submit), so which event this is comes from the
 	 * attach cookie, and the common fields are rebuilt below.
 	 */
-	type = (__u32)bpf_get_attach_cookie(ctx);
+	type = (__u32)cookie;
 	cfg = bpf_map_lookup_elem(&evcfg, &type);
 	if (!cfg || !cfg->on) {
 		cnt->lost++; /* attached but not configured: cannot happen, but never silent */

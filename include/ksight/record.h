@@ -28,12 +28,13 @@ struct ks_rec_evcfg {
 
 #define KS_REC_DLOC_REL 0x8000
 
-/* Per CPU: produced = sampled_out + recorded + lost, exactly (recorded is counted in user space). */
+/* Per CPU: produced = filtered + sampled_out + recorded + lost, exactly (recorded is counted in user space). */
 struct ks_rec_counts {
 	__u64 produced;	   /* hits that passed the pid/tid/cgroup/cpu/comm filters */
 	__u64 sampled_out; /* left out by --sample */
 	__u64 lost;	   /* ring buffer full */
 	__u64 cut;	   /* recorded, but longer than KS_REC_MAX_RAW */
+	__u64 filtered;	   /* left out by --filter */
 };
 
 #endif

@@ -10,10 +10,13 @@
 #include "core/opts.h"
 #include "core/parse.h"
 #include "format/anon.h"
+#include "format/filter.h"
 #include "format/recfile.h"
 #include "record/recorder.h"
 
-enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 300, OPT_RING, OPT_MAXSIZE = 320, OPT_ROTATE, OPT_KEEP, OPT_ANON = 340, OPT_ANONKEY }; /* long-only ids from 300: the shared ones take 256.. */
+/* long-only ids from 300: the shared ones take 256.. */
+enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 300, OPT_RING, OPT_FILTER, OPT_FLIGHT, OPT_TRIGGER, OPT_TRIGGER_ALL,
+       OPT_BEFORE, OPT_AFTER, OPT_MAXSIZE = 320, OPT_ROTATE, OPT_KEEP, OPT_ANON = 340, OPT_ANONKEY };
 
 static const struct ks_optdef rec_opts[] = {
 	{ "event", OPT_EVENT, "SYS:EVENT", "tracepoint to record (repeatable; globs, e.g. 'sched:sched_wak*')" },
@@ -25,6 +28,16 @@ static const struct ks_optdef rec_opts[] = {
 	{ "keep", OPT_KEEP, "N", "with --rotate: keep the N newest files, delete older ones (default: all)" },
 	{ "anonymize", OPT_ANON, NULL, "comm, paths, user names and IP addresses stored as keyed hashes (random key)" },
 	{ "anonymize-key", OPT_ANONKEY, "KEY", "--anonymize with this key: the same tokens in every recording made with it" },
+	{ "filter", OPT_FILTER, "EXPR", "keep only events whose fields match, tested in the kernel: "
+					"'next_pid == 42 && prev_state != 0', 'comm ~ \"ksight*\"' (== != < <= > >= & ~ !~ && || ! ())" },
+	{ "flight", OPT_FLIGHT, "SIZE", "flight recorder: keep the last SIZE of events in memory, write only the "
+					"window around the --trigger event" },
+	{ "trigger", OPT_TRIGGER, "EXPR", "the event that makes --flight write, e.g. 'id == 39' (as --filter; events "
+					  "without its fields never trigger)" },
+	{ "trigger-all", OPT_TRIGGER_ALL, NULL, "write a window around every trigger, not only the first (which ends "
+						"the recording)" },
+	{ "before", OPT_BEFORE, "SEC", "seconds of events before the trigger to write (default 1)" },
+	{ "after", OPT_AFTER, "SEC", "seconds of events after the trigger to write (default 1)" },
 	{ 0 },
 };
 
@@ -42,11 +55,14 @@ struct rec_ctx {
 	struct ks_rec_kv kv;
 	uint64_t buf_size;
 	uint32_t sample;
-	bool shared;
+	bool shared, trigger_all;
 	uint64_t max_size, rotate_size;
 	int keep;
 	bool anon;
 	const char *anon_key;
+	const char *filter, *trigger;
+	uint64_t flight;
+	double before, after;
 };
 
 static int rec_opt(void *vctx, int id, const char *arg)
@@ -103,16 +119,41 @@ static int rec_opt(void *vctx, int id, const char *arg)
 		}
 		ctx->keep = (int)v;
 		return 0;
+	case OPT_FILTER:
+		ctx->filter = arg;
+		return 0;
+	case OPT_FLIGHT:
+		if (ks_parse_size(arg, &v) || v < 4096) {
+			p_err("invalid --flight '%s': expected a size of 4K or more, e.g. 64M", KS_ESC(arg));
+			return -EINVAL;
+		}
+		ctx->flight = v;
+		return 0;
+	case OPT_TRIGGER:
+		ctx->trigger = arg;
+		return 0;
+	case OPT_TRIGGER_ALL:
+		ctx->trigger_all = true;
+		return 0;
+	case OPT_BEFORE:
+	case OPT_AFTER:
+		if (ks_parse_seconds(arg, id == OPT_BEFORE ? &ctx->before : &ctx->after)) {
+			p_err("invalid --%s '%s': expected seconds, e.g. 2 or 500ms", id == OPT_BEFORE ? "before" : "after",
+			      KS_ESC(arg));
+			return -EINVAL;
+		}
+		return 0;
 	}
 	return -EINVAL;
 }
 
 int cmd_record(int argc, char **argv)
 {
-	struct rec_ctx ctx = { .buf_size = 1u << 20 };
+	struct rec_ctx ctx = { .buf_size = 1u << 20, .before = 1, .after = 1 };
 	struct ks_rec_opts o = { 0 };
 	struct ks_rec_stats st;
 	struct ks_anon anon = { 0 };
+	struct ks_flt_prog *filters = NULL, *triggers = NULL;
 	struct ks_common c;
 	size_t cl = 0;
 	char *cmdline;
@@ -135,7 +176,20 @@ int cmd_record(int argc, char **argv)
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
-	if (ks_filter_build(&c, &o.filter)) {
+	if (ctx.flight && (ctx.max_size || ctx.rotate_size)) {
+		p_err("--flight writes only its windows: it goes without --max-size and --rotate");
+		ks_rec_tps_free(&ctx.tps);
+		return 2;
+	}
+	if (!ctx.flight != !ctx.trigger) {
+		p_err(ctx.flight ? "--flight needs --trigger EXPR: the event whose window is written"
+				 : "--trigger works with --flight SIZE (the memory the events wait in)");
+		ks_rec_tps_free(&ctx.tps);
+		return 2;
+	}
+	if (ks_filter_build(&c, &o.filter) || (ctx.filter && !(filters = ks_rec_filters(ctx.filter, &ctx.tps))) ||
+	    (ctx.trigger && !(triggers = ks_rec_triggers(ctx.trigger, &ctx.tps)))) {
+		free(filters);
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
@@ -176,6 +230,15 @@ int cmd_record(int argc, char **argv)
 		ks_rec_kv_add(&ctx.kv, "rotate_size", "%llu", (unsigned long long)ctx.rotate_size);
 	if (ctx.keep)
 		ks_rec_kv_add(&ctx.kv, "keep", "%d", ctx.keep);
+	if (ctx.filter)
+		ks_rec_kv_add(&ctx.kv, "filter", "%s", ctx.filter);
+	if (ctx.flight) {
+		ks_rec_kv_add(&ctx.kv, "flight.bytes", "%llu", (unsigned long long)ctx.flight);
+		ks_rec_kv_add(&ctx.kv, "flight.trigger", "%s", ctx.trigger);
+		ks_rec_kv_add(&ctx.kv, "flight.before_s", "%g", ctx.before);
+		ks_rec_kv_add(&ctx.kv, "flight.after_s", "%g", ctx.after);
+		ks_rec_kv_add(&ctx.kv, "flight.trigger_all", "%s", ctx.trigger_all ? "yes" : "no");
+	}
 	ks_rec_kv_add(&ctx.kv, "ksight.version", "%s", KSIGHT_VERSION);
 	ks_stop_install();
 	o.tps = &ctx.tps;
@@ -197,19 +260,30 @@ int cmd_record(int argc, char **argv)
 			p_err("--anonymize: %s", strerror(-err));
 			ks_rec_kv_free(&ctx.kv);
 			ks_rec_tps_free(&ctx.tps);
+			free(filters);
+			free(triggers);
 			return 1;
 		}
 		o.anon = &anon;
 	}
+	o.filters = filters;
+	o.flight_bytes = ctx.flight;
+	o.trigger = triggers;
+	o.before_ns = (uint64_t)(ctx.before * 1e9);
+	o.after_ns = (uint64_t)(ctx.after * 1e9);
+	o.trigger_all = ctx.trigger_all;
 	err = ctx.kv.err ? ctx.kv.err : ks_rec_run(&o, &st);
 	ks_rec_kv_free(&ctx.kv);
 	ks_rec_tps_free(&ctx.tps);
 	ks_anon_free(&anon);
+	free(filters);
+	free(triggers);
 	if (err)
 		return 1;
-	fprintf(stderr, "ksight: %llu events recorded, %llu sampled out, %llu lost, %llu cut (of %llu that passed the filters), "
-	       "%llu missed by the kernel; %llu bytes in %llu chunks\n",
-	       (unsigned long long)st.recorded, (unsigned long long)st.sampled_out, (unsigned long long)st.lost,
+	fprintf(stderr, "ksight: %llu events recorded, %llu filtered out, %llu sampled out, %llu lost, %llu cut "
+		"(of %llu that passed the task filters), %llu missed by the kernel; %llu bytes in %llu chunks\n",
+	       (unsigned long long)st.recorded, (unsigned long long)st.filtered, (unsigned long long)st.sampled_out,
+	       (unsigned long long)st.lost,
 	       (unsigned long long)st.cut, (unsigned long long)st.produced, (unsigned long long)st.missed,
 	       (unsigned long long)st.bytes, (unsigned long long)st.chunks);
 	if (st.full)
@@ -218,7 +292,12 @@ int cmd_record(int argc, char **argv)
 	if (ctx.rotate_size)
 		fprintf(stderr, "ksight: rotated over %llu files %s.0 to %s.%llu\n", (unsigned long long)st.files,
 			c.output, c.output, (unsigned long long)(st.files - 1));
+	if (ctx.flight)
+		fprintf(stderr, "ksight: flight recorder: %llu trigger%s, %llu events written, %llu outside the window%s\n",
+			(unsigned long long)st.triggers, st.triggers == 1 ? "" : "s",
+			(unsigned long long)st.flight_written, (unsigned long long)(st.recorded - st.flight_written),
+			st.triggers == 1 ? "" : "s");
 	if (!st.exact)
-		p_warn("per-CPU counts do not add up: produced != sampled out + recorded + lost");
+		p_warn("per-CPU counts do not add up: produced != filtered + sampled out + recorded + lost");
 	return 0;
 }

@@ -9,13 +9,14 @@
 #include "core/log.h"
 #include "core/opts.h"
 #include "format/anon.h"
+#include "format/filter.h"
 #include "format/recording.h"
 #include "format/trace_out.h"
 #include "output/output.h"
 
 #define MAX_PAIRS 8
 
-enum { OPT_CSV = 300, OPT_PERFETTO, OPT_CLOCK, OPT_PAIR, OPT_KEY, OPT_STATS, OPT_ANON = 320, OPT_ANONKEY };
+enum { OPT_CSV = 300, OPT_PERFETTO, OPT_CLOCK, OPT_PAIR, OPT_KEY, OPT_STATS, OPT_FILTER, OPT_ANON = 320, OPT_ANONKEY };
 
 static const struct ks_optdef rep_opts[] = {
 	{ "csv", OPT_CSV, NULL, "events as CSV (ts_ns,cpu,event,comm,pid,tgid,info)" },
@@ -28,6 +29,8 @@ static const struct ks_optdef rep_opts[] = {
 	{ "stats", OPT_STATS, NULL, "counts and rates per event instead of the events" },
 	{ "anonymize", OPT_ANON, NULL, "comm, paths, user names and IP addresses as keyed hashes (random key)" },
 	{ "anonymize-key", OPT_ANONKEY, "KEY", "--anonymize with this key: the same tokens in every report made with it" },
+	{ "filter", OPT_FILTER, "EXPR", "only the events whose fields match, as record --filter: "
+					"'next_pid == 42', 'comm ~ \"ksight*\"'" },
 	{ 0 },
 };
 
@@ -50,7 +53,7 @@ static const struct ks_cmd_spec info_spec = {
 
 struct rep_ctx {
 	bool csv, stats, realtime;
-	const char *perfetto;
+	const char *perfetto, *filter;
 	int npairs;
 	const char *pair[MAX_PAIRS], *key[MAX_PAIRS];
 	bool anon;
@@ -76,6 +79,9 @@ static int rep_opt(void *vctx, int id, const char *arg)
 		return 0;
 	case OPT_PERFETTO:
 		c->perfetto = arg;
+		return 0;
+	case OPT_FILTER:
+		c->filter = arg;
 		return 0;
 	case OPT_CLOCK:
 		if (strcmp(arg, "realtime") && strcmp(arg, "monotonic")) {
@@ -191,6 +197,11 @@ int cmd_report(int argc, char **argv)
 	}
 	if (load(&rec, file))
 		return 1;
+	err = ctx.filter ? ks_recording_filter(&rec, ctx.filter) : 0;
+	if (err) {
+		ks_recording_free(&rec);
+		return err == -EINVAL ? 2 : 1;
+	}
 	if (ctx.anon) {
 		struct ks_anon an;
 

@@ -110,7 +110,9 @@ static int add_events(struct ks_recording *rec, size_t ci, void *p)
 		struct tep_event *ev;
 		uint16_t type;
 
-		if (e->len < 8) {
+		/* the recorder files each event under its own CPU: another CPU is damage (and would
+		 * index past the per-CPU tables the renderers size from the chunks) */
+		if (e->len < 8 || e->cpu != c->cpu) {
 			rec->bad_events++;
 			continue;
 		}

@@ -19,6 +19,7 @@
 #include "core/tracefs.h"
 #include "format/anon.h"
 #include "format/recfile.h"
+#include "record/flight.h"
 #include "record/recorder.h"
 #include "record/rotate.h"
 #include "record.skel.h"
@@ -201,6 +202,7 @@ struct rec {
 	struct tep_handle *tep;	/* the formats, for --anonymize */
 	struct ks_rec_event *anon_buf;
 	uint64_t bad; /* ring records that did not parse: never expected */
+	struct ks_flight *fl; /* --flight: chunks go through it */
 };
 
 static int flush_cpu(struct rec *r, int cpu, uint64_t lost_now)
@@ -216,13 +218,18 @@ static int flush_cpu(struct rec *r, int cpu, uint64_t lost_now)
 	c.first_ts = b->first;
 	c.last_ts = b->last;
 	c.lost = lost_now - b->lost_seen;
-	err = ks_rec_out_events(&r->out, &c, b->buf, (uint32_t)b->len, &written);
-	b->recorded += written;
-	if (err == -ENOSPC) {
-		/* the file is at --max-size: the rest of this chunk, and all after it, are dropped (counted) */
-		b->dropped += b->count - written;
-		r->full = true;
-		err = 0;
+	if (r->fl) {
+		/* --flight (never with --max-size or --rotate): counted as recorded in on_event */
+		err = ks_flight_chunk(r->fl, &r->out.w, &c, b->buf, (uint32_t)b->len);
+	} else {
+		err = ks_rec_out_events(&r->out, &c, b->buf, (uint32_t)b->len, &written);
+		b->recorded += written;
+		if (err == -ENOSPC) {
+			/* the file is at --max-size: the rest of this chunk, and all after it, are dropped (counted) */
+			b->dropped += b->count - written;
+			r->full = true;
+			err = 0;
+		}
 	}
 	if (err)
 		return err;
@@ -271,6 +278,10 @@ static int on_event(void *ctx, void *data, size_t size)
 		b->first = e->ts;
 	b->last = e->ts;
 	b->count++;
+	if (r->fl) {
+		b->recorded++;
+		ks_flight_see(r->fl, e);
+	}
 	if (b->len + sizeof(*e) + KS_REC_MAX_RAW + 8 > CHUNK_BYTES) {
 		/* losses are attributed at the periodic flush; here the chunk is only full */
 		int err = flush_cpu(r, e->cpu, b->lost_seen);
@@ -421,12 +432,14 @@ static int write_trailer(struct rec *r, const struct ks_rec_counts *cnt, const s
 		if (!cnt[i].produced && !r->cpus[i].recorded)
 			continue;
 		snprintf(key, sizeof(key), "cpu.%d", i);
-		/* produced sampled_out recorded lost cut */
-		ks_rec_kv_add(&kv, key, "%llu %llu %llu %llu %llu", (unsigned long long)cnt[i].produced,
+		/* produced sampled_out recorded lost cut filtered */
+		ks_rec_kv_add(&kv, key, "%llu %llu %llu %llu %llu %llu", (unsigned long long)cnt[i].produced,
 			      (unsigned long long)cnt[i].sampled_out, (unsigned long long)r->cpus[i].recorded,
-			      (unsigned long long)cnt[i].lost, (unsigned long long)cnt[i].cut);
+			      (unsigned long long)cnt[i].lost, (unsigned long long)cnt[i].cut,
+			      (unsigned long long)cnt[i].filtered);
 	}
 	ks_rec_kv_add(&kv, "produced", "%llu", (unsigned long long)st->produced);
+	ks_rec_kv_add(&kv, "filtered", "%llu", (unsigned long long)st->filtered);
 	ks_rec_kv_add(&kv, "sampled_out", "%llu", (unsigned long long)st->sampled_out);
 	ks_rec_kv_add(&kv, "recorded", "%llu", (unsigned long long)st->recorded);
 	ks_rec_kv_add(&kv, "lost", "%llu", (unsigned long long)st->lost);
@@ -435,6 +448,12 @@ static int write_trailer(struct rec *r, const struct ks_rec_counts *cnt, const s
 	ks_rec_kv_add(&kv, "exact", "%s", st->exact ? "yes" : "no");
 	if (st->full)
 		ks_rec_kv_add(&kv, "dropped", "%llu", (unsigned long long)st->dropped);
+	if (r->fl) {
+		/* recorded = written + dropped (outside every window) */
+		ks_rec_kv_add(&kv, "flight.triggers", "%llu", (unsigned long long)st->triggers);
+		ks_rec_kv_add(&kv, "flight.written", "%llu", (unsigned long long)st->flight_written);
+		ks_rec_kv_add(&kv, "flight.dropped", "%llu", (unsigned long long)(st->recorded - st->flight_written));
+	}
 	ks_rec_out_trailer_kv(&r->out, &kv);
 	clock_calibration(&kv, "clock.end");
 	err = kv.err ? kv.err : ks_rec_out_append(&r->out, &c, kv.buf, (uint32_t)kv.len);
@@ -485,6 +504,10 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	}
 	for (int i = 0; i < nrings; i++)
 		ringfds[i] = -1;
+	if (o->flight_bytes && !(r.fl = ks_flight_new(o, r.ncpus))) {
+		err = -ENOMEM;
+		goto out;
+	}
 	for (int i = 0; i < r.ncpus; i++) {
 		r.cpus[i].buf = malloc(CHUNK_BYTES);
 		if (!r.cpus[i].buf) {
@@ -509,6 +532,7 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	s->rodata->wake_bytes = o->buf_size / 4;
 	bpf_map__set_max_entries(s->maps.rbs, (uint32_t)nrings);
 	bpf_map__set_max_entries(s->maps.evcfg, (uint32_t)maxid + 1);
+	bpf_map__set_max_entries(s->maps.evflt, (uint32_t)o->tps->n);
 	for (int i = 0; i < nrings; i++) {
 		ringfds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ks_rec_ring", 0, 0, (uint32_t)o->buf_size, NULL);
 		if (ringfds[i] < 0) {
@@ -537,6 +561,12 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		}
 		if (bpf_map_update_elem(bpf_map__fd(s->maps.evcfg), &id, &c, BPF_ANY)) {
 			err = -errno;
+			goto out;
+		}
+		id = (uint32_t)i;
+		if (o->filters && bpf_map_update_elem(bpf_map__fd(s->maps.evflt), &id, &o->filters[i], BPF_ANY)) {
+			err = -errno;
+			p_err("cannot install the filter of %s:%s: %s", o->tps->v[i].sys, o->tps->v[i].name, strerror(-err));
 			goto out;
 		}
 	}
@@ -571,9 +601,11 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	if (err)
 		goto out;
 	for (int i = 0; i < o->tps->n; i++) {
-		LIBBPF_OPTS(bpf_tracepoint_opts, topts, .bpf_cookie = (uint64_t)o->tps->v[i].id);
+		/* the cookie says which event fired (the record's own common_type is overwritten by
+		 * then), and in its high half which --filter slot applies (+1, 0: none) */
+		uint64_t fslot = o->filters && o->filters[i].n ? (uint64_t)i + 1 : 0;
+		LIBBPF_OPTS(bpf_tracepoint_opts, topts, .bpf_cookie = (uint64_t)o->tps->v[i].id | fslot << 32);
 
-		/* the cookie says which event fired: the record's own common_type is overwritten by then */
 		links[i] = bpf_program__attach_tracepoint_opts(s->progs.ks_record, o->tps->v[i].sys,
 							       o->tps->v[i].name, &topts);
 		if (!links[i]) {
@@ -609,6 +641,20 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 				break;
 			next_flush = now_s() + 1;
 		}
+		if (r.fl && (ks_flight_state(r.fl) == KS_FL_PENDING ||
+			     ks_flight_after_over(r.fl, (uint64_t)(now_s() * 1e9)))) {
+			bool fire = ks_flight_state(r.fl) == KS_FL_PENDING;
+
+			/* every CPU's events so far first: into the flight queue, or the window's end into the file */
+			n = ring_buffer__consume(ring);
+			err = n < 0 ? n : flush_all(&r, bpf_map__fd(s->maps.counts), cnt);
+			if (!err && fire)
+				err = ks_flight_fire(r.fl, &r.out.w);
+			else if (!err)
+				ks_flight_window_end(r.fl);
+			if (err || ks_flight_state(r.fl) == KS_FL_DONE)
+				break;
+		}
 	}
 	/* detach first, then drain: after this nothing more is produced, so the counts are final */
 	for (int i = 0; i < o->tps->n; i++) {
@@ -620,6 +666,8 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		err = ring_buffer__consume(ring) < 0 ? -EIO : 0;
 	if (!err && !r.err)
 		err = flush_all(&r, bpf_map__fd(s->maps.counts), cnt);
+	if (!err && !r.err && r.fl)
+		err = ks_flight_finish(r.fl, &r.out.w);
 	if (!err)
 		err = r.err;
 	if (err) {
@@ -629,17 +677,26 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	st->exact = true;
 	for (int i = 0; i < r.ncpus; i++) {
 		st->produced += cnt[i].produced;
+		st->filtered += cnt[i].filtered;
 		st->sampled_out += cnt[i].sampled_out;
 		st->lost += cnt[i].lost;
 		st->cut += cnt[i].cut;
 		st->recorded += r.cpus[i].recorded;
 		st->dropped += r.cpus[i].dropped;
-		if (cnt[i].produced != cnt[i].sampled_out + cnt[i].lost + r.cpus[i].recorded + r.cpus[i].dropped)
+		if (cnt[i].produced !=
+		    cnt[i].filtered + cnt[i].sampled_out + cnt[i].lost + r.cpus[i].recorded + r.cpus[i].dropped)
 			st->exact = false;
 	}
 	st->missed = ks_obj_missed(s->obj);
 	st->full = r.full;
 	st->files = r.out.index + 1;
+	if (r.fl) {
+		struct ks_flight_stats fs;
+
+		ks_flight_stats(r.fl, &fs);
+		st->triggers = fs.triggers;
+		st->flight_written = fs.written;
+	}
 	err = write_trailer(&r, cnt, st);
 	st->chunks = r.out.chunks + r.out.w.seq;
 	st->bytes = r.out.bytes + r.out.w.bytes;
@@ -667,6 +724,7 @@ out:
 		free(r.cpus[i].buf);
 	free(r.cpus);
 	free(r.anon_buf);
+	ks_flight_free(r.fl);
 	free(cnt);
 	free(ringfds);
 	free(links);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "ksight/filter.h"
 #include "ksight/record.h"
+#include "ksight/recfilter.h"
 
 struct ks_anon;
 
@@ -45,16 +46,31 @@ struct ks_rec_opts {
 	uint64_t rotate_size; /* --rotate: FILE.0, FILE.1... of at most this many bytes (0: one file) */
 	int keep;	     /* --keep: rotated files kept, the oldest deleted (0: all) */
 	const struct ks_anon *anon; /* --anonymize: events and manifest rewritten before they are written */
+	const struct ks_flt_prog *filters; /* --filter compiled for each of tps (NULL: none) */
+	/* --flight: keep flight_bytes of events in memory, write the windows around trigger events */
+	uint64_t flight_bytes;		   /* 0: off */
+	const struct ks_flt_prog *trigger; /* per tps; n == 0: that event never triggers */
+	uint64_t before_ns, after_ns;
+	bool trigger_all;		   /* every trigger (after the previous window), not only the first */
 };
 
 struct ks_rec_stats {
 	int ncpus;
-	uint64_t produced, sampled_out, recorded, lost, cut, missed;
+	uint64_t produced, filtered, sampled_out, recorded, lost, cut, missed;
 	uint64_t dropped; /* after --max-size was reached */
 	uint64_t chunks, bytes, files;
+	uint64_t triggers, flight_written; /* --flight: windows, and the events written (the rest: dropped) */
 	bool full;  /* --max-size was reached */
-	bool exact; /* per CPU, produced == sampled_out + recorded + lost + dropped */
+	bool exact; /* per CPU, produced == filtered + sampled_out + recorded + lost + dropped */
 };
+
+/*
+ * The --filter expression @text compiled for each of @tps (an array of
+ * tps->n, to free), or NULL after one pointed error (ks_flt_report).
+ */
+struct ks_flt_prog *ks_rec_filters(const char *text, const struct ks_rec_tps *tps);
+/* The same for --trigger, where an event without the fields never triggers (n == 0); NULL when none has them. */
+struct ks_flt_prog *ks_rec_triggers(const char *text, const struct ks_rec_tps *tps);
 
 /* Records until the duration ends or *@o->stop; 0 or negative errno (after p_err). */
 int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st);

@@ -1,0 +1,48 @@
+/* record --flight: keeps the last SIZE bytes of event chunks in memory and writes only the windows around trigger events. */
+#ifndef KS_RECORD_FLIGHT_H
+#define KS_RECORD_FLIGHT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "format/recfile.h"
+#include "record/recorder.h"
+
+/*
+ * States: IDLE (chunks kept in memory, oldest dropped beyond the size),
+ * PENDING (a trigger was seen: the recorder drains every CPU, then calls
+ * ks_flight_fire, which writes the kept events from before - trigger on),
+ * AFTER (chunks are written up to trigger + after), then IDLE again with
+ * --trigger-all, else DONE (the recording ends).
+ */
+enum ks_flight_state { KS_FL_IDLE, KS_FL_PENDING, KS_FL_AFTER, KS_FL_DONE };
+
+struct ks_flight;
+
+struct ks_flight *ks_flight_new(const struct ks_rec_opts *o, int ncpus);
+void ks_flight_free(struct ks_flight *fl);
+enum ks_flight_state ks_flight_state(const struct ks_flight *fl);
+
+/* Every event as it arrives: tests the trigger (in IDLE only). */
+void ks_flight_see(struct ks_flight *fl, const struct ks_rec_event *e);
+/* An events chunk the recorder would append: kept, written (the part in the window) or dropped. 0 or -errno. */
+int ks_flight_chunk(struct ks_flight *fl, struct ks_rec_writer *w, const struct ks_rec_chunk *c, const void *p,
+		    uint32_t len);
+/* PENDING, after every CPU was drained: writes the window's kept part; AFTER follows. */
+int ks_flight_fire(struct ks_flight *fl, struct ks_rec_writer *w);
+/* AFTER: true once @now_ns is far enough past the window's end that its events have all arrived. */
+bool ks_flight_after_over(const struct ks_flight *fl, uint64_t now_ns);
+/* AFTER, after every CPU was drained: the window is complete; IDLE or DONE follows. */
+void ks_flight_window_end(struct ks_flight *fl);
+/*
+ * At the end, every CPU drained: windows triggered or open are written
+ * from what is kept; then losses not yet in a written chunk get an empty
+ * chunk each, so the file's add up.  0 or -errno.
+ */
+int ks_flight_finish(struct ks_flight *fl, struct ks_rec_writer *w);
+
+struct ks_flight_stats {
+	uint64_t triggers, written; /* windows opened; events written to the file */
+};
+void ks_flight_stats(const struct ks_flight *fl, struct ks_flight_stats *st);
+
+#endif

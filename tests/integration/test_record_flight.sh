@@ -1,0 +1,95 @@
+# Integration: `ksight record --flight SIZE --trigger EXPR` keeps events in memory and writes only the window around the marker event (--before/--after), once or (--trigger-all) for every marker; every event is still accounted for.
+. tests/lib.sh
+need_root record_flight
+
+REC=$T_TMP/rec.ksr
+# marker-relative span of the file's events, in ms: "markers first_ms last_ms" (first/last from the first/last marker)
+span() {
+	"$KSIGHT" report -j "$1" | jq -rs '(map(select(.fields.id == 3)) | map(.ts_ns)) as $m |
+		"\($m | length) \((.[0].ts_ns - $m[0]) / 1e6 | floor) \((.[-1].ts_ns - $m[-1]) / 1e6 | ceil)"'
+}
+
+# 1. the first trigger: a getppid (and a nanosleep) every ms for 3 s, close(-77) at 1.5 s
+g_start "$T_TMP/g1" "$WORKLOADS/flightload" -t 3000 -m 1500
+k_start record -e raw_syscalls:sys_enter -p "$G_PID" --flight 1M --trigger 'id == 3' --before 0.5 --after 0.3 -o "$REC"
+kill -USR1 "$G_PID"
+wait "$K_PID"
+rc=$?
+alive=$(kill -0 "$G_PID" 2>/dev/null && echo yes || echo no)
+wait "$G_PID"
+t_eq "first trigger: record exits 0 after the window, before the workload ends" "0 yes" "$rc $alive"
+read -r marks first last <<EOF2
+$(span "$REC")
+EOF2
+t_eq "first trigger: the marker is in the file, once" "1" "$marks"
+# events every ~1 ms: the window's edges are within 100 ms of what was asked, never outside
+t_ok "first trigger: the window starts 0.5 s before it ($first ms)" [ "$first" -ge -500 ] && [ "$first" -le -400 ]
+t_ok "first trigger: and ends 0.3 s after it ($last ms)" [ "$last" -le 300 ] && [ "$last" -ge 200 ]
+info=$("$KSIGHT" info -j "$REC")
+t_eq "first trigger: written + outside = recorded, exact, the file holds the written" "1 yes true true" \
+	"$(echo "$info" | jq -r '.trailer as $t | "\($t["flight.triggers"]) \($t.exact) \(($t["flight.written"] | tonumber) + ($t["flight.dropped"] | tonumber) == ($t.recorded | tonumber)) \(.events_total == ($t["flight.written"] | tonumber))"')"
+t_eq "first trigger: the manifest says how it was made" "id == 3 0.5" \
+	"$(echo "$info" | jq -r '"\(.manifest["flight.trigger"]) \(.manifest["flight.before_s"])"')"
+
+# 2. --trigger-all: two markers 1 s apart, a window of +-0.2 s around each, nothing between
+g_start "$T_TMP/g2" "$WORKLOADS/flightload" -t 3000 -m 1000 -m 2000
+k_start record -e raw_syscalls:sys_enter -p "$G_PID" --flight 1M --trigger 'id == 3' --trigger-all --before 0.2 --after 0.2 -o "$REC"
+kill -USR1 "$G_PID"
+wait "$K_PID"
+t_eq "trigger-all: record exits 0 with the workload" "0" "$?"
+t_eq "trigger-all: two windows" "2" "$("$KSIGHT" info -j "$REC" | jq -r '.trailer["flight.triggers"]')"
+t_eq "trigger-all: every event within 0.2 s of a marker, and both windows filled" "2 true true true" \
+	"$("$KSIGHT" report -j "$REC" | jq -rs '(map(select(.fields.id == 3)) | map(.ts_ns)) as $m |
+		"\($m | length) \(all(.ts_ns as $t | $m | any(($t - .) | fabs <= 2e8))) \(map(select(.ts_ns < $m[0] - 1e8)) | length > 0) \(map(select(.ts_ns > $m[1] + 1e8)) | length > 0)"')"
+
+# SIZE bounds what waits: at ~10000 events a second, 64K of memory cannot hold 2 s before the
+# trigger (the newest chunk stays, so about what one chunk holds), 16M can
+for size in 64K 16M; do
+	g_start "$T_TMP/g5$size" "$WORKLOADS/flightload" -t 3500 -i 100 -m 3000
+	k_start record -e raw_syscalls:sys_enter -p "$G_PID" --flight $size --trigger 'id == 3' --before 2 --after 0.1 -o "$REC.$size"
+	kill -USR1 "$G_PID"
+	wait "$K_PID"
+	wait "$G_PID"
+done
+read -r _ small _ <<EOF2
+$(span "$REC.64K")
+EOF2
+read -r _ big _ <<EOF2
+$(span "$REC.16M")
+EOF2
+t_ok "--flight 64K: less than the 2 s before the trigger kept ($small ms)" [ "$small" -gt -1900 ]
+t_ok "--flight 16M: the whole 2 s kept ($big ms)" [ "$big" -le -1900 ] && [ "$big" -ge -2000 ]
+
+# a trigger just before the end (the workload exits inside the window): what there is, is written
+g_start "$T_TMP/g4" "$WORKLOADS/flightload" -t 700 -m 600
+k_start record -e raw_syscalls:sys_enter -p "$G_PID" --flight 1M --trigger 'id == 3' --before 0.3 --after 5 -o "$REC"
+kill -USR1 "$G_PID"
+wait "$K_PID"
+rc=$?
+read -r marks first last <<EOF2
+$(span "$REC")
+EOF2
+t_eq "trigger at the end: exit 0, the marker written" "0 1" "$rc $marks"
+t_ok "trigger at the end: with the 0.3 s before it ($first ms)" [ "$first" -ge -300 ] && [ "$first" -le -200 ]
+
+# 3. no trigger: the file has no events, and says so
+g_start "$T_TMP/g3" "$WORKLOADS/flightload" -t 500
+k_start record -e raw_syscalls:sys_enter -p "$G_PID" --flight 1M --trigger 'id == 3' -o "$REC"
+kill -USR1 "$G_PID"
+wait "$K_PID"
+t_eq "no trigger: exit 0, no events written, all counted outside" "0 0 true" \
+	"$? $("$KSIGHT" info -j "$REC" | jq -r '"\(.events_total) \(.trailer["flight.dropped"] == .trailer.recorded)"')"
+
+# 4. bad usage: exit 2, nothing made
+rm -f "$REC"
+"$KSIGHT" record -e raw_syscalls:sys_enter --flight 1M -o "$REC" -d 1 2>"$T_TMP/e"
+t_eq "--flight without --trigger: exit 2" "2 1" "$? $(grep -c 'needs --trigger' "$T_TMP/e")"
+"$KSIGHT" record -e raw_syscalls:sys_enter --trigger 'id == 3' -o "$REC" -d 1 2>"$T_TMP/e"
+t_eq "--trigger without --flight: exit 2" "2 1" "$? $(grep -c 'works with --flight' "$T_TMP/e")"
+"$KSIGHT" record -e raw_syscalls:sys_enter -e sched:sched_switch --flight 1M --trigger 'nope == 3' -o "$REC" -d 1 2>"$T_TMP/e"
+t_eq "--trigger on a field no event has: exit 2 with a caret" "2 1 1" \
+	"$? $(grep -c "invalid --trigger at column 1: unknown field 'nope'" "$T_TMP/e") $(grep -cx '  ^' "$T_TMP/e")"
+"$KSIGHT" record -e raw_syscalls:sys_enter --flight 1K --trigger 'id == 3' -o "$REC" -d 1 2>"$T_TMP/e"
+t_eq "--flight below 4K: exit 2" "2" "$?"
+t_eq "bad usage: no file made" "no" "$([ -e "$REC" ] && echo yes || echo no)"
+t_no_leaks ks_record
