@@ -44,7 +44,36 @@ static __always_inline void add(__u64 *p, __u64 v)
 		__sync_fetch_and_add(p, v);
 }
 
-static __always_inline void on_entry(__u32 fn)
+/*
+ * The slot of nesting level @d.  The mask is kept from the optimizer,
+ * which drops it where @d < KS_FL_NEST was tested, and the verifier,
+ * which does not carry that test over to the index register, then sees
+ * an unbounded access.
+ */
+static __always_inline __u64 lvl(__u32 d)
+{
+	__u64 i = d;
+
+	barrier_var(i);
+	return i & (KS_FL_NEST - 1);
+}
+
+/*
+ * Forgets the frames at or below @sp on the stack (entered at an address
+ * <= @sp, so already left): their returns were missed.  @sp 0: unknown.
+ */
+static __always_inline __u32 drop_left(struct ks_fl_start *s, __u32 d, __u64 sp)
+{
+	for (int i = 0; i < KS_FL_NEST; i++) {
+		if (!sp || !d || d > KS_FL_NEST || s->sp[lvl(d - 1)] > sp)
+			break;
+		d--;
+		__sync_fetch_and_add(&lost.missed_returns, 1);
+	}
+	return d;
+}
+
+static __always_inline void on_entry(__u32 fn, __u64 sp)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct ks_fl_key k = { .tid = (__u32)pid_tgid, .fn = fn };
@@ -63,17 +92,19 @@ static __always_inline void on_entry(__u32 fn)
 		__sync_fetch_and_add(&lost.starts_full, 1);
 		return;
 	}
-	d = s->depth;
+	d = drop_left(s, s->depth, sp);
 	s->depth = d + 1;
 	if (d >= KS_FL_NEST) {
 		__sync_fetch_and_add(&lost.too_deep, 1);
 		return;
 	}
+	s->sp[lvl(d)] = sp;
 	/* last, so that the probe's own work is not in the latency */
-	s->ts[d & (KS_FL_NEST - 1)] = bpf_ktime_get_ns();
+	s->ts[lvl(d)] = bpf_ktime_get_ns();
 }
 
-static __always_inline void on_return(__u32 fn)
+/* @sp: the stack pointer after the return (the entry's + 8), 0 when unknown */
+static __always_inline void on_return(__u32 fn, __u64 sp)
 {
 	__u64 now = bpf_ktime_get_ns(), pid_tgid = bpf_get_current_pid_tgid(), delta;
 	struct ks_fl_key k = { .tid = (__u32)pid_tgid, .fn = fn };
@@ -88,11 +119,21 @@ static __always_inline void on_return(__u32 fn)
 		__sync_fetch_and_add(&lost.no_entry, 1);
 		return;
 	}
-	d = s->depth - 1;
+	d = s->depth;
+	if (sp) {
+		/* frames deeper than this return's (entered below its entry sp) were left without their returns */
+		d = drop_left(s, d, sp - 9);
+		if (!d || (d <= KS_FL_NEST && s->sp[lvl(d - 1)] != sp - 8)) {
+			s->depth = d;
+			__sync_fetch_and_add(&lost.no_entry, 1);
+			return;
+		}
+	}
+	d--;
 	s->depth = d;
 	if (d >= KS_FL_NEST)
 		return; /* counted as too deep at its entry */
-	delta = now - s->ts[d & (KS_FL_NEST - 1)];
+	delta = now - s->ts[lvl(d)];
 	if (!d)
 		bpf_map_delete_elem(&starts, &k);
 	r = row_of(fn);
@@ -113,42 +154,42 @@ static __always_inline void on_return(__u32 fn)
 SEC("uprobe")
 int fl_uentry(struct pt_regs *ctx)
 {
-	on_entry((__u32)bpf_get_attach_cookie(ctx));
+	on_entry((__u32)bpf_get_attach_cookie(ctx), PT_REGS_SP(ctx));
 	return 0;
 }
 
 SEC("uretprobe")
 int fl_ureturn(struct pt_regs *ctx)
 {
-	on_return((__u32)bpf_get_attach_cookie(ctx));
+	on_return((__u32)bpf_get_attach_cookie(ctx), PT_REGS_SP(ctx));
 	return 0;
 }
 
 SEC("kprobe")
 int fl_kentry(struct pt_regs *ctx)
 {
-	on_entry((__u32)bpf_get_attach_cookie(ctx));
+	on_entry((__u32)bpf_get_attach_cookie(ctx), 0);
 	return 0;
 }
 
 SEC("kretprobe")
 int fl_kreturn(struct pt_regs *ctx)
 {
-	on_return((__u32)bpf_get_attach_cookie(ctx));
+	on_return((__u32)bpf_get_attach_cookie(ctx), 0);
 	return 0;
 }
 
 SEC("fentry")
 int fl_fentry(void *ctx)
 {
-	on_entry(fn_idx);
+	on_entry(fn_idx, 0);
 	return 0;
 }
 
 SEC("fexit")
 int fl_fexit(void *ctx)
 {
-	on_return(fn_idx);
+	on_return(fn_idx, 0);
 	return 0;
 }
 

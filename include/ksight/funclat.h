@@ -37,8 +37,16 @@ struct ks_fl_key {
 	__u32 fn;
 };
 
+/*
+ * User functions also keep the stack pointer at entry (it points at the
+ * return address): a frame whose return probe never fired (the kernel
+ * drops some uretprobes; longjmp, exceptions) is known by a later entry
+ * or return at or above it on the stack, and counted as a missed return
+ * instead of being taken for recursion.
+ */
 struct ks_fl_start {
 	__u64 ts[KS_FL_NEST];
+	__u64 sp[KS_FL_NEST];
 	__u32 depth; /* calls entered and not returned, timed or not */
 	__u32 pad;
 };
@@ -48,6 +56,7 @@ struct ks_fl_lost {
 	__u64 no_entry;	   /* returns whose entry was not seen (started before attach, or its record evicted) */
 	__u64 too_deep;	   /* calls nested deeper than KS_FL_NEST in one thread: counted, not timed */
 	__u64 starts_full; /* entries with no room in the in-flight map: counted, not timed */
+	__u64 missed_returns; /* user calls whose return probe did not fire (see ks_fl_start): counted, not timed */
 };
 
 #endif /* KSIGHT_FUNCLAT_H */
