@@ -1,4 +1,4 @@
-/* Test workload for `ksight funclat`: calls fl_sleep exactly N times (each sleeps SLEEP_US), fires a USDT probe N times, and times its own calls. */
+/* Test workload for `ksight funclat`: calls fl_sleep exactly N times (each sleeps SLEEP_US, or 1/4 to 2x of it with "vary"), fires a USDT probe N times, and times its own calls. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +49,7 @@ int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 100, us = argc > 2 ? atol(argv[2]) : 1000;
 	long long *took = calloc(n > 0 ? n : 1, sizeof(*took));
-	int sig, acc = 0;
+	int sig, acc = 0, vary = argc > 3;
 
 	if (!took || n <= 0)
 		return 1;
@@ -62,7 +62,8 @@ int main(int argc, char **argv)
 	for (long i = 0; i < n; i++) {
 		long long t0 = now_ns();
 
-		fl_sleep(us);
+		/* vary: eight lengths, a distribution with some width to compare */
+		fl_sleep(vary ? us * (1 + i % 8) / 4 : us);
 		took[i] = now_ns() - t0;
 		DTRACE_PROBE1(ksight_test, tick, i);
 		acc += fl_tiny_a((int)i);
