@@ -45,7 +45,7 @@ prof_once() {
 		sleep 1
 		# the profile program's run time, read just before it ends
 		local kp
-		kp=$(pgrep -n -x ksight)
+		kp=$(pgrep -P "$tp" -x ksight) # this run's own (other ksight processes may be running)
 		sleep $((SECS - 2))
 		bpf=$(cat /proc/"$kp"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -u |
 			while read -r id; do bpftool -j prog show id "$id" 2>/dev/null; done |
