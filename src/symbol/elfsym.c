@@ -315,7 +315,8 @@ int ks_elf_funcs(const char *path, const char *pat, struct ks_elf_func **out, si
 		return err;
 	}
 	/* one entry per address (aliases, and .symtab repeating .dynsym), then one per name */
-	qsort(v, cnt, sizeof(*v), by_offset);
+	if (cnt > 1)
+		qsort(v, cnt, sizeof(*v), by_offset);
 	for (size_t i = 0; i < cnt; i++) {
 		if (w && v[w - 1].offset == v[i].offset) {
 			if (better_name(v[i].name, v[w - 1].name)) {
@@ -329,7 +330,8 @@ int ks_elf_funcs(const char *path, const char *pat, struct ks_elf_func **out, si
 		v[w++] = v[i];
 	}
 	cnt = w;
-	qsort(v, cnt, sizeof(*v), by_name);
+	if (cnt > 1)
+		qsort(v, cnt, sizeof(*v), by_name);
 	for (size_t i = w = 0; i < cnt; i++) {
 		if (w && !strcmp(v[w - 1].name, v[i].name)) {
 			free(v[i].name); /* two local functions of one name: the first address */
@@ -424,7 +426,8 @@ int ks_elf_usdts(const char *path, const char *prov, const char *name, struct ks
 		return err;
 	}
 	/* one per (provider, name): a probe used at several places is one target */
-	qsort(v, cnt, sizeof(*v), usdt_cmp);
+	if (cnt > 1)
+		qsort(v, cnt, sizeof(*v), usdt_cmp);
 	for (size_t i = 0; i < cnt; i++) {
 		if (w && !usdt_cmp(&v[w - 1], &v[i])) {
 			free(v[i].provider);
