@@ -168,14 +168,14 @@ int fl_ureturn(struct pt_regs *ctx)
 SEC("kprobe")
 int fl_kentry(struct pt_regs *ctx)
 {
-	on_entry((__u32)bpf_get_attach_cookie(ctx), 0);
+	on_entry((__u32)bpf_get_attach_cookie(ctx), PT_REGS_SP(ctx));
 	return 0;
 }
 
 SEC("kretprobe")
 int fl_kreturn(struct pt_regs *ctx)
 {
-	on_return((__u32)bpf_get_attach_cookie(ctx), 0);
+	on_return((__u32)bpf_get_attach_cookie(ctx), PT_REGS_SP(ctx));
 	return 0;
 }
 

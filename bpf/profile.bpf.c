@@ -201,6 +201,27 @@ struct {
 } off_starts SEC(".maps");
 
 /*
+ * Ends the interval @tid opened (off the CPU, or in a syscall): its time
+ * to @now is added to the stacks taken when it began.
+ */
+static __always_inline void end_interval(__u32 tid, __u64 now)
+{
+	struct off_start *st = bpf_map_lookup_elem(&off_starts, &tid);
+	struct ks_prof_key k = {};
+
+	if (!st)
+		return;
+	k.pid = st->pid;
+	k.kstack = st->kstack;
+	k.ustack = st->ustack;
+	k.pad = st->pad; /* syscalls: the call's number + 1 */
+	__builtin_memcpy(k.comm, st->comm, sizeof(k.comm));
+	now = now > st->ts ? now - st->ts : 0;
+	bpf_map_delete_elem(&off_starts, &tid);
+	count_add(&k, now);
+}
+
+/*
  * At a blocking switch out, prev is current: its stacks are taken here
  * (kernel; user by frame pointers) and its off-CPU time added to them
  * when it is switched back in.  A preempted task is runnable, not blocked.
@@ -208,10 +229,9 @@ struct {
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), delta;
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
 	__u32 tid = (__u32)pid_tgid, ntid = next->pid;
-	struct ks_prof_key k = {};
-	struct off_start *st, s = {};
+	struct off_start s = {};
 	unsigned int state = 0;
 
 	if (bpf_core_field_exists(prev->__state))
@@ -225,16 +245,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		if (bpf_map_update_elem(&off_starts, &tid, &s, BPF_ANY))
 			__sync_fetch_and_add(&stats.counts_full, 1);
 	}
-	st = bpf_map_lookup_elem(&off_starts, &ntid);
-	if (!st)
-		return 0;
-	k.pid = st->pid;
-	k.kstack = st->kstack;
-	k.ustack = st->ustack;
-	__builtin_memcpy(k.comm, st->comm, sizeof(k.comm));
-	delta = now > st->ts ? now - st->ts : 0;
-	bpf_map_delete_elem(&off_starts, &ntid);
-	count_add(&k, delta);
+	end_interval(ntid, now);
 	return 0;
 }
 
@@ -264,21 +275,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
-	__u64 now = bpf_ktime_get_ns(), pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid;
-	struct ks_prof_key k = {};
-	struct off_start *st = bpf_map_lookup_elem(&off_starts, &tid);
-
-	if (!st)
-		return 0;
-	k.pid = st->pid;
-	k.kstack = st->kstack;
-	k.ustack = st->ustack;
-	k.pad = st->pad;
-	__builtin_memcpy(k.comm, st->comm, sizeof(k.comm));
-	now = now > st->ts ? now - st->ts : 0;
-	bpf_map_delete_elem(&off_starts, &tid);
-	count_add(&k, now);
+	end_interval((__u32)bpf_get_current_pid_tgid(), bpf_ktime_get_ns());
 	return 0;
 }
 

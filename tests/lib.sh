@@ -210,3 +210,8 @@ _t_ownerless() {
 	bpftool -j prog show 2>/dev/null |
 		jq -r --arg p "$1" '.[] | select(((.name // "") | startswith($p)) and ((.pids // []) | length == 0)) | .id'
 }
+
+# t_fsum FILE RE: the sum of the values of folded-stack lines ("frame;...;frame N") whose stack part matches the awk regex RE.
+t_fsum() {
+	awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) t += n } END { printf "%.0f\n", t + 0 }' "$1"
+}

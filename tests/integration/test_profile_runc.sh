@@ -8,8 +8,6 @@ NAME=ksight-prof-$$
 B=$T_TMP/bundle
 R=$B/rootfs
 
-# fsum FILE RE: sum of the counts of folded lines matching an awk regex on the stack part
-fsum() { awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) t += n } END { print t + 0 }' "$1"; }
 
 # The root filesystem: the workload at /prof_qsort (a path the host does not have) and the
 # libraries it loads, copied; nothing else.
@@ -35,10 +33,10 @@ t_ok "container: another mount namespace" test "$(readlink /proc/$PID/ns/mnt)" !
 
 "$KSIGHT" profile -p "$PID" -F $HZ -d 3 --call-graph dwarf -o "$T_TMP/c.folded" 2>"$T_TMP/c.err"
 t_eq "profile -p (container): exit 0" "0" "$?"
-total=$(fsum "$T_TMP/c.folded" '.')
-hot=$(fsum "$T_TMP/c.folded" ';hot_spin$')
-full=$(fsum "$T_TMP/c.folded" '^prof_qsort;.*;main;.*qsort[^;]*;.*;cmp;hot_spin$')
-unknown=$(fsum "$T_TMP/c.folded" 'unknown. .(/prof_qsort|prof_qsort)')
+total=$(t_fsum "$T_TMP/c.folded" '.')
+hot=$(t_fsum "$T_TMP/c.folded" ';hot_spin$')
+full=$(t_fsum "$T_TMP/c.folded" '^prof_qsort;.*;main;.*qsort[^;]*;.*;cmp;hot_spin$')
+unknown=$(t_fsum "$T_TMP/c.folded" 'unknown. .(/prof_qsort|prof_qsort)')
 awk -v h="$hot" -v n="$total" 'BEGIN { exit !(n > 0 && h > 0.5 * n) }' &&
 	t_pass "container: most samples on hot_spin, symbolized from the container's file ($hot of $total)" ||
 	t_fail "container: most samples on hot_spin" "$hot of $total: $(head -c 400 "$T_TMP/c.folded")"

@@ -5,8 +5,6 @@ START_ID=$(t_prog_max_id)
 K=20
 MS=20
 
-# sum of the values of folded lines matching an awk regex on the stack part
-fsum() { awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) t += n } END { printf "%.0f\n", t + 0 }' "$1"; }
 
 # 1. syscalls --stacks -s read on the reader thread of pipe_block (built with frame pointers)
 g_start "$T_TMP/pb" "$WORKLOADS/pipe_block" $K $MS || t_fail "workload" "did not start"
@@ -18,8 +16,8 @@ wait "$G_PID"
 k_stop
 t_eq "syscalls --stacks: exit 0" "0" "$?"
 blocked=$(awk '/^done/ { print $2 }' "$G_FILE")
-read_ns=$(fsum "$K_OUT" '^pipe_block;.*reader;read;syscall:read_.k.$')
-all_ns=$(fsum "$K_OUT" '.')
+read_ns=$(t_fsum "$K_OUT" '^pipe_block;.*reader;read;syscall:read_.k.$')
+all_ns=$(t_fsum "$K_OUT" '.')
 [ "$read_ns" -gt 0 ] && t_pass "syscalls --stacks: the caller's stack through libc's read, ending in syscall:read" ||
 	t_fail "syscalls --stacks: stack" "no ...;reader;read;syscall:read_[k] in: $(head -c 600 "$K_OUT")"
 # the workload times each read itself: the syscall's time is that, less the few microseconds around it
