@@ -45,6 +45,8 @@ bool ks_profile_event_known(const char *name)
 
 struct prof_run {
 	const struct ks_profile_opts *o;
+	double end;  /* when the run ends (0: at a signal or the process's exit) */
+	bool final;  /* the last drain, after detaching: every sample left is taken */
 	struct ks_profile_result *res;
 	struct ks_profile *skel;
 	struct ks_ksyms *ksyms;
@@ -128,9 +130,27 @@ static int comm_frame(struct prof_run *pr, const char *comm, uint32_t *f, uint32
 }
 
 /* A --call-graph dwarf sample: unwind now, while the process and its mappings are there. */
+static int handle_sample(struct prof_run *pr, void *data, size_t size);
+
+/*
+ * The ring buffer's callback.  ring_buffer__poll returns only once the
+ * ring is empty: where unwinding (and capturing new processes) takes
+ * longer than the samples keep coming, as on a busy machine with many
+ * short-lived processes, it would never return, and the run would go on
+ * past -d and Ctrl-C.  A negative return ends the poll, the sample taken.
+ */
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct prof_run *pr = ctx;
+	int err = handle_sample(pr, data, size);
+
+	if (!err && !pr->final && (ks_stop_signal || (pr->end && now_s() >= pr->end)))
+		return -EINTR;
+	return err;
+}
+
+static int handle_sample(struct prof_run *pr, void *data, size_t size)
+{
 	const struct ks_prof_sample *s = data;
 	uint64_t pcs[KS_PROF_DEPTH];
 	bool is_ret[KS_PROF_DEPTH];
@@ -428,6 +448,7 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		o->c->duration ? "" : o->c->pid ? "; Ctrl-C or the process's exit ends" : "; Ctrl-C to end");
 	start = now_s();
 	end = o->c->duration > 0 ? start + o->c->duration : 0;
+	pr.end = end;
 	while (!ks_stop_signal && !pr.err) {
 		double t = now_s();
 		int r;
@@ -448,6 +469,7 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		bpf_link__destroy(links[i]);
 		links[i] = NULL;
 	}
+	pr.final = true;
 	if (!err)
 		ring_buffer__consume(rb);
 	if (!err)
