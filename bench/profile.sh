@@ -30,9 +30,12 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "-"; exit } prin
 # CPU seconds (user + system) of a finished command, from GNU time's output file $1
 cpu_of() { awk '{ print $1 + $2 }' "$1"; }
 
-# one profiling run of TOOL; appends "tool cpu_s bpf_ns samples depth" to $TMP/prof.txt
+# peak resident MiB of a finished command (GNU time's %M, KiB), the larger of the files given
+rss_of() { awk '$3 > m { m = $3 } END { printf "%.0f\n", m / 1024 }' "$@"; }
+
+# one profiling run of TOOL; appends "tool cpu_s bpf_ns samples depth rss_mib" to $TMP/prof.txt
 prof_once() {
-	local tool=$1 out=$TMP/$1.out data=$TMP/perf.data cpu bpf=0 samples depth
+	local tool=$1 out=$TMP/$1.out data=$TMP/perf.data cpu bpf=0 samples depth rss
 	$W/prof_qsort $((SECS + 4)) >/dev/null &
 	$W/prof_qsort $((SECS + 4)) >/dev/null &
 	sleep 1
@@ -40,7 +43,7 @@ prof_once() {
 	ksight-fp | ksight-dwarf)
 		local cg=${tool#ksight-}
 		sysctl -qw kernel.bpf_stats_enabled=1
-		/usr/bin/time -f "%U %S" -o "$TMP/time" $K profile -F 99 -d "$SECS" --call-graph "$cg" -j >"$out" 2>"$TMP/err" &
+		/usr/bin/time -f "%U %S %M" -o "$TMP/time" $K profile -F 99 -d "$SECS" --call-graph "$cg" -j >"$out" 2>"$TMP/err" &
 		local tp=$!
 		sleep 1
 		# the profile program's run time, read just before it ends
@@ -53,15 +56,17 @@ prof_once() {
 		wait $tp
 		sysctl -qw kernel.bpf_stats_enabled=0
 		cpu=$(cpu_of "$TMP/time")
+		rss=$(rss_of "$TMP/time")
 		samples=$(jq '.samples' "$out")
 		depth=$(jq '[.stacks[] | select(.frames[0].name == "prof_qsort") | {c: .count, d: ((.frames | length) - 1)}] | (map(.c * .d) | add) / (map(.c) | add)' "$out")
 		;;
 	perf-fp | perf-dwarf)
 		local cg=-g
 		[ "$tool" = perf-dwarf ] && cg="--call-graph dwarf"
-		/usr/bin/time -f "%U %S" -o "$TMP/time.rec" perf record -F 99 $cg -a -q -o "$data" -- sleep "$SECS" 2>"$TMP/err"
-		/usr/bin/time -f "%U %S" -o "$TMP/time.scr" perf script -i "$data" >"$out" 2>/dev/null
+		/usr/bin/time -f "%U %S %M" -o "$TMP/time.rec" perf record -F 99 $cg -a -q -o "$data" -- sleep "$SECS" 2>"$TMP/err"
+		/usr/bin/time -f "%U %S %M" -o "$TMP/time.scr" perf script -i "$data" >"$out" 2>/dev/null
 		cpu=$(awk '{ s += $1 + $2 } END { print s }' "$TMP/time.rec" "$TMP/time.scr")
+		rss=$(rss_of "$TMP/time.rec" "$TMP/time.scr")
 		# samples: header lines; depth: frame lines under prof_qsort's headers
 		read -r samples depth < <(awk '/^[^ \t]/ { n++; inq = ($1 == "prof_qsort"); if (inq) q++; next }
 			/^[ \t]+[0-9a-f]+ / { if (inq) f++ } END { printf "%d %.1f\n", n, q ? f / q : 0 }' "$out")
@@ -69,7 +74,7 @@ prof_once() {
 		;;
 	esac
 	wait
-	echo "$tool $cpu $bpf $samples $depth" >>"$TMP/prof.txt"
+	echo "$tool $cpu $bpf $samples $depth $rss" >>"$TMP/prof.txt"
 }
 
 tools="ksight-fp ksight-dwarf"
@@ -80,14 +85,17 @@ for r in $(seq "$ROUNDS"); do
 		prof_once "$t"
 	done
 done
-printf "%-13s %10s %14s %9s %12s\n" tool "cpu_s" "bpf_ms" samples "mean_depth"
+printf "%-13s %10s %10s %9s %12s %9s\n" tool "cpu_s" "bpf_ms" samples "mean_depth" "rss_mib"
 for t in $tools; do
-	printf "%-13s %10s %14s %9s %12s\n" "$t" \
+	printf "%-13s %10s %10s %9s %12s %9s\n" "$t" \
 		"$(awk -v t="$t" '$1 == t { print $2 }' "$TMP/prof.txt" | median)" \
 		"$(awk -v t="$t" '$1 == t { print $3 / 1e6 }' "$TMP/prof.txt" | median)" \
 		"$(awk -v t="$t" '$1 == t { print $4 }' "$TMP/prof.txt" | median)" \
-		"$(awk -v t="$t" '$1 == t { print $5 }' "$TMP/prof.txt" | median)"
+		"$(awk -v t="$t" '$1 == t { print $5 }' "$TMP/prof.txt" | median)" \
+		"$(awk -v t="$t" '$1 == t { print $6 }' "$TMP/prof.txt" | median)"
 done
+# every round, for the spread behind the medians
+sed 's/^/# /' "$TMP/prof.txt"
 
 # uprobes: ns per call of a trivial function
 N=200000

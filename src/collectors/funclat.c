@@ -421,7 +421,7 @@ static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 
 	if (!ctx->n) {
 		p_err("funclat: no function given (in 'ksight run' funclat has no targets: run 'ksight funclat TARGET...')");
-		return -EINVAL;
+		return -ECANCELED;
 	}
 	for (int i = 0; i < ctx->n; i++)
 		any[ctx->t[i].kind] = true;
@@ -450,7 +450,7 @@ static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	if (err) {
 		p_err("funclat: cannot load the programs: %s%s", strerror(-err),
 		      err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
-		return err;
+		return -ECANCELED;
 	}
 	if (ks_verbose)
 		ks_budget_print(&ctx->budget, "funclat");
@@ -459,7 +459,7 @@ static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 		if (err) {
 			p_err("funclat: cannot attach to %s%s%s: %s", ctx->t[i].kind == FL_KERNEL ? "" : ctx->t[i].path,
 			      ctx->t[i].kind == FL_KERNEL ? "" : ":", ctx->t[i].func, strerror(-err));
-			return -EINVAL; /* said: the driver adds nothing */
+			return -ECANCELED; /* said: the driver adds nothing */
 		}
 	}
 	{
