@@ -619,10 +619,8 @@ static void fl_close(void *vctx)
 const struct ks_collector ks_funclat_collector = {
 	.spec = {
 		.name = "funclat",
-		.summary = "Function calls and latency, entry to return, a histogram per function: user functions\n"
-			   "(BINARY:FUNCTION, uprobes; globs over the ELF symbols, e.g. libc.so.6:malloc*; with -p the\n"
-			   "process's own files), USDT probes (BINARY:PROVIDER:PROBE, counted), kernel functions\n"
-			   "(FUNCTION, fentry/fexit or kprobes; globs over available_filter_functions).",
+		.summary = "Function calls and latency, a histogram per function: BINARY:FUNCTION (uprobes), "
+			   "BINARY:PROVIDER:PROBE (USDT, counted), FUNCTION (kernel); globs such as libc.so.6:malloc*.",
 		.args = "TARGET...",
 		.common = KS_O_COLLECTOR & ~(unsigned int)KS_O_BY,
 	},
