@@ -479,9 +479,17 @@ static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 		if (nk > nf)
 			snprintf(ctx->hook + l, sizeof(ctx->hook) - l, "%skprobe", l ? "+" : "");
 	}
-	if (ks_verbose)
-		p_info("funclat: %d target%s attached (%s), rows %s", ctx->n, ctx->n == 1 ? "" : "s", ctx->hook,
+	if (ks_verbose) {
+		/* the loader's form: the hook, and why a better one was not taken */
+		if (any[FL_KERNEL] && strcmp(ctx->khook, KS_HOOK_FENTRY))
+			p_info("hook: %s (fentry: %s)", ctx->hook,
+			       getenv("KSIGHT_HOOK") ? "not asked for (KSIGHT_HOOK)"
+						     : strerror(-ks_probe(KS_FEAT_FENTRY)->err));
+		else
+			p_info("hook: %s", ctx->hook);
+		p_info("funclat: %d target%s attached, rows %s", ctx->n, ctx->n == 1 ? "" : "s",
 		       ctx->percpu ? "per CPU" : "shared");
+	}
 	return 0;
 }
 
