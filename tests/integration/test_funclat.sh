@@ -82,7 +82,7 @@ if command -v bpftrace >/dev/null 2>&1; then
 	bt_script() {
 		cat <<BT
 uprobe:$W:fl_sleep /pid == $G_PID/ { @s[tid] = nsecs; }
-uretprobe:$W:fl_sleep /pid == $G_PID && @s[tid]/ { @l = lhist(nsecs - @s[tid], 0, 8000000, 20000); delete(@s[tid]); }
+uretprobe:$W:fl_sleep /pid == $G_PID && @s[tid]/ { @l = lhist(nsecs - @s[tid], 0, 50000000, 50000); delete(@s[tid]); }
 END { clear(@s); }
 BT
 	}
@@ -98,10 +98,11 @@ BT
 		KS="$(row fl_sleep .latency_ns.count) $(row fl_sleep .latency_ns.p50) $(row fl_sleep .latency_ns.p90)"
 		echo "# fl_sleep (0.5-4 ms): bpftrace count $1 p50 $2 p90 $3; ksight $KS"
 		t_eq "reference: both saw $N calls" "$N $N" "$1 $(row fl_sleep .latency_ns.count)"
-		# within 5% + slot + 20 us (half the reference's bucket and the two probes' order)
-		d_near "$(row fl_sleep .latency_ns.p50)" "$2" 0.05 20000 && t_pass "reference: p50 near bpftrace's $2" ||
+		# within 5% + slot + 50 us (the reference's 50 us bucket, up to 50 ms (bpftrace's 1000 buckets): a loaded machine
+		# stretches the sleeps; and the two probes' order)
+		d_near "$(row fl_sleep .latency_ns.p50)" "$2" 0.05 50000 && t_pass "reference: p50 near bpftrace's $2" ||
 			t_fail "reference: p50 near bpftrace's" "$(row fl_sleep .latency_ns.p50) vs $2"
-		d_near "$(row fl_sleep .latency_ns.p90)" "$3" 0.05 20000 && t_pass "reference: p90 near bpftrace's $3" ||
+		d_near "$(row fl_sleep .latency_ns.p90)" "$3" 0.05 50000 && t_pass "reference: p90 near bpftrace's $3" ||
 			t_fail "reference: p90 near bpftrace's" "$(row fl_sleep .latency_ns.p90) vs $3"
 	else
 		t_fail "reference" "bpftrace did not attach"
