@@ -55,6 +55,9 @@ $(B)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/ksight/*.h)
 # syscalls assigns histogram slots with atomic fetch-add and compare-and-exchange: BPF ISA v3 (kernel 5.12+)
 $(B)/bpf/syscalls.bpf.o: BPF_CFLAGS += -mcpu=v3
 
+# funclat's USDT programs use libbpf's usdt.bpf.h, which includes <linux/errno.h> and so the host's <asm/errno.h>
+$(B)/bpf/funclat.bpf.o: BPF_CFLAGS += -I/usr/include/$(shell $(CC) -dumpmachine)
+
 $(B)/skel/%.skel.h: $(B)/bpf/%.bpf.o
 	@mkdir -p $(@D)
 	$(BPFTOOL) gen skeleton $< name ks_$* > $@.tmp && mv $@.tmp $@

@@ -201,6 +201,27 @@ struct {
 } off_starts SEC(".maps");
 
 /*
+ * Ends the interval @tid opened (off the CPU, or in a syscall): its time
+ * to @now is added to the stacks taken when it began.
+ */
+static __always_inline void end_interval(__u32 tid, __u64 now)
+{
+	struct off_start *st = bpf_map_lookup_elem(&off_starts, &tid);
+	struct ks_prof_key k = {};
+
+	if (!st)
+		return;
+	k.pid = st->pid;
+	k.kstack = st->kstack;
+	k.ustack = st->ustack;
+	k.pad = st->pad; /* syscalls: the call's number + 1 */
+	__builtin_memcpy(k.comm, st->comm, sizeof(k.comm));
+	now = now > st->ts ? now - st->ts : 0;
+	bpf_map_delete_elem(&off_starts, &tid);
+	count_add(&k, now);
+}
+
+/*
  * At a blocking switch out, prev is current: its stacks are taken here
  * (kernel; user by frame pointers) and its off-CPU time added to them
  * when it is switched back in.  A preempted task is runnable, not blocked.
@@ -208,10 +229,9 @@ struct {
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), delta;
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
 	__u32 tid = (__u32)pid_tgid, ntid = next->pid;
-	struct ks_prof_key k = {};
-	struct off_start *st, s = {};
+	struct off_start s = {};
 	unsigned int state = 0;
 
 	if (bpf_core_field_exists(prev->__state))
@@ -225,15 +245,55 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		if (bpf_map_update_elem(&off_starts, &tid, &s, BPF_ANY))
 			__sync_fetch_and_add(&stats.counts_full, 1);
 	}
-	st = bpf_map_lookup_elem(&off_starts, &ntid);
-	if (!st)
+	end_interval(ntid, now);
+	return 0;
+}
+
+/* syscalls --stacks: time in a syscall (sc_nr, or every one when < 0) by the caller's stacks, taken at entry. */
+const volatile __s32 sc_nr = -1;
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct off_start s = {};
+
+	if ((sc_nr >= 0 && id != sc_nr) || id < 0 || !ks_filter_pass(pid_tgid))
 		return 0;
-	k.pid = st->pid;
-	k.kstack = st->kstack;
-	k.ustack = st->ustack;
-	__builtin_memcpy(k.comm, st->comm, sizeof(k.comm));
-	delta = now > st->ts ? now - st->ts : 0;
-	bpf_map_delete_elem(&off_starts, &ntid);
-	count_add(&k, delta);
+	__sync_fetch_and_add(&stats.samples, 1);
+	s.pid = pid_tgid >> 32;
+	s.pad = (__u32)id + 1; /* the syscall, for its frame: the key's pad */
+	take_stacks(ctx, s.pid, &s.kstack, &s.ustack, true);
+	bpf_get_current_comm(s.comm, sizeof(s.comm));
+	s.ts = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&off_starts, &tid, &s, BPF_ANY))
+		__sync_fetch_and_add(&stats.counts_full, 1);
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	end_interval((__u32)bpf_get_current_pid_tgid(), bpf_ktime_get_ns());
+	return 0;
+}
+
+/* biolat --stacks: bytes submitted, by the submitter's stacks (kernel and user) as the bio enters the block layer. */
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(on_bio, struct bio *bio)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct ks_prof_key k = {};
+	__u32 size = BPF_CORE_READ(bio, bi_iter.bi_size);
+
+	/* a flush carries no data: nothing to charge */
+	if (!size || !ks_filter_pass(pid_tgid))
+		return 0;
+	__sync_fetch_and_add(&stats.samples, 1);
+	k.pid = pid_tgid >> 32;
+	take_stacks(ctx, k.pid, &k.kstack, &k.ustack, true);
+	bpf_get_current_comm(k.comm, sizeof(k.comm));
+	count_add(&k, size);
 	return 0;
 }

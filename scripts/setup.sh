@@ -7,29 +7,51 @@ jq iproute2 nftables util-linux procps iperf3 strace e2fsprogs
 bpftrace libbpf-tools linux-perf
 qemu-system-x86 busybox-static cpio binutils
 curl openssl prometheus libyaml-dev libcrypt-dev systemd golang-go libxml2-utils
-nodejs libclang-rt-14-dev"
+nodejs libclang-rt-14-dev systemtap-sdt-dev runc chromium"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
-# Node modules of the tests (real consumers of ksight's files), under one prefix the tests look in
-node_modules() {
-	NODE_PREFIX=${KS_NODE_PREFIX:-/opt/ksight-node}
-	[ -d "$NODE_PREFIX/node_modules/@paulirish/trace_engine" ] && return 0
-	# Debian's npm package; a nodejs from elsewhere brings its own npm
-	command -v npm >/dev/null || apt-get install -y -qq --no-install-recommends npm
-	mkdir -p "$NODE_PREFIX" && npm install --prefix "$NODE_PREFIX" --no-audit --no-fund -q @paulirish/trace_engine
+# kubectl (for `kubectl kustomize` of deploy/kubernetes) and npm: Debian's packages, unless the
+# machine already has its own (a kubectl or a nodesource node of another origin)
+command -v kubectl >/dev/null 2>&1 || missing="$missing kubernetes-client"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "setup: missing packages:$missing; run as root to install them" >&2
+		exit 1
+	fi
+	echo "setup: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends $missing
+fi
+
+# npm packages: real consumers of ksight's files, each set in the directory its tests look in.
+# A failed install is not fatal: those tests skip and say why.
+npm_dir() { # DIR CHECK_MODULE... -- PACKAGE...
+	dir=$1
+	shift
+	need=
+	while [ "$1" != -- ]; do
+		[ -d "$dir/node_modules/$1" ] || need=1
+		shift
+	done
+	shift
+	[ -z "$need" ] && return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "setup: npm packages $* missing in $dir; run as root" >&2
+		return 0
+	fi
+	echo "setup: npm install $* into $dir"
+	mkdir -p "$dir"
+	npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$@" ||
+		echo "setup: npm install $* failed: the tests that use them will skip" >&2
 }
-if [ -z "$missing" ]; then
-	node_modules
-	exit $?
-fi
-if [ "$(id -u)" != 0 ]; then
-	echo "setup: missing packages:$missing; run as root to install them" >&2
-	exit 1
-fi
-echo "setup: installing$missing"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends $missing
-node_modules
+# the DevTools performance engine loads --perfetto files (test_perfetto_engine.sh)
+npm_dir "${KS_NODE_PREFIX:-/opt/ksight-node}" @paulirish/trace_engine -- @paulirish/trace_engine
+# speedscope (static build) and playwright-core, which drives Debian's chromium (test_profile_browser.sh)
+npm_dir "${KS_NODE_DIR:-/var/cache/ksight-node}" speedscope playwright-core -- speedscope playwright-core
+# the Kubernetes schema for deploy/kubernetes (test_deploy.sh)
+npm_dir /opt/ksight-npm kubernetes-models js-yaml -- kubernetes-models@4 js-yaml@4
+exit 0

@@ -220,3 +220,8 @@ need_root() {
 _t_no_leaks_prefix() {
 	t_eq "no leaked $1* programs" "" "$(t_unheld_progs 0 "^$1" | tr '\n' ' ')"
 }
+
+# t_fsum FILE RE: the sum of the values of folded-stack lines ("frame;...;frame N") whose stack part matches the awk regex RE.
+t_fsum() {
+	awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) t += n } END { printf "%.0f\n", t + 0 }' "$1"
+}

@@ -22,6 +22,8 @@ static const struct ks_command commands[] = {
 	{ "serve", cmd_serve, "export the collectors to Prometheus (/metrics, native histograms)" },
 	{ "version", cmd_version, "print the version" },
 	{ "offcpu", cmd_offcpu, NULL }, /* the collector, or its --stacks mode: listed under Collectors */
+	{ "syscalls", cmd_syscalls, NULL },
+	{ "biolat", cmd_biolat, NULL },
 	{ NULL, NULL, NULL },
 };
 

@@ -1,4 +1,4 @@
-/* `ksight profile` and `ksight offcpu --stacks`: options, the run, and the stack profile written as folded text, JSON, SVG flame graph and pprof. */
+/* `ksight profile` and the --stacks modes of offcpu, syscalls and biolat: options, the run, and the stack profile written as folded text, JSON, SVG flame graph and pprof. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,12 +9,16 @@
 #include "core/filter.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/names.h"
 #include "core/parse.h"
 #include "output/output.h"
 #include "profile/profile.h"
 
 /* own long options start at 300: 256.. are the shared ones (src/core/opts.c) */
-enum { O_KONLY = 300, O_UONLY, O_CALLGRAPH, O_SVG, O_PPROF, O_STACKS };
+enum { O_KONLY = 300, O_UONLY, O_CALLGRAPH, O_SVG, O_PPROF, O_STACKS, O_SYSCALL = 's' };
+
+/* Which stacks a run counts. */
+enum stack_mode { M_PROFILE, M_OFFCPU, M_SYSCALLS, M_BIO };
 
 static const struct ks_optdef profile_opts[] = {
 	{ "freq", 'F', "HZ", "samples per second on each CPU (default 49; 1..10000)" },
@@ -47,6 +51,42 @@ static const struct ks_cmd_spec offcpu_spec = {
 	.opts = offcpu_opts,
 };
 
+static const struct ks_optdef syscalls_opts[] = {
+	{ "stacks", O_STACKS, NULL, "time in syscalls by the caller's stack (without it: the syscalls collector's rows)" },
+	{ "syscall", O_SYSCALL, "NAME", "only this syscall, e.g. read (default: every one)" },
+	{ "kernel", O_KONLY, NULL, "also the kernel stack at entry (the syscall entry path)" },
+	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
+	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
+	{ 0 },
+};
+
+static const struct ks_cmd_spec syscalls_spec = {
+	.name = "syscalls",
+	.summary = "With --stacks: time in syscalls (sys_enter to sys_exit), by the caller's user stack (frame "
+		   "pointers) ending in the syscall's name; written as folded stacks in nanoseconds (default), "
+		   "JSON (-j), an SVG flame graph and pprof.",
+	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY,
+	.opts = syscalls_opts,
+};
+
+static const struct ks_optdef biolat_opts[] = {
+	{ "stacks", O_STACKS, NULL, "bytes submitted by the submitter's stack (without it: the biolat collector's rows)" },
+	{ "kernel-only", O_KONLY, NULL, "kernel stacks only" },
+	{ "user-only", O_UONLY, NULL, "user stacks only (by frame pointers)" },
+	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
+	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
+	{ 0 },
+};
+
+static const struct ks_cmd_spec biolat_spec = {
+	.name = "biolat",
+	.summary = "With --stacks: bytes submitted to the block layer (block_bio_queue), by the submitter's "
+		   "stacks (kernel; user by frame pointers); written as folded stacks in bytes (default), JSON "
+		   "(-j), an SVG flame graph and pprof.",
+	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY,
+	.opts = biolat_opts,
+};
+
 static const struct ks_cmd_spec profile_spec = {
 	.name = "profile",
 	.summary = "On-CPU stacks sampled at -F HZ, counted by process, kernel stack and user stack; written "
@@ -57,6 +97,7 @@ static const struct ks_cmd_spec profile_spec = {
 
 struct cli {
 	struct ks_profile_opts o;
+	enum stack_mode mode;
 	bool konly, uonly;
 	const char *svg, *pprof;
 };
@@ -83,8 +124,22 @@ static int on_opt(void *ctx, int id, const char *arg)
 		cl->o.event = arg;
 		return 0;
 	case O_KONLY:
-		cl->konly = true;
+		/* syscalls' --kernel: the kernel stack too (its default is the user stack alone) */
+		if (cl->mode == M_SYSCALLS)
+			cl->o.kernel = true;
+		else
+			cl->konly = true;
 		return 0;
+	case O_SYSCALL: {
+		int nr = ks_syscall_nr(arg);
+
+		if (nr < 0) {
+			p_err("unknown syscall '%s'; e.g. read, write, futex", KS_ESC(arg));
+			return -EINVAL;
+		}
+		cl->o.syscall_nr = nr;
+		return 0;
+	}
 	case O_UONLY:
 		cl->uonly = true;
 		return 0;
@@ -123,7 +178,7 @@ static int write_json(const struct ks_profile_result *res, const struct cli *cl,
 	if (!j)
 		return -ENOMEM;
 	ks_json_obj_begin(j);
-	ks_json_kv_str(j, "collector", cl->o.offcpu ? "offcpu" : "profile");
+	ks_json_kv_str(j, "collector", (const char *[]){ "profile", "offcpu", "syscalls", "biolat" }[cl->mode]);
 	ks_json_kv_str(j, "unit", res->st.unit);
 	ks_json_kv_str(j, "event", res->event ? res->event : "cpu-clock");
 	ks_json_kv_u64(j, "frequency_hz", cl->o.hz);
@@ -196,9 +251,13 @@ static int emit(struct ks_sink *sink, int (*write)(const struct ks_profile_resul
 	return err;
 }
 
-static int run_stacks(const struct ks_cmd_spec *spec, bool offcpu, int argc, char **argv)
+static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int argc, char **argv)
 {
-	struct cli cl = { .o = { .hz = 49, .kernel = true, .user = true, .offcpu = offcpu } };
+	/* syscalls: the kernel part is the entry path, the same for every call: left out unless asked */
+	struct cli cl = { .mode = mode,
+			  .o = { .hz = 49, .kernel = mode != M_SYSCALLS, .user = true, .offcpu = mode == M_OFFCPU,
+				 .syscalls = mode == M_SYSCALLS, .syscall_nr = -1, .bio = mode == M_BIO } };
+	bool offcpu = mode != M_PROFILE;
 	struct ks_sink out = { .fd = -1 }, svg = { .fd = -1 }, pprof = { .fd = -1 };
 	struct ks_profile_result res;
 	struct ks_common c;
@@ -217,7 +276,8 @@ static int run_stacks(const struct ks_cmd_spec *spec, bool offcpu, int argc, cha
 		p_err("--call-graph dwarf unwinds user stacks: it makes no sense with --kernel-only");
 		return 2;
 	}
-	cl.o.kernel = !cl.uonly;
+	if (mode != M_SYSCALLS)
+		cl.o.kernel = !cl.uonly;
 	cl.o.user = !cl.konly;
 	cl.o.c = &c;
 	if (ks_filter_build(&c, &cl.o.filter))
@@ -267,16 +327,31 @@ close:
 
 int cmd_profile(int argc, char **argv)
 {
-	return run_stacks(&profile_spec, false, argc, argv);
+	return run_stacks(&profile_spec, M_PROFILE, argc, argv);
 }
 
-/* `offcpu --stacks` is this command; plain `offcpu` is the collector, run as every collector is. */
-int cmd_offcpu(int argc, char **argv)
+/* `NAME --stacks` is this command; plain NAME is the collector, run as every collector is. */
+static int stacks_or_collector(const struct ks_cmd_spec *spec, enum stack_mode mode, int argc, char **argv)
 {
-	const struct ks_collector *col = ks_collector_find("offcpu");
+	const struct ks_collector *col = ks_collector_find(spec->name);
 
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--stacks"))
-			return run_stacks(&offcpu_spec, true, argc, argv);
+			return run_stacks(spec, mode, argc, argv);
 	return col ? ks_collector_run(col, argc, argv) : 2;
+}
+
+int cmd_offcpu(int argc, char **argv)
+{
+	return stacks_or_collector(&offcpu_spec, M_OFFCPU, argc, argv);
+}
+
+int cmd_syscalls(int argc, char **argv)
+{
+	return stacks_or_collector(&syscalls_spec, M_SYSCALLS, argc, argv);
+}
+
+int cmd_biolat(int argc, char **argv)
+{
+	return stacks_or_collector(&biolat_spec, M_BIO, argc, argv);
 }

@@ -20,7 +20,7 @@
 #include "ksight/biolat.h"
 #include "biolat.skel.h"
 
-enum { OPT_QUEUED = 'Q', OPT_DISK = 300 };
+enum { OPT_QUEUED = 'Q', OPT_DISK = 300, OPT_STACKS = 301 };
 
 /*
  * Requests in flight without a tag slot (other modes, the classic
@@ -62,6 +62,8 @@ struct bl_ctx {
 static const struct ks_optdef bl_opts[] = {
 	{ "queued", OPT_QUEUED, NULL, "also measure queue time, insert to issue (queue_ns; needs an I/O scheduler)" },
 	{ "disk", OPT_DISK, "NAME", "only the requests of whole disk NAME (sda, nvme0n1, loop0)" },
+	/* a mode of its own (src/cli/profile.c: cmd_biolat); listed here for -h */
+	{ "stacks", OPT_STACKS, NULL, "bytes submitted by the submitter's stack instead: see 'ksight biolat --stacks -h'" },
 	{ 0 },
 };
 
@@ -79,6 +81,10 @@ static int bl_parse_opt(void *vctx, int id, const char *arg)
 	struct ks_blockdev d;
 	int err;
 
+	if (id == OPT_STACKS) {
+		p_err("biolat: --stacks works with 'ksight biolat' alone, not in 'ksight run'");
+		return -EINVAL;
+	}
 	if (id == OPT_QUEUED) {
 		ctx->queued = true;
 		return 0;

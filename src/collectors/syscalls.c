@@ -17,7 +17,7 @@
 #include "ksight/syscalls.h"
 #include "syscalls.skel.h"
 
-enum { OPT_ERRORS = 300, OPT_COUNT = 'L' };
+enum { OPT_ERRORS = 300, OPT_COUNT = 'L', OPT_STACKS = 301 };
 
 /* Rows of the pid and comm modes (both buffer halves), at most; the budget may allow fewer. */
 #define SC_HASH_ROWS 16384
@@ -50,6 +50,8 @@ struct sc_ctx {
 static const struct ks_optdef sc_opts[] = {
 	{ "errors", OPT_ERRORS, NULL, "only failing calls (return value < 0)" },
 	{ "no-latency", OPT_COUNT, NULL, "count only, no latency: one hook, cheaper" },
+	/* a mode of its own (src/cli/profile.c: cmd_syscalls); listed here for -h */
+	{ "stacks", OPT_STACKS, NULL, "time by the caller's stack instead: see 'ksight syscalls --stacks -h'" },
 	{ 0 },
 };
 
@@ -58,6 +60,10 @@ static int sc_parse_opt(void *vctx, int id, const char *arg)
 	struct sc_ctx *ctx = vctx;
 
 	(void)arg;
+	if (id == OPT_STACKS) {
+		p_err("syscalls: --stacks works with 'ksight syscalls' alone, not in 'ksight run'");
+		return -EINVAL;
+	}
 	if (id == OPT_ERRORS)
 		ctx->errors_only = true;
 	else if (id == OPT_COUNT)

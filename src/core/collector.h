@@ -36,7 +36,16 @@ struct ks_collector {
 	int (*drain)(void *ctx, struct ks_report *r);
 	/* Optional: the value columns this collector's rows carry, declared once (NULL: undeclared). */
 	const struct ks_schema *schema;
+	/*
+	 * Optional, for collectors that name their targets (funclat): called
+	 * once every option is parsed, with the shared ones, before anything
+	 * is loaded; -EINVAL after a one-line error is bad usage (exit 2).
+	 */
+	int (*prepare)(void *ctx, const struct ks_common *c);
 };
+
+/* parse_opt's id for a positional argument, given to collectors whose spec has args */
+#define KS_OPT_ARG 0
 
 extern const struct ks_collector *const ks_collectors[];
 const struct ks_collector *ks_collector_find(const char *name);

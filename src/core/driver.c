@@ -42,6 +42,8 @@ void ks_report_open_error(const struct ks_collector *col, int err)
 	/* the loader says why each hook failed: privilege, tracefs, the kernel */
 	if (err == -E2BIG)
 		return; /* over the memory budget: ks_budget_check said so, naming the budget */
+	if (err == -ECANCELED)
+		return; /* the collector said why itself (funclat: which target did not attach) */
 	if (ks_load_error())
 		p_err("%s: %s", col->spec.name, ks_load_error());
 	else if (err == -EPERM || err == -EACCES)

@@ -57,6 +57,22 @@ out:
 	return ret;
 }
 
+/* Options and positional arguments in any order: each argument goes to parse_opt as KS_OPT_ARG. */
+static int parse_with_args(const struct ks_collector *col, int argc, char **argv, struct ks_instance *in)
+{
+	for (int base = 0; base < argc;) {
+		int idx = ks_opts_parse(&col->spec, argc - base, argv + base, &in->c, col->parse_opt, in->ctx);
+
+		if (idx < 0)
+			return idx;
+		base += idx;
+		/* the argument stands in for argv[0] at the next parse */
+		if (base < argc && col->parse_opt(in->ctx, KS_OPT_ARG, argv[base]))
+			return -EINVAL;
+	}
+	return 0;
+}
+
 int ks_collector_run(const struct ks_collector *col, int argc, char **argv)
 {
 	struct ks_instance in;
@@ -69,7 +85,17 @@ int ks_collector_run(const struct ks_collector *col, int argc, char **argv)
 			p_err("out of memory");
 		return 1;
 	}
-	err = ks_opts_parse_noargs(&col->spec, argc, argv, &in.c, col->parse_opt, in.ctx);
+	if (col->spec.args)
+		err = parse_with_args(col, argc, argv, &in);
+	else
+		err = ks_opts_parse_noargs(&col->spec, argc, argv, &in.c, col->parse_opt, in.ctx);
+	if (!err && col->prepare) {
+		err = col->prepare(in.ctx, &in.c);
+		if (err && err != -EINVAL) {
+			ks_instance_close(&in);
+			return 1;
+		}
+	}
 	if (err == KS_OPTS_HELP || err < 0 || ks_filter_build(&in.c, &f)) {
 		ks_instance_close(&in);
 		return err == KS_OPTS_HELP ? 0 : 2;

@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include "core/driver.h"
 #include "core/log.h"
+#include "core/names.h"
 #include "core/parse.h"
 #include "core/procfs.h"
 #include "profile/profile.h"
@@ -44,6 +45,8 @@ bool ks_profile_event_known(const char *name)
 
 struct prof_run {
 	const struct ks_profile_opts *o;
+	double end;  /* when the run ends (0: at a signal or the process's exit) */
+	bool final;  /* the last drain, after detaching: every sample left is taken */
 	struct ks_profile_result *res;
 	struct ks_profile *skel;
 	struct ks_ksyms *ksyms;
@@ -70,6 +73,14 @@ static int add_kernel(struct prof_run *pr, int32_t id, uint32_t *f, uint32_t *n)
 		return 0;
 	while (depth < KS_PROF_DEPTH && ips[depth])
 		depth++;
+	/* at a tracepoint the innermost frames are the tracing's own (bpf_prog_*, bpf_trace_run*, __bpf_trace_*) */
+	while (depth > 1 && pr->ksyms && (pr->o->syscalls || pr->o->bio)) {
+		const char *leaf = ks_ksyms_name(pr->ksyms, ips[0]);
+
+		if (!leaf || (strncmp(leaf, "bpf_", 4) && strncmp(leaf, "__bpf_trace", 11)))
+			break;
+		memmove(ips, ips + 1, --depth * sizeof(ips[0]));
+	}
 	for (int i = depth - 1; i >= 0; i--) {
 		/* off-CPU: the stack ends in __schedule; what is above it is the tracing of the switch (ours) */
 		if (pr->o->offcpu && i + 1 < depth && pr->ksyms) {
@@ -119,9 +130,27 @@ static int comm_frame(struct prof_run *pr, const char *comm, uint32_t *f, uint32
 }
 
 /* A --call-graph dwarf sample: unwind now, while the process and its mappings are there. */
+static int handle_sample(struct prof_run *pr, void *data, size_t size);
+
+/*
+ * The ring buffer's callback.  ring_buffer__poll returns only once the
+ * ring is empty: where unwinding (and capturing new processes) takes
+ * longer than the samples keep coming, as on a busy machine with many
+ * short-lived processes, it would never return, and the run would go on
+ * past -d and Ctrl-C.  A negative return ends the poll, the sample taken.
+ */
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct prof_run *pr = ctx;
+	int err = handle_sample(pr, data, size);
+
+	if (!err && !pr->final && (ks_stop_signal || (pr->end && now_s() >= pr->end)))
+		return -EINTR;
+	return err;
+}
+
+static int handle_sample(struct prof_run *pr, void *data, size_t size)
+{
 	const struct ks_prof_sample *s = data;
 	uint64_t pcs[KS_PROF_DEPTH];
 	bool is_ret[KS_PROF_DEPTH];
@@ -155,6 +184,24 @@ static int on_sample(void *ctx, void *data, size_t size)
 	if (err)
 		pr->err = err;
 	return err;
+}
+
+/* syscalls --stacks: the call itself as the leaf, "syscall:NAME", a kernel frame. */
+static int syscall_frame(struct prof_run *pr, uint32_t nr, uint32_t *f, uint32_t *n)
+{
+	const char *name = ks_syscall_name((int)nr);
+	char buf[48];
+	int64_t fid;
+
+	if (name)
+		snprintf(buf, sizeof(buf), "syscall:%s", name);
+	else
+		snprintf(buf, sizeof(buf), "syscall:%u", nr);
+	fid = ks_stacks_frame(&pr->res->st, buf, KS_FK_KERNEL);
+	if (fid < 0)
+		return (int)fid;
+	f[(*n)++] = fid;
+	return 0;
 }
 
 /* Turns the in-kernel counts into stacks (after detaching: nothing is added meanwhile). */
@@ -191,6 +238,8 @@ static int drain_counts(struct prof_run *pr)
 			err = add_user(pr, k.pid, pcs, is_ret, depth, f, &n);
 		if (!err)
 			err = add_kernel(pr, k.kstack, f, &n);
+		if (!err && k.pad)
+			err = syscall_frame(pr, k.pad - 1, f, &n);
 		if (!err)
 			err = ks_stacks_add(&pr->res->st, f, n, count);
 	}
@@ -220,6 +269,19 @@ static int attach_all(struct prof_run *pr, struct bpf_link **links, int ncpu)
 	char list[256];
 	int err = 0, n = KS_MAX_CPUS;
 
+	if (o->syscalls || o->bio) {
+		struct bpf_program *p1 = o->bio ? pr->skel->progs.on_bio : pr->skel->progs.on_sys_enter;
+
+		links[0] = bpf_program__attach(p1);
+		if (links[0] && o->syscalls)
+			links[1] = bpf_program__attach(pr->skel->progs.on_sys_exit);
+		if (!links[0] || (o->syscalls && !links[1])) {
+			err = -errno;
+			p_err("cannot attach to %s: %s", o->bio ? "block_bio_queue" : "sys_enter/sys_exit", strerror(-err));
+		}
+		pr->res->event = o->bio ? "block_bio_queue" : "sys_enter";
+		return err;
+	}
 	if (o->offcpu) {
 		/* one program on sched_switch, every CPU */
 		links[0] = bpf_program__attach(pr->skel->progs.on_switch);
@@ -298,6 +360,10 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	memset(res, 0, sizeof(*res));
 	if (o->offcpu)
 		ks_stacks_init(&res->st, "offcpu", "nanoseconds", 0);
+	else if (o->syscalls)
+		ks_stacks_init(&res->st, "syscalls", "nanoseconds", 0);
+	else if (o->bio)
+		ks_stacks_init(&res->st, "bio", "bytes", 0);
 	else
 		ks_stacks_init(&res->st, "samples", "count", o->hz ? 1000000000ull / o->hz : 0);
 	if (ncpu < 0)
@@ -311,7 +377,8 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		}
 	}
 	pr.usyms = ks_usyms_new();
-	links = calloc(ncpu, sizeof(*links));
+	/* a link per CPU for perf events; the tracepoint modes use up to two */
+	links = calloc(ncpu < 2 ? 2 : ncpu, sizeof(*links));
 	pr.skel = ks_profile__open();
 	if (!pr.usyms || !links || !pr.skel) {
 		err = pr.skel ? -ENOMEM : -errno;
@@ -330,9 +397,13 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	res->count_entries = ks_budget_rows(&res->budget, 0.25, cbytes, 64, 1u << 20, false);
 	bpf_map__set_max_entries(pr.skel->maps.stacks, res->stack_entries);
 	bpf_map__set_max_entries(pr.skel->maps.counts, res->count_entries);
-	bpf_program__set_autoload(pr.skel->progs.on_sample, !o->offcpu);
+	bpf_program__set_autoload(pr.skel->progs.on_sample, !o->offcpu && !o->syscalls && !o->bio);
 	bpf_program__set_autoload(pr.skel->progs.on_switch, o->offcpu);
-	if (o->offcpu)
+	bpf_program__set_autoload(pr.skel->progs.on_sys_enter, o->syscalls);
+	bpf_program__set_autoload(pr.skel->progs.on_sys_exit, o->syscalls);
+	bpf_program__set_autoload(pr.skel->progs.on_bio, o->bio);
+	pr.skel->rodata->sc_nr = o->syscalls ? o->syscall_nr : -1;
+	if (o->offcpu || o->syscalls)
 		bpf_map__set_max_entries(pr.skel->maps.off_starts,
 					 ks_budget_rows(&res->budget, 0.1,
 							ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_LRU_HASH, 4,
@@ -371,11 +442,13 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	if (err)
 		goto out;
 	ks_stop_install();
-	fprintf(stderr, "ksight: tracing %s (%s%s)%s\n", o->offcpu ? "offcpu --stacks" : "profile", res->event,
-		o->offcpu ? "" : o->dwarf ? ", dwarf" : ", fp",
+	fprintf(stderr, "ksight: tracing %s (%s%s)%s\n",
+		o->offcpu ? "offcpu --stacks" : o->syscalls ? "syscalls --stacks" : o->bio ? "biolat --stacks" : "profile",
+		res->event, o->offcpu || o->syscalls || o->bio ? "" : o->dwarf ? ", dwarf" : ", fp",
 		o->c->duration ? "" : o->c->pid ? "; Ctrl-C or the process's exit ends" : "; Ctrl-C to end");
 	start = now_s();
 	end = o->c->duration > 0 ? start + o->c->duration : 0;
+	pr.end = end;
 	while (!ks_stop_signal && !pr.err) {
 		double t = now_s();
 		int r;
@@ -392,10 +465,11 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		}
 	}
 	res->duration_s = now_s() - start;
-	for (int i = 0; i < ncpu; i++) {
+	for (int i = 0; i < (ncpu < 2 ? 2 : ncpu); i++) {
 		bpf_link__destroy(links[i]);
 		links[i] = NULL;
 	}
+	pr.final = true;
 	if (!err)
 		ring_buffer__consume(rb);
 	if (!err)
@@ -407,7 +481,7 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		p_err("cannot build the profile: %s", strerror(-err));
 out:
 	if (links)
-		for (int i = 0; i < ncpu; i++)
+		for (int i = 0; i < (ncpu < 2 ? 2 : ncpu); i++)
 			bpf_link__destroy(links[i]);
 	free(links);
 	ring_buffer__free(rb);

@@ -18,6 +18,9 @@ struct ks_profile_opts {
 	bool kernel, user; /* which stacks to take */
 	bool dwarf;	   /* --call-graph dwarf: copy the user stack, unwind with CFI in user space */
 	bool offcpu;	   /* offcpu --stacks: off-CPU time by blocking stack, at sched_switch */
+	bool syscalls;	   /* syscalls --stacks: time in syscall_nr (< 0: every one) by the caller's stack */
+	int syscall_nr;
+	bool bio;	   /* biolat --stacks: bytes submitted by the submitter's stack, at block_bio_queue */
 };
 
 struct ks_profile_result {

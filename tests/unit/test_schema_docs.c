@@ -76,10 +76,15 @@ TEST(tcp_docs_table_is_its_schema)
 	check_docs("tcp");
 }
 
+TEST(funclat_docs_table_is_its_schema)
+{
+	check_docs("funclat");
+}
+
 /* Every column has a help line, and names are unique within a collector (a JSON object's members). */
 TEST(declared_columns_are_complete)
 {
-	static const char *const names[] = { "runqlat", "offcpu", "mem", "tcp" };
+	static const char *const names[] = { "runqlat", "offcpu", "mem", "tcp", "funclat" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const struct ks_schema *s = ks_collector_find(names[i])->schema;

@@ -1,0 +1,645 @@
+/* User side of `ksight funclat`: targets (BINARY:FUNCTION, BINARY:PROVIDER:PROBE, kernel FUNCTION) resolved and attached, rows drained per function. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "core/bpfutil.h"
+#include "core/budget.h"
+#include "core/collector.h"
+#include "core/loader.h"
+#include "core/log.h"
+#include "core/parse.h"
+#include "core/probe.h"
+#include "core/procfs.h"
+#include "core/tracefs.h"
+#include "ksight/funclat.h"
+#include "symbol/elfsym.h"
+#include "funclat.skel.h"
+
+/* Calls of one thread in flight at once, over all functions, that the in-flight map holds. */
+#define FL_STARTS 16384
+
+enum fl_kind { FL_UPROBE, FL_USDT, FL_KERNEL };
+
+struct fl_target {
+	enum fl_kind kind;
+	char *path;	/* user: the file probed */
+	char *module;	/* shown: the file's name, or "kernel" */
+	char *func;	/* shown: function, or provider:probe */
+	char *provider, *probe;
+	uint64_t offset;
+	bool fentry;	/* kernel: attached with fentry/fexit (else kprobes) */
+};
+
+struct fl_ctx {
+	char **specs;
+	int nspecs;
+	struct fl_target *t;
+	int n, cap;
+	const char *khook; /* kernel targets: "fentry" or "kprobe" */
+	struct ks_funclat *skel;
+	struct ks_funclat **fobj; /* one fentry/fexit object per kernel function attached so */
+	struct bpf_link **links;
+	int nlinks;
+	bool percpu;
+	unsigned int gen;
+	struct ks_fl_lost lost_seen;
+	unsigned long long missed_seen;
+	struct ks_budget budget;
+	void *vbuf;
+	char hook[48];
+};
+
+static const struct ks_column fl_cols[] = {
+	{ "count", KS_COL_COUNTER, KS_UNIT_COUNT, "calls entered (USDT: probe firings)" },
+	{ "total_ns", KS_COL_DURATION, KS_UNIT_NS, "summed time of the calls that returned, entry to return" },
+	{ NULL, 0, 0, NULL },
+};
+static const struct ks_schema fl_schema = { fl_cols, "latency_ns", KS_UNIT_NS,
+					    "each returned call's time from entry to return" };
+
+static int fl_parse_opt(void *vctx, int id, const char *arg)
+{
+	struct fl_ctx *ctx = vctx;
+	char **n;
+
+	if (id != KS_OPT_ARG)
+		return -EINVAL;
+	n = realloc(ctx->specs, (ctx->nspecs + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	ctx->specs = n;
+	ctx->specs[ctx->nspecs++] = (char *)arg;
+	return 0;
+}
+
+static struct fl_target *add_target(struct fl_ctx *ctx, enum fl_kind kind, const char *path, const char *func)
+{
+	struct fl_target *t;
+	const char *base;
+
+	if (ctx->n >= KS_FL_MAX_FUNCS) {
+		errno = E2BIG;
+		return NULL;
+	}
+	if (ctx->n == ctx->cap) {
+		int cap = ctx->cap ? 2 * ctx->cap : 16;
+		struct fl_target *nt = realloc(ctx->t, cap * sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		ctx->t = nt;
+		ctx->cap = cap;
+	}
+	t = &ctx->t[ctx->n];
+	memset(t, 0, sizeof(*t));
+	t->kind = kind;
+	base = path ? strrchr(path, '/') : NULL;
+	t->path = path ? strdup(path) : NULL;
+	t->module = strdup(path ? (base ? base + 1 : path) : "kernel");
+	t->func = strdup(func);
+	if ((path && !t->path) || !t->module || !t->func) {
+		free(t->path);
+		free(t->module);
+		free(t->func);
+		errno = ENOMEM;
+		return NULL;
+	}
+	ctx->n++;
+	return t;
+}
+
+static bool has_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/* fentry where this kernel has trampolines, else kprobes; NULL when neither (KSIGHT_HOOK picks one). */
+static const char *kernel_hook(void)
+{
+	const char *only = getenv("KSIGHT_HOOK");
+
+	if ((!only || !strcmp(only, KS_HOOK_FENTRY)) && ks_probe(KS_FEAT_FENTRY)->ok)
+		return KS_HOOK_FENTRY;
+	if ((!only || !strcmp(only, KS_HOOK_KPROBE)) && ks_probe(KS_FEAT_KPROBE)->ok)
+		return KS_HOOK_KPROBE;
+	return NULL;
+}
+
+/* Kernel functions matching @pat, from tracefs's available_filter_functions (the ones that can be probed). */
+static int kernel_targets(struct fl_ctx *ctx, const char *pat)
+{
+	const char *dir = ks_tracefs_dir(NULL);
+	char path[4096], line[512], last[512] = "";
+	int found = 0;
+	FILE *f;
+
+	if (!dir || snprintf(path, sizeof(path), "%s/available_filter_functions", dir) >= (int)sizeof(path) ||
+	    !(f = fopen(path, "re"))) {
+		if (has_glob(pat)) {
+			p_err("funclat: cannot list the kernel's functions for '%s' (available_filter_functions in tracefs): %s",
+			      KS_ESC(pat), strerror(errno));
+			return -EINVAL;
+		}
+		/* one exact name: the attach says whether it exists */
+		return add_target(ctx, FL_KERNEL, NULL, pat) ? 0 : -errno;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		/* "name" or "name [module]"; a name listed twice (two static functions) is probed once */
+		line[strcspn(line, " \t\n")] = 0;
+		if (!line[0] || fnmatch(pat, line, 0) || !strcmp(line, last))
+			continue;
+		snprintf(last, sizeof(last), "%s", line);
+		if (!add_target(ctx, FL_KERNEL, NULL, line)) {
+			fclose(f);
+			if (errno == E2BIG)
+				p_err("funclat: '%s' matches more than %d functions; name fewer", KS_ESC(pat), KS_FL_MAX_FUNCS);
+			return errno == E2BIG ? -EINVAL : -errno;
+		}
+		found++;
+	}
+	fclose(f);
+	if (!found) {
+		p_err("funclat: no kernel function matches '%s' (see %s)", KS_ESC(pat), path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int user_targets(struct fl_ctx *ctx, const struct ks_common *c, const char *bin, const char *a, const char *b)
+{
+	char path[4096];
+	int err = ks_elf_resolve(bin, c->pid, path, sizeof(path));
+
+	if (err) {
+		if (c->pid && !ks_procfs_pid_exists(NULL, c->pid, 0))
+			p_err("funclat: no process %u", c->pid);
+		else if (c->pid)
+			p_err("funclat: process %u maps no file named '%s': %s", c->pid, KS_ESC(bin), strerror(-err));
+		else
+			p_err("funclat: cannot find '%s' (a path, a library in the linker's directories, or a program "
+			      "on PATH): %s", KS_ESC(bin), strerror(-err));
+		return -EINVAL;
+	}
+	if (!b) {
+		struct ks_elf_func *fs;
+		size_t n, nifunc;
+
+		err = ks_elf_funcs(path, a, &fs, &n, &nifunc);
+		if (err) {
+			p_err("funclat: cannot read the symbols of '%s': %s", KS_ESC(path),
+			      err == -ENOEXEC ? "not an ELF file" : strerror(-err));
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < n && !err; i++) {
+			struct fl_target *t = add_target(ctx, FL_UPROBE, path, fs[i].name);
+
+			if (t)
+				t->offset = fs[i].offset;
+			else
+				err = -errno;
+		}
+		ks_elf_funcs_free(fs, n);
+		if (err == -E2BIG)
+			p_err("funclat: '%s:%s' matches more than %d functions; name fewer", KS_ESC(bin), KS_ESC(a),
+			      KS_FL_MAX_FUNCS);
+		if (err)
+			return err == -E2BIG ? -EINVAL : err;
+		if (!n) {
+			p_err("funclat: no function matches '%s' in %s%s", KS_ESC(a), KS_ESC(path),
+			      nifunc ? " (only indirect functions (IFUNC) do: their resolvers run once, not the calls)" : "");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	{
+		struct ks_elf_usdt *us;
+		size_t n;
+
+		err = ks_elf_usdts(path, a, b, &us, &n);
+		if (err) {
+			p_err("funclat: cannot read the USDT notes of '%s': %s", KS_ESC(path),
+			      err == -ENOEXEC ? "not an ELF file" : strerror(-err));
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < n && !err; i++) {
+			char name[512];
+			struct fl_target *t;
+
+			snprintf(name, sizeof(name), "%s:%s", us[i].provider, us[i].name);
+			t = add_target(ctx, FL_USDT, path, name);
+			if (t) {
+				t->provider = strdup(us[i].provider);
+				t->probe = strdup(us[i].name);
+				if (!t->provider || !t->probe)
+					err = -ENOMEM;
+			} else {
+				err = -errno;
+			}
+		}
+		ks_elf_usdts_free(us, n);
+		if (err)
+			return err == -E2BIG ? -EINVAL : err;
+		if (!n) {
+			p_err("funclat: no USDT probe '%s:%s' in %s", KS_ESC(a), KS_ESC(b), KS_ESC(path));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Resolves every target before anything is loaded: a name that matches nothing is bad usage. */
+static int fl_prepare(void *vctx, const struct ks_common *c)
+{
+	struct fl_ctx *ctx = vctx;
+	int err = 0;
+
+	if (!ctx->nspecs) {
+		p_err("funclat: no function given; e.g. 'ksight funclat libc.so.6:malloc', 'ksight funclat "
+		      "/path/prog:PROVIDER:PROBE' or 'ksight funclat vfs_read'");
+		return -EINVAL;
+	}
+	for (int i = 0; i < ctx->nspecs && !err; i++) {
+		char *s = strdup(ctx->specs[i]), *p1, *p2;
+
+		if (!s)
+			return -ENOMEM;
+		p1 = strchr(s, ':');
+		p2 = p1 ? strchr(p1 + 1, ':') : NULL;
+		if (p1)
+			*p1++ = 0;
+		if (p2)
+			*p2++ = 0;
+		if (!*s || (p1 && !*p1) || (p2 && (!*p2 || strchr(p2, ':')))) {
+			p_err("funclat: invalid target '%s': expected FUNCTION (kernel), BINARY:FUNCTION or "
+			      "BINARY:PROVIDER:PROBE", KS_ESC(ctx->specs[i]));
+			err = -EINVAL;
+		} else if (!p1) {
+			if (!ctx->khook)
+				ctx->khook = kernel_hook();
+			if (!ctx->khook) {
+				p_err("funclat: kernel function '%s' needs fentry/fexit or kprobes, and this kernel has "
+				      "neither (see 'ksight doctor'); user functions (BINARY:FUNCTION) work", KS_ESC(s));
+				err = -EINVAL;
+			} else {
+				err = kernel_targets(ctx, s);
+			}
+		} else {
+			err = user_targets(ctx, c, s, p1, p2);
+		}
+		free(s);
+	}
+	return err;
+}
+
+/* Room for one more link. */
+static int keep_link(struct fl_ctx *ctx, struct bpf_link *l)
+{
+	struct bpf_link **n;
+
+	if (!l)
+		return -errno;
+	n = realloc(ctx->links, (ctx->nlinks + 1) * sizeof(*n));
+	if (!n) {
+		bpf_link__destroy(l);
+		return -ENOMEM;
+	}
+	ctx->links = n;
+	ctx->links[ctx->nlinks++] = l;
+	return 0;
+}
+
+static void set_common(struct fl_ctx *ctx, struct ks_funclat *s, const struct ks_filter *f)
+{
+	s->rodata->ks_filter = *f;
+	s->rodata->nfuncs = ctx->n;
+	s->rodata->percpu = ctx->percpu;
+	if (!ctx->percpu)
+		bpf_map__set_type(s->maps.rows, BPF_MAP_TYPE_ARRAY);
+	bpf_map__set_max_entries(s->maps.rows, 2 * ctx->n);
+	bpf_map__set_max_entries(s->maps.starts, FL_STARTS);
+}
+
+/* fentry/fexit on kernel function @i: its own object (one target per trampoline program), the maps shared. */
+static int attach_fentry(struct fl_ctx *ctx, int i, const struct ks_filter *f)
+{
+	struct ks_funclat *s = ks_funclat__open();
+	struct bpf_program *p;
+	struct ks_funclat **n;
+	int err;
+
+	if (!s)
+		return -errno;
+	set_common(ctx, s, f);
+	s->rodata->fn_idx = i;
+	bpf_object__for_each_program(p, s->obj)
+		bpf_program__set_autoload(p, p == s->progs.fl_fentry || p == s->progs.fl_fexit);
+	err = bpf_program__set_attach_target(s->progs.fl_fentry, 0, ctx->t[i].func);
+	if (!err)
+		err = bpf_program__set_attach_target(s->progs.fl_fexit, 0, ctx->t[i].func);
+	if (!err)
+		err = bpf_map__reuse_fd(s->maps.rows, bpf_map__fd(ctx->skel->maps.rows));
+	if (!err)
+		err = bpf_map__reuse_fd(s->maps.starts, bpf_map__fd(ctx->skel->maps.starts));
+	if (!err)
+		err = bpf_map__reuse_fd(s->maps.bss, bpf_map__fd(ctx->skel->maps.bss));
+	if (!err)
+		err = ks_funclat__load(s);
+	if (!err)
+		err = ks_funclat__attach(s);
+	if (!err) {
+		n = realloc(ctx->fobj, (i + 1) * sizeof(*n));
+		if (!n)
+			err = -ENOMEM;
+		else
+			ctx->fobj = n;
+	}
+	if (err) {
+		ks_funclat__destroy(s);
+		return err;
+	}
+	ctx->fobj[i] = s;
+	return 0;
+}
+
+static int attach_one(struct fl_ctx *ctx, int i, const struct ks_common *c, const struct ks_filter *f)
+{
+	struct fl_target *t = &ctx->t[i];
+	int pid = c->pid ? (int)c->pid : -1, err;
+
+	switch (t->kind) {
+	case FL_UPROBE: {
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = i);
+
+		/* the entry first: a call already running when its return probe arrives is not timed at all */
+		err = keep_link(ctx, bpf_program__attach_uprobe_opts(ctx->skel->progs.fl_uentry, pid, t->path, t->offset, &o));
+		o.retprobe = true;
+		if (!err)
+			err = keep_link(ctx, bpf_program__attach_uprobe_opts(ctx->skel->progs.fl_ureturn, pid, t->path,
+									    t->offset, &o));
+		return err;
+	}
+	case FL_USDT: {
+		LIBBPF_OPTS(bpf_usdt_opts, o, .usdt_cookie = i);
+
+		return keep_link(ctx, bpf_program__attach_usdt(ctx->skel->progs.fl_usdt, pid, t->path, t->provider,
+							       t->probe, &o));
+	}
+	case FL_KERNEL: {
+		LIBBPF_OPTS(bpf_kprobe_opts, o, .bpf_cookie = i);
+
+		if (!strcmp(ctx->khook, KS_HOOK_FENTRY)) {
+			err = attach_fentry(ctx, i, f);
+			if (!err) {
+				t->fentry = true;
+				return 0;
+			}
+			/* a function without BTF or a trampoline: kprobes, where the kernel has them */
+			p_dbg("funclat: fentry on %s: %s; trying kprobes", t->func, strerror(-err));
+			if (!ks_probe(KS_FEAT_KPROBE)->ok)
+				return err;
+		}
+		err = keep_link(ctx, bpf_program__attach_kprobe_opts(ctx->skel->progs.fl_kentry, t->func, &o));
+		o.retprobe = true;
+		if (!err)
+			err = keep_link(ctx, bpf_program__attach_kprobe_opts(ctx->skel->progs.fl_kreturn, t->func, &o));
+		return err;
+	}
+	}
+	return -EINVAL;
+}
+
+static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
+{
+	struct fl_ctx *ctx = vctx;
+	bool any[3] = { false, false, false };
+	uint64_t pc;
+	int err;
+
+	if (!ctx->n) {
+		p_err("funclat: no function given (in 'ksight run' funclat has no targets: run 'ksight funclat TARGET...')");
+		return -ECANCELED;
+	}
+	for (int i = 0; i < ctx->n; i++)
+		any[ctx->t[i].kind] = true;
+	ks_budget_init(&ctx->budget, c->max_memory);
+	/* per-CPU rows while both halves fit in half the budget at the possible-CPU count */
+	pc = ks_budget_row_bytes(&ctx->budget, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct ks_fl_row), 0);
+	ctx->percpu = 2 * (uint64_t)ctx->n * pc <= ctx->budget.limit / 2;
+	ctx->fobj = calloc(ctx->n, sizeof(*ctx->fobj));
+	ctx->vbuf = calloc(ctx->percpu ? ks_ncpus() : 1, sizeof(struct ks_fl_row));
+	ctx->skel = ks_funclat__open();
+	if (!ctx->skel || !ctx->vbuf || !ctx->fobj)
+		return ctx->skel ? -ENOMEM : -errno;
+	set_common(ctx, ctx->skel, f);
+	bpf_program__set_autoload(ctx->skel->progs.fl_uentry, any[FL_UPROBE]);
+	bpf_program__set_autoload(ctx->skel->progs.fl_ureturn, any[FL_UPROBE]);
+	bpf_program__set_autoload(ctx->skel->progs.fl_usdt, any[FL_USDT]);
+	/* kprobes also where fentry is chosen: the fallback for a function a trampoline cannot take */
+	bpf_program__set_autoload(ctx->skel->progs.fl_kentry, any[FL_KERNEL] && ks_probe(KS_FEAT_KPROBE)->ok);
+	bpf_program__set_autoload(ctx->skel->progs.fl_kreturn, any[FL_KERNEL] && ks_probe(KS_FEAT_KPROBE)->ok);
+	bpf_program__set_autoload(ctx->skel->progs.fl_fentry, false);
+	bpf_program__set_autoload(ctx->skel->progs.fl_fexit, false);
+	err = ks_budget_check(&ctx->budget, ctx->skel->obj);
+	if (err)
+		return err;
+	err = ks_funclat__load(ctx->skel);
+	if (err) {
+		p_err("funclat: cannot load the programs: %s%s", strerror(-err),
+		      err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+		return -ECANCELED;
+	}
+	if (ks_verbose)
+		ks_budget_print(&ctx->budget, "funclat");
+	for (int i = 0; i < ctx->n; i++) {
+		err = attach_one(ctx, i, c, f);
+		if (err) {
+			p_err("funclat: cannot attach to %s%s%s: %s", ctx->t[i].kind == FL_KERNEL ? "" : ctx->t[i].path,
+			      ctx->t[i].kind == FL_KERNEL ? "" : ":", ctx->t[i].func, strerror(-err));
+			return -ECANCELED; /* said: the driver adds nothing */
+		}
+	}
+	{
+		int nk = 0, nf = 0;
+		size_t l = 0;
+
+		for (int i = 0; i < ctx->n; i++)
+			if (ctx->t[i].kind == FL_KERNEL)
+				nk++, nf += ctx->t[i].fentry;
+		ctx->hook[0] = 0;
+		if (any[FL_UPROBE])
+			l += snprintf(ctx->hook + l, sizeof(ctx->hook) - l, "uprobe");
+		if (any[FL_USDT])
+			l += snprintf(ctx->hook + l, sizeof(ctx->hook) - l, "%susdt", l ? "+" : "");
+		if (nf)
+			l += snprintf(ctx->hook + l, sizeof(ctx->hook) - l, "%sfentry", l ? "+" : "");
+		if (nk > nf)
+			snprintf(ctx->hook + l, sizeof(ctx->hook) - l, "%skprobe", l ? "+" : "");
+	}
+	if (ks_verbose) {
+		/* the loader's form: the hook, and why a better one was not taken */
+		if (any[FL_KERNEL] && strcmp(ctx->khook, KS_HOOK_FENTRY))
+			p_info("hook: %s (fentry: %s)", ctx->hook,
+			       getenv("KSIGHT_HOOK") ? "not asked for (KSIGHT_HOOK)"
+						     : strerror(-ks_probe(KS_FEAT_FENTRY)->err));
+		else
+			p_info("hook: %s", ctx->hook);
+		p_info("funclat: %d target%s attached, rows %s", ctx->n, ctx->n == 1 ? "" : "s",
+		       ctx->percpu ? "per CPU" : "shared");
+	}
+	return 0;
+}
+
+static const char *fl_hook(void *vctx)
+{
+	return ((struct fl_ctx *)vctx)->hook;
+}
+
+static int fl_mark(void *vctx)
+{
+	struct fl_ctx *ctx = vctx;
+
+	ks_gen_mark(&ctx->gen, &ctx->skel->bss->ks_gen);
+	return 0;
+}
+
+/* The row of function @i in half @half, summed over CPUs into @sum, then zeroed in the map. */
+static int take(struct fl_ctx *ctx, uint32_t half, int i, struct ks_fl_row *sum, struct ks_hist *h)
+{
+	int fd = bpf_map__fd(ctx->skel->maps.rows), ncpu = ctx->percpu ? ks_ncpus() : 1;
+	uint32_t idx = half * ctx->n + i;
+	const struct ks_fl_row *v = ctx->vbuf;
+	__u64 slots[KS_FL_SLOTS] = { 0 };
+
+	memset(sum, 0, sizeof(*sum));
+	if (bpf_map_lookup_elem(fd, &idx, ctx->vbuf))
+		return -errno;
+	for (int c = 0; c < ncpu; c++) {
+		sum->calls += v[c].calls;
+		sum->sum_ns += v[c].sum_ns;
+		if (v[c].max_ns > sum->max_ns)
+			sum->max_ns = v[c].max_ns;
+		for (unsigned int s = 0; s < KS_FL_SLOTS; s++)
+			slots[s] += v[c].slot[s];
+	}
+	ks_hist_add_slots_n(h, slots, KS_FL_SLOTS);
+	h->sum = sum->sum_ns;
+	h->max = sum->max_ns;
+	if (!sum->calls && !h->count)
+		return 0;
+	memset(ctx->vbuf, 0, (size_t)ncpu * sizeof(struct ks_fl_row));
+	return bpf_map_update_elem(fd, &idx, ctx->vbuf, BPF_ANY) ? -errno : 1;
+}
+
+static int fl_drain(void *vctx, struct ks_report *r)
+{
+	struct fl_ctx *ctx = vctx;
+	uint32_t half = (ctx->gen & 1) ^ 1; /* the half the programs left at the mark */
+	struct ks_fl_lost now = ctx->skel->bss->lost;
+	unsigned long long missed;
+	int err = 0;
+
+	r->keys_whole = true;
+	for (int i = 0; i < ctx->n && !err; i++) {
+		struct ks_fl_row sum;
+		struct ks_hist *h = calloc(1, sizeof(*h));
+		struct ks_row *row;
+
+		if (!h)
+			return -ENOMEM;
+		err = take(ctx, half, i, &sum, h);
+		if (err <= 0) {
+			free(h);
+			continue;
+		}
+		err = 0;
+		row = ks_report_add_row(r);
+		if (!row) {
+			free(h);
+			return -ENOMEM;
+		}
+		ks_row_key_str(row, "function", ctx->t[i].func);
+		ks_row_key_str(row, "module", ctx->t[i].module);
+		ks_row_col(row, &fl_cols[0], sum.calls);
+		if (ctx->t[i].kind == FL_USDT) {
+			free(h); /* a point, not a call: no time */
+		} else {
+			ks_row_col(row, &fl_cols[1], sum.sum_ns);
+			row->hist = h;
+		}
+		row->sort = sum.calls;
+	}
+	if (err)
+		return err;
+	ks_report_lost(r, "no_entry", now.no_entry - ctx->lost_seen.no_entry);
+	ks_report_lost(r, "too_deep", now.too_deep - ctx->lost_seen.too_deep);
+	ks_report_lost(r, "starts_full", now.starts_full - ctx->lost_seen.starts_full);
+	ks_report_lost(r, "missed_returns", now.missed_returns - ctx->lost_seen.missed_returns);
+	ctx->lost_seen = now;
+	/* programs the kernel skipped (a probe hit inside another BPF program, or kprobe re-entry) */
+	missed = ks_obj_missed(ctx->skel->obj);
+	for (int i = 0; i < ctx->n; i++)
+		if (ctx->fobj[i])
+			missed += ks_obj_missed(ctx->fobj[i]->obj);
+	ks_report_lost(r, "recursion", missed - ctx->missed_seen);
+	ctx->missed_seen = missed;
+	ks_report_meta_num(r, "functions", (uint64_t)ctx->n);
+	ks_budget_report(&ctx->budget, r);
+	return 0;
+}
+
+static int fl_collect(void *vctx, struct ks_report *r)
+{
+	struct fl_ctx *ctx = vctx;
+
+	fl_mark(ctx);
+	ks_sync_programs();
+	return fl_drain(ctx, r);
+}
+
+static void fl_close(void *vctx)
+{
+	struct fl_ctx *ctx = vctx;
+
+	for (int i = 0; i < ctx->nlinks; i++)
+		bpf_link__destroy(ctx->links[i]);
+	free(ctx->links);
+	for (int i = 0; ctx->fobj && i < ctx->n; i++)
+		ks_funclat__destroy(ctx->fobj[i]);
+	free(ctx->fobj);
+	ks_funclat__destroy(ctx->skel);
+	for (int i = 0; i < ctx->n; i++) {
+		free(ctx->t[i].path);
+		free(ctx->t[i].module);
+		free(ctx->t[i].func);
+		free(ctx->t[i].provider);
+		free(ctx->t[i].probe);
+	}
+	free(ctx->t);
+	free(ctx->specs);
+	free(ctx->vbuf);
+	memset(ctx, 0, sizeof(*ctx));
+}
+
+const struct ks_collector ks_funclat_collector = {
+	.spec = {
+		.name = "funclat",
+		.summary = "Function calls and latency, a histogram per function: BINARY:FUNCTION (uprobes), "
+			   "BINARY:PROVIDER:PROBE (USDT, counted), FUNCTION (kernel); globs such as libc.so.6:malloc*.",
+		.args = "TARGET...",
+		.common = KS_O_COLLECTOR & ~(unsigned int)KS_O_BY,
+	},
+	.ctx_size = sizeof(struct fl_ctx),
+	.parse_opt = fl_parse_opt,
+	.prepare = fl_prepare,
+	.open = fl_open,
+	.hook = fl_hook,
+	.collect = fl_collect,
+	.mark = fl_mark,
+	.drain = fl_drain,
+	.close = fl_close,
+	.schema = &fl_schema,
+};

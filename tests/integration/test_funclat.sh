@@ -1,0 +1,140 @@
+# Integration: `ksight funclat` on a workload calling fl_sleep exactly N times: counts, p50 against the program's own median, USDT, globs, -p library names, kernel functions (fentry and kprobes where the kernel has them), a bpftrace reference distribution, bad input.
+. tests/lib.sh
+need_root funclat
+START_ID=$(t_prog_max_id)
+W=$WORKLOADS/fl_calls
+[ -x "$W" ] || { t_fail "workload" "no $W (make all)"; exit 1; }
+N=200
+US=2000
+
+# fl_run ARGS...: the workload (N calls of US us each) under `ksight funclat ARGS -p PID -j`;
+# the report in K_OUT, the workload's "done N median_ns" line in DONE.
+fl_run() {
+	g_start "$T_TMP/w" "$W" $N $US ${FL_VARY:-} || { t_fail "workload" "did not start"; return 1; }
+	k_start funclat "$@" -p "$G_PID" -j || { kill "$G_PID"; return 1; }
+	kill -USR1 "$G_PID"
+	t_wait_for "$G_FILE" "^done" || { kill "$G_PID"; k_stop; return 1; }
+	DONE=$(grep '^done' "$G_FILE")
+	kill -USR1 "$G_PID"
+	wait "$G_PID"
+	wait "$K_PID"
+	K_RC=$?
+}
+# row FUNCTION FIELD: a field of the function's row (0 when there is none)
+row() { k_jq --arg f "$1" "(.rows[] | select(.function == \$f) | $2) // 0"; }
+# near A B FRAC: |A - B| <= FRAC * B + B / 16 (the log-linear slot)
+near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= t * b + b / 16) }'; }
+
+# 1. one function, exactly N calls; the latency is the sleep: p50 near the program's own median
+fl_run "$W:fl_sleep"
+t_eq "fl_sleep: exit 0 at the process's exit" "0" "$K_RC"
+t_eq "fl_sleep: $N calls" "$N" "$(row fl_sleep .count)"
+t_eq "fl_sleep: $N timed" "$N" "$(row fl_sleep .latency_ns.count)"
+set -- $DONE
+P50=$(row fl_sleep .latency_ns.p50)
+# the program's median includes its clock reads and the two probes' cost (~10-20 us each here): 5%
+near "$P50" "$3" 0.05 && t_pass "fl_sleep: p50 $P50 ns near the program's own median $3 ns" ||
+	t_fail "fl_sleep: p50 near the program's median" "$P50 vs $3"
+t_eq "fl_sleep: hook uprobe, nothing lost" "uprobe 0" "$(k_jq '"\(.hook) \(.lost)"')"
+t_ok "fl_sleep: total_ns is the histogram's sum" test "$(row fl_sleep .total_ns)" = "$(row fl_sleep .latency_ns.sum)"
+
+# 2. globs over the ELF's symbols, and a USDT probe fired N times
+fl_run "$W:fl_*" "$W:ksight_test:tick"
+t_eq "glob fl_*: three functions, calls N N N/2" "fl_sleep=$N fl_tiny_a=$N fl_tiny_b=$((N / 2))" \
+	"$(k_jq '[.rows[] | select(.function | startswith("fl_")) | "\(.function)=\(.count)"] | sort | join(" ")')"
+t_eq "usdt ksight_test:tick: $N firings, no histogram" "$N false" "$(row ksight_test:tick .count) $(k_jq '[.rows[] | select(.function == "ksight_test:tick") | has("latency_ns")] | .[0]')"
+t_eq "glob + usdt: hook" "uprobe+usdt" "$(k_jq .hook)"
+t_eq "usdt glob: provider and probe globs" "$N" "$(fl_run "$W:ksight_*:ti*" >/dev/null; row ksight_test:tick .count)"
+
+# 3. a library by its short name through the process's maps (-p): fl_sleep's nanosleep, N times
+fl_run "libc:nanosleep"
+t_eq "libc:nanosleep with -p: $N calls" "$N" "$(row nanosleep .count)"
+t_eq "libc:nanosleep with -p: module libc.so.6" "libc.so.6" "$(k_jq '.rows[0].module')"
+
+# 4. kernel functions: fentry/fexit where the kernel has trampolines, kprobes otherwise
+FENTRY=$(k_feature fentry) KPROBE=$(k_feature kprobe)
+if [ "$FENTRY" != OK ] && [ "$KPROBE" != OK ]; then
+	t_skip "kernel function" "this kernel has neither fentry nor kprobes (doctor: fentry $FENTRY, kprobe $KPROBE)"
+	"$KSIGHT" funclat do_nanosleep -d 1 2>"$T_TMP/k.err"
+	t_eq "kernel function without fentry and kprobes: exit 2, one line" "2 1" "$? $(wc -l <"$T_TMP/k.err")"
+	grep -q "neither" "$T_TMP/k.err" && t_pass "kernel function: the error says why" ||
+		t_fail "kernel function: the error says why" "$(cat "$T_TMP/k.err")"
+else
+	for hook in fentry kprobe; do
+		[ "$(k_feature $hook)" = OK ] || { t_skip "kernel $hook" "doctor: $hook $(k_feature $hook)"; continue; }
+		KSIGHT_HOOK=$hook fl_run "do_nanosl*"
+		t_eq "kernel $hook: hook" "$hook" "$(k_jq .hook)"
+		t_eq "kernel $hook: do_nanosleep $N calls (glob)" "$N" "$(row do_nanosleep .count)"
+		# kprobes: the return is matched by the stack pointer too (a kretprobe maxactive missed is counted)
+		t_eq "kernel $hook: $N timed, nothing lost" "$N 0" "$(row do_nanosleep .latency_ns.count) $(k_jq .lost)"
+		set -- $DONE
+		near "$(row do_nanosleep .latency_ns.p50)" "$3" 0.05 &&
+			t_pass "kernel $hook: p50 near the program's median $3 ns" ||
+			t_fail "kernel $hook: p50 near the program's median" "$(row do_nanosleep .latency_ns.p50) vs $3"
+	done
+fi
+
+# 5. the distribution against bpftrace's uprobe/uretprobe with nsecs over the same calls
+if command -v bpftrace >/dev/null 2>&1; then
+	. tests/integration/dist_ref.sh
+	FL_VARY=vary
+	g_start "$T_TMP/w" "$W" $N $US vary || t_fail "workload" "did not start"
+	bt_script() {
+		cat <<BT
+uprobe:$W:fl_sleep /pid == $G_PID/ { @s[tid] = nsecs; }
+uretprobe:$W:fl_sleep /pid == $G_PID && @s[tid]/ { @l = lhist(nsecs - @s[tid], 0, 50000000, 50000); delete(@s[tid]); }
+END { clear(@s); }
+BT
+	}
+	k_start funclat "$W:fl_sleep" -p "$G_PID" -j
+	if bt_start; then
+		kill -USR1 "$G_PID"
+		t_wait_for "$G_FILE" "^done"
+		t_interrupt $BT_PID
+		kill -USR1 "$G_PID"
+		wait "$G_PID"
+		wait "$K_PID"
+		set -- $(bt_pcts "$T_TMP/ref.out")
+		KS="$(row fl_sleep .latency_ns.count) $(row fl_sleep .latency_ns.p50) $(row fl_sleep .latency_ns.p90)"
+		echo "# fl_sleep (0.5-4 ms): bpftrace count $1 p50 $2 p90 $3; ksight $KS"
+		t_eq "reference: both saw $N calls" "$N $N" "$1 $(row fl_sleep .latency_ns.count)"
+		# within 5% + slot + 50 us (the reference's 50 us bucket, up to 50 ms (bpftrace's 1000 buckets): a loaded machine
+		# stretches the sleeps; and the two probes' order)
+		d_near "$(row fl_sleep .latency_ns.p50)" "$2" 0.05 50000 && t_pass "reference: p50 near bpftrace's $2" ||
+			t_fail "reference: p50 near bpftrace's" "$(row fl_sleep .latency_ns.p50) vs $2"
+		d_near "$(row fl_sleep .latency_ns.p90)" "$3" 0.05 50000 && t_pass "reference: p90 near bpftrace's $3" ||
+			t_fail "reference: p90 near bpftrace's" "$(row fl_sleep .latency_ns.p90) vs $3"
+	else
+		t_fail "reference" "bpftrace did not attach"
+		kill "$G_PID"
+		k_stop
+	fi
+	FL_VARY=
+else
+	t_skip "reference distribution" "no bpftrace"
+fi
+
+# 6. bad input: one line, exit 2, nothing attached
+bad() {
+	_name=$1
+	shift
+	"$KSIGHT" funclat "$@" -d 1 >"$T_TMP/bad.out" 2>"$T_TMP/bad.err"
+	t_eq "bad input: $_name: exit 2, one line" "2 1" "$? $(wc -l <"$T_TMP/bad.err")"
+}
+bad "no target"
+bad "no such binary" /nonexistent/prog:main
+bad "no such library" libnosuchlibrary.so.9:foo
+bad "no function matches" "$W:no_such_fn*"
+bad "no such usdt probe" "$W:ksight_test:nosuch"
+bad "too many colons" a:b:c:d
+bad "empty function" "$W:"
+bad "not an ELF file" /etc/passwd:main
+bad "-p of no process" libc:malloc -p 2147483646
+bad "no kernel function matches" 'ksight_no_such_kernel_fn*'
+"$KSIGHT" funclat "$W:fl_sleep" nosuchlib:foo -d 1 2>/dev/null
+t_eq "bad input: a bad target beside a good one: exit 2" "2" "$?"
+"$KSIGHT" run funclat -d 1 >/dev/null 2>"$T_TMP/run.err"
+t_eq "run funclat (no targets there): exit 1, one line" "1 1" "$? $(wc -l <"$T_TMP/run.err")"
+sleep 0.5
+t_eq "no leaked programs" "" "$(t_unheld_progs "$START_ID" '^fl_' | tr '\n' ' ')"
+exit $T_FAILED
