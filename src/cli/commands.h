@@ -19,5 +19,6 @@ int cmd_info(int argc, char **argv);
 
 #define KSIGHT_VERSION "0.1.0"
 int cmd_serve(int argc, char **argv);
+int cmd_unpin(int argc, char **argv);
 
 #endif

@@ -26,8 +26,10 @@
 #include "core/instance.h"
 #include "core/log.h"
 #include "core/parse.h"
+#include "core/pin.h"
 #include "output/output.h"
 #include "serve/k8s.h"
+#include "serve/pinstate.h"
 #include "serve/prom.h"
 #include "serve/serve.h"
 
@@ -66,11 +68,13 @@ struct serve_state {
 	pthread_mutex_t web_lock; /* SIGHUP swaps the users */
 	const char *web_path;
 	const char *pods_dir;
+	struct ks_pinstate *pin;	/* --pin: where the totals are saved after each drain */
+	const char *names[MAX_COLS];	/* the collectors' names, as the saved totals know them */
 	atomic_ullong scrapes[3], scrape_ns_last, collect_ns_last, collect_errors;
 	atomic_ullong http_errors;
 };
 
-enum { OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG, OPT_DROP_CAPS, OPT_BY, OPT_PODS_DIR };
+enum { OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG, OPT_DROP_CAPS, OPT_BY, OPT_PODS_DIR, OPT_PIN };
 
 static const struct ks_optdef serve_opts[] = {
 	{ "collectors", OPT_COLLECTORS, "LIST", "collectors to run (default " DEFAULT_COLLECTORS ")" },
@@ -80,6 +84,7 @@ static const struct ks_optdef serve_opts[] = {
 	{ "by", OPT_BY, "COLLECTOR=KEY", "key one collector by KEY, e.g. syscalls=cgroup,syscall (repeatable)" },
 	{ "pods-dir", OPT_PODS_DIR, "DIR", "kubelet's pod log tree for pod, namespace, container labels (default /var/log/pods)" },
 	{ "drop-caps", OPT_DROP_CAPS, NULL, "drop every capability once the programs are attached and the port is bound" },
+	{ "pin", OPT_PIN, "DIR", "keep programs, links, maps and counters pinned in bpffs under DIR: a restarted serve adopts them" },
 	{ 0 },
 };
 
@@ -97,6 +102,7 @@ struct serve_args {
 	long max_series;
 	bool drop_caps;
 	const char *pods_dir;
+	const char *pin;
 	int nby;
 	const char *by[MAX_COLS]; /* "collector=key" */
 };
@@ -111,6 +117,7 @@ static int serve_opt(void *ctx, int id, const char *arg)
 	case OPT_WEB_CONFIG: a->web = arg; return 0;
 	case OPT_DROP_CAPS: a->drop_caps = true; return 0;
 	case OPT_PODS_DIR: a->pods_dir = arg; return 0;
+	case OPT_PIN: a->pin = arg; return 0;
 	case OPT_BY:
 		if (!strchr(arg, '=') || a->nby == MAX_COLS) {
 			p_err("serve: --by '%s': expected COLLECTOR=KEY, e.g. syscalls=cgroup,syscall", KS_ESC(arg));
@@ -307,6 +314,16 @@ static int collect_once(struct serve_state *st)
 			err = ks_accum_add(&st->acc[i], &delta[i]);
 		}
 		ks_report_free(&delta[i]);
+	}
+	/*
+	 * --pin: the totals are saved before anyone sees them, so a scrape
+	 * never shows more than a restarted serve resumes from.  What a
+	 * kill -9 between a drain and this save loses is that one period.
+	 */
+	if (!err && st->pin) {
+		err = ks_pinstate_save(st->pin, st->acc, st->names, st->n);
+		if (err)
+			p_err("serve: cannot save the counters under '%s': %s", ks_pin_dir(), strerror(-err));
 	}
 	for (int i = 0; i < st->n && !err; i++) {
 		struct ks_report *r = &s->reports[i];
@@ -712,6 +729,14 @@ int ks_serve_main(int argc, char **argv)
 		goto out;
 	if (a.web && ks_web_config_load(&st->web, a.web))
 		goto out;
+	if (a.pin && a.drop_caps) {
+		/* the saved counters outgrow their pinned map into a new one, which takes CAP_BPF to make */
+		p_err("serve: --drop-caps and --pin cannot go together: a pinned serve keeps CAP_BPF to grow its pinned "
+		      "state map");
+		goto out;
+	}
+	if (a.pin && ks_pin_check_dir(a.pin))
+		goto out;
 	st->web_path = a.web;
 	st->pods_dir = a.pods_dir ? a.pods_dir : "/var/log/pods";
 	st->period = c.interval > 0 ? c.interval : 1.0;
@@ -729,6 +754,7 @@ int ks_serve_main(int argc, char **argv)
 				st->in[i].c.by = a.by[j] + n + 1;
 		}
 		ks_accum_init(&st->acc[i], st->in[i].col->spec.name, (int)a.max_series, 0);
+		st->names[i] = st->in[i].col->spec.name;
 	}
 	for (int j = 0; j < a.nby; j++) {
 		const char *key = strchr(a.by[j], '=') + 1;
@@ -764,6 +790,19 @@ int ks_serve_main(int argc, char **argv)
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (a.pin) {
+		ret = 1;
+		st->pin = ks_pinstate_open(a.pin);
+		err = st->pin ? ks_pinstate_load(st->pin, st->acc, st->names, st->n) : -errno;
+		if (err < 0) {
+			p_err("serve: cannot read the counters saved under '%s': %s; 'ksight unpin %s' starts afresh", a.pin,
+			      strerror(-err), a.pin);
+			goto out;
+		}
+		if (err)
+			fprintf(stderr, "ksight: resumed the counters of %d collectors saved under %s\n", err, a.pin);
+		ks_pin_scope(a.pin);
+	}
 	for (int i = 0; i < st->n; i++) {
 		err = ks_instance_open(&st->in[i], &f);
 		if (err) {
@@ -801,8 +840,8 @@ int ks_serve_main(int argc, char **argv)
 	else
 		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr, sizeof(addr));
 	for (int i = 0; i < st->n; i++)
-		fprintf(stderr, "ksight: serving %s (hook %s)\n", st->in[i].col->spec.name,
-			st->in[i].col->hook ? st->in[i].col->hook(st->in[i].ctx) : "?");
+		fprintf(stderr, "ksight: serving %s (hook %s)%s\n", st->in[i].col->spec.name,
+			st->in[i].col->hook ? st->in[i].col->hook(st->in[i].ctx) : "?", a.pin ? ", pinned" : "");
 	fprintf(stderr, "ksight: listening on %s://%s%s%s:%d/metrics\n", st->web.cert_pem ? "https" : "http",
 		ss.ss_family == AF_INET6 ? "[" : "", addr, ss.ss_family == AF_INET6 ? "]" : "", port);
 	if (c.duration > 0)
@@ -856,6 +895,8 @@ out:
 		ks_accum_free(&st->acc[i]);
 	}
 	snapshot_free(st->snap);
+	ks_pinstate_close(st->pin); /* after the accumulators: restored rows point into it */
+	ks_pin_scope(NULL);
 	ks_web_config_free(&st->web);
 	pthread_rwlock_destroy(&st->lock);
 	pthread_mutex_destroy(&st->web_lock);
