@@ -28,6 +28,8 @@
 #include "core/parse.h"
 #include "core/pin.h"
 #include "output/output.h"
+#include "output/stacks.h"
+#include "profile/profile.h"
 #include "serve/k8s.h"
 #include "serve/pinstate.h"
 #include "serve/prom.h"
@@ -40,6 +42,10 @@
 /* Connections beyond this are refused at accept; idle ones are closed after the timeout. */
 #define CONN_LIMIT 1000
 #define CONN_TIMEOUT_S 10
+/* /debug/pprof/profile: seconds when not asked (Go's default), the longest allowed, the sampling rate */
+#define PROF_DEFAULT_S 30
+#define PROF_MAX_S 120
+#define PROF_HZ 99
 
 /*
  * One period's state, as scrapes see it: the cumulative reports and their
@@ -72,6 +78,21 @@ struct serve_state {
 	const char *names[MAX_COLS];	/* the collectors' names, as the saved totals know them */
 	atomic_ullong scrapes[3], scrape_ns_last, collect_ns_last, collect_errors;
 	atomic_ullong http_errors;
+	/* the one /debug/pprof/profile run at a time: its connection is suspended while it samples */
+	atomic_bool prof_busy;
+	bool caps_dropped;
+	struct prof_job *job;
+};
+
+struct prof_job {
+	struct serve_state *st;
+	struct MHD_Connection *conn;
+	pthread_t th;
+	int seconds;
+	char *buf; /* the gzip'd profile.proto */
+	size_t len;
+	int err;
+	bool joined;
 };
 
 enum { OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG, OPT_DROP_CAPS, OPT_BY, OPT_PODS_DIR, OPT_PIN };
@@ -524,6 +545,129 @@ static enum MHD_Result serve_index(struct serve_state *st, struct MHD_Connection
 	return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", buf, len, MHD_RESPMEM_MUST_FREE);
 }
 
+/* The profile thread: samples the whole host for the job's seconds, renders pprof, resumes the connection. */
+static void *prof_thread(void *arg)
+{
+	struct prof_job *job = arg;
+	struct ks_profile_opts o = { .hz = PROF_HZ, .kernel = true, .user = true };
+	struct ks_profile_result res;
+	struct ks_common c;
+	FILE *m;
+
+	ks_common_init(&c);
+	c.duration = job->seconds;
+	o.c = &c;
+	job->err = ks_filter_build(&c, &o.filter);
+	if (!job->err)
+		job->err = ks_profile_run(&o, &res);
+	if (!job->err) {
+		ks_stacks_sort(&res.st);
+		m = open_memstream(&job->buf, &job->len);
+		job->err = m ? ks_write_pprof(&res.st, m) : -errno;
+		if (m && fclose(m) && !job->err)
+			job->err = -ENOMEM;
+		ks_profile_result_free(&res);
+	}
+	MHD_resume_connection(job->conn);
+	return NULL;
+}
+
+/*
+ * /debug/pprof/profile?seconds=N, as Go's net/http/pprof: a CPU profile of
+ * the host (every process, kernel and user stacks, PROF_HZ samples a second
+ * on each CPU) in gzip'd profile.proto, for go tool pprof, Parca, Pyroscope.
+ * The sampling runs in its own thread with the connection suspended, so the
+ * HTTP workers go on answering scrapes; one profile at a time (429 while
+ * one runs: sampling twice would only cost twice).
+ */
+static enum MHD_Result serve_profile(struct serve_state *st, struct MHD_Connection *conn, void **req)
+{
+	const char *arg = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds");
+	struct prof_job *job = st->job;
+	enum MHD_Result ret;
+	long secs = PROF_DEFAULT_S;
+	char *end, *buf;
+
+	if (job && *req == job) {
+		/* resumed: the thread is done; the job goes in on_completed, which also sees an aborted request */
+		pthread_join(job->th, NULL);
+		job->joined = true;
+		if (job->err) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "cannot profile: %s\n", strerror(-job->err));
+			return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", msg, strlen(msg),
+				     MHD_RESPMEM_MUST_COPY);
+		}
+		buf = job->buf;
+		job->buf = NULL; /* the response's now */
+		return reply(conn, MHD_HTTP_OK, "application/octet-stream", buf, job->len, MHD_RESPMEM_MUST_FREE);
+	}
+	if (arg) {
+		errno = 0;
+		secs = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || secs < 1 || secs > PROF_MAX_S)
+			return reply_str(st, conn, MHD_HTTP_BAD_REQUEST, "seconds: a whole number from 1 to 120\n");
+	}
+	if (st->caps_dropped)
+		return reply_str(st, conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				 "profiling loads a BPF program, which needs the capabilities --drop-caps dropped\n");
+	if (atomic_exchange(&st->prof_busy, true)) {
+		struct MHD_Response *resp = MHD_create_response_from_buffer(
+			strlen("a profile is being taken; retry when it is done\n"),
+			"a profile is being taken; retry when it is done\n", MHD_RESPMEM_PERSISTENT);
+
+		if (!resp)
+			return MHD_NO;
+		atomic_fetch_add(&st->http_errors, 1);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "5");
+		ret = MHD_queue_response(conn, MHD_HTTP_TOO_MANY_REQUESTS, resp);
+		MHD_destroy_response(resp);
+		return ret;
+	}
+	job = calloc(1, sizeof(*job));
+	if (!job) {
+		atomic_store(&st->prof_busy, false);
+		return MHD_NO;
+	}
+	job->st = st;
+	job->conn = conn;
+	job->seconds = (int)secs;
+	st->job = job;
+	*req = job;
+	/* suspended before the thread can resume it */
+	MHD_suspend_connection(conn);
+	if (pthread_create(&job->th, NULL, prof_thread, job)) {
+		MHD_resume_connection(conn);
+		st->job = NULL;
+		*req = NULL;
+		free(job);
+		atomic_store(&st->prof_busy, false);
+		return MHD_NO;
+	}
+	return MHD_YES;
+}
+
+/* Every request's end, answered or aborted: a profile's job is freed here, and the next profile may start. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req, enum MHD_RequestTerminationCode why)
+{
+	struct serve_state *st = cls;
+	struct prof_job *job = st->job;
+
+	(void)conn;
+	(void)why;
+	if (!job || *req != job)
+		return;
+	if (!job->joined)
+		pthread_join(job->th, NULL);
+	free(job->buf);
+	free(job);
+	st->job = NULL;
+	*req = NULL;
+	atomic_store(&st->prof_busy, false);
+}
+
 static bool authorized(struct serve_state *st, struct MHD_Connection *conn)
 {
 	char *pass = NULL, *user;
@@ -586,6 +730,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return serve_metrics(st, conn);
 	if (!strcmp(url, "/healthz"))
 		return serve_health(st, conn);
+	if (!strcmp(url, "/debug/pprof/profile"))
+		return serve_profile(st, conn, req);
 	if (!strcmp(url, "/"))
 		return serve_index(st, conn);
 	return reply_str(st, conn, MHD_HTTP_NOT_FOUND, "not found: see /\n");
@@ -678,7 +824,8 @@ static int drop_caps(void)
 
 static struct MHD_Daemon *start_http(struct serve_state *st, int lfd)
 {
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	/* suspend and resume: a profile's connection waits out of the workers' way */
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	unsigned int limit = CONN_LIMIT;
 	struct rlimit rl;
 	/* the soft fd limit may rise to the hard one without privilege; keep fds for the BPF objects */
@@ -694,7 +841,7 @@ static struct MHD_Daemon *start_http(struct serve_state *st, int lfd)
 			     MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONN_TIMEOUT_S,
 			     /* two workers: a slow render never holds up a health check */
 			     MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
-			     MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
+			     MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, st,
 			     st->web.cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, st->web.cert_pem,
 			     MHD_OPTION_HTTPS_MEM_KEY, st->web.key_pem, MHD_OPTION_END);
 }
@@ -827,6 +974,7 @@ int ks_serve_main(int argc, char **argv)
 			p_err("serve: cannot drop capabilities: %s", strerror(-err));
 			goto out;
 		}
+		st->caps_dropped = true;
 	}
 	d = start_http(st, lfd);
 	if (!d) {
@@ -886,8 +1034,13 @@ int ks_serve_main(int argc, char **argv)
 stop:
 	fprintf(stderr, "ksight: stopping\n");
 out:
-	if (d)
+	if (d) {
+		/* a profile being taken ends now, and its suspended connection is answered before the daemon stops */
+		ks_stop_signal = SIGTERM;
+		for (int i = 0; i < 500 && atomic_load(&st->prof_busy); i++)
+			usleep(10000);
 		MHD_stop_daemon(d);
+	}
 	if (lfd >= 0)
 		close(lfd);
 	for (int i = 0; i < st->n; i++) {
