@@ -921,10 +921,17 @@ int ks_serve_main(int argc, char **argv)
 		{
 			char keys[256];
 
-			snprintf(keys, sizeof(keys), "|%s|", col->spec.by_keys ? col->spec.by_keys : "");
+			/* the collector's words (by_words, as its own --by takes them) win over the older by_keys */
+			if (col->spec.by_words)
+				ks_by_format(col->spec.by_words, keys + 1, sizeof(keys) - 2);
+			else
+				snprintf(keys + 1, sizeof(keys) - 2, "%s", col->spec.by_keys ? col->spec.by_keys : "");
+			keys[0] = '|';
+			strcat(keys, "|");
 			if (!strstr(keys, want)) {
+				keys[strlen(keys) - 1] = 0;
 				p_err("serve: --by '%s': %s keys are %s", KS_ESC(a.by[j]), col->spec.name,
-				      col->spec.by_keys ? col->spec.by_keys : "none");
+				      keys[1] ? keys + 1 : "none");
 				ret = 2;
 				goto out;
 			}
