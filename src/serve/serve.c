@@ -78,6 +78,7 @@ struct serve_state {
 	const char *names[MAX_COLS];	/* the collectors' names, as the saved totals know them */
 	atomic_ullong scrapes[3], scrape_ns_last, collect_ns_last, collect_errors;
 	atomic_ullong http_errors;
+	atomic_ullong pin_save_errors; /* --pin: saves of the totals that failed */
 	/* the one /debug/pprof/profile run at a time: its connection is suspended while it samples */
 	atomic_bool prof_busy;
 	bool caps_dropped;
@@ -340,11 +341,15 @@ static int collect_once(struct serve_state *st)
 	 * --pin: the totals are saved before anyone sees them, so a scrape
 	 * never shows more than a restarted serve resumes from.  What a
 	 * kill -9 between a drain and this save loses is that one period.
+	 * A failed save is counted and serving goes on: a restart would then
+	 * resume from the last good copy.
 	 */
 	if (!err && st->pin) {
-		err = ks_pinstate_save(st->pin, st->acc, st->names, st->n);
-		if (err)
-			p_err("serve: cannot save the counters under '%s': %s", ks_pin_dir(), strerror(-err));
+		int e = ks_pinstate_save(st->pin, st->acc, st->names, st->n);
+
+		if (e && !atomic_fetch_add(&st->pin_save_errors, 1))
+			p_warn("serve: cannot save the counters under '%s': %s (counted in ksight_pin_save_errors_total)",
+			       ks_pin_dir(), strerror(-e));
 	}
 	for (int i = 0; i < st->n && !err; i++) {
 		struct ks_report *r = &s->reports[i];
@@ -366,6 +371,10 @@ static int collect_once(struct serve_state *st)
 			 PROM_GAUGE, (double)atomic_load(&st->collect_ns_last) / 1e9, NULL, NULL, NULL, NULL);
 		prom_add(&s->set, "ksight_drain_errors", "drains that failed (the period's events are then lost)",
 			 PROM_COUNTER, (double)atomic_load(&st->collect_errors), NULL, NULL, NULL, NULL);
+		if (st->pin)
+			prom_add(&s->set, "ksight_pin_save_errors",
+				 "saves of the totals under --pin that failed (a restart resumes from the last good one)",
+				 PROM_COUNTER, (double)atomic_load(&st->pin_save_errors), NULL, NULL, NULL, NULL);
 	}
 	if (err) {
 		snapshot_free(s);
