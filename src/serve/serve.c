@@ -114,7 +114,8 @@ static const struct ks_cmd_spec serve_spec = {
 	.name = "serve",
 	.summary = "Export the collectors to Prometheus: counters that never reset, served as /metrics\n"
 		   "(text 0.0.4, OpenMetrics, or protobuf with native histograms, as the scraper asks),\n"
-		   "/healthz and / (a status page).  -i sets the drain period (default 1 s).",
+		   "/healthz, / (a status page) and /debug/pprof/profile?seconds=N (a host CPU profile in\n"
+		   "pprof).  -i sets the drain period (default 1 s).",
 	.common = KS_O_DURATION | KS_O_INTERVAL | KS_O_FILTERS,
 	.opts = serve_opts,
 };
@@ -527,7 +528,8 @@ static enum MHD_Result serve_index(struct serve_state *st, struct MHD_Connection
 	if (!out)
 		return MHD_NO;
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ksight exporter</title></head><body>\n"
-	      "<h1>ksight exporter</h1>\n<p><a href=\"/metrics\">/metrics</a> &middot; <a href=\"/healthz\">/healthz</a></p>\n"
+	      "<h1>ksight exporter</h1>\n<p><a href=\"/metrics\">/metrics</a> &middot; <a href=\"/healthz\">/healthz</a> &middot; "
+	      "<a href=\"/debug/pprof/profile?seconds=10\">/debug/pprof/profile?seconds=10</a> (a CPU profile, pprof)</p>\n"
 	      "<table border=\"1\"><tr><th>collector</th><th>hook</th><th>series</th><th>events lost</th><th>losses by cause</th></tr>\n",
 	      out);
 	pthread_rwlock_rdlock(&st->lock);
