@@ -21,7 +21,8 @@ t_orphans >"$before"
 cg=$cg2/ksight-pin-$$
 mkdir -p "$cg"
 S_PID=
-T_CLEANUP='kill -KILL $S_PID $W_PID 2>/dev/null; wait 2>/dev/null; "$KSIGHT" unpin "$D" >/dev/null 2>&1; rmdir "$cg" 2>/dev/null;
+T_CLEANUP='kill -KILL $S_PID $W_PID 2>/dev/null; wait 2>/dev/null; "$KSIGHT" unpin "$D" >/dev/null 2>&1;
+	"$KSIGHT" unpin "$D-all" >/dev/null 2>&1; rmdir "$cg" 2>/dev/null;
 	[ -z "$mounted_before" ] && umount $BPFFS 2>/dev/null'
 
 # bad input: one line, exit 2, nothing pinned
@@ -122,6 +123,45 @@ t_eq "unpin: exit 0" "0 " "$? $(cat "$T_TMP/unpin.err")"
 find $BPFFS 2>/dev/null | sort >"$T_TMP/bpffs.after"
 t_eq "unpin: bpffs as before" "" "$(diff "$T_TMP/bpffs.before" "$T_TMP/bpffs.after")"
 t_no_leaks "unpin: nothing left attached" "$before"
+# every collector adopts: all six pinned, kill -9, restarted; no counter series decreased or vanished
+D2=$D-all
+"$KSIGHT" serve --pin "$D2" --listen 127.0.0.1:0 >/dev/null 2>"$T_TMP/a1.err" &
+S_PID=$!
+if t_wait_for "$T_TMP/a1.err" "listening on"; then
+	URL=$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$T_TMP/a1.err")
+	dd if=/dev/zero of="$(pwd)/build/ksight-pin-io.$$" bs=64k count=16 oflag=direct 2>/dev/null
+	rm -f "$(pwd)/build/ksight-pin-io.$$"
+	sleep 2
+	curl -s --max-time 5 "$URL?format=text" | grep -E '^ksight_[a-z]+_[a-z_]*(_total|_count|_sum)(\{| )' |
+		grep -vE '_bucket\{|^ksight_(scrapes|http_errors|drain_errors|pin_save_errors|bpf_prog)' | sort >"$T_TMP/a1"
+	kill -KILL "$S_PID"
+	wait "$S_PID" 2>/dev/null
+	"$KSIGHT" serve --pin "$D2" --listen 127.0.0.1:0 >/dev/null 2>"$T_TMP/a2.err" &
+	S_PID=$!
+	t_wait_for "$T_TMP/a2.err" "listening on"
+	URL=$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$T_TMP/a2.err")
+	sleep 1.5
+	curl -s --max-time 5 "$URL?format=text" | grep -E '^ksight_[a-z]+_[a-z_]*(_total|_count|_sum)(\{| )' | sort >"$T_TMP/a2"
+	t_eq "all six collectors adopted after kill -9" 6 "$(grep -c 'serving [a-z]* (hook [a-z_]*), pinned' "$T_TMP/a2.err")"
+	dec=$(join "$T_TMP/a1" "$T_TMP/a2" -a 1 -e MISSING -o 0,1.2,2.2 |
+		awk '$3 == "MISSING" || $3 + 0 < $2 + 0 { print $1 " " $2 " -> " $3 }' | head -5)
+	t_eq "all six collectors: no counter decreased or vanished ($(wc -l <"$T_TMP/a1") series)" "" "$dec"
+	for col in syscalls runqlat offcpu biolat tcp mem; do
+		t_ok "$col: series compared" grep -q "^ksight_${col}_" "$T_TMP/a1"
+	done
+	kill -TERM "$S_PID"
+	wait "$S_PID"
+	S_PID=
+	"$KSIGHT" unpin "$D2"
+	t_eq "unpin of the six: exit 0" 0 $?
+else
+	t_fail "serve --pin with every collector starts" "$(cat "$T_TMP/a1.err")"
+	kill -KILL "$S_PID" 2>/dev/null
+	S_PID=
+fi
+find $BPFFS 2>/dev/null | sort >"$T_TMP/bpffs.after2"
+t_eq "unpin of the six: bpffs as before" "" "$(diff "$T_TMP/bpffs.before" "$T_TMP/bpffs.after2")"
+
 # without --pin nothing outlives the process
 "$KSIGHT" serve --collectors syscalls --listen 127.0.0.1:0 -d 1 >/dev/null 2>&1
 find $BPFFS 2>/dev/null | sort >"$T_TMP/bpffs.nopin"
