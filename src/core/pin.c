@@ -7,7 +7,9 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/statfs.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <stddef.h>
 #include <bpf/bpf.h>
@@ -378,4 +380,33 @@ int ks_pin_remove(const char *dir)
 		p_err("unpin: cannot remove '%s': %s", dir, strerror(-err));
 	}
 	return err;
+}
+
+int ks_pin_lock(const char *dir)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	socklen_t len;
+	int fd;
+
+	if (stat(dir, &st))
+		return -errno;
+	/* an abstract socket named by the directory's identity: the kernel frees it with the process, kill -9 included */
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+			  (size_t)snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "ksight-pin-%llx-%llx",
+					   (unsigned long long)st.st_dev, (unsigned long long)st.st_ino));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, len)) {
+		int err = errno == EADDRINUSE ? -EBUSY : -errno;
+
+		close(fd);
+		if (err == -EBUSY)
+			p_err("--pin '%s': another ksight serve is using it; stop that one first", dir);
+		else
+			p_err("--pin '%s': cannot take its lock: %s", dir, strerror(-err));
+		return err;
+	}
+	return fd;
 }

@@ -42,6 +42,12 @@ int ks_pin_attached(struct bpf_object *obj, struct bpf_object_skeleton *skel, co
  * a directory on a bpf filesystem.  0, or -EINVAL/-errno after a one-line error.
  */
 int ks_pin_check_dir(const char *dir);
+/*
+ * Makes sure no other process serves from @dir (two would split the
+ * drains and overwrite each other's saved totals): an fd to keep open for
+ * the life of the process, or -EBUSY/-errno after a one-line error.
+ */
+int ks_pin_lock(const char *dir);
 /* Removes what ks_pin_attached and the exporter's state left under @dir, then @dir; 0 or -errno. */
 int ks_pin_remove(const char *dir);
 

@@ -869,7 +869,7 @@ int ks_serve_main(int argc, char **argv)
 	sigset_t sigs;
 	char addr[INET6_ADDRSTRLEN] = "?";
 	double end = 0;
-	int ret = 2, err, port = 0, lfd = -1;
+	int ret = 2, err, port = 0, lfd = -1, pin_lock = -1;
 
 	if (!st) {
 		p_err("out of memory");
@@ -895,6 +895,13 @@ int ks_serve_main(int argc, char **argv)
 	}
 	if (a.pin && ks_pin_check_dir(a.pin))
 		goto out;
+	if (a.pin) {
+		pin_lock = ks_pin_lock(a.pin);
+		if (pin_lock < 0) {
+			ret = 1;
+			goto out;
+		}
+	}
 	st->web_path = a.web;
 	st->pods_dir = a.pods_dir ? a.pods_dir : "/var/log/pods";
 	st->period = c.interval > 0 ? c.interval : 1.0;
@@ -1067,6 +1074,8 @@ out:
 	}
 	snapshot_free(st->snap);
 	ks_pinstate_close(st->pin); /* after the accumulators: restored rows point into it */
+	if (pin_lock >= 0)
+		close(pin_lock);
 	ks_pin_scope(NULL);
 	ks_web_config_free(&st->web);
 	pthread_rwlock_destroy(&st->lock);

@@ -80,6 +80,9 @@ for o in ks_syscalls ks_runqlat; do
 	t_eq "$o: maps, programs and links pinned under DIR" "yes yes yes" \
 		"$(for k in map prog link; do ls "$D/$o" | grep -q "^${k}_" && printf 'yes ' || printf 'no '; done | sed 's/ $//')"
 done
+# a second serve on the same DIR would split the drains: refused while the first runs
+"$KSIGHT" serve --pin "$D" --collectors syscalls,runqlat -c "$cg" --listen 127.0.0.1:0 -d 1 >/dev/null 2>"$T_TMP/busy.err"
+t_eq "a second serve on the same DIR: exit 1, one line" "1 1" "$? $(wc -l <"$T_TMP/busy.err")"
 work $N1
 t_eq "first serve: exact getppid count" $N1 "$(poll_calls $N1)"
 sleep 1.5 # a drain or two more of runqlat
