@@ -30,5 +30,6 @@ const char *parse_file_args(const struct ks_cmd_spec *spec, int argc, char **arg
 
 #define KSIGHT_VERSION "0.1.0"
 int cmd_serve(int argc, char **argv);
+int cmd_unpin(int argc, char **argv);
 
 #endif

@@ -14,6 +14,7 @@
 #include "core/budget.h"
 #include "core/collector.h"
 #include "core/loader.h"
+#include "core/pin.h"
 #include "core/log.h"
 #include "core/rowkey.h"
 #include "core/tracefs.h"
@@ -333,6 +334,8 @@ static int try_hook(void *vctx, const char *hook)
 	if (!err && ks_verbose)
 		ks_budget_print(&ctx->budget, "biolat");
 	if (!err)
+		err = ks_pin_prepare(s->obj, hook);
+	if (err >= 0)
 		err = ks_biolat__load(s);
 	if (!err && !strcmp(hook, KS_HOOK_TP))
 		err = fill_part_disk(bpf_map__fd(s->maps.part_disk));
@@ -343,12 +346,19 @@ static int try_hook(void *vctx, const char *hook)
 	}
 	if (!err)
 		err = ks_biolat__attach(s);
+	if (!err)
+		err = ks_pin_attached(s->obj, s->skeleton, hook);
 	if (err) {
 		ks_biolat__destroy(s);
 		ctx->skel = NULL;
 		return err < 0 ? err : -EINVAL;
 	}
 	ctx->skel = s;
+	if (ks_pin_adopted(s->obj)) {
+		/* adopted programs kept counting: report from where they are, not from zero */
+		ctx->gen = s->bss->ks_gen & 1;
+		ctx->seen = s->bss->counts;
+	}
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "core/budget.h"
 #include "core/collector.h"
 #include "core/loader.h"
+#include "core/pin.h"
 #include "core/log.h"
 #include "core/rowkey.h"
 #include "core/tracefs.h"
@@ -255,16 +256,25 @@ static int try_hook(void *vctx, const char *hook)
 		ks_mem__destroy(s);
 		return err;
 	}
-	err = ks_mem__load(s);
+	err = ks_pin_prepare(s->obj, hook);
+	if (err >= 0)
+		err = ks_mem__load(s);
 	if (!err) {
 		precreate(ctx, s);
 		err = ks_mem__attach(s);
 	}
+	if (!err)
+		err = ks_pin_attached(s->obj, s->skeleton, hook);
 	if (err) {
 		ks_mem__destroy(s);
 		return err < 0 ? err : -EINVAL;
 	}
 	ctx->skel = s;
+	if (ks_pin_adopted(s->obj)) {
+		/* adopted programs kept counting: report from where they are, not from zero */
+		ctx->gen = s->bss->ks_gen & 1;
+		ctx->seen = s->bss->counts;
+	}
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "core/budget.h"
 #include "core/hist.h"
 #include "core/opts.h"
+#include "core/pin.h"
 #include "core/report.h"
 #include "ksight/sched.h"
 
@@ -186,6 +187,12 @@ extern const char *const ks_sched_hooks[];
 		if (err)                                                                        \
 			return err;                                                             \
 		ctx->skel = s;                                                                  \
+		if (ks_pin_adopted(s->obj)) {                                                   \
+			/* adopted programs kept counting: from where they are */               \
+			ctx->run.gen = s->bss->ks_gen & 1;                                      \
+			ctx->run.lost_seen.slot_collisions = s->bss->lost.slot_collisions;     \
+			ctx->run.lost_seen.map_full = s->bss->lost.map_full;                   \
+		}                                                                               \
 		ks_sched_attached(&ctx->run, s->obj, s->maps.rows, s->maps.hrows, s->maps.srows, \
 				  s->maps.sother);                                              \
 		return 0;                                                                       \

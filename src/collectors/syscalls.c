@@ -12,6 +12,7 @@
 #include "core/loader.h"
 #include "core/log.h"
 #include "core/names.h"
+#include "core/pin.h"
 #include "core/rowkey.h"
 #include "core/tracefs.h"
 #include "ksight/syscalls.h"
@@ -232,6 +233,11 @@ static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	err = ks_load_spec(&spec, ctx, (void **)&ctx->skel, &ctx->hook);
 	if (err)
 		return err;
+	if (ks_pin_adopted(ctx->skel->obj)) {
+		/* adopted programs kept counting: report from where they are, not from zero */
+		ctx->gen = ctx->skel->bss->ks_gen & 1;
+		ctx->lost_seen = ctx->skel->bss->lost;
+	}
 	for (unsigned int gen = 0; gen < 2 && hashed(ctx); gen++) {
 		struct ks_sc_key k = other_key(gen);
 

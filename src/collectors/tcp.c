@@ -11,6 +11,7 @@
 #include "core/budget.h"
 #include "core/collector.h"
 #include "core/loader.h"
+#include "core/pin.h"
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/tracefs.h"
@@ -231,14 +232,23 @@ static int try_hook(void *vctx, const char *hook)
 		ctx->over_budget = err == -E2BIG;
 	}
 	if (!err)
+		err = ks_pin_prepare(s->obj, hook);
+	if (err >= 0)
 		err = ks_tcp__load(s);
 	if (!err) {
 		precreate(ctx, s);
 		err = ks_tcp__attach(s);
 	}
+	if (!err)
+		err = ks_pin_attached(s->obj, s->skeleton, hook);
 	if (err) {
 		ks_tcp__destroy(s);
 		return err < 0 ? err : -EINVAL;
+	}
+	if (ks_pin_adopted(s->obj)) {
+		/* adopted programs kept counting: report from where they are, not from zero */
+		ctx->gen = s->bss->ks_gen & 1;
+		ctx->seen = s->bss->counts;
 	}
 	if (no_rtt && ctx->by != KS_TCP_BY_REASON) {
 		if (!ctx->has_probe)

@@ -326,3 +326,21 @@ int ks_accum_snapshot(const struct ks_accum *a, struct ks_report *out)
 	ks_report_sort(out);
 	return 0;
 }
+
+int ks_accum_restore(struct ks_accum *a, struct ks_report *total, int other, uint64_t folds, uint64_t expired)
+{
+	const char *name = a->total.collector;
+
+	ks_report_free(&a->total);
+	a->total = *total;
+	a->total.collector = name;
+	memset(total, 0, sizeof(*total));
+	a->other = other >= 0 && other < a->total.nrows ? other : -1;
+	a->folds = folds;
+	a->expired = expired;
+	free(a->changed);
+	a->changed = calloc((size_t)(a->total.cap > 0 ? a->total.cap : 1), sizeof(*a->changed));
+	if (!a->changed)
+		return -ENOMEM;
+	return reindex(a);
+}

@@ -35,6 +35,13 @@ int ks_accum_add(struct ks_accum *a, const struct ks_report *delta);
  * "expired_rows".  0 or -ENOMEM.
  */
 int ks_accum_snapshot(const struct ks_accum *a, struct ks_report *out);
+/*
+ * Takes @total (rows, losses, counters; its names must outlive @a) as the
+ * cumulative state of a fresh accumulator, "other" at row @other (-1:
+ * none) and the fold and expiry counts: how a restarted exporter resumes
+ * (serve --pin).  @total is left empty.  0 or -ENOMEM.
+ */
+int ks_accum_restore(struct ks_accum *a, struct ks_report *total, int other, uint64_t folds, uint64_t expired);
 void ks_accum_free(struct ks_accum *a);
 
 #endif

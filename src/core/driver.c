@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "core/driver.h"
 #include "core/loader.h"
+#include "core/pin.h"
 #include "core/log.h"
 #include "core/procfs.h"
 
@@ -40,8 +41,8 @@ void ks_stop_install(void)
 void ks_report_open_error(const struct ks_collector *col, int err)
 {
 	/* the loader says why each hook failed: privilege, tracefs, the kernel */
-	if (err == -E2BIG)
-		return; /* over the memory budget: ks_budget_check said so, naming the budget */
+	if (err == -E2BIG || ks_pin_failed())
+		return; /* over the memory budget, or pins that do not fit: said already, naming the cause */
 	if (err == -ECANCELED)
 		return; /* the collector said why itself (funclat: which target did not attach) */
 	if (ks_load_error())

@@ -8,6 +8,7 @@
 #include "core/loader.h"
 #include "core/log.h"
 #include "core/names.h"
+#include "core/pin.h"
 #include "core/probe.h"
 #include "core/sysinfo.h"
 #include "core/tracefs.h"
@@ -186,11 +187,15 @@ static int spec_try(void *varg, const char *hook)
 		a->refused = err != 0;
 	}
 	if (!err)
+		err = ks_pin_prepare(ops->obj(s), hook);
+	if (err >= 0)
 		err = ops->load(s);
 	if (!err && a->spec->loaded)
 		err = a->spec->loaded(a->ctx, s);
 	if (!err)
 		err = ops->attach(s);
+	if (!err)
+		err = ks_pin_attached(ops->obj(s), ops->skeleton(s), hook);
 	if (err) {
 		ops->destroy(s);
 		return err < 0 ? err : -EINVAL;

@@ -50,6 +50,7 @@ struct ks_skel_ops {
 	int (*attach)(void *s);
 	void (*destroy)(void *s);
 	struct bpf_object *(*obj)(void *s);
+	struct bpf_object_skeleton *(*skeleton)(void *s); /* its links, for --pin */
 };
 
 #define KS_SKEL_OPS(name)                                                                        \
@@ -73,9 +74,13 @@ struct ks_skel_ops {
 	{                                                                                        \
 		return ((struct name *)s)->obj;                                                  \
 	}                                                                                        \
+	static struct bpf_object_skeleton *name##_ops_skeleton(void *s)                          \
+	{                                                                                        \
+		return ((struct name *)s)->skeleton;                                             \
+	}                                                                                        \
 	static const struct ks_skel_ops name##_ops = { name##_ops_open, name##_ops_load,         \
 						       name##_ops_attach, name##_ops_destroy,    \
-						       name##_ops_obj }
+						       name##_ops_obj, name##_ops_skeleton }
 
 /*
  * One collector's load, declared in place of a hand-written
@@ -85,7 +90,8 @@ struct ks_skel_ops {
  * -errno), @budget_check the configured object before load (optional; a
  * failure ends the search: every variant has the same maps), load,
  * @loaded (optional: rows made ahead), attach; on any failure destroy and
- * try the next variant.
+ * try the next variant.  Under a --pin scope (core/pin.h) the load adopts
+ * the pinned maps and programs, or pins a fresh one once attached.
  */
 struct ks_load_spec {
 	const char *const *hooks; /* NULL-terminated, preferred first */

@@ -26,8 +26,12 @@
 #include "core/instance.h"
 #include "core/log.h"
 #include "core/parse.h"
+#include "core/pin.h"
 #include "output/output.h"
+#include "output/stacks.h"
+#include "profile/profile.h"
 #include "serve/k8s.h"
+#include "serve/pinstate.h"
 #include "serve/prom.h"
 #include "serve/serve.h"
 
@@ -38,6 +42,10 @@
 /* Connections beyond this are refused at accept; idle ones are closed after the timeout. */
 #define CONN_LIMIT 1000
 #define CONN_TIMEOUT_S 10
+/* /debug/pprof/profile: seconds when not asked (Go's default), the longest allowed, the sampling rate */
+#define PROF_DEFAULT_S 30
+#define PROF_MAX_S 120
+#define PROF_HZ 99
 
 /*
  * One period's state, as scrapes see it: the cumulative reports and their
@@ -66,11 +74,29 @@ struct serve_state {
 	pthread_mutex_t web_lock; /* SIGHUP swaps the users */
 	const char *web_path;
 	const char *pods_dir;
+	struct ks_pinstate *pin;	/* --pin: where the totals are saved after each drain */
+	const char *names[MAX_COLS];	/* the collectors' names, as the saved totals know them */
 	atomic_ullong scrapes[3], scrape_ns_last, collect_ns_last, collect_errors;
 	atomic_ullong http_errors;
+	atomic_ullong pin_save_errors; /* --pin: saves of the totals that failed */
+	/* the one /debug/pprof/profile run at a time: its connection is suspended while it samples */
+	atomic_bool prof_busy;
+	bool caps_dropped;
+	struct prof_job *job;
 };
 
-enum { OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG, OPT_DROP_CAPS, OPT_BY, OPT_PODS_DIR };
+struct prof_job {
+	struct serve_state *st;
+	struct MHD_Connection *conn;
+	pthread_t th;
+	int seconds;
+	char *buf; /* the gzip'd profile.proto */
+	size_t len;
+	int err;
+	bool joined;
+};
+
+enum { OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG, OPT_DROP_CAPS, OPT_BY, OPT_PODS_DIR, OPT_PIN };
 
 static const struct ks_optdef serve_opts[] = {
 	{ "collectors", OPT_COLLECTORS, "LIST", "collectors to run (default " DEFAULT_COLLECTORS ")" },
@@ -80,6 +106,7 @@ static const struct ks_optdef serve_opts[] = {
 	{ "by", OPT_BY, "COLLECTOR=KEY", "key one collector by KEY, e.g. syscalls=cgroup,syscall (repeatable)" },
 	{ "pods-dir", OPT_PODS_DIR, "DIR", "kubelet's pod log tree for pod, namespace, container labels (default /var/log/pods)" },
 	{ "drop-caps", OPT_DROP_CAPS, NULL, "drop every capability once the programs are attached and the port is bound" },
+	{ "pin", OPT_PIN, "DIR", "keep programs, links, maps and counters pinned in bpffs under DIR: a restarted serve adopts them" },
 	{ 0 },
 };
 
@@ -87,7 +114,8 @@ static const struct ks_cmd_spec serve_spec = {
 	.name = "serve",
 	.summary = "Export the collectors to Prometheus: counters that never reset, served as /metrics\n"
 		   "(text 0.0.4, OpenMetrics, or protobuf with native histograms, as the scraper asks),\n"
-		   "/healthz and / (a status page).  -i sets the drain period (default 1 s).",
+		   "/healthz, / (a status page) and /debug/pprof/profile?seconds=N (a host CPU profile in\n"
+		   "pprof).  -i sets the drain period (default 1 s).",
 	.common = KS_O_DURATION | KS_O_INTERVAL | KS_O_FILTERS,
 	.opts = serve_opts,
 };
@@ -97,6 +125,7 @@ struct serve_args {
 	long max_series;
 	bool drop_caps;
 	const char *pods_dir;
+	const char *pin;
 	int nby;
 	const char *by[MAX_COLS]; /* "collector=key" */
 };
@@ -111,6 +140,7 @@ static int serve_opt(void *ctx, int id, const char *arg)
 	case OPT_WEB_CONFIG: a->web = arg; return 0;
 	case OPT_DROP_CAPS: a->drop_caps = true; return 0;
 	case OPT_PODS_DIR: a->pods_dir = arg; return 0;
+	case OPT_PIN: a->pin = arg; return 0;
 	case OPT_BY:
 		if (!strchr(arg, '=') || a->nby == MAX_COLS) {
 			p_err("serve: --by '%s': expected COLLECTOR=KEY, e.g. syscalls=cgroup,syscall", KS_ESC(arg));
@@ -308,6 +338,20 @@ static int collect_once(struct serve_state *st)
 		}
 		ks_report_free(&delta[i]);
 	}
+	/*
+	 * --pin: the totals are saved before anyone sees them, so a scrape
+	 * never shows more than a restarted serve resumes from.  What a
+	 * kill -9 between a drain and this save loses is that one period.
+	 * A failed save is counted and serving goes on: a restart would then
+	 * resume from the last good copy.
+	 */
+	if (!err && st->pin) {
+		int e = ks_pinstate_save(st->pin, st->acc, st->names, st->n);
+
+		if (e && !atomic_fetch_add(&st->pin_save_errors, 1))
+			p_warn("serve: cannot save the counters under '%s': %s (counted in ksight_pin_save_errors_total)",
+			       ks_pin_dir(), strerror(-e));
+	}
 	for (int i = 0; i < st->n && !err; i++) {
 		struct ks_report *r = &s->reports[i];
 
@@ -328,6 +372,10 @@ static int collect_once(struct serve_state *st)
 			 PROM_GAUGE, (double)atomic_load(&st->collect_ns_last) / 1e9, NULL, NULL, NULL, NULL);
 		prom_add(&s->set, "ksight_drain_errors", "drains that failed (the period's events are then lost)",
 			 PROM_COUNTER, (double)atomic_load(&st->collect_errors), NULL, NULL, NULL, NULL);
+		if (st->pin)
+			prom_add(&s->set, "ksight_pin_save_errors",
+				 "saves of the totals under --pin that failed (a restart resumes from the last good one)",
+				 PROM_COUNTER, (double)atomic_load(&st->pin_save_errors), NULL, NULL, NULL, NULL);
 	}
 	if (err) {
 		snapshot_free(s);
@@ -480,7 +528,8 @@ static enum MHD_Result serve_index(struct serve_state *st, struct MHD_Connection
 	if (!out)
 		return MHD_NO;
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ksight exporter</title></head><body>\n"
-	      "<h1>ksight exporter</h1>\n<p><a href=\"/metrics\">/metrics</a> &middot; <a href=\"/healthz\">/healthz</a></p>\n"
+	      "<h1>ksight exporter</h1>\n<p><a href=\"/metrics\">/metrics</a> &middot; <a href=\"/healthz\">/healthz</a> &middot; "
+	      "<a href=\"/debug/pprof/profile?seconds=10\">/debug/pprof/profile?seconds=10</a> (a CPU profile, pprof)</p>\n"
 	      "<table border=\"1\"><tr><th>collector</th><th>hook</th><th>series</th><th>events lost</th><th>losses by cause</th></tr>\n",
 	      out);
 	pthread_rwlock_rdlock(&st->lock);
@@ -505,6 +554,129 @@ static enum MHD_Result serve_index(struct serve_state *st, struct MHD_Connection
 		return MHD_NO;
 	}
 	return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", buf, len, MHD_RESPMEM_MUST_FREE);
+}
+
+/* The profile thread: samples the whole host for the job's seconds, renders pprof, resumes the connection. */
+static void *prof_thread(void *arg)
+{
+	struct prof_job *job = arg;
+	struct ks_profile_opts o = { .hz = PROF_HZ, .kernel = true, .user = true };
+	struct ks_profile_result res;
+	struct ks_common c;
+	FILE *m;
+
+	ks_common_init(&c);
+	c.duration = job->seconds;
+	o.c = &c;
+	job->err = ks_filter_build(&c, &o.filter);
+	if (!job->err)
+		job->err = ks_profile_run(&o, &res);
+	if (!job->err) {
+		ks_stacks_sort(&res.st);
+		m = open_memstream(&job->buf, &job->len);
+		job->err = m ? ks_write_pprof(&res.st, m) : -errno;
+		if (m && fclose(m) && !job->err)
+			job->err = -ENOMEM;
+		ks_profile_result_free(&res);
+	}
+	MHD_resume_connection(job->conn);
+	return NULL;
+}
+
+/*
+ * /debug/pprof/profile?seconds=N, as Go's net/http/pprof: a CPU profile of
+ * the host (every process, kernel and user stacks, PROF_HZ samples a second
+ * on each CPU) in gzip'd profile.proto, for go tool pprof, Parca, Pyroscope.
+ * The sampling runs in its own thread with the connection suspended, so the
+ * HTTP workers go on answering scrapes; one profile at a time (429 while
+ * one runs: sampling twice would only cost twice).
+ */
+static enum MHD_Result serve_profile(struct serve_state *st, struct MHD_Connection *conn, void **req)
+{
+	const char *arg = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds");
+	struct prof_job *job = st->job;
+	enum MHD_Result ret;
+	long secs = PROF_DEFAULT_S;
+	char *end, *buf;
+
+	if (job && *req == job) {
+		/* resumed: the thread is done; the job goes in on_completed, which also sees an aborted request */
+		pthread_join(job->th, NULL);
+		job->joined = true;
+		if (job->err) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "cannot profile: %s\n", strerror(-job->err));
+			return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", msg, strlen(msg),
+				     MHD_RESPMEM_MUST_COPY);
+		}
+		buf = job->buf;
+		job->buf = NULL; /* the response's now */
+		return reply(conn, MHD_HTTP_OK, "application/octet-stream", buf, job->len, MHD_RESPMEM_MUST_FREE);
+	}
+	if (arg) {
+		errno = 0;
+		secs = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || secs < 1 || secs > PROF_MAX_S)
+			return reply_str(st, conn, MHD_HTTP_BAD_REQUEST, "seconds: a whole number from 1 to 120\n");
+	}
+	if (st->caps_dropped)
+		return reply_str(st, conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				 "profiling loads a BPF program, which needs the capabilities --drop-caps dropped\n");
+	if (atomic_exchange(&st->prof_busy, true)) {
+		struct MHD_Response *resp = MHD_create_response_from_buffer(
+			strlen("a profile is being taken; retry when it is done\n"),
+			"a profile is being taken; retry when it is done\n", MHD_RESPMEM_PERSISTENT);
+
+		if (!resp)
+			return MHD_NO;
+		atomic_fetch_add(&st->http_errors, 1);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "5");
+		ret = MHD_queue_response(conn, MHD_HTTP_TOO_MANY_REQUESTS, resp);
+		MHD_destroy_response(resp);
+		return ret;
+	}
+	job = calloc(1, sizeof(*job));
+	if (!job) {
+		atomic_store(&st->prof_busy, false);
+		return MHD_NO;
+	}
+	job->st = st;
+	job->conn = conn;
+	job->seconds = (int)secs;
+	st->job = job;
+	*req = job;
+	/* suspended before the thread can resume it */
+	MHD_suspend_connection(conn);
+	if (pthread_create(&job->th, NULL, prof_thread, job)) {
+		MHD_resume_connection(conn);
+		st->job = NULL;
+		*req = NULL;
+		free(job);
+		atomic_store(&st->prof_busy, false);
+		return MHD_NO;
+	}
+	return MHD_YES;
+}
+
+/* Every request's end, answered or aborted: a profile's job is freed here, and the next profile may start. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req, enum MHD_RequestTerminationCode why)
+{
+	struct serve_state *st = cls;
+	struct prof_job *job = st->job;
+
+	(void)conn;
+	(void)why;
+	if (!job || *req != job)
+		return;
+	if (!job->joined)
+		pthread_join(job->th, NULL);
+	free(job->buf);
+	free(job);
+	st->job = NULL;
+	*req = NULL;
+	atomic_store(&st->prof_busy, false);
 }
 
 static bool authorized(struct serve_state *st, struct MHD_Connection *conn)
@@ -569,6 +741,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return serve_metrics(st, conn);
 	if (!strcmp(url, "/healthz"))
 		return serve_health(st, conn);
+	if (!strcmp(url, "/debug/pprof/profile"))
+		return serve_profile(st, conn, req);
 	if (!strcmp(url, "/"))
 		return serve_index(st, conn);
 	return reply_str(st, conn, MHD_HTTP_NOT_FOUND, "not found: see /\n");
@@ -661,7 +835,8 @@ static int drop_caps(void)
 
 static struct MHD_Daemon *start_http(struct serve_state *st, int lfd)
 {
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	/* suspend and resume: a profile's connection waits out of the workers' way */
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	unsigned int limit = CONN_LIMIT;
 	struct rlimit rl;
 	/* the soft fd limit may rise to the hard one without privilege; keep fds for the BPF objects */
@@ -677,7 +852,7 @@ static struct MHD_Daemon *start_http(struct serve_state *st, int lfd)
 			     MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONN_TIMEOUT_S,
 			     /* two workers: a slow render never holds up a health check */
 			     MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
-			     MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
+			     MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, st,
 			     st->web.cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, st->web.cert_pem,
 			     MHD_OPTION_HTTPS_MEM_KEY, st->web.key_pem, MHD_OPTION_END);
 }
@@ -694,7 +869,7 @@ int ks_serve_main(int argc, char **argv)
 	sigset_t sigs;
 	char addr[INET6_ADDRSTRLEN] = "?";
 	double end = 0;
-	int ret = 2, err, port = 0, lfd = -1;
+	int ret = 2, err, port = 0, lfd = -1, pin_lock = -1;
 
 	if (!st) {
 		p_err("out of memory");
@@ -712,6 +887,21 @@ int ks_serve_main(int argc, char **argv)
 		goto out;
 	if (a.web && ks_web_config_load(&st->web, a.web))
 		goto out;
+	if (a.pin && a.drop_caps) {
+		/* the saved counters outgrow their pinned map into a new one, which takes CAP_BPF to make */
+		p_err("serve: --drop-caps and --pin cannot go together: a pinned serve keeps CAP_BPF to grow its pinned "
+		      "state map");
+		goto out;
+	}
+	if (a.pin && ks_pin_check_dir(a.pin))
+		goto out;
+	if (a.pin) {
+		pin_lock = ks_pin_lock(a.pin);
+		if (pin_lock < 0) {
+			ret = 1;
+			goto out;
+		}
+	}
 	st->web_path = a.web;
 	st->pods_dir = a.pods_dir ? a.pods_dir : "/var/log/pods";
 	st->period = c.interval > 0 ? c.interval : 1.0;
@@ -729,6 +919,7 @@ int ks_serve_main(int argc, char **argv)
 				st->in[i].c.by = a.by[j] + n + 1;
 		}
 		ks_accum_init(&st->acc[i], st->in[i].col->spec.name, (int)a.max_series, 0);
+		st->names[i] = st->in[i].col->spec.name;
 	}
 	for (int j = 0; j < a.nby; j++) {
 		const char *key = strchr(a.by[j], '=') + 1;
@@ -765,6 +956,19 @@ int ks_serve_main(int argc, char **argv)
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (a.pin) {
+		ret = 1;
+		st->pin = ks_pinstate_open(a.pin);
+		err = st->pin ? ks_pinstate_load(st->pin, st->acc, st->names, st->n) : -errno;
+		if (err < 0) {
+			p_err("serve: cannot read the counters saved under '%s': %s; 'ksight unpin %s' starts afresh", a.pin,
+			      strerror(-err), a.pin);
+			goto out;
+		}
+		if (err)
+			fprintf(stderr, "ksight: resumed the counters of %d collectors saved under %s\n", err, a.pin);
+		ks_pin_scope(a.pin);
+	}
 	for (int i = 0; i < st->n; i++) {
 		err = ks_instance_open(&st->in[i], &f);
 		if (err) {
@@ -789,6 +993,7 @@ int ks_serve_main(int argc, char **argv)
 			p_err("serve: cannot drop capabilities: %s", strerror(-err));
 			goto out;
 		}
+		st->caps_dropped = true;
 	}
 	d = start_http(st, lfd);
 	if (!d) {
@@ -802,8 +1007,8 @@ int ks_serve_main(int argc, char **argv)
 	else
 		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr, sizeof(addr));
 	for (int i = 0; i < st->n; i++)
-		fprintf(stderr, "ksight: serving %s (hook %s)\n", st->in[i].col->spec.name,
-			st->in[i].col->hook ? st->in[i].col->hook(st->in[i].ctx) : "?");
+		fprintf(stderr, "ksight: serving %s (hook %s)%s\n", st->in[i].col->spec.name,
+			st->in[i].col->hook ? st->in[i].col->hook(st->in[i].ctx) : "?", a.pin ? ", pinned" : "");
 	fprintf(stderr, "ksight: listening on %s://%s%s%s:%d/metrics\n", st->web.cert_pem ? "https" : "http",
 		ss.ss_family == AF_INET6 ? "[" : "", addr, ss.ss_family == AF_INET6 ? "]" : "", port);
 	if (c.duration > 0)
@@ -848,8 +1053,13 @@ int ks_serve_main(int argc, char **argv)
 stop:
 	fprintf(stderr, "ksight: stopping\n");
 out:
-	if (d)
+	if (d) {
+		/* a profile being taken ends now, and its suspended connection is answered before the daemon stops */
+		ks_stop_signal = SIGTERM;
+		for (int i = 0; i < 500 && atomic_load(&st->prof_busy); i++)
+			usleep(10000);
 		MHD_stop_daemon(d);
+	}
 	if (lfd >= 0)
 		close(lfd);
 	for (int i = 0; i < st->n; i++) {
@@ -857,6 +1067,10 @@ out:
 		ks_accum_free(&st->acc[i]);
 	}
 	snapshot_free(st->snap);
+	ks_pinstate_close(st->pin); /* after the accumulators: restored rows point into it */
+	if (pin_lock >= 0)
+		close(pin_lock);
+	ks_pin_scope(NULL);
 	ks_web_config_free(&st->web);
 	pthread_rwlock_destroy(&st->lock);
 	pthread_mutex_destroy(&st->web_lock);

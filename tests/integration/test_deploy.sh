@@ -66,4 +66,105 @@ if command -v promtool >/dev/null 2>&1; then
 else
 	t_skip "prometheus config" "no promtool"
 fi
+# Kubernetes: kustomize builds the DaemonSet, kubernetes-models validates it offline against the schema,
+# and its privilege matches the systemd unit's
+K8S=deploy/kubernetes
+: "${KS_NPM:=/opt/ksight-npm/node_modules}"
+if command -v kubectl >/dev/null 2>&1 && command -v node >/dev/null 2>&1 && [ -d "$KS_NPM/kubernetes-models" ]; then
+	kubectl kustomize "$K8S" >"$T_TMP/k8s.yaml" 2>"$T_TMP/k8s.err"
+	t_eq "kubectl kustomize deploy/kubernetes: exit 0" "0 " "$? $(cat "$T_TMP/k8s.err")"
+	NODE_PATH=$KS_NPM node tests/integration/k8s_validate.js <"$T_TMP/k8s.yaml" >"$T_TMP/k8s.json" 2>"$T_TMP/val.err"
+	t_eq "kubernetes-models: every manifest valid" "0 " "$? $(cat "$T_TMP/val.err")"
+	t_eq "kustomize output: Namespace and DaemonSet" "Namespace DaemonSet" "$(jq -r '[.[].kind] | join(" ")' "$T_TMP/k8s.json")"
+	# the validator does reject: a port that is not a number and an unknown update strategy
+	sed 's/containerPort: 9464/containerPort: nine/; s/type: RollingUpdate/type: Sometimes/' "$T_TMP/k8s.yaml" |
+		NODE_PATH=$KS_NPM node tests/integration/k8s_validate.js >/dev/null 2>"$T_TMP/val.bad"
+	t_eq "kubernetes-models rejects a broken DaemonSet (2 errors named)" "1 2" \
+		"$? $(grep -o 'containerPort must be integer\|updateStrategy/type must be equal' "$T_TMP/val.bad" | wc -l)"
+	ds='.[] | select(.kind == "DaemonSet") | .spec.template.spec'
+	c="$ds | .containers[0]"
+	t_eq "DaemonSet: the unit's capabilities, all others dropped" \
+		"$(sed -n 's/^AmbientCapabilities=//p' "$UNIT" | tr ' ' '\n' | sed 's/^CAP_//' | sort | tr '\n' ' ')ALL" \
+		"$(jq -r "$c | .securityContext.capabilities | (.add | sort | join(\" \")) + \" \" + (.drop | join(\" \"))" "$T_TMP/k8s.json")"
+	t_eq "DaemonSet: not privileged, no privilege escalation, read-only root" "false false true" \
+		"$(jq -r "$c | .securityContext | \"\(.privileged) \(.allowPrivilegeEscalation) \(.readOnlyRootFilesystem)\"" "$T_TMP/k8s.json")"
+	t_eq "DaemonSet: host pid namespace (the kernel's pids are the host's)" true "$(jq -r "$ds | .hostPID" "$T_TMP/k8s.json")"
+	t_eq "DaemonSet: host mounts (read-only but bpffs)" \
+		"/sys/fs/bpf:false /sys/fs/cgroup:true /sys/kernel/btf:true /sys/kernel/tracing:true /var/log/pods:true" \
+		"$(jq -r "[$c | .volumeMounts[] | \"\(.mountPath):\(.readOnly // false)\"] | sort | join(\" \")" "$T_TMP/k8s.json")"
+	t_eq "DaemonSet: every mount has a hostPath volume" "" \
+		"$(jq -r "$ds | . as \$s | .containers[0].volumeMounts[].name | select(. as \$n | [\$s.volumes[] | select(.name == \$n and .hostPath)] | length == 0)" "$T_TMP/k8s.json")"
+	# the container's arguments are ones ksight takes: run them (NODE_IP as loopback, any port)
+	args=$(jq -r "$c | .args[]" "$T_TMP/k8s.json" | sed 's/\$(NODE_IP):9464/127.0.0.1:0/' | tr '\n' ' ')
+	# shellcheck disable=SC2086
+	"$KSIGHT" $args --collectors syscalls -d 1 >/dev/null 2>"$T_TMP/args.err"
+	t_eq "DaemonSet: ksight runs with the container's arguments" "0" "$?"
+else
+	t_skip "kubernetes manifests" "no kubectl, node or kubernetes-models (scripts/setup.sh installs them)"
+fi
+
+# Grafana: every query of the dashboard, run against a real Prometheus scraping a real serve, returns data
+DASH=deploy/grafana/ksight.json
+if command -v prometheus >/dev/null 2>&1 && command -v curl >/dev/null 2>&1; then
+	t_ok "dashboard: valid JSON with panels" sh -c "jq -e '.panels | length >= 5' '$DASH' >/dev/null"
+	free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+	"$KSIGHT" serve --listen 127.0.0.1:0 2>"$T_TMP/g.err" &
+	G_PID=$!
+	T_CLEANUP='kill -KILL $G_PID $GP_PID $S_PID 2>/dev/null; wait 2>/dev/null; rm -f "$IOF"; [ -n "${PRIV_DIR:-}" ] && rm -rf "$PRIV_DIR"'
+	if t_wait_for "$T_TMP/g.err" "listening on"; then
+		GSP=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/metrics|\1|p' "$T_TMP/g.err")
+		GPP=$(free_port)
+		# one job ingests native histograms (protobuf), one the classic buckets (text): both halves of each "or"
+		cat >"$T_TMP/gprom.yml" <<EOT
+global: { scrape_interval: 1s, scrape_timeout: 1s }
+scrape_configs:
+  - job_name: ksight
+    static_configs: [{ targets: ['127.0.0.1:$GSP'] }]
+  - job_name: ksight-classic
+    params: { format: [text] }
+    static_configs: [{ targets: ['127.0.0.1:$GSP'] }]
+EOT
+		prometheus --config.file="$T_TMP/gprom.yml" --storage.tsdb.path="$T_TMP/gtsdb" \
+			--web.listen-address=127.0.0.1:$GPP --enable-feature=native-histograms >"$T_TMP/gprom.log" 2>&1 &
+		GP_PID=$!
+		# data for every panel: block I/O on a real disk, failing syscalls, TCP (the scrapes themselves)
+		IOF=$(pwd)/build/ksight-deploy-io.$$
+		for _ in $(seq 1 20); do
+			dd if=/dev/zero of="$IOF" bs=64k count=8 oflag=direct,dsync 2>/dev/null
+			sleep 0.5
+		done &
+		_io=$!
+		"$WORKLOADS/sysload" -e 2000 >/dev/null &
+		_sl=$!
+		sleep 0.5
+		kill -USR1 $_sl 2>/dev/null
+		gq() {
+			curl -s --max-time 5 --data-urlencode "query=$1" "http://127.0.0.1:$GPP/api/v1/query" |
+				jq -r '[.data.result[]? | .value[1] | select(. != "NaN")] | length' 2>/dev/null
+		}
+		# the dashboard's variables as Grafana fills them: all nodes, a 1 m rate window
+		jq -r '.panels[] | .title as $t | .targets[] | [$t, (.expr | gsub("\n"; " "))] | @tsv' "$DASH" |
+			sed 's/\$node/.*/g; s/\$__rate_interval/1m/g' >"$T_TMP/queries.tsv"
+		end=$(($(date +%s) + 60))
+		while IFS="$(printf '\t')" read -r title expr; do
+			n=0
+			while :; do
+				n=$(gq "$expr")
+				[ "${n:-0}" -gt 0 ] || [ "$(date +%s)" -ge $end ] && break
+				sleep 1
+			done
+			t_ok "dashboard panel '$title': query returns data ($n series)" test "${n:-0}" -gt 0
+		done <"$T_TMP/queries.tsv"
+		nodes=$(curl -s -G --data-urlencode 'match[]=ksight_scrapes_total' "http://127.0.0.1:$GPP/api/v1/label/instance/values" | jq '.data | length')
+		t_ok "dashboard variable node: label_values(ksight_scrapes_total, instance) has the node" test "${nodes:-0}" -gt 0
+		wait $_sl $_io 2>/dev/null
+	else
+		t_fail "dashboard: serve starts" "$(cat "$T_TMP/g.err")"
+	fi
+	kill -TERM $G_PID $GP_PID 2>/dev/null
+	wait $G_PID $GP_PID 2>/dev/null
+	rm -f "$IOF"
+else
+	t_skip "grafana dashboard" "no prometheus"
+fi
 exit $T_FAILED

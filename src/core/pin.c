@@ -1,0 +1,412 @@
+/* --pin: pins a fresh load's maps, programs and links in bpffs; adopts them on the next load instead of loading again. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/statfs.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <stddef.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include "core/log.h"
+#include "core/pin.h"
+#include "ksight/filter.h"
+
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+#define BPFFS "/sys/fs/bpf"
+#define MAX_ADOPTED 32
+
+static const char *pin_dir;
+/* a prepare said why the pins cannot be adopted: the loader's own summary would only repeat it */
+static bool pin_failed;
+/* the objects whose last prepare adopted (collectors ask after load, through their own code paths) */
+static const struct bpf_object *adopted[MAX_ADOPTED];
+
+void ks_pin_scope(const char *dir)
+{
+	pin_dir = dir;
+	pin_failed = false;
+}
+
+bool ks_pin_failed(void)
+{
+	return pin_failed;
+}
+
+const char *ks_pin_dir(void)
+{
+	return pin_dir;
+}
+
+static void set_adopted(const struct bpf_object *obj, bool on)
+{
+	int free_at = -1;
+
+	for (int i = 0; i < MAX_ADOPTED; i++) {
+		if (adopted[i] == obj) {
+			if (!on)
+				adopted[i] = NULL;
+			return;
+		}
+		if (!adopted[i] && free_at < 0)
+			free_at = i;
+	}
+	if (on && free_at >= 0)
+		adopted[free_at] = obj;
+}
+
+bool ks_pin_adopted(const struct bpf_object *obj)
+{
+	for (int i = 0; i < MAX_ADOPTED; i++)
+		if (adopted[i] == obj)
+			return true;
+	return false;
+}
+
+/* @dir/map_<name>: bpffs refuses names with a dot, which libbpf's internal maps have (".bss") */
+static void map_path(char *buf, size_t len, const char *dir, const struct bpf_map *m)
+{
+	char *p;
+
+	snprintf(buf, len, "%s/map_%s", dir, bpf_map__name(m));
+	for (p = buf + strlen(dir) + 1; *p; p++)
+		if (*p == '.')
+			*p = '_';
+}
+
+static bool on_bpffs(const char *path)
+{
+	struct statfs sf;
+
+	return !statfs(path, &sf) && (unsigned long)sf.f_type == (unsigned long)BPF_FS_MAGIC;
+}
+
+/*
+ * Offset in .rodata of the filter's own-pid field, or -1: every run sets it
+ * to its own pid, so it differs between two runs with the same options.
+ * An adopted program keeps leaving out the pid of the serve that loaded it.
+ */
+static long self_pid_offset(const struct bpf_object *obj)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_var_secinfo *v;
+	const struct btf_type *sec;
+	int id;
+
+	if (!btf || (id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC)) < 0)
+		return -1;
+	sec = btf__type_by_id(btf, (__u32)id);
+	v = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, v++) {
+		const struct btf_type *var = btf__type_by_id(btf, v->type);
+
+		if (var && !strcmp(btf__name_by_offset(btf, var->name_off), "ks_filter"))
+			return (long)v->offset + (long)offsetof(struct ks_filter, not_tgid);
+	}
+	return -1;
+}
+
+/* One pinned map checked against @m as configured now: same kind and sizes, and for .rodata the same contents. */
+static int check_map(const struct bpf_object *obj, const struct bpf_map *m, int fd, const char *path)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	const char *name = bpf_map__name(m);
+	int err = 0;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.type != bpf_map__type(m) || info.key_size != bpf_map__key_size(m) ||
+	    info.value_size != bpf_map__value_size(m) || info.max_entries != bpf_map__max_entries(m)) {
+		p_err("pinned map '%s' has other sizes than these options give (%u x %u+%u bytes pinned, %u x %u+%u now); "
+		      "run 'ksight unpin %s' first",
+		      path, info.max_entries, info.key_size, info.value_size, bpf_map__max_entries(m), bpf_map__key_size(m),
+		      bpf_map__value_size(m), pin_dir);
+		return -ESTALE;
+	}
+	if (strlen(name) > 7 && !strcmp(name + strlen(name) - 7, ".rodata")) {
+		size_t sz = 0;
+		const void *want = bpf_map__initial_value((struct bpf_map *)m, &sz);
+		void *have = calloc(1, info.value_size);
+		__u32 zero = 0;
+
+		if (!have)
+			return -ENOMEM;
+		long self = self_pid_offset(obj);
+
+		if (bpf_map_lookup_elem(fd, &zero, have))
+			err = -errno;
+		else if (want && self >= 0 && (size_t)self + sizeof(__u32) <= sz)
+			memcpy((char *)have + self, (const char *)want + self, sizeof(__u32));
+		if (!err && (!want || sz != info.value_size || memcmp(want, have, sz))) {
+			p_err("the programs pinned under '%s' were loaded with other options (filters, keys or sizes); "
+			      "run 'ksight unpin %s' first, or start with the same options",
+			      pin_dir, pin_dir);
+			err = -ESTALE;
+		}
+		free(have);
+	}
+	return err;
+}
+
+/* Reuses every pinned map of @obj under @base and loads none of its programs; 0 or negative errno after a one-line error. */
+static int adopt(struct bpf_object *obj, const char *base)
+{
+	char path[PATH_MAX + 64];
+	struct bpf_program *p;
+	struct bpf_map *m;
+	int err;
+
+	bpf_object__for_each_program(p, obj) {
+		snprintf(path, sizeof(path), "%s/prog_%s", base, bpf_program__name(p));
+		if (bpf_program__autoload(p) != !access(path, F_OK)) {
+			p_err("the programs pinned under '%s' are another set than these options load; run 'ksight unpin %s' "
+			      "first, or start with the same options",
+			      pin_dir, pin_dir);
+			return -ESTALE;
+		}
+	}
+	bpf_object__for_each_map(m, obj) {
+		int fd;
+
+		if (!bpf_map__autocreate(m))
+			continue;
+		map_path(path, sizeof(path), base, m);
+		fd = bpf_obj_get(path);
+		if (fd < 0) {
+			err = -errno;
+			p_err("cannot adopt pinned map '%s': %s; run 'ksight unpin %s' first", path, strerror(-err), pin_dir);
+			return err;
+		}
+		err = check_map(obj, m, fd, path);
+		if (!err && bpf_map__reuse_fd(m, fd))
+			err = -errno;
+		close(fd); /* reuse_fd took its own copy */
+		if (err)
+			return err;
+	}
+	/* the pinned links hold the old programs attached: load none of ours */
+	bpf_object__for_each_program(p, obj)
+		bpf_program__set_autoload(p, false);
+	return 0;
+}
+
+int ks_pin_prepare(struct bpf_object *obj, const char *hook)
+{
+	char base[PATH_MAX], path[PATH_MAX + 64];
+	int err;
+
+	set_adopted(obj, false);
+	if (!pin_dir)
+		return 0;
+	snprintf(base, sizeof(base), "%s/%s", pin_dir, bpf_object__name(obj));
+	if (access(base, F_OK))
+		return 0;
+	/* another hook variant was pinned: the loader goes on to the next one */
+	snprintf(path, sizeof(path), "%s/hook_%s", base, hook);
+	if (access(path, F_OK))
+		return -ENOENT;
+	err = adopt(obj, base);
+	pin_failed = err < 0;
+	if (err < 0)
+		return err;
+	set_adopted(obj, true);
+	return 1;
+}
+
+/* Removes the pins in directory @path (one level) and the directory. */
+static int remove_dir(const char *path)
+{
+	char sub[PATH_MAX + 256];
+	struct dirent *e;
+	DIR *d = opendir(path);
+	int err = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+		/* hook markers are empty directories */
+		if (unlink(sub) && rmdir(sub) && !err)
+			err = -errno;
+	}
+	closedir(d);
+	if (rmdir(path) && !err)
+		err = -errno;
+	return err;
+}
+
+int ks_pin_attached(struct bpf_object *obj, struct bpf_object_skeleton *skel, const char *hook)
+{
+	char tmp[PATH_MAX], fin[PATH_MAX], path[PATH_MAX + 64];
+	const char *name = bpf_object__name(obj);
+	struct bpf_program *p;
+	struct bpf_map *m;
+	int err = 0;
+
+	if (!pin_dir || ks_pin_adopted(obj))
+		return 0;
+	snprintf(tmp, sizeof(tmp), "%s/%s_new", pin_dir, name);
+	snprintf(fin, sizeof(fin), "%s/%s", pin_dir, name);
+	remove_dir(tmp); /* a crash's leftover */
+	if (mkdir(tmp, 0700))
+		return -errno;
+	bpf_object__for_each_map(m, obj) {
+		map_path(path, sizeof(path), tmp, m);
+		if (bpf_map__fd(m) >= 0 && bpf_obj_pin(bpf_map__fd(m), path) && !err)
+			err = -errno;
+	}
+	bpf_object__for_each_program(p, obj) {
+		const char *pn = bpf_program__name(p);
+
+		if (bpf_program__fd(p) < 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/prog_%s", tmp, pn);
+		if (bpf_obj_pin(bpf_program__fd(p), path) && !err)
+			err = -errno;
+	}
+	for (int i = 0; i < skel->prog_cnt; i++) {
+		struct bpf_link *l = *skel->progs[i].link;
+
+		if (!l)
+			continue;
+		snprintf(path, sizeof(path), "%s/link_%s", tmp, skel->progs[i].name);
+		if (bpf_obj_pin(bpf_link__fd(l), path) && !err)
+			err = -errno;
+	}
+	/* the variant a later load must be trying to adopt these */
+	snprintf(path, sizeof(path), "%s/hook_%s", tmp, hook);
+	if (!err && mkdir(path, 0700))
+		err = -errno;
+	if (!err && rename(tmp, fin))
+		err = -errno;
+	if (err) {
+		p_err("cannot pin '%s' under '%s': %s", name, pin_dir, strerror(-err));
+		remove_dir(tmp);
+	}
+	return err;
+}
+
+int ks_pin_check_dir(const char *dir)
+{
+	char parent[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (!dir[0] || strlen(dir) >= sizeof(parent) - 64) {
+		p_err("--pin '%s': expected a directory on a bpf filesystem, e.g. " BPFFS "/ksight", dir);
+		return -EINVAL;
+	}
+	/* a directory meant for the usual place, where nothing is mounted yet: mount bpffs there */
+	if ((!strncmp(dir, BPFFS "/", strlen(BPFFS) + 1) || !strcmp(dir, BPFFS)) && !on_bpffs(BPFFS)) {
+		if (mount("bpf", BPFFS, "bpf", 0, "mode=0700")) {
+			p_err("--pin '%s': nothing is mounted at " BPFFS " and mounting bpffs there failed: %s", dir,
+			      strerror(errno));
+			return -EINVAL;
+		}
+		fprintf(stderr, "ksight: mounted a bpf filesystem at " BPFFS " (it was not mounted)\n");
+	}
+	if (!stat(dir, &st)) {
+		if (!S_ISDIR(st.st_mode) || !on_bpffs(dir)) {
+			p_err("--pin '%s': not a directory on a bpf filesystem; use one under " BPFFS, dir);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (slash == parent)
+		slash[1] = 0;
+	else if (slash)
+		*slash = 0;
+	else
+		snprintf(parent, sizeof(parent), ".");
+	if (!on_bpffs(parent)) {
+		p_err("--pin '%s': '%s' is not on a bpf filesystem; use a directory under " BPFFS, dir, parent);
+		return -EINVAL;
+	}
+	if (mkdir(dir, 0700)) {
+		p_err("--pin '%s': cannot create it: %s", dir, strerror(errno));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int ks_pin_remove(const char *dir)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *e;
+	int err = 0, left = 0;
+	DIR *d;
+
+	if (!on_bpffs(dir) || !(d = opendir(dir))) {
+		p_err("unpin: '%s' is not a directory on a bpf filesystem", dir);
+		return -EINVAL;
+	}
+	while ((e = readdir(d))) {
+		int r;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		/* only what ksight made: the objects' directories and the exporter's state are named ks_* */
+		if (strncmp(e->d_name, "ks_", 3)) {
+			left++;
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		r = unlink(path) ? remove_dir(path) : 0;
+		if (r && !err)
+			err = r;
+	}
+	closedir(d);
+	if (err) {
+		p_err("unpin: cannot remove everything under '%s': %s", dir, strerror(-err));
+		return err;
+	}
+	if (left)
+		fprintf(stderr, "ksight: left '%s' in place: it holds %d pins ksight did not make\n", dir, left);
+	else if (rmdir(dir)) {
+		err = -errno;
+		p_err("unpin: cannot remove '%s': %s", dir, strerror(-err));
+	}
+	return err;
+}
+
+int ks_pin_lock(const char *dir)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	socklen_t len;
+	int fd;
+
+	if (stat(dir, &st))
+		return -errno;
+	/* an abstract socket named by the directory's identity: the kernel frees it with the process, kill -9 included */
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+			  (size_t)snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "ksight-pin-%llx-%llx",
+					   (unsigned long long)st.st_dev, (unsigned long long)st.st_ino));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, len)) {
+		int err = errno == EADDRINUSE ? -EBUSY : -errno;
+
+		close(fd);
+		if (err == -EBUSY)
+			p_err("--pin '%s': another ksight serve is using it; stop that one first", dir);
+		else
+			p_err("--pin '%s': cannot take its lock: %s", dir, strerror(-err));
+		return err;
+	}
+	return fd;
+}

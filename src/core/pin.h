@@ -1,0 +1,54 @@
+/* --pin: collectors' programs, links and maps pinned in bpffs, and adopted by the next process that pins there. */
+#ifndef KS_CORE_PIN_H
+#define KS_CORE_PIN_H
+
+#include <stdbool.h>
+#include <bpf/libbpf.h>
+
+/*
+ * Layout under the pin directory DIR, one directory per BPF object (the
+ * skeleton's name, e.g. DIR/ks_syscalls/): map_<map> (dots made
+ * underscores: bpffs refuses dots), prog_<program>, link_<program> and
+ * hook_<variant>.  A directory is built as <name>_new and renamed into
+ * place once complete, so a crash while pinning leaves nothing adoptable.
+ */
+
+/* Collectors loaded from now on pin under @dir (NULL: nothing is pinned, the default). */
+void ks_pin_scope(const char *dir);
+const char *ks_pin_dir(void);
+
+/*
+ * Before a skeleton's load, with its maps sized and programs chosen for
+ * @hook.  With a pin scope and @obj's directory there, the load adopts
+ * it: every map reuses its pinned twin (after checking type, sizes and
+ * the .rodata contents, i.e. the options the programs were loaded with),
+ * and no program is loaded (the pinned links keep the old ones attached).
+ * Returns 1 when adopting, 0 for a fresh load, -ENOENT when another hook
+ * variant was pinned (the loader tries the next), -ESTALE or another
+ * negative errno after a one-line error when the pins do not match these
+ * options (ks_pin_failed then says so).
+ */
+int ks_pin_prepare(struct bpf_object *obj, const char *hook);
+/* True after a prepare printed why the pins could not be adopted. */
+bool ks_pin_failed(void);
+/* Whether the last ks_pin_prepare of @obj adopted its pins. */
+bool ks_pin_adopted(const struct bpf_object *obj);
+/* After a fresh attach for @hook: pins @obj's maps, programs and the links of @skel; 0 or negative errno. */
+int ks_pin_attached(struct bpf_object *obj, struct bpf_object_skeleton *skel, const char *hook);
+
+/*
+ * Makes sure @dir can hold pins: mounts bpffs at /sys/fs/bpf when nothing
+ * is mounted there (saying so), then checks that @dir is, or can be made,
+ * a directory on a bpf filesystem.  0, or -EINVAL/-errno after a one-line error.
+ */
+int ks_pin_check_dir(const char *dir);
+/*
+ * Makes sure no other process serves from @dir (two would split the
+ * drains and overwrite each other's saved totals): an fd to keep open for
+ * the life of the process, or -EBUSY/-errno after a one-line error.
+ */
+int ks_pin_lock(const char *dir);
+/* Removes what ks_pin_attached and the exporter's state left under @dir, then @dir; 0 or -errno. */
+int ks_pin_remove(const char *dir);
+
+#endif
