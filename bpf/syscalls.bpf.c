@@ -273,31 +273,14 @@ static __always_inline void account(__u64 pid_tgid, __u32 nr, long ret, __u64 de
 	}
 }
 
-/*
- * pid_tgid of current.  In tp_btf programs it is two plain loads from the
- * trusted current task: 6.14+ inlines bpf_get_current_task_btf on x86-64
- * (a per-CPU load), where bpf_get_current_pid_tgid stays a helper call
- * (~30 ns a call here, twice per syscall).  Elsewhere the helper.
- * @trusted must be a compile-time constant.
- */
-static __always_inline __u64 cur_pid_tgid(bool trusted)
-{
-	if (trusted) {
-		struct task_struct *t = bpf_get_current_task_btf();
-
-		return (__u64)(__u32)t->tgid << 32 | (__u32)t->pid;
-	}
-	return bpf_get_current_pid_tgid();
-}
-
 static __always_inline bool never_returns(long nr)
 {
 	return nr == KS_SC_NR_EXIT || nr == KS_SC_NR_EXIT_GROUP;
 }
 
-static __always_inline int on_enter(long id, bool trusted)
+static __always_inline int on_enter(long id)
 {
-	__u64 pid_tgid = cur_pid_tgid(trusted);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid, idx;
 	struct ks_sc_start *st;
 
@@ -329,7 +312,7 @@ static __always_inline int on_enter(long id, bool trusted)
  * restored context is not restarted as a syscall).  A child's return from
  * fork/clone is not a call of its own: the parent's return counts it.
  */
-static __always_inline int count_at_exit(__u64 pid_tgid, long nr, long ret, bool trusted)
+static __always_inline int count_at_exit(__u64 pid_tgid, long nr, long ret)
 {
 	if (nr == -1)
 		nr = KS_SC_NR_RT_SIGRETURN;
@@ -343,7 +326,7 @@ static __always_inline int count_at_exit(__u64 pid_tgid, long nr, long ret, bool
 	/* ksight's own calls too (not_tgid): a return with no start must not bring them back */
 	if (ks_filter.flags || ks_filter.not_tgid || by_tgid()) {
 		if (!pid_tgid)
-			pid_tgid = cur_pid_tgid(trusted);
+			pid_tgid = bpf_get_current_pid_tgid();
 		if (!ks_filter_pass(pid_tgid))
 			return 0;
 	}
@@ -358,9 +341,9 @@ static __always_inline int count_at_exit(__u64 pid_tgid, long nr, long ret, bool
  * execve by a non-leader thread, which returns under the leader's tid) is
  * still a call: counted by @exit_nr without a latency.
  */
-static __always_inline int on_exit_timed(long exit_nr, long ret, bool trusted)
+static __always_inline int on_exit_timed(long exit_nr, long ret)
 {
-	__u64 pid_tgid = cur_pid_tgid(trusted);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid, idx = tid & start_mask;
 	struct ks_sc_start *st = bpf_map_lookup_elem(&starts, &idx);
 	__u64 ts;
@@ -368,12 +351,12 @@ static __always_inline int on_exit_timed(long exit_nr, long ret, bool trusted)
 	if (!st)
 		return 0;
 	if (!st->ts || st->tid != tid)
-		return count_at_exit(pid_tgid, exit_nr, ret, trusted);
+		return count_at_exit(pid_tgid, exit_nr, ret);
 	ts = st->ts;
 	st->ts = 0;
 	/* exit_nr -1: rt_sigreturn, whose start has its number */
 	if (exit_nr >= 0 && exit_nr != st->nr)
-		return count_at_exit(pid_tgid, exit_nr, ret, trusted);
+		return count_at_exit(pid_tgid, exit_nr, ret);
 	if (errors_only && !ks_sc_errno(ret))
 		return 0;
 	account(pid_tgid, st->nr, ret, bpf_ktime_get_ns() - ts, true);
@@ -383,7 +366,7 @@ static __always_inline int on_exit_timed(long exit_nr, long ret, bool trusted)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter__tp_btf, struct pt_regs *regs, long id)
 {
-	return on_enter(id, true);
+	return on_enter(id);
 }
 
 SEC("tp_btf/sys_exit")
@@ -393,14 +376,14 @@ int BPF_PROG(sys_exit__tp_btf, struct pt_regs *regs, long ret)
 	long nr = regs->orig_ax;
 
 	if (timed)
-		return on_exit_timed(nr, ret, true);
-	return count_at_exit(0, nr, ret, true);
+		return on_exit_timed(nr, ret);
+	return count_at_exit(0, nr, ret);
 }
 
 SEC("raw_tp/sys_enter")
 int BPF_PROG(sys_enter__raw_tp, struct pt_regs *regs, long id)
 {
-	return on_enter(id, false);
+	return on_enter(id);
 }
 
 SEC("raw_tp/sys_exit")
@@ -409,22 +392,22 @@ int BPF_PROG(sys_exit__raw_tp, struct pt_regs *regs, long ret)
 	long nr = BPF_CORE_READ(regs, orig_ax);
 
 	if (timed)
-		return on_exit_timed(nr, ret, false);
-	return count_at_exit(0, nr, ret, false);
+		return on_exit_timed(nr, ret);
+	return count_at_exit(0, nr, ret);
 }
 
 SEC("tracepoint/raw_syscalls/sys_enter")
 int sys_enter__tp(struct trace_event_raw_sys_enter *ctx)
 {
-	return on_enter(ctx->id, false);
+	return on_enter(ctx->id);
 }
 
 SEC("tracepoint/raw_syscalls/sys_exit")
 int sys_exit__tp(struct trace_event_raw_sys_exit *ctx)
 {
 	if (timed)
-		return on_exit_timed(ctx->id, ctx->ret, false);
-	return count_at_exit(0, ctx->id, ctx->ret, false);
+		return on_exit_timed(ctx->id, ctx->ret);
+	return count_at_exit(0, ctx->id, ctx->ret);
 }
 
 /*
