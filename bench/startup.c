@@ -99,17 +99,21 @@ int main(int argc, char **argv)
 {
 	const char *ksight = argc > 1 ? argv[1] : "./ksight";
 	int rounds = argc > 2 ? atoi(argv[2]) : 15;
+	/* another build (say, the one before a change), timed in the same alternating rounds */
+	const char *other = argc > 3 ? argv[3] : NULL;
 	struct tool tools[] = {
 		{ .name = "ksight syscalls", .ready = "tracing", .argv = { (char *)ksight, "syscalls", NULL } },
 		{ .name = "ksight syscalls -L", .ready = "tracing", .argv = { (char *)ksight, "syscalls", "-L", NULL } },
 		{ .name = "syscount -L", .ready = "Tracing", .argv = { "/usr/sbin/syscount", "-L", NULL } },
 		{ .name = "ksight runqlat", .ready = "tracing", .argv = { (char *)ksight, "runqlat", NULL } },
 		{ .name = "runqlat (libbpf-tools)", .ready = "Tracing", .argv = { "/usr/sbin/runqlat", NULL } },
+		{ .name = "other: syscalls", .ready = "tracing", .argv = { (char *)other, "syscalls", NULL } },
+		{ .name = "other: runqlat", .ready = "tracing", .argv = { (char *)other, "runqlat", NULL } },
 	};
-	int nt = sizeof(tools) / sizeof(tools[0]);
+	int nt = sizeof(tools) / sizeof(tools[0]) - (other ? 0 : 2);
 
 	if (rounds < 1 || rounds > 256) {
-		fprintf(stderr, "usage: startup [KSIGHT [ROUNDS 1-256]]\n");
+		fprintf(stderr, "usage: startup [KSIGHT [ROUNDS 1-256 [OTHER_KSIGHT]]]\n");
 		return 2;
 	}
 	for (int r = 0; r < rounds; r++)

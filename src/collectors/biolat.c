@@ -54,7 +54,7 @@ struct bl_ctx {
 	__u32 slot_dev[KS_BL_ROW_SLOTS]; /* the disk of each, in the disk mode */
 	__u32 disk;			   /* --disk's dev_t, 0: all */
 	char disk_arg[32];
-	bool refused;			   /* over the memory budget: no other hook is tried */
+	bool classic;			   /* the variant being loaded is the classic tracepoints' */
 	struct ks_budget budget;
 	struct ks_blockdev disks[BL_DISKS];
 	int ndisks;
@@ -281,28 +281,20 @@ static bool rq_keys(const char *hook, bool before_issue)
 	return !before_issue || ks_tp_nargs("block_io_start") > 0;
 }
 
-static int try_hook(void *vctx, const char *hook)
+/* The rodata, map sizes and programs of one load (ks_load_spec). */
+static int configure(void *vctx, void *skel, const char *hook)
 {
 	struct bl_ctx *ctx = vctx;
+	struct ks_biolat *s = skel;
 	bool before_issue = ctx->submit_info || ctx->queued;
-	struct ks_biolat *s;
-	int err;
 
-	if (ctx->refused)
-		return -E2BIG;
-	s = ks_biolat__open();
-	if (!s)
-		return -errno;
+	ctx->classic = !strcmp(hook, KS_HOOK_TP);
 	s->rodata->ks_filter = *ctx->filter;
 	s->rodata->by_mode = ctx->by;
 	s->rodata->submit_info = ctx->submit_info;
 	s->rodata->queued = ctx->queued;
 	s->rodata->disk_only = ctx->disk;
 	size_maps(ctx, s);
-
-	if (!strcmp(hook, KS_HOOK_TP))
-		ks_tracefs_dir(NULL);
-	ks_prog_select(s->obj, hook);
 	/* only the hooks the mode needs: each one costs on every request */
 	if (!ctx->queued)
 		ks_prog_disable(s->obj, "bl_insert");
@@ -328,39 +320,37 @@ static int try_hook(void *vctx, const char *hook)
 	} else {
 		ks_prog_disable(s->obj, "bl_start");
 	}
-	err = ks_budget_check(&ctx->budget, s->obj);
-	if (err == -E2BIG)
-		ctx->refused = true;
-	if (!err && ks_verbose)
-		ks_budget_print(&ctx->budget, "biolat");
-	if (!err)
-		err = ks_pin_prepare(s->obj, hook);
-	if (err >= 0)
-		err = ks_biolat__load(s);
-	if (!err && !strcmp(hook, KS_HOOK_TP))
-		err = fill_part_disk(bpf_map__fd(s->maps.part_disk));
-	if (!err) {
-		ctx->nslots = 0;
-		assign_devs(ctx, bpf_map__fd(s->maps.devs));
-		precreate_rows(ctx, s);
-	}
-	if (!err)
-		err = ks_biolat__attach(s);
-	if (!err)
-		err = ks_pin_attached(s->obj, s->skeleton, hook);
-	if (err) {
-		ks_biolat__destroy(s);
-		ctx->skel = NULL;
-		return err < 0 ? err : -EINVAL;
-	}
-	ctx->skel = s;
-	if (ks_pin_adopted(s->obj)) {
-		/* adopted programs kept counting: report from where they are, not from zero */
-		ctx->gen = s->bss->ks_gen & 1;
-		ctx->seen = s->bss->counts;
-	}
 	return 0;
 }
+
+static int budget_check(void *vctx, struct bpf_object *obj)
+{
+	struct bl_ctx *ctx = vctx;
+	int err = ks_budget_check(&ctx->budget, obj);
+
+	if (!err && ks_verbose)
+		ks_budget_print(&ctx->budget, "biolat");
+	return err;
+}
+
+/* After load, before attach: partitions (classic tracepoints), devices and rows made ahead. */
+static int loaded(void *vctx, void *skel)
+{
+	struct bl_ctx *ctx = vctx;
+	struct ks_biolat *s = skel;
+	int err = 0;
+
+	if (ctx->classic)
+		err = fill_part_disk(bpf_map__fd(s->maps.part_disk));
+	if (err)
+		return err;
+	ctx->nslots = 0;
+	assign_devs(ctx, bpf_map__fd(s->maps.devs));
+	precreate_rows(ctx, s);
+	return 0;
+}
+
+KS_SKEL_OPS(ks_biolat);
 
 /* -Q: queue time needs block_rq_insert, which a disk without an I/O scheduler never fires. */
 static void warn_no_scheduler(const struct bl_ctx *ctx)
@@ -383,7 +373,12 @@ static void warn_no_scheduler(const struct bl_ctx *ctx)
 static int bl_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
 {
 	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
+	static const struct ks_load_spec spec = {
+		.hooks = hooks, .skel = &ks_biolat_ops, .configure = configure, .budget_check = budget_check,
+		.loaded = loaded,
+	};
 	struct bl_ctx *ctx = vctx;
+	int err;
 	int by = ks_by_parse(bl_by_words, c->by);
 
 	if (by < 0)
@@ -407,7 +402,15 @@ static int bl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	ctx->zbuf = calloc((size_t)ks_ncpus(), sizeof(struct ks_bl_stat));
 	if (!ctx->vbuf || !ctx->zbuf)
 		return -ENOMEM;
-	return ks_load_first(hooks, try_hook, ctx, &ctx->hook);
+	err = ks_load_spec(&spec, ctx, (void **)&ctx->skel, &ctx->hook);
+	if (err)
+		return err;
+	if (ks_pin_adopted(ctx->skel->obj)) {
+		/* adopted programs kept counting: report from where they are, not from zero */
+		ctx->gen = ctx->skel->bss->ks_gen & 1;
+		ctx->seen = ctx->skel->bss->counts;
+	}
+	return 0;
 }
 
 static const char *bl_hook(void *vctx)

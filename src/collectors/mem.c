@@ -102,7 +102,6 @@ struct mem_ctx {
 	int migrate_nargs;
 	bool oom_task; /* mark_victim passes the task (else a pid) */
 	bool rename;   /* task:task_rename exists: pid rows follow renames and execs */
-	bool refused;  /* over the budget: no hook is tried again */
 	struct ks_budget budget;
 	uint32_t fault_rows, rare_rows, starts_rows;
 	struct ks_mem_counts seen;
@@ -219,17 +218,13 @@ static void size_rows(struct mem_ctx *ctx)
 					  64, STARTS_MAX, true);
 }
 
-static int try_hook(void *vctx, const char *hook)
+/* The rodata, map sizes and programs of one load (ks_load_spec). */
+static int configure(void *vctx, void *skel, const char *hook)
 {
 	struct mem_ctx *ctx = vctx;
-	struct ks_mem *s;
-	int err;
+	struct ks_mem *s = skel;
 
-	if (ctx->refused)
-		return -E2BIG;
-	s = ks_mem__open();
-	if (!s)
-		return -errno;
+	(void)hook;
 	s->rodata->ks_filter = *ctx->filter;
 	s->rodata->by_mode = by_mode(ctx->by);
 	s->rodata->migrate_nargs = (__u32)ctx->migrate_nargs;
@@ -237,10 +232,6 @@ static int try_hook(void *vctx, const char *hook)
 	bpf_map__set_max_entries(s->maps.rare, ctx->rare_rows);
 	bpf_map__set_max_entries(s->maps.starts, ctx->starts_rows);
 	bpf_map__set_max_entries(s->maps.pid_comm, ctx->by == KS_TASK_PID ? ctx->fault_rows : 1);
-	/* classic tracepoints find their ids in tracefs; the others need none */
-	if (!strcmp(hook, KS_HOOK_TP))
-		ks_tracefs_dir(NULL);
-	ks_prog_select(s->obj, hook);
 	for (size_t i = 0; i < NEVENTS; i++)
 		if (mem_events[i].variants && ctx->missing[i])
 			ks_prog_disable(s->obj, mem_events[i].prog);
@@ -250,37 +241,30 @@ static int try_hook(void *vctx, const char *hook)
 	set_autoload(s->obj, "mem_oom_signal", !ctx->missing[EV_OOM] && !ctx->oom_task);
 	bpf_map__set_autocreate(s->maps.victims, !ctx->missing[EV_OOM] && !ctx->oom_task);
 	set_autoload(s->obj, "mem_rename", ctx->rename && ctx->by == KS_TASK_PID);
-	err = ks_budget_check(&ctx->budget, s->obj);
-	if (err) {
-		ctx->refused = true;
-		ks_mem__destroy(s);
-		return err;
-	}
-	err = ks_pin_prepare(s->obj, hook);
-	if (err >= 0)
-		err = ks_mem__load(s);
-	if (!err) {
-		precreate(ctx, s);
-		err = ks_mem__attach(s);
-	}
-	if (!err)
-		err = ks_pin_attached(s->obj, s->skeleton, hook);
-	if (err) {
-		ks_mem__destroy(s);
-		return err < 0 ? err : -EINVAL;
-	}
-	ctx->skel = s;
-	if (ks_pin_adopted(s->obj)) {
-		/* adopted programs kept counting: report from where they are, not from zero */
-		ctx->gen = s->bss->ks_gen & 1;
-		ctx->seen = s->bss->counts;
-	}
 	return 0;
 }
+
+static int budget_check(void *vctx, struct bpf_object *obj)
+{
+	return ks_budget_check(&((struct mem_ctx *)vctx)->budget, obj);
+}
+
+/* After load, before attach: the rows made ahead. */
+static int loaded(void *vctx, void *skel)
+{
+	precreate(vctx, skel);
+	return 0;
+}
+
+KS_SKEL_OPS(ks_mem);
 
 static int mem_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
 {
 	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
+	static const struct ks_load_spec spec = {
+		.hooks = hooks, .skel = &ks_mem_ops, .configure = configure, .budget_check = budget_check,
+		.loaded = loaded,
+	};
 	struct mem_ctx *ctx = vctx;
 	size_t n = (size_t)ks_ncpus(), vsize = n * sizeof(struct ks_mem_fault);
 	int err;
@@ -302,10 +286,17 @@ static int mem_open(void *vctx, const struct ks_common *c, const struct ks_filte
 	ctx->zrare = calloc(1, sizeof(struct ks_mem_rare));
 	if (!ctx->vbuf || !ctx->zfaults || !ctx->zrare)
 		return -ENOMEM;
-	err = ks_load_first(hooks, try_hook, ctx, &ctx->hook);
-	if (!err && ks_verbose)
+	err = ks_load_spec(&spec, ctx, (void **)&ctx->skel, &ctx->hook);
+	if (err)
+		return err;
+	if (ks_verbose)
 		ks_budget_print(&ctx->budget, "mem");
-	return err;
+	if (ks_pin_adopted(ctx->skel->obj)) {
+		/* adopted programs kept counting: report from where they are, not from zero */
+		ctx->gen = ctx->skel->bss->ks_gen & 1;
+		ctx->seen = ctx->skel->bss->counts;
+	}
+	return 0;
 }
 
 static const char *mem_hook(void *vctx)

@@ -43,7 +43,6 @@ struct tcp_ctx {
 	const char *hook;
 	struct ks_budget budget;
 	uint32_t rows_fit;	/* rows per half the budget holds (<= max_rows) */
-	bool over_budget;	/* refused once: the other variants are not tried */
 	unsigned int gen;
 	unsigned int old; /* the half tcp_mark retired, for tcp_drain */
 	struct ks_tcp_counts seen;
@@ -186,23 +185,23 @@ static void size_maps(struct tcp_ctx *ctx, struct ks_tcp *s)
 	bpf_map__set_max_entries(s->maps.pid_comm, ctx->by == KS_TCP_BY_PID ? ctx->rows_fit : 1);
 }
 
-static int try_hook(void *vctx, const char *hook)
+/* Whether hook @hook leaves tcp without RTT: its variant times RTT at tcp:tcp_probe, which this kernel lacks or cannot charge. */
+static bool no_rtt(const struct tcp_ctx *ctx, const struct tcp_variant *v, const char *hook)
+{
+	/* the classic record must name the socket: RTT is charged to its owner */
+	return !strcmp(v->rtt, v->base) && (!ctx->has_probe || (!strcmp(hook, KS_HOOK_TP) && !ctx->probe_sk));
+}
+
+/* The rodata, map sizes and programs of one load (ks_load_spec). */
+static int configure(void *vctx, void *skel, const char *hook)
 {
 	struct tcp_ctx *ctx = vctx;
 	const struct tcp_variant *v = variant_of(hook);
-	bool tracepoint_rtt = v && !strcmp(v->rtt, v->base);
-	/* the classic record must name the socket: RTT is charged to its owner */
-	bool no_rtt = tracepoint_rtt && (!ctx->has_probe || (!strcmp(hook, KS_HOOK_TP) && !ctx->probe_sk));
-	struct ks_tcp *s;
+	struct ks_tcp *s = skel;
 	int err;
 
 	if (!v)
 		return -ENOENT;
-	if (ctx->over_budget)
-		return -E2BIG;
-	s = ks_tcp__open();
-	if (!s)
-		return -errno;
 	s->rodata->ks_filter = *ctx->filter;
 	s->rodata->by_mode = ctx->by;
 	s->rodata->retrans_err_arg = ctx->retrans_err;
@@ -224,33 +223,32 @@ static int try_hook(void *vctx, const char *hook)
 		ks_prog_disable(s->obj, "tcp_synack");
 		if (!ctx->filter->flags)
 			ks_prog_disable(s->obj, "tcp_state");
-	} else if (no_rtt) {
+	} else if (no_rtt(ctx, v, hook)) {
 		ks_prog_disable(s->obj, "tcp_rtt");
 	}
-	if (!err) {
-		err = ks_budget_check(&ctx->budget, s->obj);
-		ctx->over_budget = err == -E2BIG;
-	}
-	if (!err)
-		err = ks_pin_prepare(s->obj, hook);
-	if (err >= 0)
-		err = ks_tcp__load(s);
-	if (!err) {
-		precreate(ctx, s);
-		err = ks_tcp__attach(s);
-	}
-	if (!err)
-		err = ks_pin_attached(s->obj, s->skeleton, hook);
-	if (err) {
-		ks_tcp__destroy(s);
-		return err < 0 ? err : -EINVAL;
-	}
-	if (ks_pin_adopted(s->obj)) {
-		/* adopted programs kept counting: report from where they are, not from zero */
-		ctx->gen = s->bss->ks_gen & 1;
-		ctx->seen = s->bss->counts;
-	}
-	if (no_rtt && ctx->by != KS_TCP_BY_REASON) {
+	return err;
+}
+
+static int budget_check(void *vctx, struct bpf_object *obj)
+{
+	return ks_budget_check(&((struct tcp_ctx *)vctx)->budget, obj);
+}
+
+/* After load, before attach: the rows made ahead. */
+static int loaded(void *vctx, void *skel)
+{
+	precreate(vctx, skel);
+	return 0;
+}
+
+KS_SKEL_OPS(ks_tcp);
+
+/* What the chosen hook leaves out, and what the budget allows, once loaded. */
+static void loaded_notes(const struct tcp_ctx *ctx)
+{
+	const char *hook = ctx->hook;
+
+	if (ctx->by != KS_TCP_BY_REASON && no_rtt(ctx, variant_of(hook), hook)) {
 		if (!ctx->has_probe)
 			p_warn("tcp: tracepoint tcp:tcp_probe is not in this kernel; no RTT with hook %s", hook);
 		else
@@ -261,8 +259,6 @@ static int try_hook(void *vctx, const char *hook)
 		       ctx->rows_fit, ctx->max_rows);
 	if (ks_verbose)
 		ks_budget_print(&ctx->budget, "tcp");
-	ctx->skel = s;
-	return 0;
 }
 
 /* The kernel's names of drop reasons, from its BTF: enum skb_drop_reason. */
@@ -313,8 +309,13 @@ static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filte
 	};
 	/* drop reasons only: no RTT, so neither fentry nor kprobe has anything to add */
 	static const char *const tp_hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
+	struct ks_load_spec spec = {
+		.hooks = hooks, .skel = &ks_tcp_ops, .configure = configure, .budget_check = budget_check,
+		.loaded = loaded,
+	};
 	struct tcp_ctx *ctx = vctx;
 	int by = ks_by_parse(tcp_by_words, c->by);
+	int err;
 
 	if (by < 0)
 		return by;
@@ -342,7 +343,18 @@ static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filte
 		return -ENOMEM;
 	if (ctx->by == KS_TCP_BY_REASON)
 		load_reasons(ctx);
-	return ks_load_first(ctx->by == KS_TCP_BY_REASON ? tp_hooks : hooks, try_hook, ctx, &ctx->hook);
+	if (ctx->by == KS_TCP_BY_REASON)
+		spec.hooks = tp_hooks;
+	err = ks_load_spec(&spec, ctx, (void **)&ctx->skel, &ctx->hook);
+	if (err)
+		return err;
+	loaded_notes(ctx);
+	if (ks_pin_adopted(ctx->skel->obj)) {
+		/* adopted programs kept counting: report from where they are, not from zero */
+		ctx->gen = ctx->skel->bss->ks_gen & 1;
+		ctx->seen = ctx->skel->bss->counts;
+	}
+	return 0;
 }
 
 static const char *tcp_hook(void *vctx)

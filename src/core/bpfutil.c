@@ -1,11 +1,16 @@
 /* libbpf-adjacent helpers shared by collectors. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/membarrier.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -216,6 +221,81 @@ int ks_array_drain(int fd, uint32_t first, uint32_t n, void *value_buf, size_t v
 			return -errno;
 	}
 	return 0;
+}
+
+/*
+ * The kernel's BTF, for libbpf as well: this definition preempts libbpf's
+ * own, which libbpf reaches through its PLT whenever it loads tp_btf or
+ * fentry programs or relocates CO-RE reads.  libbpf 1.1 freads the 5 MiB
+ * /sys/kernel/btf/vmlinux, which sysfs serves 4 KiB a read(), into one
+ * buffer and copies it to another: 60% of `ksight syscalls` start-up here
+ * (issue 11, start-up).  Linux 6.16+ lets the file be mapped, which leaves
+ * one copy (btf__new's) and no reads.  Anywhere else, libbpf's own loader.
+ */
+
+/*
+ * A block of @n bytes on the heap, its pages made present with one
+ * madvise and freed again, for the next malloc of that size to reuse:
+ * btf__new copies the 5 MiB into a fresh block, and a first touch of each
+ * of its 1,340 pages is a page fault, ~10 us apiece in this VM (a third
+ * of start-up).  The heap, not an mmap of glibc's own, so that the free
+ * keeps the pages; the thresholds go back to glibc's defaults after.
+ */
+static void heap_prefault(size_t n)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *p;
+
+	mallopt(M_MMAP_THRESHOLD, (int)(n * 2));
+	mallopt(M_TRIM_THRESHOLD, (int)(n * 4));
+	p = malloc(n + (size_t)pg);
+	if (p) {
+		uintptr_t a = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+
+#ifdef MADV_POPULATE_WRITE
+		madvise((void *)a, n, MADV_POPULATE_WRITE);
+#endif
+		free(p);
+	}
+}
+
+static void heap_prefault_end(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+}
+
+struct btf *btf__load_vmlinux_btf(void)
+{
+	static const char path[] = "/sys/kernel/btf/vmlinux";
+	struct btf *(*libbpf_own)(void);
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && !fstat(fd, &st) && st.st_size > 0) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+
+		if (m != MAP_FAILED) {
+			struct btf *btf;
+
+			heap_prefault((size_t)st.st_size);
+			btf = btf__new(m, (__u32)st.st_size);
+			heap_prefault_end();
+			munmap(m, (size_t)st.st_size);
+			if (btf) {
+				close(fd);
+				return btf;
+			}
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	libbpf_own = (struct btf *(*)(void))dlsym(RTLD_NEXT, "btf__load_vmlinux_btf");
+	if (!libbpf_own) {
+		errno = ENOENT;
+		return NULL;
+	}
+	return libbpf_own();
 }
 
 static struct btf *vmlinux_btf;
