@@ -107,8 +107,18 @@ int ks_rec_out_events(struct ks_rec_out *o, const struct ks_rec_chunk *c, const 
 			o->file_lost += c->lost;
 		return err;
 	}
-	if (o->full)
+	if (o->full) {
+		/* full since another CPU's flush: this CPU's events are dropped, its losses still go in */
+		if (c->lost) {
+			struct ks_rec_chunk piece = *c;
+
+			piece.count = 0;
+			piece.first_ts = piece.last_ts = 0;
+			if (!ks_rec_append(&o->w, &piece, NULL, 0))
+				o->file_lost += c->lost;
+		}
 		return -ENOSPC;
+	}
 	while (off < len) {
 		struct ks_rec_chunk piece = *c;
 		uint64_t lim = limit(o), room;
