@@ -90,6 +90,21 @@ static int rotate(struct ks_rec_out *o)
 	return start_file(o);
 }
 
+/* @c's header with no events, carrying @lost: losses go into the file even once it is full (inside the reserve). */
+static int append_losses(struct ks_rec_out *o, const struct ks_rec_chunk *c, uint64_t lost)
+{
+	struct ks_rec_chunk piece = *c;
+	int err;
+
+	piece.count = 0;
+	piece.first_ts = piece.last_ts = 0;
+	piece.lost = lost;
+	err = ks_rec_append(&o->w, &piece, NULL, 0);
+	if (!err)
+		o->file_lost += lost;
+	return err;
+}
+
 int ks_rec_out_events(struct ks_rec_out *o, const struct ks_rec_chunk *c, const void *p, uint32_t len,
 		      uint32_t *written)
 {
@@ -98,25 +113,12 @@ int ks_rec_out_events(struct ks_rec_out *o, const struct ks_rec_chunk *c, const 
 	int err;
 
 	*written = 0;
-	if (!len) {
-		struct ks_rec_chunk piece = *c;
-
-		/* losses only: a header's worth, inside the reserve (also once full: the losses stay in chunks) */
-		err = ks_rec_append(&o->w, &piece, NULL, 0);
-		if (!err)
-			o->file_lost += c->lost;
-		return err;
-	}
+	if (!len)
+		return append_losses(o, c, lost);
 	if (o->full) {
 		/* full since another CPU's flush: this CPU's events are dropped, its losses still go in */
-		if (c->lost) {
-			struct ks_rec_chunk piece = *c;
-
-			piece.count = 0;
-			piece.first_ts = piece.last_ts = 0;
-			if (!ks_rec_append(&o->w, &piece, NULL, 0))
-				o->file_lost += c->lost;
-		}
+		if (lost)
+			append_losses(o, c, lost);
 		return -ENOSPC;
 	}
 	while (off < len) {
@@ -152,14 +154,9 @@ int ks_rec_out_events(struct ks_rec_out *o, const struct ks_rec_chunk *c, const 
 				n = 1;
 			} else {
 				o->full = true;
-				if (lost) {
-					/* the losses this chunk carried still go in, as a chunk of none */
-					piece.count = 0;
-					piece.first_ts = piece.last_ts = 0;
-					piece.lost = lost;
-					if (!ks_rec_append(&o->w, &piece, NULL, 0))
-						o->file_lost += lost;
-				}
+				/* the losses this chunk carried still go in, as a chunk of none */
+				if (lost)
+					append_losses(o, c, lost);
 				return -ENOSPC;
 			}
 		}
