@@ -29,7 +29,7 @@ fi
 URL=$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$T_TMP/s.err")
 kill -USR1 "$G_PID"
 T_WAIT=120 t_wait_for "$T_TMP/nf.out" "done"
-t_eq "workload: $KIDS children ran" "done 0" "$(tail -1 "$T_TMP/nf.out")"
+t_eq "workload: $KIDS children ran" "done 0 $KIDS" "$(tail -1 "$T_TMP/nf.out")"
 wait "$G_PID" 2>/dev/null
 G_PID=
 sleep 1.5
