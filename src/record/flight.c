@@ -8,6 +8,9 @@
 /* How long past a window's end the recorder waits for its events to come out of every ring. */
 #define SETTLE_NS 200000000ull
 
+/* Triggers waiting for their window (--trigger-all): more in one batch are not kept. */
+#define MAX_QUEUE 16
+
 struct kept {
 	struct ks_rec_chunk hdr;
 	char *buf;
@@ -20,12 +23,16 @@ struct ks_flight {
 	enum ks_flight_state state;
 	struct kept *head, *tail;
 	uint64_t bytes;
-	uint64_t lo, hi;	/* the window being written */
-	uint64_t *upto;		/* per CPU: the last timestamp written (no event twice across windows) */
+	uint64_t lo, hi;	/* the window being written (AFTER), or the last one written */
 	uint64_t *pending_lost; /* per CPU: losses of chunks not written */
 	uint64_t triggers, written;
-	/* --trigger-all: triggers seen while a window was being written, each past the one before it */
-	uint64_t queue[16];
+	/*
+	 * Triggers seen whose window is not opened yet, oldest first.  Sorted
+	 * here, not taken in the order they arrive: a batch holds each CPU's
+	 * ring in turn, so a later marker on CPU 0 is seen before an earlier
+	 * one on CPU 1.  Without --trigger-all only the oldest is kept.
+	 */
+	uint64_t queue[MAX_QUEUE];
 	int nqueue;
 	char *tmp;		/* a chunk's events in the window */
 	uint32_t tmp_cap;
@@ -39,13 +46,20 @@ struct ks_flight *ks_flight_new(const struct ks_rec_opts *o, int ncpus)
 		return NULL;
 	fl->o = o;
 	fl->ncpus = ncpus;
-	fl->upto = calloc((size_t)ncpus, sizeof(*fl->upto));
 	fl->pending_lost = calloc((size_t)ncpus, sizeof(*fl->pending_lost));
-	if (!fl->upto || !fl->pending_lost) {
+	if (!fl->pending_lost) {
 		ks_flight_free(fl);
 		return NULL;
 	}
 	return fl;
+}
+
+static void free_kept(struct ks_flight *fl, struct kept *k)
+{
+	if (k->hdr.cpu < (uint32_t)fl->ncpus)
+		fl->pending_lost[k->hdr.cpu] += k->hdr.lost;
+	free(k->buf);
+	free(k);
 }
 
 static void drop_head(struct ks_flight *fl)
@@ -55,11 +69,8 @@ static void drop_head(struct ks_flight *fl)
 	fl->head = k->next;
 	if (!fl->head)
 		fl->tail = NULL;
-	if (k->hdr.cpu < (uint32_t)fl->ncpus)
-		fl->pending_lost[k->hdr.cpu] += k->hdr.lost;
 	fl->bytes -= k->hdr.len;
-	free(k->buf);
-	free(k);
+	free_kept(fl, k);
 }
 
 void ks_flight_free(struct ks_flight *fl)
@@ -68,7 +79,6 @@ void ks_flight_free(struct ks_flight *fl)
 		return;
 	while (fl->head)
 		drop_head(fl);
-	free(fl->upto);
 	free(fl->pending_lost);
 	free(fl->tmp);
 	free(fl);
@@ -79,17 +89,10 @@ enum ks_flight_state ks_flight_state(const struct ks_flight *fl)
 	return fl->state;
 }
 
-static void start(struct ks_flight *fl, uint64_t ts)
-{
-	fl->state = KS_FL_PENDING;
-	fl->triggers++;
-	fl->lo = ts > fl->o->before_ns ? ts - fl->o->before_ns : 0;
-	fl->hi = ts + fl->o->after_ns;
-}
-
 void ks_flight_see(struct ks_flight *fl, const struct ks_rec_event *e)
 {
 	const struct ks_rec_tps *tps = fl->o->tps;
+	int max = fl->o->trigger_all ? MAX_QUEUE : 1;
 	uint16_t type;
 	int i;
 
@@ -100,125 +103,209 @@ void ks_flight_see(struct ks_flight *fl, const struct ks_rec_event *e)
 		;
 	if (i == tps->n || !fl->o->trigger[i].n || !ks_flt_run(&fl->o->trigger[i], e))
 		return;
-	if (fl->state == KS_FL_IDLE) {
-		start(fl, e->ts);
-	} else if (fl->o->trigger_all && fl->nqueue < (int)(sizeof(fl->queue) / sizeof(fl->queue[0])) &&
-		   e->ts > (fl->nqueue ? fl->queue[fl->nqueue - 1] + fl->o->after_ns : fl->hi)) {
-		/* events come in batches: the next marker may arrive with the window of this one */
-		fl->queue[fl->nqueue++] = e->ts;
-	}
+	/* inside (or before the end of) the last window: part of it, not a window of its own */
+	if (fl->triggers && e->ts <= fl->hi)
+		return;
+	for (i = fl->nqueue; i > 0 && fl->queue[i - 1] > e->ts; i--)
+		;
+	if (i == max)
+		return; /* after every waiting trigger and no room; without --trigger-all, after the first */
+	if (fl->nqueue == max)
+		fl->nqueue--; /* the latest waiting one gives way to an earlier one */
+	memmove(fl->queue + i + 1, fl->queue + i, (size_t)(fl->nqueue - i) * sizeof(fl->queue[0]));
+	fl->queue[i] = e->ts;
+	fl->nqueue++;
+	if (fl->state == KS_FL_IDLE)
+		fl->state = KS_FL_PENDING;
 }
 
 /*
- * Appends the events of @c (payload @p) with lo <= ts <= hi and newer than
- * what was written for its CPU, as one chunk carrying the CPU's losses so far.
+ * Appends the events of @p (@len bytes of CPU @cpu, @lost losses before
+ * them) with lo <= ts <= hi as one chunk carrying the CPU's losses so far,
+ * and copies the others, in their order, to @rest (which may be @p: they
+ * only move down), their count and extent in @rh.  What is written leaves
+ * the queue, so no event is written twice; the test is each event's own
+ * time, not a chunk's first and last, nor a per-CPU "written up to": one
+ * ring is not in time order when programs are preempted between taking a
+ * timestamp and reserving ring space.
  */
-static int write_part(struct ks_flight *fl, struct ks_rec_writer *w, const struct ks_rec_chunk *c, const void *p,
-		      uint64_t lo, uint64_t hi)
+static int write_part(struct ks_flight *fl, struct ks_rec_writer *w, uint32_t cpu, uint64_t lost, const char *p,
+		      uint32_t len, char *rest, struct ks_rec_chunk *rh)
 {
-	struct ks_rec_chunk out = { .type = KS_REC_EVENTS, .cpu = c->cpu };
+	struct ks_rec_chunk out = { .type = KS_REC_EVENTS, .cpu = cpu };
 	const struct ks_rec_event *e;
-	uint32_t off = 0, len = 0, cpu = c->cpu;
+	uint32_t off = 0, wlen = 0;
 	int err;
 
+	*rh = (struct ks_rec_chunk){ .type = KS_REC_EVENTS, .cpu = cpu };
 	if (cpu >= (uint32_t)fl->ncpus)
 		return 0;
-	fl->pending_lost[cpu] += c->lost;
-	if (c->len > fl->tmp_cap) {
-		char *n = realloc(fl->tmp, c->len);
+	fl->pending_lost[cpu] += lost;
+	if (len > fl->tmp_cap) {
+		char *n = realloc(fl->tmp, len);
 
 		if (!n)
 			return -ENOMEM;
 		fl->tmp = n;
-		fl->tmp_cap = c->len;
+		fl->tmp_cap = len;
 	}
-	while ((e = ks_rec_next_event(p, c->len, &off))) {
+	while ((e = ks_rec_next_event(p, len, &off))) {
 		uint32_t sz = ks_rec_ev_stride(e->len);
+		struct ks_rec_chunk *to = e->ts < fl->lo || e->ts > fl->hi ? rh : &out;
 
-		if (e->ts < lo || e->ts > hi || (fl->upto[cpu] && e->ts <= fl->upto[cpu]))
-			continue;
-		memcpy(fl->tmp + len, e, sz);
-		len += sz;
-		if (!out.count++)
-			out.first_ts = e->ts;
-		out.last_ts = e->ts;
+		if (to == rh)
+			memmove(rest + rh->len, e, sz);
+		else
+			memcpy(fl->tmp + wlen, e, sz);
+		to->len += sz;
+		if (to == &out)
+			wlen += sz;
+		if (!to->count++ || e->ts < to->first_ts)
+			to->first_ts = e->ts;
+		if (e->ts > to->last_ts)
+			to->last_ts = e->ts;
 	}
 	if (!out.count)
 		return 0;
 	out.lost = fl->pending_lost[cpu];
-	err = ks_rec_append(w, &out, fl->tmp, len);
+	err = ks_rec_append(w, &out, fl->tmp, wlen);
 	if (err)
 		return err;
 	fl->pending_lost[cpu] = 0;
-	fl->upto[cpu] = out.last_ts;
 	fl->written += out.count;
 	return 0;
 }
 
-static int keep(struct ks_flight *fl, const struct ks_rec_chunk *c, const void *p, uint32_t len)
+/*
+ * Appends @k to the queue; the oldest go first beyond the size.  The size
+ * bounds what is kept from before a trigger: a chunk with the oldest
+ * waiting trigger or anything after it stays until its window is written
+ * (a batch may hold more than the size: dropping the chunk that holds the
+ * marker would write its window without it).  The newest chunk always
+ * stays, even alone over the size.
+ */
+static void enqueue(struct ks_flight *fl, struct kept *k)
 {
-	struct kept *k = calloc(1, sizeof(*k));
-
-	if (!k || !(k->buf = malloc(len ? len : 1))) {
-		free(k);
-		return -ENOMEM;
-	}
-	k->hdr = *c;
-	k->hdr.len = len;
-	memcpy(k->buf, p, len);
+	k->next = NULL;
 	if (fl->tail)
 		fl->tail->next = k;
 	else
 		fl->head = k;
 	fl->tail = k;
-	fl->bytes += len;
-	/* the oldest go first; the newest chunk always stays, even alone over the size */
-	while (fl->bytes > fl->o->flight_bytes && fl->head != fl->tail)
+	fl->bytes += k->hdr.len;
+	while (fl->bytes > fl->o->flight_bytes && fl->head != fl->tail &&
+	       !(fl->nqueue && fl->head->hdr.last_ts >= fl->queue[0]))
 		drop_head(fl);
-	return 0;
+}
+
+static struct kept *copy_chunk(const struct ks_rec_chunk *c, const void *p, uint32_t len)
+{
+	struct kept *k = calloc(1, sizeof(*k));
+	const struct ks_rec_event *e;
+
+	if (!k || !(k->buf = malloc(len ? len : 1))) {
+		free(k);
+		return NULL;
+	}
+	k->hdr = *c;
+	k->hdr.len = len;
+	memcpy(k->buf, p, len);
+	/* the chunk's extent, whatever order its events are in: enqueue compares the newest with a trigger */
+	k->hdr.first_ts = UINT64_MAX;
+	k->hdr.last_ts = 0;
+	for (uint32_t off = 0; (e = ks_rec_next_event(k->buf, len, &off));) {
+		k->hdr.first_ts = e->ts < k->hdr.first_ts ? e->ts : k->hdr.first_ts;
+		k->hdr.last_ts = e->ts > k->hdr.last_ts ? e->ts : k->hdr.last_ts;
+	}
+	if (k->hdr.first_ts == UINT64_MAX)
+		k->hdr.first_ts = 0;
+	return k;
+}
+
+/* What is left of a chunk after its window part was written: the memory the queue's size counts. */
+static void shrink(struct kept *k)
+{
+	char *n = realloc(k->buf, k->hdr.len ? k->hdr.len : 1);
+
+	if (n)
+		k->buf = n;
 }
 
 int ks_flight_chunk(struct ks_flight *fl, struct ks_rec_writer *w, const struct ks_rec_chunk *c, const void *p,
 		    uint32_t len)
 {
-	struct ks_rec_chunk h = *c;
+	struct kept *k;
+	int err;
 
-	h.len = len;
 	switch (fl->state) {
-	case KS_FL_AFTER:
-		/* the part up to the window's end is written now; what is later is kept for a next window */
-		if (h.first_ts <= fl->hi) {
-			int err = write_part(fl, w, &h, p, fl->lo, fl->hi);
-
-			if (err || h.last_ts <= fl->hi)
-				return err;
-			h.lost = 0; /* counted by write_part */
-		}
-		if (fl->o->trigger_all)
-			return keep(fl, &h, p, len);
-		if (h.cpu < (uint32_t)fl->ncpus)
-			fl->pending_lost[h.cpu] += h.lost;
-		return 0;
 	case KS_FL_DONE:
 		if (c->cpu < (uint32_t)fl->ncpus)
 			fl->pending_lost[c->cpu] += c->lost;
 		return 0;
+	case KS_FL_AFTER:
+		/* the part in the window is written now; the rest is kept for a next window */
+		k = copy_chunk(c, p, len);
+		if (!k)
+			return -ENOMEM;
+		err = write_part(fl, w, c->cpu, c->lost, k->buf, len, k->buf, &k->hdr);
+		if (err || !k->hdr.count || !fl->o->trigger_all) {
+			k->hdr.lost = 0; /* counted by write_part */
+			free_kept(fl, k);
+			return err;
+		}
+		shrink(k);
+		enqueue(fl, k);
+		return 0;
 	default:
-		return keep(fl, &h, p, len);
+		k = copy_chunk(c, p, len);
+		if (!k)
+			return -ENOMEM;
+		enqueue(fl, k);
+		return 0;
 	}
 }
 
 int ks_flight_fire(struct ks_flight *fl, struct ks_rec_writer *w)
 {
+	struct kept *k = fl->head, *keep = NULL, **ktail = &keep;
+	uint64_t ts = fl->queue[0];
 	int err = 0;
 
-	while (fl->head && !err) {
-		struct kept *k = fl->head;
+	if (fl->state != KS_FL_PENDING || !fl->nqueue)
+		return 0;
+	fl->triggers++;
+	fl->lo = ts > fl->o->before_ns ? ts - fl->o->before_ns : 0;
+	fl->hi = ts + fl->o->after_ns;
+	/* triggers inside this window are part of it */
+	while (fl->nqueue && fl->queue[0] <= fl->hi)
+		memmove(fl->queue, fl->queue + 1, (size_t)--fl->nqueue * sizeof(fl->queue[0]));
+	/*
+	 * Every kept chunk gives its part in the window; with --trigger-all
+	 * what is left of it stays: it may hold the next trigger's window,
+	 * even that trigger, when both came out of the rings in one batch.
+	 */
+	fl->head = fl->tail = NULL;
+	fl->bytes = 0;
+	while (k) {
+		struct kept *next = k->next;
+		uint64_t lost = k->hdr.lost; /* write_part counts it; what stays has none */
 
-		err = write_part(fl, w, &k->hdr, k->buf, fl->lo, fl->hi);
-		k->hdr.lost = 0; /* now counted in pending_lost or a written chunk */
-		drop_head(fl);
+		if (!err)
+			err = write_part(fl, w, k->hdr.cpu, lost, k->buf, k->hdr.len, k->buf, &k->hdr);
+		if (!err && k->hdr.count && fl->o->trigger_all) {
+			shrink(k);
+			*ktail = k;
+			ktail = &k->next;
+			fl->bytes += k->hdr.len;
+		} else {
+			free_kept(fl, k);
+		}
+		k = next;
 	}
+	*ktail = NULL;
+	fl->head = keep;
+	for (fl->tail = keep; fl->tail && fl->tail->next; fl->tail = fl->tail->next)
+		;
 	fl->state = KS_FL_AFTER;
 	return err;
 }
@@ -230,11 +317,10 @@ bool ks_flight_after_over(const struct ks_flight *fl, uint64_t now_ns)
 
 void ks_flight_window_end(struct ks_flight *fl)
 {
-	fl->state = fl->o->trigger_all ? KS_FL_IDLE : KS_FL_DONE;
-	if (fl->nqueue) {
-		start(fl, fl->queue[0]);
-		memmove(fl->queue, fl->queue + 1, (size_t)--fl->nqueue * sizeof(fl->queue[0]));
-	}
+	if (!fl->o->trigger_all)
+		fl->state = KS_FL_DONE;
+	else
+		fl->state = fl->nqueue ? KS_FL_PENDING : KS_FL_IDLE;
 }
 
 int ks_flight_finish(struct ks_flight *fl, struct ks_rec_writer *w)

@@ -10,9 +10,12 @@
 /*
  * States: IDLE (chunks kept in memory, oldest dropped beyond the size),
  * PENDING (a trigger was seen: the recorder drains every CPU, then calls
- * ks_flight_fire, which writes the kept events from before - trigger on),
- * AFTER (chunks are written up to trigger + after), then IDLE again with
- * --trigger-all, else DONE (the recording ends).
+ * ks_flight_fire, which opens the window of the earliest trigger waiting
+ * and writes the kept events in it), AFTER (the window's events are
+ * written as their chunks come; with --trigger-all the others are kept),
+ * then, with --trigger-all, PENDING again when a later trigger waits, else
+ * IDLE; without it DONE (the recording ends).  Events in no window are
+ * never written; an event is written at most once.
  */
 enum ks_flight_state { KS_FL_IDLE, KS_FL_PENDING, KS_FL_AFTER, KS_FL_DONE };
 
@@ -22,7 +25,7 @@ struct ks_flight *ks_flight_new(const struct ks_rec_opts *o, int ncpus);
 void ks_flight_free(struct ks_flight *fl);
 enum ks_flight_state ks_flight_state(const struct ks_flight *fl);
 
-/* Every event as it arrives: tests the trigger (in IDLE only). */
+/* Every event as it arrives: tests the trigger; one after the last window's end waits for its own (in time order). */
 void ks_flight_see(struct ks_flight *fl, const struct ks_rec_event *e);
 /* An events chunk the recorder would append: kept, written (the part in the window) or dropped. 0 or -errno. */
 int ks_flight_chunk(struct ks_flight *fl, struct ks_rec_writer *w, const struct ks_rec_chunk *c, const void *p,

@@ -1,0 +1,325 @@
+/* record --flight on synthetic chunks (no BPF, no root): the windows written around triggers, whatever order the events come out of the rings in and however many triggers one batch holds. */
+#include <stdlib.h>
+#include "format/filter.h"
+#include "format/recfile.h"
+#include "record/flight.h"
+#include "flt_formats.h"
+#include "test.h"
+
+#define MS 1000000ull
+#define RAW 64 /* sys_enter's record: common fields, id, args[6] */
+#define MAX_EV 8192
+
+struct ev {
+	struct ks_rec_event h;
+	char raw[RAW];
+};
+
+static struct ks_rec_tps tps;
+static struct ks_rec_tp tp = { .sys = "raw_syscalls", .name = "sys_enter", .id = 443 };
+static struct ks_flt_prog trig;
+static char dir[64], path[96];
+
+/* --flight 1M --trigger 'id == 3' --before 0.2 --after 0.2, with or without --trigger-all */
+static struct ks_rec_opts opts(bool all)
+{
+	struct ks_flt_err err;
+	struct ks_flt_expr *x;
+
+	tp.format = (char *)fmt_sys_enter;
+	tps = (struct ks_rec_tps){ .v = &tp, .n = 1, .cap = 1 };
+	x = ks_flt_parse("id == 3", &err);
+	if (!x || ks_flt_compile_format(x, "raw_syscalls", fmt_sys_enter, &trig, &err))
+		abort();
+	ks_flt_expr_free(x);
+	return (struct ks_rec_opts){ .tps = &tps, .flight_bytes = 1u << 20, .trigger = &trig,
+				     .before_ns = 200 * MS, .after_ns = 200 * MS, .trigger_all = all };
+}
+
+static struct ev mk(uint64_t ts, int cpu, long id)
+{
+	struct ev e = { .h = { .ts = ts, .tgid = 42, .len = RAW, .cpu = (uint16_t)cpu } };
+	uint16_t type = 443;
+
+	memcpy(e.raw, &type, 2);
+	memcpy(e.raw + 8, &id, 8);
+	return e;
+}
+
+/* One CPU's batch as the recorder hands it over: every event seen, then the chunk. */
+static int batch(struct ks_flight *fl, struct ks_rec_writer *w, int cpu, const struct ev *v, int n)
+{
+	struct ks_rec_chunk c = { .type = KS_REC_EVENTS, .cpu = (uint32_t)cpu, .count = (uint32_t)n };
+
+	for (int i = 0; i < n; i++)
+		ks_flight_see(fl, &v[i].h);
+	c.first_ts = v[0].h.ts;
+	c.last_ts = v[n - 1].h.ts;
+	return ks_flight_chunk(fl, w, &c, v, (uint32_t)(n * sizeof(*v)));
+}
+
+/* What the main loop does after each batch: fire a pending trigger; end a window once past it. */
+static int step(struct ks_flight *fl, struct ks_rec_writer *w, uint64_t now)
+{
+	if (ks_flight_state(fl) == KS_FL_PENDING)
+		return ks_flight_fire(fl, w);
+	if (ks_flight_after_over(fl, now))
+		ks_flight_window_end(fl);
+	return 0;
+}
+
+static void cleanup(void)
+{
+	unlink(path);
+	rmdir(dir);
+}
+
+static struct ks_rec_writer open_file(void)
+{
+	struct ks_rec_writer w;
+
+	if (!dir[0]) {
+		if (!mkdtemp(strcpy(dir, "/tmp/ks-test-flight.XXXXXX")))
+			abort();
+		atexit(cleanup);
+	}
+	snprintf(path, sizeof(path), "%s/f.ksr", dir);
+	if (ks_rec_create(&w, path))
+		abort();
+	return w;
+}
+
+/* The file's events' timestamps (sorted), and how many are markers. */
+static int read_back(uint64_t *ts, int max, int *markers)
+{
+	struct ks_rec_reader r;
+	int n = 0;
+
+	*markers = 0;
+	if (ks_rec_open(&r, path))
+		return -1;
+	for (size_t i = 0; i < r.nchunks; i++) {
+		const struct ks_rec_event *e;
+		uint32_t off = 0;
+		void *p;
+
+		if (r.chunks[i].hdr.type != KS_REC_EVENTS || ks_rec_read(&r, i, &p))
+			continue;
+		while ((e = ks_rec_next_event(p, r.chunks[i].hdr.len, &off)) && n < max) {
+			long id;
+
+			memcpy(&id, (const char *)(e + 1) + 8, 8);
+			*markers += id == 3;
+			ts[n++] = e->ts;
+		}
+		free(p);
+	}
+	ks_rec_free(&r);
+	for (int i = 1; i < n; i++) /* insertion sort: few, nearly sorted */
+		for (int j = i; j > 0 && ts[j - 1] > ts[j]; j--) {
+			uint64_t t = ts[j];
+
+			ts[j] = ts[j - 1];
+			ts[j - 1] = t;
+		}
+	return n;
+}
+
+/* Events every ms from @from to @to (ms), markers at the listed ms. */
+static int fill(struct ev *v, int cpu, int from, int to, const int *marks, int nmarks)
+{
+	int n = 0;
+
+	for (int t = from; t <= to; t++) {
+		long id = 110; /* getppid */
+
+		for (int m = 0; m < nmarks; m++)
+			id = marks[m] == t ? 3 : id;
+		v[n++] = mk((uint64_t)t * MS, cpu, id);
+	}
+	return n;
+}
+
+static struct ev v[MAX_EV];
+static uint64_t got[MAX_EV];
+
+/* The recording's end: the windows still open are written, the file closed and read back into got[]. */
+static int end_run(struct ks_flight *fl, struct ks_rec_writer *w, struct ks_flight_stats *st, int *markers)
+{
+	int err = ks_flight_finish(fl, w);
+
+	ks_flight_stats(fl, st);
+	ks_flight_free(fl);
+	if (ks_rec_close(w) || err)
+		return -1;
+	return read_back(got, MAX_EV, markers);
+}
+
+/* Windows opened, markers and events in the file as expected (each check reported). */
+static bool counts(const struct ks_flight_stats *st, int markers, int n, uint64_t want_windows, int want_markers,
+		   int want_n)
+{
+	bool ok = EXPECT_EQ_U64(st->triggers, want_windows);
+
+	ok = EXPECT_EQ_INT(markers, want_markers) && ok;
+	ok = EXPECT_EQ_INT(n, want_n) && ok;
+	return EXPECT_EQ_U64(st->written, (uint64_t)n) && ok;
+}
+
+/* The CI failure: both markers came out of the ring in one batch; the second window lost its marker. */
+TEST(two_triggers_in_one_batch)
+{
+	struct ks_rec_opts o = opts(true);
+	struct ks_flight *fl = ks_flight_new(&o, 2);
+	struct ks_rec_writer w = open_file();
+	struct ks_flight_stats st;
+	int marks[] = { 1000, 2000 }, n, nm;
+
+	ASSERT_TRUE(fl);
+	n = fill(v, 0, 500, 2100, marks, 2);
+	ASSERT_EQ_INT(batch(fl, &w, 0, v, n), 0);
+	ASSERT_EQ_INT(step(fl, &w, 2100 * MS), 0);
+	ASSERT_EQ_INT(step(fl, &w, 2150 * MS), 0); /* window 1 is long over: ends, window 2 waits */
+	ASSERT_EQ_INT(step(fl, &w, 2150 * MS), 0); /* window 2 fires from what is kept */
+	n = fill(v, 0, 2101, 2600, NULL, 0);
+	ASSERT_EQ_INT(batch(fl, &w, 0, v, n), 0);
+	/* 800..1200 and 1800..2200, each event once */
+	n = end_run(fl, &w, &st, &nm);
+	ASSERT_TRUE(n >= 0 && counts(&st, nm, n, 2, 2, 2 * 401));
+	for (int i = 0; i < n; i++)
+		if (!EXPECT_TRUE((got[i] >= 800 * MS && got[i] <= 1200 * MS) || (got[i] >= 1800 * MS && got[i] <= 2200 * MS)))
+			break;
+	for (int i = 1; i < n; i++)
+		if (!EXPECT_TRUE(got[i] > got[i - 1]))
+			break;
+}
+
+/* A later marker on CPU 0 comes out before an earlier one on CPU 1: the windows are the markers', in time order. */
+static void cross_cpu(bool all)
+{
+	struct ks_rec_opts o = opts(all);
+	struct ks_flight *fl = ks_flight_new(&o, 2);
+	struct ks_rec_writer w = open_file();
+	struct ks_flight_stats st;
+	int m0[] = { 2000 }, m1[] = { 1000 }, n, nm;
+
+	ASSERT_TRUE(fl);
+	/* one thread moving between CPUs: odd ms on CPU 0 (with the 2 s marker moved there), even on 1 */
+	for (int cpu = 0; cpu < 2; cpu++) {
+		int j = 0;
+
+		n = fill(v, cpu, 500, 2600, cpu ? m1 : m0, 1);
+		for (int i = 0; i < n; i++)
+			if ((int)((v[i].h.ts / MS) % 2 || v[i].h.ts == 2000 * MS) != cpu)
+				v[j++] = v[i];
+		ASSERT_EQ_INT(batch(fl, &w, cpu, v, j), 0);
+	}
+	while (ks_flight_state(fl) == KS_FL_PENDING || ks_flight_state(fl) == KS_FL_AFTER)
+		ASSERT_EQ_INT(step(fl, &w, 3000 * MS), 0);
+	n = end_run(fl, &w, &st, &nm);
+	ASSERT_TRUE(n >= 0 && counts(&st, nm, n, all ? 2 : 1, all ? 2 : 1, all ? 2 * 401 : 401));
+	EXPECT_EQ_U64(n ? got[0] : 0, 800 * MS); /* the first window is the first marker's */
+}
+
+TEST(earliest_trigger_first_across_cpus)
+{
+	cross_cpu(false);
+}
+
+TEST(earliest_trigger_first_across_cpus_all)
+{
+	cross_cpu(true);
+}
+
+/*
+ * One CPU's ring out of time order (a program preempted between its
+ * timestamp and its ring reservation): an event of the window that comes
+ * in a later chunk than newer ones is still written, and only once.
+ */
+TEST(out_of_order_within_a_cpu)
+{
+	struct ks_rec_opts o = opts(true);
+	struct ks_flight *fl = ks_flight_new(&o, 2);
+	struct ks_rec_writer w = open_file();
+	struct ks_flight_stats st;
+	int marks[] = { 1000 }, n, nm;
+
+	ASSERT_TRUE(fl);
+	n = fill(v, 0, 500, 1100, marks, 1);
+	/* the event of 1050 ms comes out after those up to 1100 */
+	struct ev late = v[550];
+	memmove(v + 550, v + 551, (size_t)(n - 551) * sizeof(*v));
+	v[n - 1] = late;
+	ASSERT_EQ_INT(batch(fl, &w, 0, v, n - 1), 0);
+	ASSERT_EQ_INT(step(fl, &w, 1100 * MS), 0);
+	EXPECT_EQ_INT(ks_flight_state(fl), KS_FL_AFTER);
+	/* the next chunk: the late one first, then on from 1101 */
+	v[0] = late;
+	n = 1 + fill(v + 1, 0, 1101, 1300, NULL, 0);
+	ASSERT_EQ_INT(batch(fl, &w, 0, v, n), 0);
+	ASSERT_EQ_INT(step(fl, &w, 1500 * MS), 0);
+	n = end_run(fl, &w, &st, &nm);
+	ASSERT_TRUE(n >= 0 && counts(&st, nm, n, 1, 1, 401));
+	for (int i = 0; i < n; i++)
+		if (!EXPECT_EQ_U64(got[i], (800 + (uint64_t)i) * MS))
+			break;
+}
+
+/* A batch bigger than --flight: the chunk with the marker is not dropped for the ones after it before the window is written. */
+TEST(marker_chunk_outlives_the_size)
+{
+	struct ks_rec_opts o = opts(false);
+	struct ks_flight *fl;
+	struct ks_rec_writer w = open_file();
+	struct ks_flight_stats st;
+	int marks[] = { 1000 }, n, nm;
+
+	o.flight_bytes = 16 << 10; /* about 180 events */
+	fl = ks_flight_new(&o, 1);
+	ASSERT_TRUE(fl);
+	/* three chunks of 300 events each in one batch, the marker in the first */
+	for (int from = 900; from < 1800; from += 300) {
+		n = fill(v, 0, from, from + 299, marks, 1);
+		ASSERT_EQ_INT(batch(fl, &w, 0, v, n), 0);
+	}
+	ASSERT_EQ_INT(step(fl, &w, 1800 * MS), 0);
+	/* what the batch had of the window: 900..1200 */
+	n = end_run(fl, &w, &st, &nm);
+	ASSERT_TRUE(n >= 0 && counts(&st, nm, n, 1, 1, 301));
+	EXPECT_EQ_U64(n ? got[0] : 0, 900 * MS);
+}
+
+/* Events outside the windows are never written; the losses of chunks not written still reach the file. */
+TEST(losses_of_dropped_chunks_kept)
+{
+	struct ks_rec_opts o = opts(false);
+	struct ks_flight *fl = ks_flight_new(&o, 1);
+	struct ks_rec_writer w = open_file();
+	struct ks_rec_chunk c = { .type = KS_REC_EVENTS, .cpu = 0, .lost = 7 };
+	struct ks_rec_reader r;
+	uint64_t lost = 0;
+	int marks[] = { 1000 }, n;
+
+	ASSERT_TRUE(fl);
+	n = fill(v, 0, 500, 1500, marks, 1);
+	c.count = (uint32_t)n;
+	c.first_ts = v[0].h.ts;
+	c.last_ts = v[n - 1].h.ts;
+	for (int i = 0; i < n; i++)
+		ks_flight_see(fl, &v[i].h);
+	ASSERT_EQ_INT(ks_flight_chunk(fl, &w, &c, v, (uint32_t)(n * sizeof(*v))), 0);
+	ASSERT_EQ_INT(step(fl, &w, 1500 * MS), 0);
+	c.lost = 5; /* a chunk after the window, with losses, dropped */
+	ASSERT_EQ_INT(ks_flight_chunk(fl, &w, &c, v + n - 10, 10 * sizeof(*v)), 0);
+	ASSERT_EQ_INT(step(fl, &w, 2000 * MS), 0);
+	EXPECT_EQ_INT(ks_flight_state(fl), KS_FL_DONE);
+	ASSERT_EQ_INT(ks_flight_chunk(fl, &w, &c, v + n - 10, 10 * sizeof(*v)), 0);
+	ASSERT_EQ_INT(ks_flight_finish(fl, &w), 0);
+	ks_flight_free(fl);
+	ASSERT_EQ_INT(ks_rec_close(&w), 0);
+	ASSERT_EQ_INT(ks_rec_open(&r, path), 0);
+	for (size_t i = 0; i < r.nchunks; i++)
+		lost += r.chunks[i].hdr.type == KS_REC_EVENTS ? r.chunks[i].hdr.lost : 0;
+	ks_rec_free(&r);
+	EXPECT_EQ_U64(lost, 7 + 5 + 5);
+}
