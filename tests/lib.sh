@@ -32,6 +32,11 @@ t_eq() {
 }
 
 # t_ok NAME COMMAND...: passes when the command succeeds
+# t_in NAME LO HI VALUE: passes when LO <= VALUE <= HI (integers)
+t_in() {
+	if [ -n "$4" ] && [ "$4" -ge "$2" ] 2>/dev/null && [ "$4" -le "$3" ]; then t_pass "$1"; else t_fail "$1" "expected $2..$3, got '$4'"; fi
+}
+
 t_ok() {
 	_n=$1; shift
 	if "$@"; then t_pass "$_n"; else t_fail "$_n" "command failed: $*"; fi
