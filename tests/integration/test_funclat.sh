@@ -27,7 +27,8 @@ fl_run() {
 	# for a short count: the kernel's own count of the workload's sleeps (each call blocks once),
 	# with no probe of its own, and whether ksight was still running when the calls ended
 	SLEPT=$(($(vsw "$G_PID") - SW0))
-	K_LIVE=$(kill -0 "$K_PID" 2>/dev/null && echo running || echo exited)
+	# (not kill -0: an exited ksight the shell has not reaped yet is a zombie, and kill -0 succeeds)
+	K_LIVE=$(awk '{ print ($3 == "Z" ? "exited" : "running") }' "/proc/$K_PID/stat" 2>/dev/null || echo exited)
 	kill -USR1 "$G_PID"
 	wait "$G_PID"
 	wait "$K_PID"
