@@ -19,6 +19,9 @@ t_cleanup() {
 T_SEQ=0
 t_name() {
 	T_SEQ=$((T_SEQ + 1))
+	# a name taken in a subshell ($(...)) did not count there: skip what exists, or a later
+	# start would find the earlier run's output (its "tracing" line) before its own
+	while [ -e "$T_TMP/$1.$T_SEQ" ]; do T_SEQ=$((T_SEQ + 1)); done
 	T_NAME=$T_TMP/$1.$T_SEQ
 }
 
@@ -130,6 +133,9 @@ k_start() {
 	t_name k.out
 	K_OUT=$T_NAME
 	K_ERR=$K_OUT.err
+	# emptied here, not by the child's redirection (see g_start)
+	: >"$K_OUT"
+	: >"$K_ERR"
 	"$KSIGHT" "$@" >"$K_OUT" 2>"$K_ERR" &
 	K_PID=$!
 	if ! t_wait_for "$K_ERR" "tracing"; then
