@@ -94,7 +94,10 @@ const char *ks_spec_by_keys(const struct ks_cmd_spec *spec, char *buf, size_t le
 /*
  * Parses argv (argv[0] is the command name).  Returns the index of the
  * first positional argument, KS_OPTS_HELP after printing help to stdout,
- * or -EINVAL after printing a one-line error.
+ * or -EINVAL after printing a one-line error.  A callback's own negative
+ * errno other than -EINVAL (e.g. -EACCES: tracefs not readable) is passed
+ * on, so the command can exit 1 for what is missing rather than 2 for
+ * bad usage.
  */
 #define KS_OPTS_HELP (-1000)
 int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
