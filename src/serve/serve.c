@@ -893,8 +893,11 @@ int ks_serve_main(int argc, char **argv)
 		      "state map");
 		goto out;
 	}
-	if (a.pin && ks_pin_check_dir(a.pin))
+	if (a.pin && (err = ks_pin_check_dir(a.pin))) {
+		/* a missing permission is not bad usage */
+		ret = err == -EINVAL ? 2 : 1;
 		goto out;
+	}
 	if (a.pin) {
 		pin_lock = ks_pin_lock(a.pin);
 		if (pin_lock < 0) {
