@@ -31,6 +31,8 @@ enum ks_common_opt {
 #define KS_MIN_INTERVAL 0.01
 
 /* Values of the shared options; defaults set by ks_common_init. */
+struct ks_budget_share;
+
 struct ks_common {
 	double duration; /* seconds; 0 (no -d) runs until SIGINT/SIGTERM */
 	double interval; /* seconds, >= KS_MIN_INTERVAL; 0 reports once at the end */
@@ -46,6 +48,7 @@ struct ks_common {
 	bool json;
 	const char *output;
 	uint64_t max_memory; /* bytes of BPF maps at the possible-CPU count; 0: the default budget */
+	struct ks_budget_share *share; /* serve, run: this instance's part of max_memory (core/budget.h) */
 	bool include_self; /* --include-self: ksight's own events are counted too */
 	const char *sort;    /* --sort column; NULL: the collector's order */
 };
