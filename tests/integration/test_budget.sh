@@ -15,8 +15,10 @@
 # Goals (issue 11): every mode <= 64 MiB worst case at 128 possible CPUs; each collector's
 # default mode <= 16 MiB allocated at load.  record's ring buffers are one per possible CPU:
 # without -b they shrink from 1M until they fit in 3/4 of --max-memory (256K each at 128
-# CPUs).  serve runs every collector in one process, each on its own default budget, so
-# its total is theirs (over 64 MiB at 128 CPUs: not yet shared out).  In a guest with 128 possible CPUs (the kernel
+# CPUs).  serve runs every collector in one process and shares --max-memory out between
+# them and the profiler of /debug/pprof/profile (kept for it, so not in the maps seen here):
+# its worst case is held to 64 MiB; the at-load goal is each collector's, not the sum of
+# six (syscalls alone takes about 9 MiB at load at 128 CPUs).  In a guest with 128 possible CPUs (the kernel
 # matrix's debian-6.1-128cpu) the fdinfo shapes are the real ones; on a smaller host ksight
 # sizes its maps as a 128-CPU node would (KSIGHT_BUDGET_CPUS=128) and the per-CPU values are
 # counted here at 128 CPUs.
@@ -232,7 +234,7 @@ for m in $(modes); do
 	fi
 	over=
 	[ "$worst" -gt $((KS_BUDGET_MIB << 20)) ] && over="worst case $(mib "$worst") MiB > $KS_BUDGET_MIB MiB"
-	if [ "$label" = "$c" ] && [ "$load" -gt $((KS_BUDGET_LOAD_MIB << 20)) ]; then
+	if [ "$label" = "$c" ] && [ "$c" != serve ] && [ "$load" -gt $((KS_BUDGET_LOAD_MIB << 20)) ]; then
 		over="${over:+$over, }at load $(mib "$load") MiB > $KS_BUDGET_LOAD_MIB MiB"
 	fi
 	nums="worst $(mib "$worst") MiB, at load $(mib "$load") MiB at $CPUS CPUs; largest map $largest"
