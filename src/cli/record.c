@@ -21,7 +21,8 @@ enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 300, OPT_RING, OPT_FILTER, O
 static const struct ks_optdef rec_opts[] = {
 	{ "event", OPT_EVENT, "SYS:EVENT", "tracepoint to record (repeatable; globs, e.g. 'sched:sched_wak*')" },
 	{ "sample", OPT_SAMPLE, "N", "keep one event in N on each CPU (the others are counted)" },
-	{ "buffer", OPT_BUF, "SIZE", "bytes of each ring buffer, a power of two (default 1M)" },
+	{ "buffer", OPT_BUF, "SIZE", "bytes of each ring buffer, a power of two (default 1M, less when one ring per "
+				     "possible CPU would exceed --max-memory)" },
 	{ "ring", OPT_RING, "KIND", "per-cpu (default: cheapest per event) or shared (one ring)" },
 	{ "max-size", OPT_MAXSIZE, "SIZE", "end the recording when FILE reaches SIZE (e.g. 100M; the rest is counted as dropped)" },
 	{ "rotate", OPT_ROTATE, "SIZE", "write FILE.0, FILE.1... of at most SIZE each, every one a complete recording" },
@@ -46,7 +47,7 @@ static const struct ks_cmd_spec rec_spec = {
 	.summary = "Record tracepoint events into FILE (-o): each raw record with its time, CPU, tgid and comm, "
 		   "read later by 'ksight report' and 'ksight info'. Every event that passes the filters is "
 		   "recorded, sampled out or counted as lost.",
-	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_OUTPUT,
+	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_OUTPUT | KS_O_MEMORY,
 	.opts = rec_opts,
 };
 
@@ -149,7 +150,8 @@ static int rec_opt(void *vctx, int id, const char *arg)
 
 int cmd_record(int argc, char **argv)
 {
-	struct rec_ctx ctx = { .buf_size = 1u << 20, .before = 1, .after = 1 };
+	/* buf_size 0: the recorder sizes the rings from the budget */
+	struct rec_ctx ctx = { .before = 1, .after = 1 };
 	struct ks_rec_opts o = { 0 };
 	struct ks_rec_stats st;
 	struct ks_anon anon = { 0 };
@@ -244,6 +246,7 @@ int cmd_record(int argc, char **argv)
 	o.tps = &ctx.tps;
 	o.sample_n = ctx.sample;
 	o.buf_size = ctx.buf_size;
+	o.max_memory = c.max_memory;
 	o.shared = ctx.shared;
 	o.duration = c.duration;
 	o.output = c.output;

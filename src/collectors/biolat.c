@@ -323,6 +323,12 @@ static int configure(void *vctx, void *skel, const char *hook)
 	return 0;
 }
 
+/* The budget configure sizes from (ks_load_spec: fitted to a shared one). */
+static struct ks_budget *budget_of(void *vctx)
+{
+	return &((struct bl_ctx *)vctx)->budget;
+}
+
 static int budget_check(void *vctx, struct bpf_object *obj)
 {
 	struct bl_ctx *ctx = vctx;
@@ -374,7 +380,7 @@ static int bl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 {
 	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
 	static const struct ks_load_spec spec = {
-		.hooks = hooks, .skel = &ks_biolat_ops, .configure = configure, .budget_check = budget_check,
+		.hooks = hooks, .skel = &ks_biolat_ops, .configure = configure, .budget_check = budget_check, .budget = budget_of,
 		.loaded = loaded,
 	};
 	struct bl_ctx *ctx = vctx;
@@ -392,7 +398,7 @@ static int bl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	}
 	ctx->filter = f;
 	ctx->submit_info = f->flags || task_by(ctx->by);
-	ks_budget_init(&ctx->budget, c->max_memory);
+	ks_budget_init_for(&ctx->budget, c);
 	ctx->ndisks = ks_blockdev_scan(NULL, ctx->disks, BL_DISKS);
 	if (ctx->ndisks < 0)
 		ctx->ndisks = 0;

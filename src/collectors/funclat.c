@@ -14,6 +14,7 @@
 #include "core/parse.h"
 #include "core/probe.h"
 #include "core/procfs.h"
+#include "core/sysinfo.h"
 #include "core/tracefs.h"
 #include "ksight/funclat.h"
 #include "symbol/elfsym.h"
@@ -455,7 +456,22 @@ static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	if (ks_verbose)
 		ks_budget_print(&ctx->budget, "funclat");
 	for (int i = 0; i < ctx->n; i++) {
+		uint64_t eff = 0;
+
 		err = attach_one(ctx, i, c, f);
+		/*
+		 * Uprobes (USDT too) take CAP_SYS_ADMIN again since Linux 6.16 and
+		 * the stable kernels it went to (commit ba677dbe77af: a probe in the
+		 * middle of an instruction can corrupt the process); CAP_PERFMON,
+		 * enough for everything else, gets EACCES from perf_event_open.
+		 */
+		if (err == -EACCES && ctx->t[i].kind != FL_KERNEL && !ks_caps_effective(&eff) &&
+		    !(eff & (1ull << KS_CAP_SYS_ADMIN))) {
+			p_err("funclat: cannot attach a uprobe to %s:%s: this kernel allows uprobes only with CAP_SYS_ADMIN "
+			      "(CAP_PERFMON is not enough since Linux 6.16 and its stable backports)",
+			      ctx->t[i].path, ctx->t[i].func);
+			return -ECANCELED;
+		}
 		if (err) {
 			p_err("funclat: cannot attach to %s%s%s: %s", ctx->t[i].kind == FL_KERNEL ? "" : ctx->t[i].path,
 			      ctx->t[i].kind == FL_KERNEL ? "" : ":", ctx->t[i].func, strerror(-err));

@@ -225,6 +225,8 @@ static int configure(void *vctx, void *skel, const char *hook)
 	struct ks_mem *s = skel;
 
 	(void)hook;
+	/* here, not once at open: a shared budget configures at several limits */
+	size_rows(ctx);
 	s->rodata->ks_filter = *ctx->filter;
 	s->rodata->by_mode = by_mode(ctx->by);
 	s->rodata->migrate_nargs = (__u32)ctx->migrate_nargs;
@@ -242,6 +244,12 @@ static int configure(void *vctx, void *skel, const char *hook)
 	bpf_map__set_autocreate(s->maps.victims, !ctx->missing[EV_OOM] && !ctx->oom_task);
 	set_autoload(s->obj, "mem_rename", ctx->rename && ctx->by == KS_TASK_PID);
 	return 0;
+}
+
+/* The budget configure sizes from (ks_load_spec: fitted to a shared one). */
+static struct ks_budget *budget_of(void *vctx)
+{
+	return &((struct mem_ctx *)vctx)->budget;
 }
 
 static int budget_check(void *vctx, struct bpf_object *obj)
@@ -262,7 +270,7 @@ static int mem_open(void *vctx, const struct ks_common *c, const struct ks_filte
 {
 	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
 	static const struct ks_load_spec spec = {
-		.hooks = hooks, .skel = &ks_mem_ops, .configure = configure, .budget_check = budget_check,
+		.hooks = hooks, .skel = &ks_mem_ops, .configure = configure, .budget_check = budget_check, .budget = budget_of,
 		.loaded = loaded,
 	};
 	struct mem_ctx *ctx = vctx;
@@ -277,8 +285,7 @@ static int mem_open(void *vctx, const struct ks_common *c, const struct ks_filte
 	err = find_missing(ctx);
 	if (err)
 		return err;
-	ks_budget_init(&ctx->budget, c->max_memory);
-	size_rows(ctx);
+	ks_budget_init_for(&ctx->budget, c);
 	if (vsize < sizeof(struct ks_mem_rare))
 		vsize = sizeof(struct ks_mem_rare);
 	ctx->vbuf = calloc(1, vsize);

@@ -319,13 +319,18 @@ int ks_sched_run_init(struct ks_sched_run *run, const struct ks_common *c, const
 	run->by = ks_sched_by_parse(c->by);
 	run->hist_name = hist_name;
 	run->filter = f;
-	ks_budget_init(&run->budget, c->max_memory);
-	ks_sched_sizes(&run->budget, run->by, nsub, value_size, ks_pid_max(), &run->sizes);
+	ks_budget_init_for(&run->budget, c);
 	run->maps.by = run->by;
 	run->maps.nsub = nsub;
 	run->maps.value_size = value_size;
+	ks_sched_resize(run);
 	run->maps.vbuf = calloc((size_t)ks_ncpus(), value_size);
 	return run->maps.vbuf ? 0 : -ENOMEM;
+}
+
+void ks_sched_resize(struct ks_sched_run *run)
+{
+	ks_sched_sizes(&run->budget, run->by, run->maps.nsub, run->maps.value_size, ks_pid_max(), &run->sizes);
 }
 
 int ks_sched_budget_check(struct ks_sched_run *run, struct bpf_object *obj)

@@ -123,6 +123,8 @@ int ks_sched_run_init(struct ks_sched_run *run, const struct ks_common *c, const
 void ks_sched_attached(struct ks_sched_run *run, struct bpf_object *obj, const struct bpf_map *rows,
 		       const struct bpf_map *hrows, const struct bpf_map *srows, const struct bpf_map *sother);
 
+/* Sizes from the budget's limit again (configure: a shared budget sizes at several limits). */
+void ks_sched_resize(struct ks_sched_run *run);
 /* Checks the opened object's maps against the budget before load: 0, or -E2BIG said once. */
 int ks_sched_budget_check(struct ks_sched_run *run, struct bpf_object *obj);
 
@@ -160,6 +162,7 @@ extern const char *const ks_sched_hooks[];
 		struct ks_##name *s = skel;                                                     \
                                                                                                 \
 		(void)hook;                                                                     \
+		ks_sched_resize(&ctx->run);                                                     \
 		KS_SCHED_CONFIGURE(s, &ctx->run);                                               \
 		if (ks_sched_wakelist_marked())                                                 \
 			ks_prog_disable(s->obj, "sched_waking");                                \
@@ -169,6 +172,10 @@ extern const char *const ks_sched_hooks[];
 	{                                                                                       \
 		return ks_sched_budget_check(&((ctx_t *)vctx)->run, obj);                       \
 	}                                                                                       \
+	static struct ks_budget *name##_budget(void *vctx)                                      \
+	{                                                                                       \
+		return &((ctx_t *)vctx)->run.budget;                                            \
+	}                                                                                       \
 	KS_SKEL_OPS(ks_##name);                                                                 \
 	static int name##_open(void *vctx, const struct ks_common *c, const struct ks_filter *f) \
 	{                                                                                       \
@@ -177,6 +184,7 @@ extern const char *const ks_sched_hooks[];
 			.skel = &ks_##name##_ops,                                               \
 			.configure = name##_configure,                                          \
 			.budget_check = name##_budget_check,                                    \
+			.budget = name##_budget,                                                \
 		};                                                                              \
 		ctx_t *ctx = vctx;                                                              \
 		struct ks_##name *s;                                                            \

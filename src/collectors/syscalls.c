@@ -207,6 +207,12 @@ static int budget_check(void *vctx, struct bpf_object *obj)
 	return ks_budget_check(&((struct sc_ctx *)vctx)->budget, obj);
 }
 
+/* The budget configure sizes from (ks_load_spec: fitted to a shared one). */
+static struct ks_budget *budget_of(void *vctx)
+{
+	return &((struct sc_ctx *)vctx)->budget;
+}
+
 KS_SKEL_OPS(ks_syscalls);
 
 static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
@@ -214,6 +220,7 @@ static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
 	static const struct ks_load_spec spec = {
 		.hooks = hooks, .skel = &ks_syscalls_ops, .configure = configure, .budget_check = budget_check,
+		.budget = budget_of,
 	};
 	struct sc_ctx *ctx = vctx;
 	size_t vsz = sizeof(struct ks_sc_srow);
@@ -224,7 +231,7 @@ static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter
 		return err;
 	ctx->by = (enum ks_sc_by)err;
 	ctx->filter = f;
-	ks_budget_init(&ctx->budget, c->max_memory);
+	ks_budget_init_for(&ctx->budget, c);
 	if (vsz < sizeof(struct ks_sc_hist) * (size_t)ks_ncpus())
 		vsz = sizeof(struct ks_sc_hist) * (size_t)ks_ncpus();
 	ctx->vbuf = calloc(1, vsz);

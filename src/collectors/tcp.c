@@ -153,8 +153,8 @@ static int select_variant(struct bpf_object *obj, const struct tcp_variant *v)
 
 /*
  * Map sizes from the memory budget (struct ks_tcp_stat says why rows are
- * shared, not per-CPU): the socket table takes up to a tenth of it (at
- * most 64 Ki sockets, 5.8 MiB, the one map allocated at load), the rows
+ * shared, not per-CPU): the socket table takes up to 12% of it (at most
+ * 64 Ki sockets, 7 MiB with its buckets, the one map allocated at load), the rows
  * what is left, as many as --max-rows asks for in each half, and the
  * budget is refused when fewer than 128 flows would fit.
  */
@@ -166,7 +166,7 @@ static void size_maps(struct tcp_ctx *ctx, struct ks_tcp *s)
 	uint32_t least = want < TCP_ROWS_LEAST ? want : TCP_ROWS_LEAST;
 	double share;
 
-	socks = ks_budget_rows(b, 0.10,
+	socks = ks_budget_rows(b, 0.12,
 			       ks_budget_row_bytes(b, BPF_MAP_TYPE_LRU_HASH, sizeof(__u64), sizeof(struct ks_tcp_sock), 0),
 			       TCP_SOCKS_MIN, TCP_SOCKS_MAX, true);
 	/* drop reasons without a filter need no owners */
@@ -227,6 +227,12 @@ static int configure(void *vctx, void *skel, const char *hook)
 		ks_prog_disable(s->obj, "tcp_rtt");
 	}
 	return err;
+}
+
+/* The budget configure sizes from (ks_load_spec: fitted to a shared one). */
+static struct ks_budget *budget_of(void *vctx)
+{
+	return &((struct tcp_ctx *)vctx)->budget;
 }
 
 static int budget_check(void *vctx, struct bpf_object *obj)
@@ -310,7 +316,7 @@ static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filte
 	/* drop reasons only: no RTT, so neither fentry nor kprobe has anything to add */
 	static const char *const tp_hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
 	struct ks_load_spec spec = {
-		.hooks = hooks, .skel = &ks_tcp_ops, .configure = configure, .budget_check = budget_check,
+		.hooks = hooks, .skel = &ks_tcp_ops, .configure = configure, .budget_check = budget_check, .budget = budget_of,
 		.loaded = loaded,
 	};
 	struct tcp_ctx *ctx = vctx;
@@ -336,7 +342,7 @@ static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filte
 	if (!ctx->has_accept)
 		p_warn("tcp: no syscalls:sys_exit_accept* tracepoints (CONFIG_FTRACE_SYSCALLS); accepted sockets have no owner");
 	ctx->filter = f;
-	ks_budget_init(&ctx->budget, c->max_memory);
+	ks_budget_init_for(&ctx->budget, c);
 	ctx->vbuf = calloc(1, sizeof(struct ks_tcp_stat));
 	ctx->zbuf = calloc(1, sizeof(struct ks_tcp_stat));
 	if (!ctx->vbuf || !ctx->zbuf)

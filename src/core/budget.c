@@ -9,6 +9,7 @@
 #include "core/budget.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/opts.h"
 #include "core/report.h"
 
 #define R8(x) (((uint64_t)(x) + 7) & ~7ull)
@@ -34,6 +35,20 @@ void ks_budget_init(struct ks_budget *b, uint64_t limit)
 	}
 }
 
+void ks_budget_init_for(struct ks_budget *b, const struct ks_common *c)
+{
+	ks_budget_init(b, c->max_memory);
+	if (c->share) {
+		b->share = c->share;
+		b->whole = b->limit;
+	}
+}
+
+uint64_t ks_budget_cap(const struct ks_budget *b)
+{
+	return b->share && b->share->bytes ? b->share->bytes : b->limit;
+}
+
 static bool type_percpu(uint32_t type)
 {
 	return type == BPF_MAP_TYPE_PERCPU_ARRAY || type == BPF_MAP_TYPE_PERCPU_HASH ||
@@ -56,13 +71,23 @@ static bool type_prealloc(uint32_t type, uint32_t flags)
 	       type != BPF_MAP_TYPE_INODE_STORAGE;
 }
 
-uint64_t ks_map_bytes(uint32_t type, uint32_t key_size, uint32_t value_size, uint32_t max_entries,
-		      uint32_t flags, int ncpus)
+/* A hash map's bucket array: one 16-byte bucket (list head, lock) per entry, rounded up to a power of two. */
+static uint64_t hash_buckets(uint64_t n)
+{
+	uint64_t p = 1;
+
+	while (p < n)
+		p *= 2;
+	return p * 16;
+}
+
+/* ks_map_bytes; @spares: with a preallocated plain hash's extra element per CPU (a whole map's, not a row's). */
+static uint64_t map_bytes(uint32_t type, uint32_t key_size, uint32_t value_size, uint32_t max_entries,
+			  uint32_t flags, int ncpus, bool spares)
 {
 	uint64_t n = max_entries, cpus = ncpus > 0 ? (uint64_t)ncpus : 1;
 	uint64_t v = R8(value_size);
 
-	(void)flags;
 	switch (type) {
 	case BPF_MAP_TYPE_RINGBUF:
 		return n + 4096;
@@ -79,17 +104,27 @@ uint64_t ks_map_bytes(uint32_t type, uint32_t key_size, uint32_t value_size, uin
 		uint64_t elem = HTAB_ELEM_HDR + R8(key_size);
 
 		if (type_percpu(type))
-			return n * (elem + 8 + v * cpus);
-		return n * (elem + v);
+			return n * (elem + 8 + v * cpus) + hash_buckets(n);
+		/* a preallocated plain hash keeps one element more per CPU for updates in place */
+		if (spares && type == BPF_MAP_TYPE_HASH && !(flags & BPF_F_NO_PREALLOC))
+			n += cpus;
+		return n * (elem + v) + hash_buckets(max_entries);
 	}
 	/* storage maps and the rest: an element header and the value */
 	return n * (HTAB_ELEM_HDR + R8(key_size) + v);
 }
 
+uint64_t ks_map_bytes(uint32_t type, uint32_t key_size, uint32_t value_size, uint32_t max_entries,
+		      uint32_t flags, int ncpus)
+{
+	return map_bytes(type, key_size, value_size, max_entries, flags, ncpus, true);
+}
+
 uint64_t ks_budget_row_bytes(const struct ks_budget *b, uint32_t type, uint32_t key_size,
 			     uint32_t value_size, uint32_t flags)
 {
-	return ks_map_bytes(type, key_size, value_size, 1, flags, b->ncpus);
+	/* one row: the spare elements are the map's, once; the bucket rounds up by less than a row's 16 bytes */
+	return map_bytes(type, key_size, value_size, 1, flags, b->ncpus, false);
 }
 
 uint32_t ks_budget_rows(const struct ks_budget *b, double share, uint64_t row_bytes, uint32_t min,
@@ -122,9 +157,8 @@ static struct ks_map_cost *slot_for(struct ks_budget *b, const char *name)
 	return &b->maps[b->nmaps++];
 }
 
-int ks_budget_check(struct ks_budget *b, struct bpf_object *obj)
+int ks_budget_measure(struct ks_budget *b, struct bpf_object *obj)
 {
-	const struct ks_map_cost *big = NULL;
 	struct bpf_map *m;
 
 	if (!b->ncpus)
@@ -154,17 +188,129 @@ int ks_budget_check(struct ks_budget *b, struct bpf_object *obj)
 		b->total += b->maps[i].bytes;
 		if (b->maps[i].prealloc)
 			b->prealloc += b->maps[i].bytes;
+	}
+	return 0;
+}
+
+int ks_budget_check(struct ks_budget *b, struct bpf_object *obj)
+{
+	const struct ks_map_cost *big = NULL;
+	uint64_t cap = ks_budget_cap(b);
+	int err = ks_budget_measure(b, obj);
+
+	if (err)
+		return err;
+	for (int i = 0; i < b->nmaps; i++)
 		if (!big || b->maps[i].bytes > big->bytes)
 			big = &b->maps[i];
-	}
-	if (b->total > b->limit) {
+	if (b->total <= cap)
+		return 0;
+	if (b->share && b->share->bytes)
+		p_err("%s: maps need %.1f MiB at %d possible CPUs (largest: %s, %.1f MiB), over its share of %.1f MiB "
+		      "of --max-memory %.1f MiB; raise --max-memory or run fewer collectors",
+		      b->share->name ? b->share->name : "collector", (double)b->total / 1048576.0, b->ncpus,
+		      big ? big->name : "?", big ? (double)big->bytes / 1048576.0 : 0.0, (double)cap / 1048576.0,
+		      (double)b->whole / 1048576.0);
+	else
 		p_err("maps need %.1f MiB at %d possible CPUs (largest: %s, %.1f MiB), over the memory budget of %.1f MiB; "
 		      "raise --max-memory or choose a mode with fewer rows",
 		      (double)b->total / 1048576.0, b->ncpus, big ? big->name : "?",
-		      big ? (double)big->bytes / 1048576.0 : 0.0, (double)b->limit / 1048576.0);
+		      big ? (double)big->bytes / 1048576.0 : 0.0, (double)cap / 1048576.0);
+	return -E2BIG;
+}
+
+/* Sizes the maps from @limit and measures them. */
+static int size_at(struct ks_budget *b, struct bpf_object *obj, int (*size)(void *arg), void *arg, uint64_t limit)
+{
+	int err;
+
+	b->limit = limit;
+	err = size(arg);
+	return err ? err : ks_budget_measure(b, obj);
+}
+
+int ks_budget_fit(struct ks_budget *b, struct bpf_object *obj, int (*size)(void *arg), void *arg)
+{
+	struct ks_budget_share *sh = b->share;
+	uint64_t whole = b->whole ? b->whole : b->limit, lo = KS_BUDGET_FLOOR, hi = whole;
+	int err;
+
+	if (!sh)
+		return size(arg);
+	if (sh->measure) {
+		err = size_at(b, obj, size, arg, lo);
+		sh->min = b->total;
+		if (!err)
+			err = size_at(b, obj, size, arg, whole);
+		sh->wish = b->total;
+		return err ? err : -EALREADY;
+	}
+	err = size_at(b, obj, size, arg, whole);
+	if (err || b->total <= ks_budget_cap(b))
+		return err;
+	/*
+	 * The maps grow with the limit they are sized from, by steps (rows
+	 * clamped, powers of two), never shrink: bisect for the largest limit
+	 * whose maps fit the share.  Some maps do not grow at all (per-CPU
+	 * arrays), so the limit found may well be above the share.
+	 */
+	while (hi - lo > (16u << 10)) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		err = size_at(b, obj, size, arg, mid);
+		if (err)
+			return err;
+		if (b->total <= ks_budget_cap(b))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return size_at(b, obj, size, arg, lo);
+}
+
+int ks_budget_split(struct ks_budget_share *const *parts, int n, uint64_t whole)
+{
+	uint64_t mins = 0, wishes = 0, extra = 0, left;
+
+	for (int i = 0; i < n; i++) {
+		uint64_t w = parts[i]->wish > parts[i]->min ? parts[i]->wish : parts[i]->min;
+
+		mins += parts[i]->min;
+		wishes += w;
+		extra += w - parts[i]->min;
+	}
+	if (mins > whole)
 		return -E2BIG;
+	left = whole - mins;
+	for (int i = 0; i < n; i++) {
+		uint64_t w = parts[i]->wish > parts[i]->min ? parts[i]->wish : parts[i]->min;
+
+		if (wishes <= whole)
+			parts[i]->bytes = w;
+		else	/* extra > left here: each gets less than it wishes */
+			parts[i]->bytes = parts[i]->min +
+					  (uint64_t)((double)left * (double)(w - parts[i]->min) / (double)extra);
+		parts[i]->measure = false;
 	}
 	return 0;
+}
+
+void ks_budget_split_error(struct ks_budget_share *const *parts, int n, uint64_t whole, int ncpus, char *buf,
+			   size_t len)
+{
+	uint64_t mins = 0;
+	size_t k;
+
+	for (int i = 0; i < n; i++)
+		mins += parts[i]->min;
+	k = (size_t)snprintf(buf, len, "--max-memory %.1f MiB is less than the %.1f MiB the collectors need at least at "
+				       "%d possible CPUs (",
+			     (double)whole / 1048576.0, (double)mins / 1048576.0, ncpus);
+	for (int i = 0; i < n && k < len; i++)
+		k += (size_t)snprintf(buf + k, len - k, "%s%s %.1f MiB", i ? ", " : "",
+				      parts[i]->name ? parts[i]->name : "?", (double)parts[i]->min / 1048576.0);
+	if (k < len)
+		snprintf(buf + k, len - k, "); raise --max-memory or run fewer collectors");
 }
 
 void ks_budget_report(const struct ks_budget *b, struct ks_report *r)
@@ -182,7 +328,9 @@ static const char *type_name(uint32_t type)
 void ks_budget_write_json(const struct ks_budget *b, struct ks_json *j)
 {
 	ks_json_obj_begin(j);
-	ks_json_kv_u64(j, "budget", b->limit);
+	ks_json_kv_u64(j, "budget", ks_budget_cap(b));
+	if (b->share)
+		ks_json_kv_u64(j, "process_budget", b->whole);
 	ks_json_kv_u64(j, "possible_cpus", (uint64_t)b->ncpus);
 	ks_json_kv_u64(j, "total", b->total);
 	ks_json_kv_u64(j, "allocated", b->prealloc);
@@ -210,9 +358,12 @@ void ks_budget_write_json(const struct ks_budget *b, struct ks_json *j)
 
 void ks_budget_print(const struct ks_budget *b, const char *who)
 {
-	fprintf(stderr, "ksight: %s maps at %d possible CPUs: %.2f MiB worst case, %.2f MiB at load, budget %.1f MiB\n",
+	fprintf(stderr, "ksight: %s maps at %d possible CPUs: %.2f MiB worst case, %.2f MiB at load, budget %.1f MiB",
 		who, b->ncpus, (double)b->total / 1048576.0, (double)b->prealloc / 1048576.0,
-		(double)b->limit / 1048576.0);
+		(double)ks_budget_cap(b) / 1048576.0);
+	if (b->share)
+		fprintf(stderr, " (its share of --max-memory %.1f MiB)", (double)b->whole / 1048576.0);
+	fputc('\n', stderr);
 	for (int i = 0; i < b->nmaps; i++) {
 		const struct ks_map_cost *c = &b->maps[i];
 

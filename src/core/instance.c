@@ -4,6 +4,7 @@
 #include "core/bpfutil.h"
 #include "core/filter.h"
 #include "core/instance.h"
+#include "core/log.h"
 
 int ks_instance_init(struct ks_instance *in, const struct ks_collector *col)
 {
@@ -34,6 +35,52 @@ int ks_instance_open(struct ks_instance *in, const struct ks_filter *f)
 	err = in->col->open(in->ctx, &in->c, f);
 	/* close runs on every path, failed opens too: the collector frees what it half-built */
 	in->opened = true;
+	return err;
+}
+
+int ks_instances_share(struct ks_instance *in, int n, const struct ks_filter *f, uint64_t whole,
+		       struct ks_budget_share *extra, int *failed)
+{
+	struct ks_budget_share *parts[KS_SHARE_MAX + 1];
+	struct ks_budget b;
+	int np = 0, err;
+
+	if (n > KS_SHARE_MAX)
+		return -E2BIG;
+	ks_budget_init(&b, whole);
+	for (int i = 0; i < n; i++) {
+		const struct ks_collector *col = in[i].col;
+		struct ks_common c = in[i].c;
+
+		in[i].share = (struct ks_budget_share){ .measure = true, .name = col->spec.name };
+		in[i].c.share = &in[i].share;
+		in[i].c.max_memory = b.limit;
+		err = ks_instance_open(&in[i], f);
+		if (err != -EALREADY) {
+			*failed = i;
+			return err ? err : -EINVAL;
+		}
+		/* a measured open left state behind: start again from the options */
+		ks_instance_close(&in[i]);
+		err = ks_instance_init(&in[i], col);
+		if (err) {
+			*failed = i;
+			return err;
+		}
+		in[i].c = c;
+		in[i].c.share = &in[i].share;
+		in[i].c.max_memory = b.limit;
+		parts[np++] = &in[i].share;
+	}
+	if (extra)
+		parts[np++] = extra;
+	err = ks_budget_split(parts, np, b.limit);
+	if (err == -E2BIG) {
+		char why[512];
+
+		ks_budget_split_error(parts, np, b.limit, b.ncpus, why, sizeof(why));
+		p_err("%s", why);
+	}
 	return err;
 }
 

@@ -3,6 +3,7 @@
 #define KS_CORE_INSTANCE_H
 
 #include <stdbool.h>
+#include "core/budget.h"
 #include "core/collector.h"
 
 struct ks_instance {
@@ -12,12 +13,25 @@ struct ks_instance {
 	const struct ks_filter *f; /* the filter it was opened with */
 	bool opened;
 	bool marked;		 /* mark() ran; drain() owed */
+	struct ks_budget_share share; /* its part of a budget shared with other instances (serve, run) */
 };
 
 /* Allocates @in's state for @col and applies its defaults; 0 or -ENOMEM / the init error. */
 int ks_instance_init(struct ks_instance *in, const struct ks_collector *col);
 /* Loads and attaches with @in->c and @f; 0 or negative errno (the caller says why). */
 int ks_instance_open(struct ks_instance *in, const struct ks_filter *f);
+/*
+ * One --max-memory for the @n instances (configured, not opened) and, when
+ * @extra is given, one more part already measured (serve's profiler): each
+ * instance is opened once to measure the least and the most its maps take
+ * (nothing loaded), re-initialised with its options, then given its share
+ * (ks_budget_split) for ks_instance_open.  0; -E2BIG after one line naming
+ * what each needs when the minimums are over the budget (bad usage: exit
+ * 2); another error when an instance cannot even be sized (@*failed: it).
+ */
+#define KS_SHARE_MAX 16
+int ks_instances_share(struct ks_instance *in, int n, const struct ks_filter *f, uint64_t whole,
+		       struct ks_budget_share *extra, int *failed);
 /* A report header for @in: name, hook, filters, settings. */
 void ks_instance_report_init(const struct ks_instance *in, struct ks_report *r);
 /*

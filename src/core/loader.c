@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "core/budget.h"
 #include "core/loader.h"
 #include "core/log.h"
 #include "core/names.h"
@@ -162,8 +163,42 @@ int ks_load_first(const char *const *hooks, int (*try)(void *ctx, const char *ho
 struct spec_run {
 	const struct ks_load_spec *spec;
 	void *ctx, *skel;
+	const char *hook;
 	bool refused;
+	bool measured; /* a shared budget's measure: done at the first hook, nothing loaded */
 };
+
+/* ks_budget_fit's sizing step: configure for the hook being tried. */
+static int spec_size(void *varg)
+{
+	struct spec_run *a = varg;
+
+	return a->spec->configure(a->ctx, a->skel, a->hook);
+}
+
+/*
+ * configure, once, or at several limits under a shared budget.  A fit
+ * calls configure many times: its -v notes are said at the last call only.
+ */
+static int spec_configure(struct spec_run *a, void *s, const char *hook)
+{
+	struct ks_budget *b = a->spec->budget ? a->spec->budget(a->ctx) : NULL;
+	int verbose = ks_verbose, err;
+
+	if (!b || !b->share)
+		return a->spec->configure(a->ctx, s, hook);
+	a->skel = s;
+	a->hook = hook;
+	ks_verbose = 0;
+	err = ks_budget_fit(b, a->spec->skel->obj(s), spec_size, a);
+	ks_verbose = verbose;
+	a->skel = NULL;
+	if (err == -EALREADY) {
+		a->measured = true;
+		return err;
+	}
+	return err ? err : a->spec->configure(a->ctx, s, hook);
+}
 
 static int spec_try(void *varg, const char *hook)
 {
@@ -174,6 +209,8 @@ static int spec_try(void *varg, const char *hook)
 
 	if (a->refused)
 		return -E2BIG;
+	if (a->measured)
+		return -EALREADY;
 	s = ops->open();
 	if (!s)
 		return -errno;
@@ -181,7 +218,7 @@ static int spec_try(void *varg, const char *hook)
 	if (!strcmp(hook, KS_HOOK_TP))
 		ks_tracefs_dir(NULL);
 	ks_prog_select(ops->obj(s), hook);
-	err = a->spec->configure(a->ctx, s, hook);
+	err = spec_configure(a, s, hook);
 	if (!err && a->spec->budget_check) {
 		err = a->spec->budget_check(a->ctx, ops->obj(s));
 		a->refused = err != 0;

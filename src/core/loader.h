@@ -99,6 +99,12 @@ struct ks_load_spec {
 	int (*configure)(void *ctx, void *skel, const char *hook);
 	int (*budget_check)(void *ctx, struct bpf_object *obj);
 	int (*loaded)(void *ctx, void *skel);
+	/*
+	 * Optional: the budget @configure sizes the maps from.  With a shared
+	 * one (serve, run) @configure is called at several limits until the
+	 * maps fit the instance's share (ks_budget_fit), or only measured.
+	 */
+	struct ks_budget *(*budget)(void *ctx);
 };
 
 /* Runs @spec for @ctx: 0 with *@skel loaded and attached and *@chosen its hook, or the last error. */

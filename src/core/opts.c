@@ -315,8 +315,13 @@ int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct 
 		if (is_common[i]) {
 			if (parse_common(spec, c, opt, optarg))
 				return -EINVAL;
-		} else if (!cb || cb(ctx, opt, optarg)) {
+		} else if (!cb) {
 			return -EINVAL;
+		} else {
+			int err = cb(ctx, opt, optarg);
+
+			if (err)
+				return err < 0 && err != KS_OPTS_HELP ? err : -EINVAL;
 		}
 	}
 	return optind;

@@ -31,6 +31,8 @@ enum ks_common_opt {
 #define KS_MIN_INTERVAL 0.01
 
 /* Values of the shared options; defaults set by ks_common_init. */
+struct ks_budget_share;
+
 struct ks_common {
 	double duration; /* seconds; 0 (no -d) runs until SIGINT/SIGTERM */
 	double interval; /* seconds, >= KS_MIN_INTERVAL; 0 reports once at the end */
@@ -46,6 +48,7 @@ struct ks_common {
 	bool json;
 	const char *output;
 	uint64_t max_memory; /* bytes of BPF maps at the possible-CPU count; 0: the default budget */
+	struct ks_budget_share *share; /* serve, run: this instance's part of max_memory (core/budget.h) */
 	bool include_self; /* --include-self: ksight's own events are counted too */
 	const char *sort;    /* --sort column; NULL: the collector's order */
 };
@@ -94,7 +97,10 @@ const char *ks_spec_by_keys(const struct ks_cmd_spec *spec, char *buf, size_t le
 /*
  * Parses argv (argv[0] is the command name).  Returns the index of the
  * first positional argument, KS_OPTS_HELP after printing help to stdout,
- * or -EINVAL after printing a one-line error.
+ * or -EINVAL after printing a one-line error.  A callback's own negative
+ * errno other than -EINVAL (e.g. -EACCES: tracefs not readable) is passed
+ * on, so the command can exit 1 for what is missing rather than 2 for
+ * bad usage.
  */
 #define KS_OPTS_HELP (-1000)
 int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,

@@ -297,6 +297,31 @@ int ks_pin_attached(struct bpf_object *obj, struct bpf_object_skeleton *skel, co
 	return err;
 }
 
+/*
+ * The one-line error for @dir that this user cannot reach or create: pins
+ * are files in a filesystem like others, so they take search access to
+ * every directory above @dir and write access to @dir (or to its parent,
+ * to make it).  bpffs is usually mounted mode 0700, root's: names the
+ * directory that stops the user and what root can do about it.
+ */
+static int pin_access_error(const char *dir, const char *parent, bool reach)
+{
+	struct stat st;
+	unsigned uid = (unsigned)geteuid();
+
+	if (stat(parent, &st)) {
+		p_err("--pin '%s': cannot reach '%s': %s (uid %u needs search access to every directory above it, or "
+		      "CAP_DAC_READ_SEARCH)", dir, parent, strerror(errno), uid);
+		return -EACCES;
+	}
+	p_err("--pin '%s': '%s' (mode %04o, owner %u:%u) does not let uid %u %s: as root, 'mkdir %s && chown %u %s' "
+	      "and give uid %u search access to the directories above it (or CAP_DAC_READ_SEARCH); no other "
+	      "capability than CAP_BPF is needed to pin",
+	      dir, parent, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid, (unsigned)st.st_gid, uid,
+	      reach ? "reach it" : "create it", dir, uid, dir, uid);
+	return -EACCES;
+}
+
 int ks_pin_check_dir(const char *dir)
 {
 	char parent[PATH_MAX];
@@ -310,12 +335,20 @@ int ks_pin_check_dir(const char *dir)
 	/* a directory meant for the usual place, where nothing is mounted yet: mount bpffs there */
 	if ((!strncmp(dir, BPFFS "/", strlen(BPFFS) + 1) || !strcmp(dir, BPFFS)) && !on_bpffs(BPFFS)) {
 		if (mount("bpf", BPFFS, "bpf", 0, "mode=0700")) {
-			p_err("--pin '%s': nothing is mounted at " BPFFS " and mounting bpffs there failed: %s", dir,
-			      strerror(errno));
-			return -EINVAL;
+			int e = errno;
+
+			/* mount(2) is CAP_SYS_ADMIN's alone: say so, and what root can do once for this user */
+			p_err("--pin '%s': nothing is mounted at " BPFFS " and mounting bpffs there failed: %s%s", dir,
+			      strerror(e),
+			      e == EPERM ? " (mounting needs CAP_SYS_ADMIN: as root, 'mount -t bpf bpf " BPFFS
+					   "', then make DIR and give it to this user)"
+					 : "");
+			return e == EPERM ? -EPERM : -EINVAL;
 		}
 		fprintf(stderr, "ksight: mounted a bpf filesystem at " BPFFS " (it was not mounted)\n");
 	}
+	bool reach;
+
 	if (!stat(dir, &st)) {
 		if (!S_ISDIR(st.st_mode) || !on_bpffs(dir)) {
 			p_err("--pin '%s': not a directory on a bpf filesystem; use one under " BPFFS, dir);
@@ -323,6 +356,8 @@ int ks_pin_check_dir(const char *dir)
 		}
 		return 0;
 	}
+	/* EACCES: a directory on the way is not searchable, whether DIR exists or not */
+	reach = errno == EACCES;
 	snprintf(parent, sizeof(parent), "%s", dir);
 	slash = strrchr(parent, '/');
 	if (slash == parent)
@@ -331,11 +366,15 @@ int ks_pin_check_dir(const char *dir)
 		*slash = 0;
 	else
 		snprintf(parent, sizeof(parent), ".");
+	if (reach)
+		return pin_access_error(dir, parent, true);
 	if (!on_bpffs(parent)) {
 		p_err("--pin '%s': '%s' is not on a bpf filesystem; use a directory under " BPFFS, dir, parent);
 		return -EINVAL;
 	}
 	if (mkdir(dir, 0700)) {
+		if (errno == EACCES || errno == EPERM)
+			return pin_access_error(dir, parent, false);
 		p_err("--pin '%s': cannot create it: %s", dir, strerror(errno));
 		return -EINVAL;
 	}
@@ -349,6 +388,11 @@ int ks_pin_remove(const char *dir)
 	int err = 0, left = 0;
 	DIR *d;
 
+	if (access(dir, X_OK) && errno == EACCES) {
+		p_err("unpin: cannot reach '%s': %s (uid %u needs search access to it and the directories above, and "
+		      "write access to it)", dir, strerror(errno), (unsigned)geteuid());
+		return -EACCES;
+	}
 	if (!on_bpffs(dir) || !(d = opendir(dir))) {
 		p_err("unpin: '%s' is not a directory on a bpf filesystem", dir);
 		return -EINVAL;
@@ -377,7 +421,14 @@ int ks_pin_remove(const char *dir)
 		fprintf(stderr, "ksight: left '%s' in place: it holds %d pins ksight did not make\n", dir, left);
 	else if (rmdir(dir)) {
 		err = -errno;
-		p_err("unpin: cannot remove '%s': %s", dir, strerror(-err));
+		/* a DIR root made for a non-root serve, in a parent only root writes: the pins are gone, DIR stays */
+		if (err == -EACCES || err == -EPERM) {
+			fprintf(stderr, "ksight: removed every pin under '%s'; the directory itself stays (its parent is not "
+					"writable by uid %u)\n", dir, (unsigned)geteuid());
+			err = 0;
+		} else {
+			p_err("unpin: cannot remove '%s': %s", dir, strerror(-err));
+		}
 	}
 	return err;
 }

@@ -39,7 +39,9 @@ int ks_pin_attached(struct bpf_object *obj, struct bpf_object_skeleton *skel, co
 /*
  * Makes sure @dir can hold pins: mounts bpffs at /sys/fs/bpf when nothing
  * is mounted there (saying so), then checks that @dir is, or can be made,
- * a directory on a bpf filesystem.  0, or -EINVAL/-errno after a one-line error.
+ * a directory on a bpf filesystem.  0, or after a one-line error -EINVAL
+ * (DIR is not usable: bad usage), -EPERM (bpffs not mounted and no
+ * CAP_SYS_ADMIN to mount it) or -EACCES (no write access to DIR's parent).
  */
 int ks_pin_check_dir(const char *dir);
 /*

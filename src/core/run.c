@@ -115,10 +115,12 @@ static const struct ks_optdef run_opts[] = {
 static const struct ks_cmd_spec run_spec = {
 	.name = "run",
 	.summary = "Run several collectors in one process, each with its defaults plus the shared options;\n"
-		   "one report per collector per interval (JSON: one document each).",
+		   "one report per collector per interval (JSON: one document each).  --max-memory is the\n"
+		   "whole process's: each collector gets what its smallest maps need, the rest in proportion\n"
+		   "to what it would take alone (-v shows each one's share).",
 	.args = "COLLECTOR[,COLLECTOR...]...",
-	/* --by and --max-memory name one collector's keys and maps: each keeps its default */
-	.common = KS_O_COLLECTOR & ~(unsigned int)(KS_O_BY | KS_O_MEMORY),
+	/* --by names one collector's keys: each keeps its default; --max-memory is shared out */
+	.common = KS_O_COLLECTOR & ~(unsigned int)KS_O_BY,
 	.opts = run_opts,
 };
 
@@ -203,6 +205,16 @@ int ks_multi_run(int argc, char **argv)
 		}
 		/* the shared options; everything else stays at the collector's default */
 		in[n].c = c;
+	}
+	if (n > 1) {
+		int failed = 0, err = ks_instances_share(in, n, &f, c.max_memory, NULL, &failed);
+
+		if (err) {
+			if (err != -E2BIG)
+				ks_report_open_error(in[failed].col, err);
+			ret = err == -E2BIG ? 2 : 1;
+			goto out;
+		}
 	}
 	ret = run_instances(in, n, &c, &f);
 out:

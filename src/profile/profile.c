@@ -340,13 +340,79 @@ static int attach_all(struct prof_run *pr, struct bpf_link **links, int ncpu)
 	return err;
 }
 
+/* ks_budget_fit's sizing step: the profile's map sizes from the budget's limit. */
+struct prof_size {
+	const struct ks_profile_opts *o;
+	struct ks_profile_result *res;
+	struct ks_profile *skel;
+	int ncpu;
+};
+
+/*
+ * Map sizes from the budget.  The stack and count maps are allocated in
+ * full at load (perf_event programs run in NMI context, where the verifier
+ * takes only preallocated hashes before Linux 6.1), so they take what a run
+ * needs, not what the budget could hold: an eighth of it to stacks and a
+ * sixteenth to counts, 7.8k stacks of 127 frames and 40k (process, kernel
+ * stack, user stack) rows at the default 64M, 13 MiB at load with the rest
+ * (37 MiB when they took half and a quarter).  A 60 s -F 49 run of a busy 2-CPU host uses a few hundred stacks, a
+ * 128-CPU one some thousands; past that samples are counted lost
+ * (stack_errors, map_full) as before.  --max-memory raises both.
+ */
+static int size_maps(void *arg)
+{
+	const struct prof_size *ps = arg;
+	const struct ks_profile_opts *o = ps->o;
+	struct ks_profile_result *res = ps->res;
+	struct ks_profile *skel = ps->skel;
+	uint64_t sbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_STACK_TRACE, 4, KS_PROF_DEPTH * 8, 0);
+	uint64_t cbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_HASH, sizeof(struct ks_prof_key), 8, 0);
+	/* dwarf: room for a quarter second of samples at HZ on every CPU, a power of two; otherwise only the
+	 * notes of new processes */
+	uint64_t want = o->dwarf ? (uint64_t)sizeof(struct ks_prof_sample) * (o->hz / 4 + 4) * (uint64_t)ps->ncpu : 0;
+	uint64_t cap = ks_budget_rows(&res->budget, 0.25, 1, 1u << 16, 1u << 30, true), rb_size = 1u << 16;
+
+	res->stack_entries = ks_budget_rows(&res->budget, 1.0 / 8, sbytes, 64, 1u << 16, false);
+	res->count_entries = ks_budget_rows(&res->budget, 1.0 / 16, cbytes, 64, 1u << 20, false);
+	bpf_map__set_max_entries(skel->maps.stacks, (uint32_t)res->stack_entries);
+	bpf_map__set_max_entries(skel->maps.counts, (uint32_t)res->count_entries);
+	if (o->offcpu || o->syscalls)
+		bpf_map__set_max_entries(skel->maps.off_starts,
+					 ks_budget_rows(&res->budget, 0.1,
+							ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_LRU_HASH, 4,
+									    sizeof(struct ks_prof_key) + 16, 0),
+							1024, 1u << 18, false));
+	while (rb_size < want && rb_size < cap)
+		rb_size <<= 1;
+	bpf_map__set_max_entries(skel->maps.samples, (uint32_t)rb_size);
+	bpf_map__set_max_entries(skel->maps.seen, o->dwarf || !o->user ? 1 : 8192);
+	return 0;
+}
+
+int ks_profile_measure(const struct ks_profile_opts *o)
+{
+	struct ks_profile_result res;
+	struct prof_size ps = { .o = o, .res = &res, .ncpu = libbpf_num_possible_cpus() };
+	int err;
+
+	if (ps.ncpu < 0)
+		return ps.ncpu;
+	memset(&res, 0, sizeof(res));
+	ps.skel = ks_profile__open();
+	if (!ps.skel)
+		return -errno;
+	ks_budget_init_for(&res.budget, o->c);
+	err = ks_budget_fit(&res.budget, ps.skel->obj, size_maps, &ps);
+	ks_profile__destroy(ps.skel);
+	return err == -EALREADY ? 0 : err ? err : -EINVAL;
+}
+
 int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *res)
 {
 	struct prof_run pr = { .o = o, .res = res };
 	struct ring_buffer *rb = NULL;
 	struct bpf_link **links = NULL;
 	int ncpu = libbpf_num_possible_cpus(), err;
-	uint64_t sbytes, cbytes;
 	double start, end;
 
 	struct rlimit nofile;
@@ -389,36 +455,19 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	pr.skel->rodata->mode = o->dwarf ? KS_PROF_DWARF : KS_PROF_FP;
 	pr.skel->rodata->want_kernel = o->kernel;
 	pr.skel->rodata->want_user = o->user;
-	/* the budget: half to stacks (the big rows), a quarter to counts, a quarter to dwarf samples */
-	ks_budget_init(&res->budget, o->c->max_memory);
-	sbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_STACK_TRACE, 4, KS_PROF_DEPTH * 8, 0);
-	cbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_HASH, sizeof(struct ks_prof_key), 8, 0);
-	res->stack_entries = ks_budget_rows(&res->budget, 0.5, sbytes, 64, 1u << 16, true);
-	res->count_entries = ks_budget_rows(&res->budget, 0.25, cbytes, 64, 1u << 20, false);
-	bpf_map__set_max_entries(pr.skel->maps.stacks, res->stack_entries);
-	bpf_map__set_max_entries(pr.skel->maps.counts, res->count_entries);
 	bpf_program__set_autoload(pr.skel->progs.on_sample, !o->offcpu && !o->syscalls && !o->bio);
 	bpf_program__set_autoload(pr.skel->progs.on_switch, o->offcpu);
 	bpf_program__set_autoload(pr.skel->progs.on_sys_enter, o->syscalls);
 	bpf_program__set_autoload(pr.skel->progs.on_sys_exit, o->syscalls);
 	bpf_program__set_autoload(pr.skel->progs.on_bio, o->bio);
 	pr.skel->rodata->sc_nr = o->syscalls ? o->syscall_nr : -1;
-	if (o->offcpu || o->syscalls)
-		bpf_map__set_max_entries(pr.skel->maps.off_starts,
-					 ks_budget_rows(&res->budget, 0.1,
-							ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_LRU_HASH, 4,
-									    sizeof(struct ks_prof_key) + 16, 0),
-							1024, 1u << 18, false));
+	ks_budget_init_for(&res->budget, o->c);
 	{
-		/* dwarf: room for a quarter second of samples at HZ on every CPU, a power of two;
-		 * otherwise only the notes of new processes */
-		uint64_t want = o->dwarf ? (uint64_t)sizeof(struct ks_prof_sample) * (o->hz / 4 + 4) * (uint64_t)ncpu : 0;
-		uint64_t cap = ks_budget_rows(&res->budget, 0.25, 1, 1u << 16, 1u << 30, true), rb_size = 1u << 16;
+		struct prof_size ps = { .o = o, .res = res, .skel = pr.skel, .ncpu = ncpu };
 
-		while (rb_size < want && rb_size < cap)
-			rb_size <<= 1;
-		bpf_map__set_max_entries(pr.skel->maps.samples, rb_size);
-		bpf_map__set_max_entries(pr.skel->maps.seen, o->dwarf || !o->user ? 1 : 8192);
+		err = ks_budget_fit(&res->budget, pr.skel->obj, size_maps, &ps);
+		if (err)
+			goto out;
 	}
 	err = ks_budget_check(&res->budget, pr.skel->obj);
 	if (err)

@@ -35,6 +35,12 @@ struct ks_profile_result {
 	struct ks_budget budget;
 };
 
+/*
+ * Sizes the profile's maps without loading anything, for a shared budget:
+ * @o->c->share (measure set) gets the least and the most they take.  0 or
+ * negative errno.
+ */
+int ks_profile_measure(const struct ks_profile_opts *o);
 /* Runs until the duration ends, a stop signal, or the -p process exits; 0 or negative errno (after p_err). */
 int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *res);
 void ks_profile_result_free(struct ks_profile_result *res);

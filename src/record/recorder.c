@@ -13,6 +13,7 @@
 #include <event-parse.h>
 #include <tracefs.h>
 #include "core/bpfutil.h"
+#include "core/budget.h"
 #include "core/loader.h"
 #include "core/log.h"
 #include "core/sysinfo.h"
@@ -469,8 +470,41 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * Bytes of each ring buffer.  The kernel makes one ring per possible CPU
+ * (a CPU that comes online later writes to its own), so at 128 possible
+ * CPUs the 1M default would take 128 MiB.  Without -b: 1M, halved until
+ * the rings fit in 3/4 of the budget (the rest for the small maps); with
+ * -b: as given, or -E2BIG naming the ways out.  A smaller ring loses
+ * events sooner in a burst, and every loss is counted.
+ */
+static int ring_bytes(const struct ks_rec_opts *o, uint64_t *out)
+{
+	struct ks_budget b;
+	uint64_t n, room, size;
+
+	ks_budget_init(&b, o->max_memory);
+	n = o->shared ? 1 : (uint64_t)b.ncpus;
+	room = b.limit / 4 * 3;
+	size = o->buf_size ? o->buf_size : 1u << 20;
+	while (!o->buf_size && size > 4096 && n * ks_map_bytes(BPF_MAP_TYPE_RINGBUF, 0, 0, (uint32_t)size, 0, b.ncpus) > room)
+		size /= 2;
+	if (n * ks_map_bytes(BPF_MAP_TYPE_RINGBUF, 0, 0, (uint32_t)size, 0, b.ncpus) > room) {
+		p_err("%llu ring buffer%s of %llu KiB take %.1f MiB at %d possible CPUs, over 3/4 of the memory budget "
+		      "(%.1f MiB); use a smaller -b%s or raise --max-memory",
+		      (unsigned long long)n, n == 1 ? "" : "s", (unsigned long long)(size >> 10),
+		      (double)(n * ks_map_bytes(BPF_MAP_TYPE_RINGBUF, 0, 0, (uint32_t)size, 0, b.ncpus)) / 1048576.0,
+		      b.ncpus, (double)b.limit / 1048576.0, o->shared ? "" : ", --ring shared");
+		return -E2BIG;
+	}
+	*out = size;
+	return 0;
+}
+
 int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 {
+	/* o with the ring size chosen, for the rest of the run and the manifest */
+	struct ks_rec_opts sized;
 	struct ks_record *s = NULL;
 	struct ring_buffer *ring = NULL;
 	struct tep_handle *tep = NULL;
@@ -483,6 +517,12 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	double end, next_flush;
 
 	memset(st, 0, sizeof(*st));
+	sized = *o;
+	err = ring_bytes(o, &sized.buf_size);
+	if (err)
+		return err;
+	o = &sized;
+	hc.o = o;
 	r.ncpus = ks_ncpus();
 	st->ncpus = r.ncpus;
 	nrings = o->shared ? 1 : r.ncpus;

@@ -34,7 +34,8 @@ struct ks_rec_opts {
 	const struct ks_rec_tps *tps;
 	struct ks_filter filter;
 	uint32_t sample_n;   /* 0/1: every event */
-	uint64_t buf_size;   /* bytes per ring */
+	uint64_t buf_size;   /* bytes per ring; 0: 1M, or less to fit max_memory */
+	uint64_t max_memory; /* --max-memory: the maps' budget at the possible-CPU count (0: the default) */
 	bool shared;	     /* one ring for all CPUs */
 	double duration;     /* seconds; 0: until a stop signal */
 	const char *output;

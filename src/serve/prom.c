@@ -274,6 +274,10 @@ int prom_add_report(struct prom_set *set, const struct ks_report *r)
 								   : "");
 		err = prom_add(set, name, help, PROM_COUNTER, (double)r->counters[i].num, NULL, NULL, NULL, NULL);
 	}
+	if (r->budget && !err)
+		err = prom_add(set, "ksight_map_budget_bytes",
+			       "the part of --max-memory the collector's maps were sized to fit (serve shares it out)",
+			       PROM_GAUGE, (double)ks_budget_cap(r->budget), "collector", r->collector, NULL, NULL);
 	for (int i = 0; r->budget && i < r->budget->nmaps && !err; i++)
 		err = prom_add(set, "ksight_map_bytes", "bytes of each BPF map at the possible-CPU count (worst case)",
 			       PROM_GAUGE, (double)r->budget->maps[i].bytes, "collector", r->collector, "map",

@@ -81,6 +81,9 @@ struct serve_state {
 	atomic_ullong pin_save_errors; /* --pin: saves of the totals that failed */
 	/* the one /debug/pprof/profile run at a time: its connection is suspended while it samples */
 	atomic_bool prof_busy;
+	bool no_pprof;			/* --no-pprof: no /debug/pprof/profile, nothing of the budget kept for it */
+	uint64_t max_memory;		/* --max-memory: every collector's maps and the profiler's (0: the default) */
+	struct ks_budget_share prof_share; /* the profiler's part of it, kept while the collectors run */
 	bool caps_dropped;
 	struct prof_job *job;
 };
@@ -96,7 +99,10 @@ struct prof_job {
 	bool joined;
 };
 
-enum { OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG, OPT_DROP_CAPS, OPT_BY, OPT_PODS_DIR, OPT_PIN };
+enum {
+	OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG, OPT_DROP_CAPS, OPT_BY, OPT_PODS_DIR, OPT_PIN,
+	OPT_NO_PPROF
+};
 
 static const struct ks_optdef serve_opts[] = {
 	{ "collectors", OPT_COLLECTORS, "LIST", "collectors to run (default " DEFAULT_COLLECTORS ")" },
@@ -107,6 +113,7 @@ static const struct ks_optdef serve_opts[] = {
 	{ "pods-dir", OPT_PODS_DIR, "DIR", "kubelet's pod log tree for pod, namespace, container labels (default /var/log/pods)" },
 	{ "drop-caps", OPT_DROP_CAPS, NULL, "drop every capability once the programs are attached and the port is bound" },
 	{ "pin", OPT_PIN, "DIR", "keep programs, links, maps and counters pinned in bpffs under DIR: a restarted serve adopts them" },
+	{ "no-pprof", OPT_NO_PPROF, NULL, "no /debug/pprof/profile: the collectors share all of --max-memory" },
 	{ 0 },
 };
 
@@ -115,15 +122,18 @@ static const struct ks_cmd_spec serve_spec = {
 	.summary = "Export the collectors to Prometheus: counters that never reset, served as /metrics\n"
 		   "(text 0.0.4, OpenMetrics, or protobuf with native histograms, as the scraper asks),\n"
 		   "/healthz, / (a status page) and /debug/pprof/profile?seconds=N (a host CPU profile in\n"
-		   "pprof).  -i sets the drain period (default 1 s).",
-	.common = KS_O_DURATION | KS_O_INTERVAL | KS_O_FILTERS,
+		   "pprof).  -i sets the drain period (default 1 s).  --max-memory is the whole process's:\n"
+		   "each collector, and the profiler /debug/pprof/profile loads (unless --no-pprof), gets what\n"
+		   "its smallest maps need, the rest in proportion to what it would take alone; the profiler's\n"
+		   "part is kept for it while the collectors run (-v shows every share).",
+	.common = KS_O_DURATION | KS_O_INTERVAL | KS_O_FILTERS | KS_O_MEMORY,
 	.opts = serve_opts,
 };
 
 struct serve_args {
 	const char *collectors, *listen, *web;
 	long max_series;
-	bool drop_caps;
+	bool drop_caps, no_pprof;
 	const char *pods_dir;
 	const char *pin;
 	int nby;
@@ -139,6 +149,7 @@ static int serve_opt(void *ctx, int id, const char *arg)
 	case OPT_LISTEN: a->listen = arg; return 0;
 	case OPT_WEB_CONFIG: a->web = arg; return 0;
 	case OPT_DROP_CAPS: a->drop_caps = true; return 0;
+	case OPT_NO_PPROF: a->no_pprof = true; return 0;
 	case OPT_PODS_DIR: a->pods_dir = arg; return 0;
 	case OPT_PIN: a->pin = arg; return 0;
 	case OPT_BY:
@@ -556,19 +567,27 @@ static enum MHD_Result serve_index(struct serve_state *st, struct MHD_Connection
 	return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", buf, len, MHD_RESPMEM_MUST_FREE);
 }
 
+/* The profiler's options: the whole host, kernel and user stacks, within its share of --max-memory. */
+static int prof_opts(struct serve_state *st, struct ks_common *c, struct ks_profile_opts *o)
+{
+	ks_common_init(c);
+	c->max_memory = st->max_memory;
+	c->share = &st->prof_share;
+	*o = (struct ks_profile_opts){ .hz = PROF_HZ, .kernel = true, .user = true, .c = c };
+	return ks_filter_build(c, &o->filter);
+}
+
 /* The profile thread: samples the whole host for the job's seconds, renders pprof, resumes the connection. */
 static void *prof_thread(void *arg)
 {
 	struct prof_job *job = arg;
-	struct ks_profile_opts o = { .hz = PROF_HZ, .kernel = true, .user = true };
+	struct ks_profile_opts o;
 	struct ks_profile_result res;
 	struct ks_common c;
 	FILE *m;
 
-	ks_common_init(&c);
+	job->err = prof_opts(job->st, &c, &o);
 	c.duration = job->seconds;
-	o.c = &c;
-	job->err = ks_filter_build(&c, &o.filter);
 	if (!job->err)
 		job->err = ks_profile_run(&o, &res);
 	if (!job->err) {
@@ -620,6 +639,8 @@ static enum MHD_Result serve_profile(struct serve_state *st, struct MHD_Connecti
 		if (errno || *end || end == arg || secs < 1 || secs > PROF_MAX_S)
 			return reply_str(st, conn, MHD_HTTP_BAD_REQUEST, "seconds: a whole number from 1 to 120\n");
 	}
+	if (st->no_pprof)
+		return reply_str(st, conn, MHD_HTTP_NOT_FOUND, "profiling is off (--no-pprof)\n");
 	if (st->caps_dropped)
 		return reply_str(st, conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 				 "profiling loads a BPF program, which needs the capabilities --drop-caps dropped\n");
@@ -857,6 +878,41 @@ static struct MHD_Daemon *start_http(struct serve_state *st, int lfd)
 			     MHD_OPTION_HTTPS_MEM_KEY, st->web.key_pem, MHD_OPTION_END);
 }
 
+/*
+ * --max-memory shared out: the collectors' and, unless --no-pprof, the
+ * profiler's least and most measured, then split (ks_instances_share).
+ * -E2BIG after one line when the minimums alone do not fit; other errors
+ * after naming what could not be sized.
+ */
+static int share_budget(struct serve_state *st, const struct ks_filter *f)
+{
+	struct ks_budget_share *extra = NULL;
+	int failed = 0, err;
+
+	if (!st->no_pprof) {
+		struct ks_profile_opts o;
+		struct ks_common c;
+
+		st->prof_share = (struct ks_budget_share){ .measure = true, .name = "pprof profiler" };
+		err = prof_opts(st, &c, &o);
+		if (!err)
+			err = ks_profile_measure(&o);
+		if (err) {
+			p_err("serve: cannot size the /debug/pprof/profile profiler: %s; --no-pprof goes without it",
+			      strerror(-err));
+			return err;
+		}
+		extra = &st->prof_share;
+	}
+	err = ks_instances_share(st->in, st->n, f, st->max_memory, extra, &failed);
+	if (err && err != -E2BIG)
+		ks_report_open_error(st->in[failed].col, err);
+	if (!err && ks_verbose && extra)
+		fprintf(stderr, "ksight: pprof profiler: budget %.1f MiB (its share of --max-memory), kept for "
+				"/debug/pprof/profile\n", (double)extra->bytes / 1048576.0);
+	return err;
+}
+
 int ks_serve_main(int argc, char **argv)
 {
 	struct serve_args a = { .collectors = DEFAULT_COLLECTORS, .listen = DEFAULT_LISTEN, .max_series = DEFAULT_MAX_SERIES };
@@ -893,8 +949,11 @@ int ks_serve_main(int argc, char **argv)
 		      "state map");
 		goto out;
 	}
-	if (a.pin && ks_pin_check_dir(a.pin))
+	if (a.pin && (err = ks_pin_check_dir(a.pin))) {
+		/* a missing permission is not bad usage */
+		ret = err == -EINVAL ? 2 : 1;
 		goto out;
+	}
 	if (a.pin) {
 		pin_lock = ks_pin_lock(a.pin);
 		if (pin_lock < 0) {
@@ -968,6 +1027,13 @@ int ks_serve_main(int argc, char **argv)
 		if (err)
 			fprintf(stderr, "ksight: resumed the counters of %d collectors saved under %s\n", err, a.pin);
 		ks_pin_scope(a.pin);
+	}
+	st->no_pprof = a.no_pprof;
+	st->max_memory = c.max_memory;
+	err = share_budget(st, &f);
+	if (err) {
+		ret = err == -E2BIG ? 2 : 1;
+		goto out;
 	}
 	for (int i = 0; i < st->n; i++) {
 		err = ks_instance_open(&st->in[i], &f);

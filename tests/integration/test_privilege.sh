@@ -109,8 +109,170 @@ t_eq "run syscalls,runqlat,offcpu with +bpf,+perfmon: exit 0" 0 "$?"
 t_eq "run with +bpf,+perfmon: a report with rows from each" "offcpu runqlat syscalls" \
 	"$(jq -r -s '[.[] | select((.rows | length) > 0) | .collector] | unique | join(" ")' "$T_TMP/run.json" 2>/dev/null)"
 
-# 2. The documented extra: CAP_DAC_READ_SEARCH lets classic tracepoints read their ids.
 tfs=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
+
+# 1c. The commands beyond the six collectors, with the same two capabilities.
+# U_DIR: the user's own directory for what the commands write (a recording, a pprof).
+U_DIR=$PRIV_DIR/u
+mkdir "$U_DIR" && chown "$U:$U" "$U_DIR"
+cp "$WORKLOADS/fl_calls" "$WORKLOADS/cpuhog" "$PRIV_DIR/"
+before_new=$T_TMP/orphans.before
+t_orphans >"$before_new"
+
+# one_line_error NAME ERRFILE RE: exactly one error line, and it matches RE
+one_line_error() {
+	t_eq "$1: one error line" 1 "$(grep -c 'error:' "$2")"
+	t_ok "$1: the error names what is missing" grep -Eq "error: .*($3)" "$2"
+}
+
+# record reads each event's format (and id) from tracefs, which is root's 0700 here: it
+# fails naming tracefs and CAP_DAC_READ_SEARCH, exit 1 (not 2: the usage is right); with
+# CAP_DAC_READ_SEARCH it records, and `report` reads the file as the same user, no capability.
+R=$U_DIR/rec.ksr
+as_user +bpf,+perfmon "$K" record -e sched:sched_switch -e raw_syscalls:sys_enter -d 1 -o "$R" \
+	>"$T_TMP/rec.out" 2>"$T_TMP/rec.err"
+rc=$?
+if [ -n "$tfs" ] && ! as_user +bpf,+perfmon test -r "$tfs/events/sched/sched_switch/format" 2>/dev/null; then
+	t_eq "record with +bpf,+perfmon (tracefs not readable): exit 1" 1 "$rc"
+	one_line_error "record with +bpf,+perfmon" "$T_TMP/rec.err" "tracefs.*CAP_DAC_READ_SEARCH"
+elif [ -z "$tfs" ]; then
+	t_eq "record with +bpf,+perfmon (tracefs not mounted): exit 1" 1 "$rc"
+	one_line_error "record with +bpf,+perfmon" "$T_TMP/rec.err" "tracefs.*CAP_SYS_ADMIN"
+else
+	t_eq "record with +bpf,+perfmon (tracefs readable): exit 0" 0 "$rc"
+fi
+if [ -n "$tfs" ]; then
+	# a syscall workload of known count would do; any busy host has switches and syscalls
+	as_user +bpf,+perfmon,+dac_read_search "$K" record -e sched:sched_switch -e raw_syscalls:sys_enter -d 1 -o "$R" \
+		>"$T_TMP/rec.out" 2>"$T_TMP/rec.err"
+	t_eq "record with +dac_read_search: exit 0" 0 "$?"
+	as_user -all "$K" report -j "$R" >"$T_TMP/rep.json" 2>"$T_TMP/rep.err"
+	t_eq "report of the user's recording, no capability: exit 0" 0 "$?"
+	t_eq "report: both events in it" "raw_syscalls:sys_enter sched:sched_switch" \
+		"$(jq -r .event "$T_TMP/rep.json" 2>/dev/null | sort -u | tr '\n' ' ' | sed 's/ $//')"
+	# the first event triggers: the test is of the privileges, not of the trigger
+	as_user +bpf,+perfmon,+dac_read_search "$K" record -e raw_syscalls:sys_enter --flight 4M \
+		--trigger 'id >= 0' -d 1 -o "$U_DIR/flight.ksr" >"$T_TMP/fl.out" 2>"$T_TMP/fl.err"
+	t_eq "record --flight with +dac_read_search: exit 0, one trigger" "0 1" \
+		"$? $(sed -n 's/.*flight recorder: \([0-9]*\) trigger.*/\1/p' "$T_TMP/fl.err")"
+fi
+
+# profile: perf_event sampling takes CAP_PERFMON (system-wide, any perf_event_paranoid); samples
+# of a CPU-bound workload in every call-graph mode.  Kernel frames show as [unknown] without
+# CAP_SYSLOG (kptr_restrict): a warning, not a failure.
+"$PRIV_DIR/cpuhog" -s 20 0 >"$T_TMP/hog.out" 2>&1 &
+HOG=$!
+for mode in fp dwarf; do
+	as_user +bpf,+perfmon "$K" profile --call-graph $mode -p $HOG -d 1.5 -o "$U_DIR/prof.$mode" 2>"$T_TMP/prof.err"
+	t_eq "profile --call-graph $mode with +bpf,+perfmon: exit 0" 0 "$?"
+	t_eq "profile $mode: samples of the CPU-bound workload" true \
+		"$([ "$(t_fsum "$U_DIR/prof.$mode" .)" -gt 10 ] && echo true || echo "false: $(t_fsum "$U_DIR/prof.$mode" .)")"
+done
+kill $HOG 2>/dev/null
+wait $HOG 2>/dev/null
+
+# the stack modes of offcpu, syscalls and biolat
+for m in offcpu syscalls biolat; do
+	as_user +bpf,+perfmon "$K" $m --stacks -d 1.5 -o "$U_DIR/$m.folded" 2>"$T_TMP/$m.st.err"
+	t_eq "$m --stacks with +bpf,+perfmon: exit 0 with stacks" "0 true" \
+		"$? $([ -s "$U_DIR/$m.folded" ] && echo true || echo false)"
+done
+
+# funclat: uprobes and USDT.  Linux 6.16 (commit ba677dbe77af, backported to the stable kernels)
+# takes CAP_SYS_ADMIN again for uprobes; before it CAP_PERFMON was enough.  Either exactly N
+# calls, or one error naming CAP_SYS_ADMIN and uprobes; with CAP_SYS_ADMIN, exactly N.
+fl_run() {
+	# emptied here: the words t_wait_for waits for must not come from the run before
+	: >"$T_TMP/fl_calls.out"
+	: >"$T_TMP/funclat.err"
+	"$PRIV_DIR/fl_calls" 20 1000 >"$T_TMP/fl_calls.out" &
+	_fp=$!
+	t_wait_for "$T_TMP/fl_calls.out" ready
+	# setpriv itself in the background, not as_user: $! must be the process that becomes
+	# ksight, or SIGINT goes to a subshell and ksight is left running
+	setpriv --reuid "$U" --regid "$U" --init-groups --inh-caps "$1" --ambient-caps "$1" \
+		"$K" funclat -j -n 0 "$PRIV_DIR/fl_calls:fl_sleep" "$PRIV_DIR/fl_calls:ksight_test:tick" \
+		>"$T_TMP/funclat.json" 2>"$T_TMP/funclat.err" &
+	_kp=$!
+	t_wait_for "$T_TMP/funclat.err" "tracing\|error"
+	kill -USR1 $_fp
+	t_wait_for "$T_TMP/fl_calls.out" done
+	t_interrupt $_kp
+	FL_RC=$?
+	kill -USR1 $_fp 2>/dev/null
+	wait $_fp 2>/dev/null
+	FL_COUNTS=$(jq -r '[.rows[]? | .count] | map(tostring) | join(" ")' "$T_TMP/funclat.json" 2>/dev/null | tail -1)
+}
+fl_run +bpf,+perfmon
+if grep -q 'error:' "$T_TMP/funclat.err"; then
+	one_line_error "funclat with +bpf,+perfmon" "$T_TMP/funclat.err" "uprobe.*CAP_SYS_ADMIN"
+	fl_run +bpf,+perfmon,+sys_admin
+	t_eq "funclat with +sys_admin: 20 calls of fl_sleep, 20 USDT ticks" "20 20" "$FL_COUNTS"
+	[ "$FL_COUNTS" = "20 20" ] || sed 's/^/#   funclat: /' "$T_TMP/funclat.err" "$T_TMP/fl_calls.out"
+else
+	t_eq "funclat with +bpf,+perfmon: 20 calls of fl_sleep, 20 USDT ticks" "20 20" "$FL_COUNTS"
+fi
+
+# serve, every collector: /metrics answers with each one's series.  mem's classic tracepoints
+# need tracefs: where it is not readable, serve must still start (mem falls back or says so).
+SP=$((PORT + 1))
+as_user +bpf,+perfmon "$K" serve --listen 127.0.0.1:$SP -d 4 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
+SPID=$!
+t_wait_for "$T_TMP/serve.err" "listening\|error"
+sleep 1.5
+if command -v curl >/dev/null 2>&1; then
+	curl -s "http://127.0.0.1:$SP/metrics" >"$T_TMP/metrics" 2>/dev/null
+else
+	busybox wget -q -O "$T_TMP/metrics" "http://127.0.0.1:$SP/metrics" 2>/dev/null
+fi
+wait $SPID
+t_eq "serve with +bpf,+perfmon: exit 0" 0 "$?"
+t_eq "serve: /metrics has every collector" "biolat mem offcpu runqlat syscalls tcp" \
+	"$(sed -n 's/^ksight_collector_info{.*collector="\([a-z]*\)".*/\1/p' "$T_TMP/metrics" | sort -u | tr '\n' ' ' | sed 's/ $//')"
+
+# serve --pin: the pins are files in bpffs, so the user needs bpffs mounted (mounting takes
+# CAP_SYS_ADMIN), search access down to DIR and write access to DIR (made by root, given to the
+# user); then it pins, a restart adopts, `unpin` removes it all as the same user.  In a private
+# mount namespace with a bpffs of its own, as root mounts it (mode 0700).
+if unshare -m true 2>/dev/null; then
+	unshare -m sh -c '
+		U=$1 K=$2 B=$3 O=$4 P=$5
+		A="setpriv --reuid $U --regid $U --init-groups --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon"
+		mount --make-rprivate / && mkdir -p "$B" && mount -t bpf -o mode=0700 bpf "$B" || exit 4
+		$A "$K" serve -d 1 --listen 127.0.0.1:$P --pin "$B/ks" 2>"$O.noreach"
+		echo $? >"$O.noreach.rc"
+		mkdir "$B/ks" && chown "$U" "$B/ks" && chmod o+x "$B"
+		for run in 1 2; do
+			$A "$K" serve -d 1.5 --collectors syscalls,runqlat --listen 127.0.0.1:$P --pin "$B/ks" 2>"$O.pin$run"
+			echo $? >"$O.pin$run.rc"
+		done
+		ls "$B/ks" >"$O.pinned"
+		$A "$K" unpin "$B/ks" 2>"$O.unpin"
+		echo $? >"$O.unpin.rc"
+		ls -A "$B/ks" >"$O.after"' sh "$U" "$K" "$PRIV_DIR/bpffs" "$T_TMP/pin" "$SP"
+	if [ $? = 4 ]; then
+		t_skip "serve --pin as the user" "cannot mount a bpffs in a private mount namespace"
+	else
+		t_eq "serve --pin under root's 0700 bpffs: exit 1" 1 "$(cat "$T_TMP/pin.noreach.rc")"
+		one_line_error "serve --pin, bpffs root's 0700" "$T_TMP/pin.noreach" "does not let uid [0-9]+ reach it.*CAP_DAC_READ_SEARCH"
+		t_eq "serve --pin DIR given to the user: exit 0, then a restart adopts both" "0 0 1" \
+			"$(cat "$T_TMP/pin.pin1.rc") $(cat "$T_TMP/pin.pin2.rc") $(grep -c 'resumed the counters of 2 collectors' "$T_TMP/pin.pin2")"
+		t_eq "serve --pin: one directory per collector and the state" "ks_runqlat ks_state ks_syscalls" \
+			"$(tr '\n' ' ' <"$T_TMP/pin.pinned" | sed 's/ $//')"
+		t_eq "unpin as the user: exit 0, nothing left in DIR" "0 " "$(cat "$T_TMP/pin.unpin.rc") $(cat "$T_TMP/pin.after")"
+	fi
+	# where nothing is mounted at /sys/fs/bpf, the user cannot mount it: says CAP_SYS_ADMIN
+	if ! awk '$2 == "/sys/fs/bpf" {f = 1} END {exit !f}' /proc/mounts; then
+		as_user +bpf,+perfmon "$K" serve -d 1 --listen 127.0.0.1:$SP --pin /sys/fs/bpf/ksight-priv 2>"$T_TMP/pin.nomount"
+		t_eq "serve --pin, no bpffs mounted: exit 1" 1 "$?"
+		one_line_error "serve --pin, no bpffs mounted" "$T_TMP/pin.nomount" "mounting needs CAP_SYS_ADMIN"
+	fi
+else
+	t_skip "serve --pin as the user" "no unshare -m"
+fi
+t_no_leaks "no programs left by record, profile, funclat, the stack modes and serve" "$before_new"
+
+# 2. The documented extra: CAP_DAC_READ_SEARCH lets classic tracepoints read their ids.
 if [ -n "$tfs" ]; then
 	while IFS='|' read -r col args; do
 		[ -n "$col" ] || continue
