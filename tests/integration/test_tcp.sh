@@ -270,8 +270,14 @@ syn_drops() {
 
 # Handshake loss: every other SYN dropped at the server, every other SYN-ACK at the
 # client, so the client resends its SYN (tcp_retransmit_skb) and the server its
-# SYN-ACK (tcp_rtx_synack: RetransSegs counts it, tcp_retransmit_skb never fires)
-ip netns exec "$B" nft -f - <<EOF2
+# SYN-ACK (tcp_rtx_synack: RetransSegs counts it, tcp_retransmit_skb never fires).
+# The rules are made afresh for each run: numgen counts across runs, and a run that
+# sent an odd number of SYNs (a lost SYN-ACK makes the client resend one too) would
+# let the next run's first SYN through.
+syn_loss_rules() {
+	ip netns exec "$B" nft delete table inet ksight_syn 2>/dev/null
+	ip netns exec "$A" nft delete table inet ksight_synack 2>/dev/null
+	ip netns exec "$B" nft -f - <<EOF2
 table inet ksight_syn {
 	chain input {
 		type filter hook input priority 0; policy accept;
@@ -279,7 +285,7 @@ table inet ksight_syn {
 	}
 }
 EOF2
-ip netns exec "$A" nft -f - <<EOF2
+	ip netns exec "$A" nft -f - <<EOF2
 table inet ksight_synack {
 	chain input {
 		type filter hook input priority 0; policy accept;
@@ -287,7 +293,9 @@ table inet ksight_synack {
 	}
 }
 EOF2
+}
 for h in $LOSS_HOOKS; do
+	syn_loss_rules
 	a0=$(retrans_segs_in "$A")
 	b0=$(retrans_segs_in "$B")
 	s0=$(syn_drops)
