@@ -78,10 +78,24 @@ $(B)/tests/%: tests/unit/%.c $(B)/libksight.a tests/unit/test.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(B)/libksight.a $(LDLIBS) -lm
 
-# The same unit tests under ASan/UBSan, built from sources so the library is instrumented too.
-$(B)/tests/san/%: tests/unit/%.c $(CORE_SRCS) $(GEN_SRCS) $(SKELS) tests/unit/test.h $(wildcard include/ksight/*.h) $(wildcard src/core/*.h) $(wildcard src/output/*.h)
+# The same unit tests under ASan/UBSan, linked with the library built instrumented too: its
+# objects once (build/san-obj), not every source again for each test.
+SAN_OBJS := $(patsubst %.c,$(B)/san-obj/%.o,$(CORE_SRCS)) $(B)/san-obj/gen/names.o
+
+$(B)/san-obj/gen/%.o: $(B)/gen/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(CORE_SRCS) $(GEN_SRCS) $(LDLIBS) -lm
+	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
+
+$(B)/san-obj/%.o: %.c $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/*/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
+
+$(B)/libksight-san.a: $(SAN_OBJS)
+	ar rcs $@ $^
+
+$(B)/tests/san/%: tests/unit/%.c $(B)/libksight-san.a tests/unit/test.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(B)/libksight-san.a $(LDLIBS) -lm
 
 $(B)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
