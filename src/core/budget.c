@@ -268,12 +268,18 @@ int ks_budget_fit(struct ks_budget *b, struct bpf_object *obj, int (*size)(void 
 	return size_at(b, obj, size, arg, lo);
 }
 
+/* What @p takes alone, never below its minimum. */
+static uint64_t wish_of(const struct ks_budget_share *p)
+{
+	return p->wish > p->min ? p->wish : p->min;
+}
+
 int ks_budget_split(struct ks_budget_share *const *parts, int n, uint64_t whole)
 {
 	uint64_t mins = 0, wishes = 0, extra = 0, left;
 
 	for (int i = 0; i < n; i++) {
-		uint64_t w = parts[i]->wish > parts[i]->min ? parts[i]->wish : parts[i]->min;
+		uint64_t w = wish_of(parts[i]);
 
 		mins += parts[i]->min;
 		wishes += w;
@@ -283,7 +289,7 @@ int ks_budget_split(struct ks_budget_share *const *parts, int n, uint64_t whole)
 		return -E2BIG;
 	left = whole - mins;
 	for (int i = 0; i < n; i++) {
-		uint64_t w = parts[i]->wish > parts[i]->min ? parts[i]->wish : parts[i]->min;
+		uint64_t w = wish_of(parts[i]);
 
 		if (wishes <= whole)
 			parts[i]->bytes = w;

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "core/bpfutil.h"
+#include "core/driver.h"
 #include "core/filter.h"
 #include "core/instance.h"
 #include "core/log.h"
@@ -39,37 +40,38 @@ int ks_instance_open(struct ks_instance *in, const struct ks_filter *f)
 }
 
 int ks_instances_share(struct ks_instance *in, int n, const struct ks_filter *f, uint64_t whole,
-		       struct ks_budget_share *extra, int *failed)
+		       struct ks_budget_share *extra)
 {
 	struct ks_budget_share *parts[KS_SHARE_MAX + 1];
 	struct ks_budget b;
 	int np = 0, err;
 
-	if (n > KS_SHARE_MAX)
+	if (n > KS_SHARE_MAX) {
+		p_err("at most %d collectors share one --max-memory", KS_SHARE_MAX);
 		return -E2BIG;
+	}
 	ks_budget_init(&b, whole);
 	for (int i = 0; i < n; i++) {
 		const struct ks_collector *col = in[i].col;
 		struct ks_common c = in[i].c;
 
+		c.share = &in[i].share;
+		c.max_memory = b.limit;
 		in[i].share = (struct ks_budget_share){ .measure = true, .name = col->spec.name };
-		in[i].c.share = &in[i].share;
-		in[i].c.max_memory = b.limit;
+		in[i].c = c;
 		err = ks_instance_open(&in[i], f);
-		if (err != -EALREADY) {
-			*failed = i;
-			return err ? err : -EINVAL;
+		if (err == -EALREADY) {
+			/* a measured open left state behind: start again from the options */
+			ks_instance_close(&in[i]);
+			err = ks_instance_init(&in[i], col);
+			in[i].c = c;
+		} else if (!err) {
+			err = -EINVAL;
 		}
-		/* a measured open left state behind: start again from the options */
-		ks_instance_close(&in[i]);
-		err = ks_instance_init(&in[i], col);
 		if (err) {
-			*failed = i;
+			ks_report_open_error(col, err);
 			return err;
 		}
-		in[i].c = c;
-		in[i].c.share = &in[i].share;
-		in[i].c.max_memory = b.limit;
 		parts[np++] = &in[i].share;
 	}
 	if (extra)

@@ -27,11 +27,11 @@ int ks_instance_open(struct ks_instance *in, const struct ks_filter *f);
  * (nothing loaded), re-initialised with its options, then given its share
  * (ks_budget_split) for ks_instance_open.  0; -E2BIG after one line naming
  * what each needs when the minimums are over the budget (bad usage: exit
- * 2); another error when an instance cannot even be sized (@*failed: it).
+ * 2); another error, said naming the collector, when one cannot be sized.
  */
 #define KS_SHARE_MAX 16
 int ks_instances_share(struct ks_instance *in, int n, const struct ks_filter *f, uint64_t whole,
-		       struct ks_budget_share *extra, int *failed);
+		       struct ks_budget_share *extra);
 /* A report header for @in: name, hook, filters, settings. */
 void ks_instance_report_init(const struct ks_instance *in, struct ks_report *r);
 /*

@@ -207,11 +207,9 @@ int ks_multi_run(int argc, char **argv)
 		in[n].c = c;
 	}
 	if (n > 1) {
-		int failed = 0, err = ks_instances_share(in, n, &f, c.max_memory, NULL, &failed);
+		int err = ks_instances_share(in, n, &f, c.max_memory, NULL);
 
 		if (err) {
-			if (err != -E2BIG)
-				ks_report_open_error(in[failed].col, err);
 			ret = err == -E2BIG ? 2 : 1;
 			goto out;
 		}

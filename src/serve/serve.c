@@ -887,7 +887,7 @@ static struct MHD_Daemon *start_http(struct serve_state *st, int lfd)
 static int share_budget(struct serve_state *st, const struct ks_filter *f)
 {
 	struct ks_budget_share *extra = NULL;
-	int failed = 0, err;
+	int err;
 
 	if (!st->no_pprof) {
 		struct ks_profile_opts o;
@@ -904,9 +904,7 @@ static int share_budget(struct serve_state *st, const struct ks_filter *f)
 		}
 		extra = &st->prof_share;
 	}
-	err = ks_instances_share(st->in, st->n, f, st->max_memory, extra, &failed);
-	if (err && err != -E2BIG)
-		ks_report_open_error(st->in[failed].col, err);
+	err = ks_instances_share(st->in, st->n, f, st->max_memory, extra);
 	if (!err && ks_verbose && extra)
 		fprintf(stderr, "ksight: pprof profiler: budget %.1f MiB (its share of --max-memory), kept for "
 				"/debug/pprof/profile\n", (double)extra->bytes / 1048576.0);
