@@ -134,7 +134,7 @@ static int write_part(struct ks_flight *fl, struct ks_rec_writer *w, uint32_t cp
 {
 	struct ks_rec_chunk out = { .type = KS_REC_EVENTS, .cpu = cpu };
 	const struct ks_rec_event *e;
-	uint32_t off = 0, wlen = 0;
+	uint32_t off = 0;
 	int err;
 
 	*rh = (struct ks_rec_chunk){ .type = KS_REC_EVENTS, .cpu = cpu };
@@ -153,13 +153,9 @@ static int write_part(struct ks_flight *fl, struct ks_rec_writer *w, uint32_t cp
 		uint32_t sz = ks_rec_ev_stride(e->len);
 		struct ks_rec_chunk *to = e->ts < fl->lo || e->ts > fl->hi ? rh : &out;
 
-		if (to == rh)
-			memmove(rest + rh->len, e, sz);
-		else
-			memcpy(fl->tmp + wlen, e, sz);
+		/* memmove: what stays only moves down within @rest, which may be @p */
+		memmove((to == rh ? rest : fl->tmp) + to->len, e, sz);
 		to->len += sz;
-		if (to == &out)
-			wlen += sz;
 		if (!to->count++ || e->ts < to->first_ts)
 			to->first_ts = e->ts;
 		if (e->ts > to->last_ts)
@@ -168,7 +164,7 @@ static int write_part(struct ks_flight *fl, struct ks_rec_writer *w, uint32_t cp
 	if (!out.count)
 		return 0;
 	out.lost = fl->pending_lost[cpu];
-	err = ks_rec_append(w, &out, fl->tmp, wlen);
+	err = ks_rec_append(w, &out, fl->tmp, out.len);
 	if (err)
 		return err;
 	fl->pending_lost[cpu] = 0;
