@@ -97,24 +97,30 @@ static __always_inline void take_stacks(void *ctx, __u32 pid, __s32 *kstack, __s
 }
 
 /*
- * Copies the top of the user stack: as much of KS_PROF_STACK_BYTES as is
- * mapped (a read that crosses the stack's end fails whole, so shorter
- * lengths are tried; the verifier needs each length constant).
+ * Copies the top of the user stack: KS_PROF_STACK_BYTES, or all of it up to
+ * the stack's end where that is nearer.  A read that crosses the end of the
+ * mapping fails whole, and the end is a page boundary: so the reads that
+ * follow a failed full one stop at each page end below sp + KS_PROF_STACK_BYTES
+ * in turn, the largest first.  (Halving the length instead, as before, lost up
+ * to half of what was there: the outer frames of a stack within 16 KiB of its
+ * end, a thread's or a process started with a small environment.)
  */
+#define KS_UPAGE 4096
 static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp)
 {
+	__u64 end = (sp | (KS_UPAGE - 1)) + 1, len;
+
 	if (!bpf_probe_read_user(dst, KS_PROF_STACK_BYTES, (void *)sp))
 		return KS_PROF_STACK_BYTES;
-	if (!bpf_probe_read_user(dst, KS_PROF_STACK_BYTES / 2, (void *)sp))
-		return KS_PROF_STACK_BYTES / 2;
-	if (!bpf_probe_read_user(dst, KS_PROF_STACK_BYTES / 4, (void *)sp))
-		return KS_PROF_STACK_BYTES / 4;
-	if (!bpf_probe_read_user(dst, KS_PROF_STACK_BYTES / 8, (void *)sp))
-		return KS_PROF_STACK_BYTES / 8;
-	if (!bpf_probe_read_user(dst, KS_PROF_STACK_BYTES / 16, (void *)sp))
-		return KS_PROF_STACK_BYTES / 16;
-	if (!bpf_probe_read_user(dst, KS_PROF_STACK_BYTES / 32, (void *)sp))
-		return KS_PROF_STACK_BYTES / 32;
+#pragma unroll
+	for (int k = KS_PROF_STACK_BYTES / KS_UPAGE - 1; k >= 0; k--) {
+		/* 64 bits throughout: the verifier must see the bound on the very register passed */
+		len = end + (__u64)k * KS_UPAGE - sp;
+		if (len == 0 || len > KS_PROF_STACK_BYTES)
+			continue;
+		if (!bpf_probe_read_user(dst, len, (void *)sp))
+			return (__u32)len;
+	}
 	return 0;
 }
 

@@ -85,6 +85,20 @@ else
 	t_skip "stripped" "objcopy and nm (binutils) not installed"
 fi
 
+# --- a stack that ends near its outermost frame (the workload sorts on a makecontext stack
+# with an unmapped page right above it): the copy must reach the end, so every hot_spin
+# sample has sort_loop and the frame that called it.  A copy halved until it fit lost the
+# outer frames of most samples (and of a container's process started with a small
+# environment: test_profile_runc).
+q_start 30 "$W" -e || t_fail "stack edge: workload" "did not start"
+"$KSIGHT" profile -p "$Q_PID" -F $HZ -d 2 --call-graph dwarf -o "$T_TMP/edge.folded" 2> /dev/null
+kill "$Q_BG" 2>/dev/null; wait "$Q_BG" 2>/dev/null
+hot=$(fsum "$T_TMP/edge.folded" ';hot_spin$')
+full=$(fsum "$T_TMP/edge.folded" '^prof_qsort;[^;]+;sort_loop;.*qsort[^;]*;.*;cmp;hot_spin$')
+awk -v f="$full" -v h="$hot" 'BEGIN { exit !(h >= 20 && f == h) }' &&
+	t_pass "stack edge: every hot_spin sample ($full of $hot) reaches the frame above sort_loop" ||
+	t_fail "stack edge: outer frames" "$full of $hot: $(sort -k2 -nr "$T_TMP/edge.folded" | head -c 300)"
+
 # --- a process that exits during the run still symbolizes (frame pointers: the leaf is exact)
 q_start 2 "$W" -g || t_fail "exited: workload" "did not start"
 k_start profile --comm prof_qsort -F $HZ -o "$T_TMP/ex.folded"

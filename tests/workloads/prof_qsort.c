@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define N 64
@@ -46,14 +48,52 @@ static int cmp(const void *pa, const void *pb)
 	return (a > b) - (a < b);
 }
 
+/* The sorting loop; v is its own, so its frame is part of every sample's stack. */
+__attribute__((noinline)) static void sort_loop(void)
+{
+	int v[N];
+
+	srand(1);
+	while (!stop) {
+		for (int i = 0; i < N; i++)
+			v[i] = rand();
+		qsort(v, N, sizeof(v[0]), cmp);
+		sink += cold_spin();
+	}
+}
+
+/*
+ * "-e": the loop runs on a stack whose end (an unmapped page above it) is a
+ * few hundred bytes past its outermost frame, as a thread's or a small
+ * process's stack can be: a copy of the stack that stops short of the end
+ * loses the outer frames.
+ */
+static int run_at_stack_edge(void)
+{
+	static ucontext_t back, ctx;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), size = 16 * pg;
+	char *m = mmap(NULL, size + pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED || mprotect(m + size, pg, PROT_NONE))
+		return -1;
+	getcontext(&ctx);
+	ctx.uc_stack.ss_sp = m;
+	/* the first frame starts at the top: the end is the width of a few frames above hot_spin's */
+	ctx.uc_stack.ss_size = size;
+	ctx.uc_link = &back;
+	makecontext(&ctx, sort_loop, 0);
+	return swapcontext(&back, &ctx);
+}
+
 /*
  * argv[1]: seconds to run (default 10); argv[2] "-g": print "ready PID" and
- * wait for SIGUSR1 before starting (without: print it and start).  At the
- * end prints "cpu NS", the CPU time the process used.
+ * wait for SIGUSR1 before starting (without: print it and start); "-e": run
+ * at a stack's edge (run_at_stack_edge).  At the end prints "cpu NS", the
+ * CPU time the process used.
  */
 int main(int argc, char **argv)
 {
-	int v[N], secs = argc > 1 ? atoi(argv[1]) : 10, sig;
+	int secs = argc > 1 ? atoi(argv[1]) : 10, sig;
 	struct timespec cpu;
 	sigset_t set;
 
@@ -67,12 +107,11 @@ int main(int argc, char **argv)
 	}
 	signal(SIGALRM, on_alarm);
 	alarm(secs > 0 ? secs : 10);
-	srand(1);
-	while (!stop) {
-		for (int i = 0; i < N; i++)
-			v[i] = rand();
-		qsort(v, N, sizeof(v[0]), cmp);
-		sink += cold_spin();
+	if (argc > 2 && !strcmp(argv[2], "-e")) {
+		if (run_at_stack_edge())
+			return perror("stack"), 1;
+	} else {
+		sort_loop();
 	}
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
 	printf("cpu %lld\n", cpu.tv_sec * 1000000000ll + cpu.tv_nsec);
