@@ -24,6 +24,7 @@ struct ks_collector {
 	const char *(*hook)(void *ctx);
 	/* moves what happened since the previous collect into @r */
 	int (*collect)(void *ctx, struct ks_report *r);
+	/* frees everything, after open or not: what parse_opt allocated too (safe on a context only init and parse_opt saw) */
 	void (*close)(void *ctx);
 	/*
 	 * Optional Core v2 phases (issue 11 item 2), adopted collector by

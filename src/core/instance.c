@@ -10,7 +10,7 @@
 int ks_instance_init(struct ks_instance *in, const struct ks_collector *col)
 {
 	in->col = col;
-	in->opened = in->marked = false;
+	in->marked = false;
 	in->f = NULL;
 	ks_common_init(&in->c);
 	in->ctx = calloc(1, col->ctx_size ? col->ctx_size : 1);
@@ -35,7 +35,6 @@ int ks_instance_open(struct ks_instance *in, const struct ks_filter *f)
 	in->f = f;
 	err = in->col->open(in->ctx, &in->c, f);
 	/* close runs on every path, failed opens too: the collector frees what it half-built */
-	in->opened = true;
 	return err;
 }
 
@@ -132,9 +131,9 @@ int ks_instances_collect(struct ks_instance *in, int n, struct ks_report *report
 
 void ks_instance_close(struct ks_instance *in)
 {
-	if (in->opened && in->col->close)
+	/* not only once opened: an option (funclat's targets) may own memory before the open */
+	if (in->ctx && in->col->close)
 		in->col->close(in->ctx);
-	in->opened = false;
 	free(in->ctx);
 	in->ctx = NULL;
 }

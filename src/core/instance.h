@@ -11,7 +11,6 @@ struct ks_instance {
 	void *ctx;		 /* the collector's state: config, BPF object */
 	struct ks_common c;	 /* its options (shared ones plus its own) */
 	const struct ks_filter *f; /* the filter it was opened with */
-	bool opened;
 	bool marked;		 /* mark() ran; drain() owed */
 	struct ks_budget_share share; /* its part of a budget shared with other instances (serve, run) */
 };
