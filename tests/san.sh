@@ -7,6 +7,9 @@ bin=${1:?usage: tests/san.sh BINARY [FILTER]}
 logs=$(dirname "$bin")/log
 rm -rf "$logs"
 mkdir -p "$logs"
+# test_privilege runs ksight as an unprivileged user: its reports must land here too (without
+# this they were lost, and only the test's exit-status check showed that something failed)
+chmod 1777 "$logs"
 # One file per process (NAME.PID), so a report is kept even when the test hides ksight's
 # stderr; the first finding ends the process (non-zero), which fails the test that ran it.
 # LeakSanitizer is on: a leak makes ksight exit 23 at its end. (build-san/ksight is built by

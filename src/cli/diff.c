@@ -354,7 +354,8 @@ static int run_pairs(struct side *sd, const struct diff_ctx *ctx, struct pair_ro
 				err = p->l[s].err;
 			if (err)
 				return err;
-			qsort(p->l[s].v, p->l[s].n, sizeof(uint64_t), cmp_u64);
+			if (p->l[s].n > 1) /* no pairs: v is NULL */
+				qsort(p->l[s].v, p->l[s].n, sizeof(uint64_t), cmp_u64);
 		}
 		p->tested = !ks_mann_whitney(p->l[0].v, p->l[0].n, p->l[1].v, p->l[1].n, &p->t);
 	}

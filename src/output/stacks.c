@@ -177,7 +177,8 @@ static int cmp_stack(const void *a, const void *b)
 void ks_stacks_sort(struct ks_stacks *st)
 {
 	sort_st = st;
-	qsort(st->s, st->n, sizeof(*st->s), cmp_stack);
+	if (st->n > 1) /* no stacks (no samples) leaves st->s NULL, which qsort must not get */
+		qsort(st->s, st->n, sizeof(*st->s), cmp_stack);
 	sort_st = NULL;
 	/* the hash holds indexes: rebuild it for the new order */
 	if (st->shash_cap) {

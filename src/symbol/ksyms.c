@@ -77,7 +77,8 @@ struct ks_ksyms *ks_ksyms_load(const char *path)
 	fclose(f);
 	/* kptr_restrict (or no CAP_SYSLOG) shows every address as 0 */
 	k->hidden = total && zero == total;
-	qsort(k->s, k->n, sizeof(*k->s), cmp_ksym);
+	if (k->n) /* none when every address was hidden: k->s is then NULL, which qsort must not get */
+		qsort(k->s, k->n, sizeof(*k->s), cmp_ksym);
 	return k;
 fail:
 	fclose(f);

@@ -123,7 +123,8 @@ static void jit_load(struct uproc *p)
 		p->jit[p->njit++].end = start + size;
 	}
 	fclose(f);
-	qsort(p->jit, p->njit, sizeof(*p->jit), cmp_jit);
+	if (p->njit > 1) /* an empty map leaves p->jit NULL, which qsort must not get */
+		qsort(p->jit, p->njit, sizeof(*p->jit), cmp_jit);
 }
 
 static const char *jit_name(const struct uproc *p, uint64_t a)
