@@ -1,8 +1,11 @@
 /* ksight's entry point: the command table, top-level help, dispatch to commands and collectors. */
 #include <errno.h>
+#include <execinfo.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli/commands.h"
 #include "core/collector.h"
 #include "core/log.h"
@@ -57,12 +60,53 @@ static void usage(FILE *out)
 	fprintf(out, "\n'ksight COMMAND -h' shows the options of a command.\n");
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define KS_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KS_SANITIZED 1
+#endif
+#endif
+
+/*
+ * A crash says where: the stack goes to stderr (addresses as BINARY(+OFFSET), for
+ * addr2line), then the signal is raised again for its default action (core, status).
+ * A process run with capabilities by another user is not dumpable, so without this a
+ * crash there (test_privilege once: exit 139) leaves nothing to go on.
+ */
+static void on_fatal(int sig)
+{
+	static const char head[] = "ksight: fatal signal; stack:\n";
+	void *pcs[64];
+	int n = backtrace(pcs, 64);
+
+	if (write(STDERR_FILENO, head, sizeof(head) - 1) > 0)
+		backtrace_symbols_fd(pcs, n, STDERR_FILENO);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void fatal_handlers(void)
+{
+#ifndef KS_SANITIZED /* the sanitizers report crashes better themselves */
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+	struct sigaction sa = { .sa_handler = on_fatal, .sa_flags = SA_RESETHAND };
+	void *pc;
+
+	/* backtrace() loads libgcc on first use: not inside the handler */
+	backtrace(&pc, 1);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	const struct ks_collector *col;
 	const char *name;
 	int ret = -1;
 
+	fatal_handlers();
 	ks_log_setup_libbpf();
 	if (argc < 2) {
 		usage(stderr);

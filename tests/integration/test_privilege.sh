@@ -165,8 +165,10 @@ HOG=$!
 for mode in fp dwarf; do
 	as_user +bpf,+perfmon "$K" profile --call-graph $mode -p $HOG -d 1.5 -o "$U_DIR/prof.$mode" 2>"$T_TMP/prof.err"
 	t_eq "profile --call-graph $mode with +bpf,+perfmon: exit 0" 0 "$?"
+	# any sample shows the privilege is enough: how many depends on the CPU the hog gets on a
+	# loaded machine (9 in 1.5 s once, beside the sanitized build)
 	t_eq "profile $mode: samples of the CPU-bound workload" true \
-		"$([ "$(t_fsum "$U_DIR/prof.$mode" .)" -gt 10 ] && echo true || echo "false: $(t_fsum "$U_DIR/prof.$mode" .)")"
+		"$([ "$(t_fsum "$U_DIR/prof.$mode" .)" -gt 0 ] && echo true || echo "false: $(t_fsum "$U_DIR/prof.$mode" .)")"
 done
 kill $HOG 2>/dev/null
 wait $HOG 2>/dev/null
@@ -174,8 +176,10 @@ wait $HOG 2>/dev/null
 # the stack modes of offcpu, syscalls and biolat
 for m in offcpu syscalls biolat; do
 	as_user +bpf,+perfmon "$K" $m --stacks -d 1.5 -o "$U_DIR/$m.folded" 2>"$T_TMP/$m.st.err"
+	_rc=$?
+	# on a failure, what ksight said (a crash prints its stack: syscalls once exited 139 here)
 	t_eq "$m --stacks with +bpf,+perfmon: exit 0 with stacks" "0 true" \
-		"$? $([ -s "$U_DIR/$m.folded" ] && echo true || echo false)"
+		"$_rc $([ -s "$U_DIR/$m.folded" ] && echo true || echo false)$([ $_rc = 0 ] || tail -c 1500 "$T_TMP/$m.st.err")"
 done
 
 # funclat: uprobes and USDT.  Linux 6.16 (commit ba677dbe77af, backported to the stable kernels)
