@@ -414,7 +414,9 @@ static int bl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	if (ks_pin_adopted(ctx->skel->obj)) {
 		/* adopted programs kept counting: report from where they are, not from zero */
 		ctx->gen = ctx->skel->bss->ks_gen & 1;
-		ctx->seen = ctx->skel->bss->counts;
+		ctx->seen.unmatched = ctx->skel->bss->counts.unmatched;
+		ctx->seen.reissued = ctx->skel->bss->counts.reissued;
+		/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
 	}
 	return 0;
 }

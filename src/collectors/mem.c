@@ -302,6 +302,8 @@ static int mem_open(void *vctx, const struct ks_common *c, const struct ks_filte
 		/* adopted programs kept counting: report from where they are, not from zero */
 		ctx->gen = ctx->skel->bss->ks_gen & 1;
 		ctx->seen = ctx->skel->bss->counts;
+		ctx->seen.map_full = ctx->seen.starts_full = 0;
+		/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
 	}
 	return 0;
 }

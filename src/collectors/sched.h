@@ -196,10 +196,9 @@ extern const char *const ks_sched_hooks[];
 			return err;                                                             \
 		ctx->skel = s;                                                                  \
 		if (ks_pin_adopted(s->obj)) {                                                   \
-			/* adopted programs kept counting: from where they are */               \
+			/* adopted programs kept counting: from where they are (losses from */ \
+			/* their load on: serve takes off what its saved totals hold) */        \
 			ctx->run.gen = s->bss->ks_gen & 1;                                      \
-			ctx->run.lost_seen.slot_collisions = s->bss->lost.slot_collisions;     \
-			ctx->run.lost_seen.map_full = s->bss->lost.map_full;                   \
 		}                                                                               \
 		ks_sched_attached(&ctx->run, s->obj, s->maps.rows, s->maps.hrows, s->maps.srows, \
 				  s->maps.sother);                                              \

@@ -243,7 +243,8 @@ static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	if (ks_pin_adopted(ctx->skel->obj)) {
 		/* adopted programs kept counting: report from where they are, not from zero */
 		ctx->gen = ctx->skel->bss->ks_gen & 1;
-		ctx->lost_seen = ctx->skel->bss->lost;
+		ctx->lost_seen.to_other = ctx->skel->bss->lost.to_other;
+		/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
 	}
 	for (unsigned int gen = 0; gen < 2 && hashed(ctx); gen++) {
 		struct ks_sc_key k = other_key(gen);

@@ -358,7 +358,8 @@ static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filte
 	if (ks_pin_adopted(ctx->skel->obj)) {
 		/* adopted programs kept counting: report from where they are, not from zero */
 		ctx->gen = ctx->skel->bss->ks_gen & 1;
-		ctx->seen = ctx->skel->bss->counts;
+		ctx->seen.to_other = ctx->skel->bss->counts.to_other;
+		/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
 	}
 	return 0;
 }

@@ -344,3 +344,26 @@ int ks_accum_restore(struct ks_accum *a, struct ks_report *total, int other, uin
 		return -ENOMEM;
 	return reindex(a);
 }
+
+uint64_t ks_report_lost_less(struct ks_report *delta, const struct ks_report *base)
+{
+	uint64_t off = 0;
+
+	for (int i = 0; i < delta->nlost; i++) {
+		struct ks_meta *m = &delta->lost_by[i];
+
+		for (int j = 0; j < base->nlost; j++) {
+			uint64_t b = base->lost_by[j].num;
+
+			if (strcmp(m->name, base->lost_by[j].name))
+				continue;
+			if (b > m->num)
+				b = m->num;
+			m->num -= b;
+			delta->lost -= b;
+			off += b;
+			break;
+		}
+	}
+	return off;
+}

@@ -43,5 +43,15 @@ int ks_accum_snapshot(const struct ks_accum *a, struct ks_report *out);
  */
 int ks_accum_restore(struct ks_accum *a, struct ks_report *total, int other, uint64_t folds, uint64_t expired);
 void ks_accum_free(struct ks_accum *a);
+/*
+ * Takes @base's losses, cause by cause, off @delta's (never below zero);
+ * returns how much came off.  A collector's loss counters count in its
+ * programs' maps from their load on: the first delta after serve --pin
+ * adopted them holds every loss since, and @base (the saved totals) what
+ * was already counted of those.  So the losses stay exact across restarts,
+ * those while no serve ran and those of a drain a kill -9 kept from being
+ * saved included.
+ */
+uint64_t ks_report_lost_less(struct ks_report *delta, const struct ks_report *base);
 
 #endif

@@ -256,6 +256,9 @@ unsigned long long ks_obj_missed(struct bpf_object *obj)
 	struct bpf_program *p;
 	unsigned long long n = 0;
 
+	/* adopted: the pinned programs count, not ours (never loaded) */
+	if (ks_pin_adopted(obj))
+		return ks_pin_missed(obj);
 	bpf_object__for_each_program(p, obj) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);

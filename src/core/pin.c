@@ -46,10 +46,19 @@ const char *ks_pin_dir(void)
 	return pin_dir;
 }
 
+static unsigned int adoptions;
+
+unsigned int ks_pin_adoptions(void)
+{
+	return adoptions;
+}
+
 static void set_adopted(const struct bpf_object *obj, bool on)
 {
 	int free_at = -1;
 
+	if (on)
+		adoptions++;
 	for (int i = 0; i < MAX_ADOPTED; i++) {
 		if (adopted[i] == obj) {
 			if (!on)
@@ -220,6 +229,30 @@ int ks_pin_prepare(struct bpf_object *obj, const char *hook)
 		return err;
 	set_adopted(obj, true);
 	return 1;
+}
+
+unsigned long long ks_pin_missed(struct bpf_object *obj)
+{
+	char path[PATH_MAX + 64];
+	struct bpf_program *p;
+	unsigned long long n = 0;
+
+	if (!pin_dir)
+		return 0;
+	bpf_object__for_each_program(p, obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s/prog_%s", pin_dir, bpf_object__name(obj), bpf_program__name(p));
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue; /* a program these options do not load: never pinned */
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+			n += info.recursion_misses;
+		close(fd);
+	}
+	return n;
 }
 
 /* Removes the pins in directory @path (one level) and the directory. */

@@ -33,6 +33,13 @@ int ks_pin_prepare(struct bpf_object *obj, const char *hook);
 bool ks_pin_failed(void);
 /* Whether the last ks_pin_prepare of @obj adopted its pins. */
 bool ks_pin_adopted(const struct bpf_object *obj);
+/*
+ * The recursion misses of @obj's pinned programs (an adopted object loads
+ * none: its own program fds are -1), summed since they were loaded.
+ */
+unsigned long long ks_pin_missed(struct bpf_object *obj);
+/* How many prepares adopted so far: a caller compares it before and after opening one collector. */
+unsigned int ks_pin_adoptions(void);
 /* After a fresh attach for @hook: pins @obj's maps, programs and the links of @skel; 0 or negative errno. */
 int ks_pin_attached(struct bpf_object *obj, struct bpf_object_skeleton *skel, const char *hook);
 

@@ -76,6 +76,9 @@ struct serve_state {
 	const char *pods_dir;
 	struct ks_pinstate *pin;	/* --pin: where the totals are saved after each drain */
 	const char *names[MAX_COLS];	/* the collectors' names, as the saved totals know them */
+	/* --pin: an adopted collector's losses counted so far, taken off its first delta (only lost_by used) */
+	struct ks_report loss_base[MAX_COLS];
+	bool rebase[MAX_COLS];
 	atomic_ullong scrapes[3], scrape_ns_last, collect_ns_last, collect_errors;
 	atomic_ullong http_errors;
 	atomic_ullong pin_save_errors; /* --pin: saves of the totals that failed */
@@ -345,6 +348,9 @@ static int collect_once(struct serve_state *st)
 			atomic_fetch_add(&st->collect_errors, 1);
 			p_warn("%s: drain failed: %s", st->in[i].col->spec.name, strerror(-errs[i]));
 		} else if (!err) {
+			if (st->rebase[i])
+				ks_report_lost_less(&delta[i], &st->loss_base[i]);
+			st->rebase[i] = false;
 			err = ks_accum_add(&st->acc[i], &delta[i]);
 		}
 		ks_report_free(&delta[i]);
@@ -1034,7 +1040,17 @@ int ks_serve_main(int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < st->n; i++) {
+		unsigned int adopted = ks_pin_adoptions();
+
 		err = ks_instance_open(&st->in[i], &f);
+		if (!err && ks_pin_adoptions() != adopted) {
+			/* its programs' loss counters go on from their load: what of that the saved totals hold */
+			struct ks_report *b = &st->loss_base[i];
+
+			b->nlost = st->acc[i].total.nlost;
+			memcpy(b->lost_by, st->acc[i].total.lost_by, sizeof(b->lost_by[0]) * (size_t)b->nlost);
+			st->rebase[i] = true;
+		}
 		if (err) {
 			ks_report_open_error(st->in[i].col, err);
 			goto out;

@@ -59,7 +59,7 @@ poll_calls() {
 # the collectors' counter series (counters, histogram counts and sums) of a text scrape, "series value" per line
 counters() {
 	curl -s --max-time 5 "$URL?format=text" |
-		grep -E '^ksight_(syscalls|runqlat)_[a-z_]*(_total|_count|_sum)(\{| )' | grep -v '_bucket{' | sort
+		grep -E '^ksight_((syscalls|runqlat)_[a-z_]*(_total|_count|_sum)|lost_events_total)(\{| )' | grep -v '_bucket{' | sort
 }
 # the workload: N getppid calls from inside the test's cgroup
 work() {

@@ -178,3 +178,29 @@ TEST(ttl_expires_quiet_rows)
 	ks_report_free(&snap);
 	ks_accum_free(&a);
 }
+
+/*
+ * serve --pin: a restart adopts programs whose loss counters count from their load, so the
+ * first delta holds every loss since; the saved totals' share comes off it, cause by cause,
+ * never below zero, and a cause the totals lack stays whole.
+ */
+TEST(lost_less_takes_off_the_saved_losses)
+{
+	struct ks_report saved, d;
+
+	ks_report_init(&saved, "x", NULL);
+	ks_report_init(&d, "x", NULL);
+	ks_report_lost(&saved, "map_full", 7);
+	ks_report_lost(&saved, "recursion", 5);
+	ks_report_lost(&saved, "gone", 3);	 /* not in the delta: nothing to take from */
+	ks_report_lost(&d, "map_full", 10);	 /* 7 saved + 3 while no serve ran */
+	ks_report_lost(&d, "recursion", 2);	 /* below what was saved (never expected): 0, not negative */
+	ks_report_lost(&d, "start_collisions", 4); /* not saved: all of it is new */
+	EXPECT_EQ_U64(ks_report_lost_less(&d, &saved), 9);
+	EXPECT_EQ_U64(d.lost_by[0].num, 3);
+	EXPECT_EQ_U64(d.lost_by[1].num, 0);
+	EXPECT_EQ_U64(d.lost_by[2].num, 4);
+	EXPECT_EQ_U64(d.lost, 7);
+	ks_report_free(&saved);
+	ks_report_free(&d);
+}
