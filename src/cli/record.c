@@ -12,6 +12,7 @@
 #include "format/anon.h"
 #include "format/filter.h"
 #include "format/recfile.h"
+#include "record/flight.h"
 #include "record/recorder.h"
 
 /* long-only ids from 300: the shared ones take 256.. */
@@ -296,8 +297,10 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "ksight: rotated over %llu files %s.0 to %s.%llu\n", (unsigned long long)st.files,
 			c.output, c.output, (unsigned long long)(st.files - 1));
 	if (ctx.flight)
-		fprintf(stderr, "ksight: flight recorder: %llu trigger%s, %llu events written, %llu outside the window%s\n",
-			(unsigned long long)st.triggers, st.triggers == 1 ? "" : "s",
+		fprintf(stderr, "ksight: flight recorder: %llu trigger%s, %llu dropped (more than %d waiting), "
+			"%llu events written, %llu outside the window%s\n",
+			(unsigned long long)st.triggers, st.triggers == 1 ? "" : "s", (unsigned long long)st.triggers_dropped,
+			KS_FLIGHT_MAX_QUEUE,
 			(unsigned long long)st.flight_written, (unsigned long long)(st.recorded - st.flight_written),
 			st.triggers == 1 ? "" : "s");
 	if (!st.exact)

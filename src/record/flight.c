@@ -8,8 +8,8 @@
 /* How long past a window's end the recorder waits for its events to come out of every ring. */
 #define SETTLE_NS 200000000ull
 
-/* Triggers waiting for their window (--trigger-all): more in one batch are not kept. */
-#define MAX_QUEUE 16
+/* Triggers waiting for their window (--trigger-all): more in one batch are not kept, but counted. */
+#define MAX_QUEUE KS_FLIGHT_MAX_QUEUE
 
 struct kept {
 	struct ks_rec_chunk hdr;
@@ -26,6 +26,7 @@ struct ks_flight {
 	uint64_t lo, hi;	/* the window being written (AFTER), or the last one written */
 	uint64_t *pending_lost; /* per CPU: losses of chunks not written */
 	uint64_t triggers, written;
+	uint64_t dropped; /* --trigger-all: triggers that found the queue full */
 	/*
 	 * Triggers seen whose window is not opened yet, oldest first.  Sorted
 	 * here, not taken in the order they arrive: a batch holds each CPU's
@@ -108,6 +109,9 @@ void ks_flight_see(struct ks_flight *fl, const struct ks_rec_event *e)
 		return;
 	for (i = fl->nqueue; i > 0 && fl->queue[i - 1] > e->ts; i--)
 		;
+	/* without --trigger-all only the first window is written: a later trigger is no loss */
+	if (i == max || fl->nqueue == max)
+		fl->dropped += fl->o->trigger_all;
 	if (i == max)
 		return; /* after every waiting trigger and no room; without --trigger-all, after the first */
 	if (fl->nqueue == max)
@@ -348,4 +352,5 @@ void ks_flight_stats(const struct ks_flight *fl, struct ks_flight_stats *st)
 {
 	st->triggers = fl->triggers;
 	st->written = fl->written;
+	st->dropped = fl->dropped;
 }

@@ -19,6 +19,9 @@
  */
 enum ks_flight_state { KS_FL_IDLE, KS_FL_PENDING, KS_FL_AFTER, KS_FL_DONE };
 
+/* Triggers that can wait for their windows at once (--trigger-all); later ones are dropped and counted. */
+#define KS_FLIGHT_MAX_QUEUE 16
+
 struct ks_flight;
 
 struct ks_flight *ks_flight_new(const struct ks_rec_opts *o, int ncpus);
@@ -45,6 +48,7 @@ int ks_flight_finish(struct ks_flight *fl, struct ks_rec_writer *w);
 
 struct ks_flight_stats {
 	uint64_t triggers, written; /* windows opened; events written to the file */
+	uint64_t dropped;	    /* --trigger-all: triggers not kept, more than KS_FLIGHT_MAX_QUEUE waiting at once */
 };
 void ks_flight_stats(const struct ks_flight *fl, struct ks_flight_stats *st);
 

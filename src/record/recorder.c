@@ -454,6 +454,7 @@ static int write_trailer(struct rec *r, const struct ks_rec_counts *cnt, const s
 		ks_rec_kv_add(&kv, "flight.triggers", "%llu", (unsigned long long)st->triggers);
 		ks_rec_kv_add(&kv, "flight.written", "%llu", (unsigned long long)st->flight_written);
 		ks_rec_kv_add(&kv, "flight.dropped", "%llu", (unsigned long long)(st->recorded - st->flight_written));
+		ks_rec_kv_add(&kv, "flight.triggers_dropped", "%llu", (unsigned long long)st->triggers_dropped);
 	}
 	ks_rec_out_trailer_kv(&r->out, &kv);
 	clock_calibration(&kv, "clock.end");
@@ -736,6 +737,7 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		ks_flight_stats(r.fl, &fs);
 		st->triggers = fs.triggers;
 		st->flight_written = fs.written;
+		st->triggers_dropped = fs.dropped;
 	}
 	err = write_trailer(&r, cnt, st);
 	st->chunks = r.out.chunks + r.out.w.seq;

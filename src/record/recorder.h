@@ -61,6 +61,7 @@ struct ks_rec_stats {
 	uint64_t dropped; /* after --max-size was reached */
 	uint64_t chunks, bytes, files;
 	uint64_t triggers, flight_written; /* --flight: windows, and the events written (the rest: dropped) */
+	uint64_t triggers_dropped;	   /* --flight --trigger-all: triggers with no room to wait for their window */
 	bool full;  /* --max-size was reached */
 	bool exact; /* per CPU, produced == filtered + sampled_out + recorded + lost + dropped */
 };

@@ -8,7 +8,7 @@
 
 #define MS 1000000ull
 #define RAW 64 /* sys_enter's record: common fields, id, args[6] */
-#define MAX_EV 8192
+#define MAX_EV 16384
 
 struct ev {
 	struct ks_rec_event h;
@@ -322,4 +322,25 @@ TEST(losses_of_dropped_chunks_kept)
 		lost += r.chunks[i].hdr.type == KS_REC_EVENTS ? r.chunks[i].hdr.lost : 0;
 	ks_rec_free(&r);
 	EXPECT_EQ_U64(lost, 7 + 5 + 5);
+}
+
+/* More triggers in one batch than can wait: the earliest KS_FLIGHT_MAX_QUEUE get windows, the rest are counted. */
+TEST(triggers_over_the_queue_counted)
+{
+	struct ks_rec_opts o = opts(true);
+	struct ks_flight *fl = ks_flight_new(&o, 1);
+	struct ks_rec_writer w = open_file();
+	struct ks_flight_stats st;
+	int marks[KS_FLIGHT_MAX_QUEUE + 4], n, nm;
+
+	ASSERT_TRUE(fl);
+	for (int i = 0; i < KS_FLIGHT_MAX_QUEUE + 4; i++)
+		marks[i] = 1000 + 500 * i; /* windows of +-200 ms: none overlaps the next */
+	n = fill(v, 0, 500, 1000 + 500 * (KS_FLIGHT_MAX_QUEUE + 4), marks, KS_FLIGHT_MAX_QUEUE + 4);
+	ASSERT_EQ_INT(batch(fl, &w, 0, v, n), 0);
+	ks_flight_stats(fl, &st);
+	EXPECT_EQ_U64(st.dropped, 4);
+	n = end_run(fl, &w, &st, &nm);
+	ASSERT_TRUE(n >= 0 && counts(&st, nm, n, KS_FLIGHT_MAX_QUEUE, KS_FLIGHT_MAX_QUEUE, KS_FLIGHT_MAX_QUEUE * 401));
+	EXPECT_EQ_U64(st.dropped, 4);
 }
