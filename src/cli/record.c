@@ -12,11 +12,12 @@
 #include "format/anon.h"
 #include "format/filter.h"
 #include "format/recfile.h"
+#include "record/flight.h"
 #include "record/recorder.h"
 
 /* long-only ids from 300: the shared ones take 256.. */
 enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 300, OPT_RING, OPT_FILTER, OPT_FLIGHT, OPT_TRIGGER, OPT_TRIGGER_ALL,
-       OPT_BEFORE, OPT_AFTER, OPT_MAXSIZE = 320, OPT_ROTATE, OPT_KEEP, OPT_ANON = 340, OPT_ANONKEY };
+       OPT_BEFORE, OPT_AFTER, OPT_TRIGGER_LAT, OPT_MAXSIZE = 320, OPT_ROTATE, OPT_KEEP, OPT_ANON = 340, OPT_ANONKEY };
 
 static const struct ks_optdef rec_opts[] = {
 	{ "event", OPT_EVENT, "SYS:EVENT", "tracepoint to record (repeatable; globs, e.g. 'sched:sched_wak*')" },
@@ -32,9 +33,13 @@ static const struct ks_optdef rec_opts[] = {
 	{ "filter", OPT_FILTER, "EXPR", "keep only events whose fields match, tested in the kernel: "
 					"'next_pid == 42 && prev_state != 0', 'comm ~ \"ksight*\"' (== != < <= > >= & ~ !~ && || ! ())" },
 	{ "flight", OPT_FLIGHT, "SIZE", "flight recorder: keep the last SIZE of events in memory, write only the "
-					"window around the --trigger event" },
+					"window around each --trigger or --trigger-latency event" },
 	{ "trigger", OPT_TRIGGER, "EXPR", "the event that makes --flight write, e.g. 'id == 39' (as --filter; events "
 					  "without its fields never trigger)" },
+	{ "trigger-latency", OPT_TRIGGER_LAT, "SPEC", "'START/END KEYS>DURATION': a trigger at each END more than DURATION "
+						   "after the START with the same KEYS (as report's --pair/--key), e.g. "
+						   "'raw_syscalls:sys_enter/raw_syscalls:sys_exit common_pid>20ms'; START and END are "
+						   "recorded, with or without -e; with --trigger, either triggers" },
 	{ "trigger-all", OPT_TRIGGER_ALL, NULL, "write a window around every trigger, not only the first (which ends "
 						"the recording)" },
 	{ "before", OPT_BEFORE, "SEC", "seconds of events before the trigger to write (default 1)" },
@@ -61,7 +66,7 @@ struct rec_ctx {
 	int keep;
 	bool anon;
 	const char *anon_key;
-	const char *filter, *trigger;
+	const char *filter, *trigger, *trigger_lat;
 	uint64_t flight;
 	double before, after;
 };
@@ -133,6 +138,9 @@ static int rec_opt(void *vctx, int id, const char *arg)
 	case OPT_TRIGGER:
 		ctx->trigger = arg;
 		return 0;
+	case OPT_TRIGGER_LAT:
+		ctx->trigger_lat = arg; /* checked once every -e is known: it may add its events */
+		return 0;
 	case OPT_TRIGGER_ALL:
 		ctx->trigger_all = true;
 		return 0;
@@ -156,6 +164,7 @@ int cmd_record(int argc, char **argv)
 	struct ks_rec_stats st;
 	struct ks_anon anon = { 0 };
 	struct ks_flt_prog *filters = NULL, *triggers = NULL;
+	struct ks_rec_latency lat = { 0 };
 	struct ks_common c;
 	size_t cl = 0;
 	char *cmdline;
@@ -164,34 +173,52 @@ int cmd_record(int argc, char **argv)
 	ks_common_init(&c);
 	err = ks_opts_parse_noargs(&rec_spec, argc, argv, &c, rec_opt, &ctx);
 	if (err) {
+		ks_rec_latency_free(&lat);
 		ks_rec_tps_free(&ctx.tps);
 		return err == KS_OPTS_HELP ? 0 : err == -EINVAL ? 2 : 1;
+	}
+	if (ctx.trigger_lat && !ctx.flight) {
+		p_err("--trigger-latency works with --flight SIZE (the memory the events wait in)");
+		ks_rec_tps_free(&ctx.tps);
+		return 2;
+	}
+	/* before the filters are compiled: its events must pass them too */
+	err = ctx.trigger_lat ? ks_rec_latency_parse(&lat, ctx.trigger_lat, &ctx.tps) : 0;
+	if (err) {
+		ks_rec_latency_free(&lat);
+		ks_rec_tps_free(&ctx.tps);
+		return err == -EINVAL ? 2 : 1;
 	}
 	if (!ctx.tps.n || !c.output) {
 		p_err(!ctx.tps.n ? "record needs at least one -e SYS:EVENT; 'ksight list' shows them"
 				 : "record needs -o FILE to write the recording to");
+		ks_rec_latency_free(&lat);
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
 	if ((ctx.keep && !ctx.rotate_size) || (ctx.max_size && ctx.rotate_size)) {
 		p_err(ctx.keep ? "--keep goes with --rotate SIZE" : "--max-size and --rotate: choose one (--rotate with --keep bounds the disk)");
+		ks_rec_latency_free(&lat);
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
 	if (ctx.flight && (ctx.max_size || ctx.rotate_size)) {
 		p_err("--flight writes only its windows: it goes without --max-size and --rotate");
+		ks_rec_latency_free(&lat);
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
-	if (!ctx.flight != !ctx.trigger) {
-		p_err(ctx.flight ? "--flight needs --trigger EXPR: the event whose window is written"
+	if (!ctx.flight != !(ctx.trigger || ctx.trigger_lat)) {
+		p_err(ctx.flight ? "--flight needs --trigger EXPR or --trigger-latency SPEC: what makes a window be written"
 				 : "--trigger works with --flight SIZE (the memory the events wait in)");
+		ks_rec_latency_free(&lat);
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
 	if (ks_filter_build(&c, &o.filter) || (ctx.filter && !(filters = ks_rec_filters(ctx.filter, &ctx.tps))) ||
 	    (ctx.trigger && !(triggers = ks_rec_triggers(ctx.trigger, &ctx.tps)))) {
 		free(filters);
+		ks_rec_latency_free(&lat);
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
@@ -236,7 +263,10 @@ int cmd_record(int argc, char **argv)
 		ks_rec_kv_add(&ctx.kv, "filter", "%s", ctx.filter);
 	if (ctx.flight) {
 		ks_rec_kv_add(&ctx.kv, "flight.bytes", "%llu", (unsigned long long)ctx.flight);
-		ks_rec_kv_add(&ctx.kv, "flight.trigger", "%s", ctx.trigger);
+		if (ctx.trigger)
+			ks_rec_kv_add(&ctx.kv, "flight.trigger", "%s", ctx.trigger);
+		if (ctx.trigger_lat)
+			ks_rec_kv_add(&ctx.kv, "flight.trigger_latency", "%s", ctx.trigger_lat);
 		ks_rec_kv_add(&ctx.kv, "flight.before_s", "%g", ctx.before);
 		ks_rec_kv_add(&ctx.kv, "flight.after_s", "%g", ctx.after);
 		ks_rec_kv_add(&ctx.kv, "flight.trigger_all", "%s", ctx.trigger_all ? "yes" : "no");
@@ -262,6 +292,7 @@ int cmd_record(int argc, char **argv)
 		if (err) {
 			p_err("--anonymize: %s", strerror(-err));
 			ks_rec_kv_free(&ctx.kv);
+			ks_rec_latency_free(&lat);
 			ks_rec_tps_free(&ctx.tps);
 			free(filters);
 			free(triggers);
@@ -272,11 +303,13 @@ int cmd_record(int argc, char **argv)
 	o.filters = filters;
 	o.flight_bytes = ctx.flight;
 	o.trigger = triggers;
+	o.latency = ctx.trigger_lat ? &lat : NULL;
 	o.before_ns = (uint64_t)(ctx.before * 1e9);
 	o.after_ns = (uint64_t)(ctx.after * 1e9);
 	o.trigger_all = ctx.trigger_all;
 	err = ctx.kv.err ? ctx.kv.err : ks_rec_run(&o, &st);
 	ks_rec_kv_free(&ctx.kv);
+	ks_rec_latency_free(&lat);
 	ks_rec_tps_free(&ctx.tps);
 	ks_anon_free(&anon);
 	free(filters);
@@ -296,10 +329,18 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "ksight: rotated over %llu files %s.0 to %s.%llu\n", (unsigned long long)st.files,
 			c.output, c.output, (unsigned long long)(st.files - 1));
 	if (ctx.flight)
-		fprintf(stderr, "ksight: flight recorder: %llu trigger%s, %llu events written, %llu outside the window%s\n",
-			(unsigned long long)st.triggers, st.triggers == 1 ? "" : "s",
+		fprintf(stderr, "ksight: flight recorder: %llu trigger%s, %llu dropped (more than %d waiting), "
+			"%llu events written, %llu outside the window%s\n",
+			(unsigned long long)st.triggers, st.triggers == 1 ? "" : "s", (unsigned long long)st.triggers_dropped,
+			KS_FLIGHT_MAX_QUEUE,
 			(unsigned long long)st.flight_written, (unsigned long long)(st.recorded - st.flight_written),
 			st.triggers == 1 ? "" : "s");
+	if (ctx.flight && ctx.trigger_lat)
+		fprintf(stderr, "ksight: trigger latency: %llu pairs, %llu over %s, %llu ends without a start, "
+			"%llu starts evicted (more than %d open), %llu left open\n",
+			(unsigned long long)st.lat_pairs, (unsigned long long)st.lat_over, strrchr(ctx.trigger_lat, '>') + 1,
+			(unsigned long long)st.lat.unmatched, (unsigned long long)st.lat.evicted, KS_FLIGHT_LAT_MAX_OPEN,
+			(unsigned long long)st.lat.open);
 	if (!st.exact)
 		p_warn("per-CPU counts do not add up: produced != filtered + sampled out + recorded + lost");
 	return 0;

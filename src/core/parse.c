@@ -29,7 +29,7 @@ int ks_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 int ks_parse_seconds(const char *s, double *out)
 {
 	static const struct { const char *unit; double mul; } units[] = {
-		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 }, { "m", 60 }, { "h", 3600 },
+		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 }, { "ns", 1e-9 }, { "m", 60 }, { "h", 3600 },
 	};
 	double v;
 	char *end;

@@ -7,7 +7,7 @@
 
 /* Whole string must be a decimal integer in [min, max]; -EINVAL / -ERANGE. */
 int ks_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
-/* Seconds, with an optional unit: "5", "1.5", "250ms", "2s", "1m", "1h". Negative is -ERANGE. */
+/* Seconds, with an optional unit: "5", "1.5", "250ms", "20us", "500ns", "2s", "1m", "1h". Negative is -ERANGE. */
 int ks_parse_seconds(const char *s, double *out);
 /* Sizes with an optional K/M/G suffix (powers of 1024). */
 int ks_parse_size(const char *s, uint64_t *out);

@@ -17,37 +17,12 @@ static void to_record(const struct ks_rec_ev *x, struct tep_record *r)
 	r->data = (void *)(x->e + 1);
 }
 
-/* Where @f's bytes are in @data: its own place, or a dynamic field's payload (checked by ks_recording_load). */
-static void field_span(const struct tep_format_field *f, const unsigned char *data, uint32_t *off, uint32_t *len)
-{
-	uint32_t loc;
-
-	if (!(f->flags & TEP_FIELD_IS_DYNAMIC) || f->size != 4) {
-		*off = (uint32_t)f->offset;
-		*len = (uint32_t)f->size;
-		return;
-	}
-	memcpy(&loc, data + f->offset, 4);
-	*off = (loc & 0xffff) + ((f->flags & TEP_FIELD_IS_RELATIVE) ? (uint32_t)f->offset + 4 : 0);
-	*len = loc >> 16;
-}
-
-static int64_t field_num(struct tep_handle *tep, const struct tep_format_field *f, const unsigned char *data,
-			 uint32_t off, uint32_t size)
-{
-	uint64_t v = tep_read_number(tep, data + off, (int)size);
-
-	if ((f->flags & TEP_FIELD_IS_SIGNED) && size < 8 && size > 0 && (v >> (size * 8 - 1)) & 1)
-		v |= ~0ull << (size * 8);
-	return (int64_t)v;
-}
-
 static void json_field(struct ks_json *j, struct tep_handle *tep, const struct tep_format_field *f,
 		       const unsigned char *data)
 {
 	uint32_t off, len;
 
-	field_span(f, data, &off, &len);
+	ks_field_span(f, data, &off, &len);
 	ks_json_key(j, f->name);
 	/* libtraceevent marks every one-byte array a string: __u8 saddr[4] is four numbers, not text */
 	if ((f->flags & TEP_FIELD_IS_STRING) && strstr(f->type, "char")) {
@@ -62,12 +37,12 @@ static void json_field(struct ks_json *j, struct tep_handle *tep, const struct t
 
 		ks_json_arr_begin(j);
 		for (uint32_t i = 0; es <= 8 && i + es <= len; i += es)
-			ks_json_u64(j, (uint64_t)field_num(tep, f, data, off + i, es));
+			ks_json_u64(j, (uint64_t)ks_field_num(tep, f, data, off + i, es));
 		ks_json_arr_end(j);
 	} else if (f->flags & TEP_FIELD_IS_SIGNED) {
-		ks_json_i64(j, field_num(tep, f, data, off, len));
+		ks_json_i64(j, ks_field_num(tep, f, data, off, len));
 	} else {
-		ks_json_u64(j, (uint64_t)field_num(tep, f, data, off, len));
+		ks_json_u64(j, (uint64_t)ks_field_num(tep, f, data, off, len));
 	}
 }
 
@@ -207,7 +182,7 @@ static void str_field(const struct tep_format_field *f, const unsigned char *dat
 {
 	uint32_t off, n;
 
-	field_span(f, data, &off, &n);
+	ks_field_span(f, data, &off, &n);
 	if (n >= len)
 		n = (uint32_t)len - 1;
 	memcpy(buf, data + off, n);
@@ -249,7 +224,7 @@ int ks_trace_write_perfetto(const struct ks_recording *rec, int64_t offset_ns, F
 
 			if (r->on)
 				pf_slice(j, cpu, r, x->e->ts, offset_ns);
-			r->pid = (int)field_num(rec->tep, next_pid, data, (uint32_t)next_pid->offset, 4);
+			r->pid = (int)ks_field_num(rec->tep, next_pid, data, (uint32_t)next_pid->offset, 4);
 			/* the idle task is no slice: gaps are idle time */
 			r->on = r->pid != 0;
 			r->since = x->e->ts;
@@ -283,207 +258,30 @@ int ks_trace_write_perfetto(const struct ks_recording *rec, int64_t offset_ns, F
 	return ferror(out) ? -EIO : 0;
 }
 
-static struct tep_event *find_event(const struct ks_recording *rec, const char *spec, size_t len)
-{
-	char buf[256], *colon;
-
-	if (len >= sizeof(buf))
-		return NULL;
-	memcpy(buf, spec, len);
-	buf[len] = '\0';
-	colon = strchr(buf, ':');
-	if (!colon)
-		return NULL;
-	*colon = '\0';
-	return tep_find_event_by_name(rec->tep, buf, colon + 1);
-}
-
 int ks_pair_parse(struct ks_pair *p, const struct ks_recording *rec, const char *spec, const char *keys)
 {
-	const char *slash = strchr(spec, '/');
-	char *dup, *save = NULL, *tok;
-	int err = 0;
-
-	memset(p, 0, sizeof(*p));
-	p->spec = spec;
-	if (!slash) {
-		p_err("bad --pair '%s': expected START/END, e.g. sched:sched_wakeup/sched:sched_switch", spec);
-		return -EINVAL;
-	}
-	p->a = find_event(rec, spec, (size_t)(slash - spec));
-	p->b = find_event(rec, slash + 1, strlen(slash + 1));
-	if (!p->a || !p->b) {
-		p_err("--pair '%s': %.*s is not in this recording ('ksight info FILE' lists its events)", spec,
-		      p->a ? (int)strlen(slash + 1) : (int)(slash - spec), p->a ? slash + 1 : spec);
-		return -EINVAL;
-	}
-	if (!keys || !*keys) {
-		p_err("--pair '%s' needs --key FIELD[=FIELD],... (which fields tie a start to its end)", spec);
-		return -EINVAL;
-	}
-	dup = strdup(keys);
-	if (!dup)
-		return -ENOMEM;
-	for (tok = strtok_r(dup, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-		const char *fa = tok, *fb = eq ? eq + 1 : tok;
-
-		if (eq)
-			*eq = '\0';
-		if (p->nkeys == 4) {
-			p_err("--key '%s': at most 4 fields", keys);
-			err = -EINVAL;
-			break;
-		}
-		p->ka[p->nkeys] = tep_find_any_field(p->a, fa);
-		p->kb[p->nkeys] = tep_find_any_field(p->b, fb);
-		if (!p->ka[p->nkeys] || !p->kb[p->nkeys]) {
-			p_err("--key '%s': %s has no field '%s'", keys, p->ka[p->nkeys] ? p->b->name : p->a->name,
-			      p->ka[p->nkeys] ? fb : fa);
-			err = -EINVAL;
-		}
-		p->nkeys++;
-	}
-	free(dup);
-	return err;
-}
-
-/* A key field's value: the number, or a hash of a string. */
-static uint64_t key_val(struct tep_handle *tep, const struct tep_format_field *f, const unsigned char *data)
-{
-	uint32_t off, len;
-	uint64_t h = 1469598103934665603ull;
-
-	field_span(f, data, &off, &len);
-	if (!(f->flags & (TEP_FIELD_IS_STRING | TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) && len <= 8)
-		return (uint64_t)field_num(tep, f, data, off, len);
-	for (uint32_t i = 0; i < len && data[off + i]; i++)
-		h = (h ^ data[off + i]) * 1099511628211ull;
-	return h;
-}
-
-struct slot {
-	uint64_t k[4];
-	uint64_t ts;
-	uint8_t state; /* 0 empty, 1 used, 2 removed */
-};
-
-struct table {
-	struct slot *s;
-	size_t cap, used, dead;
-};
-
-static uint64_t hash_key(const uint64_t *k)
-{
-	uint64_t h = 0;
-
-	for (int i = 0; i < 4; i++)
-		h = (h ^ k[i]) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
-}
-
-static struct slot *t_find(struct table *t, const uint64_t *k, bool add)
-{
-	size_t i = (size_t)hash_key(k) & (t->cap - 1);
-	struct slot *tomb = NULL;
-
-	for (;; i = (i + 1) & (t->cap - 1)) {
-		struct slot *s = &t->s[i];
-
-		if (s->state == 0)
-			break;
-		if (s->state == 2) {
-			if (!tomb)
-				tomb = s;
-			continue;
-		}
-		if (!memcmp(s->k, k, sizeof(s->k)))
-			return s;
-	}
-	if (!add)
-		return NULL;
-	if (tomb) {
-		t->dead--;
-		tomb->state = 0;
-		return tomb;
-	}
-	return &t->s[i];
-}
-
-static int t_grow(struct table *t)
-{
-	struct table n = { .cap = t->cap ? t->cap * 2 : 1024 };
-
-	if (t->used + t->dead < t->cap / 2)
-		return 0;
-	if (t->used * 4 < t->cap)
-		n.cap = t->cap; /* mostly removed entries: same size, rebuilt */
-	n.s = calloc(n.cap, sizeof(*n.s));
-	if (!n.s)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++)
-		if (t->s[i].state == 1) {
-			*t_find(&n, t->s[i].k, true) = t->s[i];
-			n.used++;
-		}
-	free(t->s);
-	*t = n;
-	return 0;
+	return ks_pair_parse_tep(p, rec->tep, spec, keys, "--pair", "--key", "in this recording ('ksight info FILE' lists its events)");
 }
 
 int ks_pair_each(const struct ks_recording *rec, const struct ks_pair *p, void (*fn)(void *ctx, uint64_t ns),
 		 void *ctx, struct ks_pair_counts *pc)
 {
-	struct table t = { 0 };
+	struct ks_pairer *m = ks_pairer_new(0);
 	int err = 0;
 
-	memset(pc, 0, sizeof(*pc));
-	for (size_t i = 0; i < rec->nev && !err; i++) {
+	if (!m)
+		return -ENOMEM;
+	for (size_t i = 0; i < rec->nev && err >= 0; i++) {
 		const struct ks_rec_ev *x = &rec->evs[i];
-		const unsigned char *data = (const unsigned char *)(x->e + 1);
-		uint64_t k[4] = { 0 };
-		struct slot *s;
+		uint64_t ka[KS_PAIR_MAX_KEYS], kb[KS_PAIR_MAX_KEYS], start;
+		unsigned roles = ks_pair_keys(p, rec->tep, x->ev, x->e + 1, x->e->len, ka, kb);
 
-		if (x->ev != p->a && x->ev != p->b)
-			continue;
-		/* an event both starts and ends (same event twice) ends first */
-		if (x->ev == p->b && t.used) {
-			for (int f = 0; f < p->nkeys; f++)
-				k[f] = key_val(rec->tep, p->kb[f], data);
-			s = t_find(&t, k, false);
-			if (s) {
-				fn(ctx, x->e->ts - s->ts);
-				s->state = 2;
-				t.used--;
-				t.dead++;
-				if (x->ev != p->a)
-					continue;
-			} else if (x->ev != p->a) {
-				pc->unmatched++;
-				continue;
-			}
-		} else if (x->ev == p->b && x->ev != p->a) {
-			pc->unmatched++;
-			continue;
-		}
-		for (int f = 0; f < p->nkeys; f++)
-			k[f] = key_val(rec->tep, p->ka[f], data);
-		err = t_grow(&t);
-		if (err)
-			break;
-		s = t_find(&t, k, true);
-		if (s->state == 1) {
-			pc->restarted++; /* a second start before an end: the later one counts */
-		} else {
-			memcpy(s->k, k, sizeof(k));
-			s->state = 1;
-			t.used++;
-		}
-		s->ts = x->e->ts;
+		if (roles && (err = ks_pairer_feed(m, roles, ka, kb, x->e->ts, &start)) == 1)
+			fn(ctx, x->e->ts - start);
 	}
-	free(t.s);
-	pc->open = t.used;
-	return err;
+	ks_pairer_counts(m, pc);
+	ks_pairer_free(m);
+	return err < 0 ? err : 0;
 }
 
 static void hist_add(void *ctx, uint64_t ns)

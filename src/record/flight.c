@@ -2,14 +2,36 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <event-parse.h>
 #include "format/filter.h"
+#include "format/pair.h"
 #include "record/flight.h"
 
 /* How long past a window's end the recorder waits for its events to come out of every ring. */
 #define SETTLE_NS 200000000ull
 
-/* Triggers waiting for their window (--trigger-all): more in one batch are not kept. */
-#define MAX_QUEUE 16
+/* Triggers waiting for their window (--trigger-all): more in one batch are not kept, but counted. */
+#define MAX_QUEUE KS_FLIGHT_MAX_QUEUE
+
+/* Start and end events waiting to be matched in time order; more are matched at once. */
+#define LAT_MAX_PENDING (1u << 20)
+/*
+ * How far behind a full drain's start the matching stays: an event took
+ * its timestamp before it reserved ring space, and a program can be
+ * preempted in between, so a drain may miss an event a little older.
+ */
+#define LAT_SLACK_NS 20000000ull
+
+/* A start or end, its keys folded into one hash (the matcher keys on it). */
+struct lat_ev {
+	uint64_t ts, ka, kb;
+	unsigned roles;
+};
+
+/* A trigger waiting for its window: its time, and where its window starts. */
+struct trig {
+	uint64_t ts, lo;
+};
 
 struct kept {
 	struct ks_rec_chunk hdr;
@@ -26,14 +48,29 @@ struct ks_flight {
 	uint64_t lo, hi;	/* the window being written (AFTER), or the last one written */
 	uint64_t *pending_lost; /* per CPU: losses of chunks not written */
 	uint64_t triggers, written;
+	uint64_t dropped; /* --trigger-all: triggers that found the queue full */
 	/*
 	 * Triggers seen whose window is not opened yet, oldest first.  Sorted
 	 * here, not taken in the order they arrive: a batch holds each CPU's
 	 * ring in turn, so a later marker on CPU 0 is seen before an earlier
 	 * one on CPU 1.  Without --trigger-all only the oldest is kept.
 	 */
-	uint64_t queue[MAX_QUEUE];
+	struct trig queue[MAX_QUEUE];
 	int nqueue;
+	/*
+	 * --trigger-latency.  Each CPU's ring is read in turn, so a start on
+	 * one CPU can come out after its end on another (a task woken on CPU 1
+	 * and switched in on CPU 0).  Matching as events arrive would take that
+	 * end as unmatched; instead starts and ends wait in @lat (folded to a
+	 * few words each) and are matched in time order after each full drain
+	 * of every ring, up to the time the drain began: by then every earlier
+	 * event is out.  A trigger is found up to a drain (a second) late,
+	 * which the kept events' size covers as it does for --before.
+	 */
+	struct ks_pairer *pairer;
+	struct lat_ev *lat;
+	uint32_t nlat, lat_cap;
+	uint64_t lat_pairs, lat_over;
 	char *tmp;		/* a chunk's events in the window */
 	uint32_t tmp_cap;
 };
@@ -47,7 +84,9 @@ struct ks_flight *ks_flight_new(const struct ks_rec_opts *o, int ncpus)
 	fl->o = o;
 	fl->ncpus = ncpus;
 	fl->pending_lost = calloc((size_t)ncpus, sizeof(*fl->pending_lost));
-	if (!fl->pending_lost) {
+	if (o->latency)
+		fl->pairer = ks_pairer_new(KS_FLIGHT_LAT_MAX_OPEN);
+	if (!fl->pending_lost || (o->latency && !fl->pairer)) {
 		ks_flight_free(fl);
 		return NULL;
 	}
@@ -81,6 +120,8 @@ void ks_flight_free(struct ks_flight *fl)
 		drop_head(fl);
 	free(fl->pending_lost);
 	free(fl->tmp);
+	ks_pairer_free(fl->pairer);
+	free(fl->lat);
 	free(fl);
 }
 
@@ -89,34 +130,118 @@ enum ks_flight_state ks_flight_state(const struct ks_flight *fl)
 	return fl->state;
 }
 
+/* A trigger at @ts whose window starts at @lo: queued in time order (--trigger-all: up to MAX_QUEUE). */
+static void queue_trigger(struct ks_flight *fl, uint64_t ts, uint64_t lo)
+{
+	int max = fl->o->trigger_all ? MAX_QUEUE : 1;
+	int i;
+
+	/* inside (or before the end of) the last window: part of it, not a window of its own */
+	if (fl->triggers && ts <= fl->hi)
+		return;
+	for (i = fl->nqueue; i > 0 && fl->queue[i - 1].ts > ts; i--)
+		;
+	/* without --trigger-all only the first window is written: a later trigger is no loss */
+	if (i == max || fl->nqueue == max)
+		fl->dropped += fl->o->trigger_all;
+	if (i == max)
+		return; /* after every waiting trigger and no room; without --trigger-all, after the first */
+	if (fl->nqueue == max)
+		fl->nqueue--; /* the latest waiting one gives way to an earlier one */
+	memmove(fl->queue + i + 1, fl->queue + i, (size_t)(fl->nqueue - i) * sizeof(fl->queue[0]));
+	fl->queue[i] = (struct trig){ ts, lo };
+	fl->nqueue++;
+	if (fl->state == KS_FL_IDLE)
+		fl->state = KS_FL_PENDING;
+}
+
+static uint64_t fold(const uint64_t *k)
+{
+	uint64_t h = 0;
+
+	for (int i = 0; i < KS_PAIR_MAX_KEYS; i++)
+		h = (h ^ k[i]) * 0xff51afd7ed558ccdull + 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 31);
+}
+
+static int cmp_lat(const void *a, const void *b)
+{
+	const struct lat_ev *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return (int)y->roles - (int)x->roles; /* same time: a start-and-end, then an end... */
+}
+
+/* A --trigger-latency start or end: waits in fl->lat for ks_flight_settle. */
+static void latency_see(struct ks_flight *fl, const struct ks_rec_event *e, uint16_t type)
+{
+	const struct ks_rec_latency *l = fl->o->latency;
+	const struct tep_event *ev = type == l->pair.a->id ? l->pair.a : type == l->pair.b->id ? l->pair.b : NULL;
+	uint64_t ka[KS_PAIR_MAX_KEYS], kb[KS_PAIR_MAX_KEYS];
+	unsigned roles;
+
+	if (!ev || !(roles = ks_pair_keys(&l->pair, l->tep, ev, e + 1, e->len, ka, kb)))
+		return;
+	if (fl->nlat == LAT_MAX_PENDING)
+		ks_flight_settle(fl, UINT64_MAX); /* a burst: matched now, in the order there is */
+	if (fl->nlat == fl->lat_cap) {
+		uint32_t cap = fl->lat_cap ? fl->lat_cap * 2 : 4096;
+		struct lat_ev *n = realloc(fl->lat, cap * sizeof(*n));
+
+		if (!n)
+			return; /* the pair is missed: its end counts as unmatched, or its start stays open */
+		fl->lat = n;
+		fl->lat_cap = cap;
+	}
+	fl->lat[fl->nlat++] = (struct lat_ev){ e->ts, fold(ka), fold(kb), roles };
+}
+
 void ks_flight_see(struct ks_flight *fl, const struct ks_rec_event *e)
 {
 	const struct ks_rec_tps *tps = fl->o->tps;
-	int max = fl->o->trigger_all ? MAX_QUEUE : 1;
 	uint16_t type;
 	int i;
 
 	if (fl->state == KS_FL_DONE || e->len < 2)
 		return;
 	memcpy(&type, e + 1, 2);
+	if (fl->o->latency)
+		latency_see(fl, e, type);
+	if (!fl->o->trigger)
+		return;
 	for (i = 0; i < tps->n && tps->v[i].id != type; i++)
 		;
 	if (i == tps->n || !fl->o->trigger[i].n || !ks_flt_run(&fl->o->trigger[i], e))
 		return;
-	/* inside (or before the end of) the last window: part of it, not a window of its own */
-	if (fl->triggers && e->ts <= fl->hi)
+	queue_trigger(fl, e->ts, e->ts > fl->o->before_ns ? e->ts - fl->o->before_ns : 0);
+}
+
+void ks_flight_settle(struct ks_flight *fl, uint64_t drained_at)
+{
+	uint64_t upto = drained_at > LAT_SLACK_NS ? drained_at - LAT_SLACK_NS : 0;
+	uint32_t i;
+
+	if (!fl->nlat)
 		return;
-	for (i = fl->nqueue; i > 0 && fl->queue[i - 1] > e->ts; i--)
-		;
-	if (i == max)
-		return; /* after every waiting trigger and no room; without --trigger-all, after the first */
-	if (fl->nqueue == max)
-		fl->nqueue--; /* the latest waiting one gives way to an earlier one */
-	memmove(fl->queue + i + 1, fl->queue + i, (size_t)(fl->nqueue - i) * sizeof(fl->queue[0]));
-	fl->queue[i] = e->ts;
-	fl->nqueue++;
-	if (fl->state == KS_FL_IDLE)
-		fl->state = KS_FL_PENDING;
+	qsort(fl->lat, fl->nlat, sizeof(*fl->lat), cmp_lat);
+	for (i = 0; i < fl->nlat && fl->lat[i].ts <= upto; i++) {
+		const struct lat_ev *x = &fl->lat[i];
+		uint64_t ka[KS_PAIR_MAX_KEYS] = { x->ka }, kb[KS_PAIR_MAX_KEYS] = { x->kb }, start, lo;
+
+		if (ks_pairer_feed(fl->pairer, x->roles, ka, kb, x->ts, &start) != 1)
+			continue; /* no pair ended (or no memory for a start: it is missed) */
+		fl->lat_pairs++;
+		if (x->ts - start <= fl->o->latency->threshold_ns)
+			continue;
+		fl->lat_over++;
+		/* the window reaches back to the start, however long the latency was */
+		lo = x->ts > fl->o->before_ns ? x->ts - fl->o->before_ns : 0;
+		if (fl->state != KS_FL_DONE)
+			queue_trigger(fl, x->ts, start < lo ? start : lo);
+	}
+	memmove(fl->lat, fl->lat + i, (fl->nlat - i) * sizeof(*fl->lat));
+	fl->nlat -= i;
 }
 
 /*
@@ -174,8 +299,8 @@ static int write_part(struct ks_flight *fl, struct ks_rec_writer *w, uint32_t cp
 
 /*
  * Appends @k to the queue; the oldest go first beyond the size.  The size
- * bounds what is kept from before a trigger: a chunk with the oldest
- * waiting trigger or anything after it stays until its window is written
+ * bounds what is kept from before a trigger: a chunk with anything in
+ * the oldest waiting trigger's window stays until the window is written
  * (a batch may hold more than the size: dropping the chunk that holds the
  * marker would write its window without it).  The newest chunk always
  * stays, even alone over the size.
@@ -190,7 +315,7 @@ static void enqueue(struct ks_flight *fl, struct kept *k)
 	fl->tail = k;
 	fl->bytes += k->hdr.len;
 	while (fl->bytes > fl->o->flight_bytes && fl->head != fl->tail &&
-	       !(fl->nqueue && fl->head->hdr.last_ts >= fl->queue[0]))
+	       !(fl->nqueue && fl->head->hdr.last_ts >= fl->queue[0].lo))
 		drop_head(fl);
 }
 
@@ -264,17 +389,18 @@ int ks_flight_chunk(struct ks_flight *fl, struct ks_rec_writer *w, const struct 
 int ks_flight_fire(struct ks_flight *fl, struct ks_rec_writer *w)
 {
 	struct kept *k = fl->head, *keep = NULL, **ktail = &keep;
-	uint64_t ts = fl->queue[0];
 	int err = 0;
 
 	if (fl->state != KS_FL_PENDING || !fl->nqueue)
 		return 0;
 	fl->triggers++;
-	fl->lo = ts > fl->o->before_ns ? ts - fl->o->before_ns : 0;
-	fl->hi = ts + fl->o->after_ns;
-	/* triggers inside this window are part of it */
-	while (fl->nqueue && fl->queue[0] <= fl->hi)
+	fl->lo = fl->queue[0].lo;
+	fl->hi = fl->queue[0].ts + fl->o->after_ns;
+	/* triggers inside this window are part of it, and so are the starts of their latencies */
+	while (fl->nqueue && fl->queue[0].ts <= fl->hi) {
+		fl->lo = fl->queue[0].lo < fl->lo ? fl->queue[0].lo : fl->lo;
 		memmove(fl->queue, fl->queue + 1, (size_t)--fl->nqueue * sizeof(fl->queue[0]));
+	}
 	/*
 	 * Every kept chunk gives its part in the window; with --trigger-all
 	 * what is left of it stays: it may hold the next trigger's window,
@@ -323,7 +449,9 @@ int ks_flight_finish(struct ks_flight *fl, struct ks_rec_writer *w)
 {
 	int err = 0;
 
-	/* every event has arrived: windows still open, or triggered and not yet written, are complete */
+	/* every event has arrived: the last pairs are matched; windows still open, or triggered and not yet
+	 * written, are complete */
+	ks_flight_settle(fl, UINT64_MAX);
 	if (fl->state == KS_FL_AFTER)
 		ks_flight_window_end(fl);
 	while (fl->state == KS_FL_PENDING && !err) {
@@ -348,4 +476,10 @@ void ks_flight_stats(const struct ks_flight *fl, struct ks_flight_stats *st)
 {
 	st->triggers = fl->triggers;
 	st->written = fl->written;
+	st->dropped = fl->dropped;
+	st->lat_pairs = fl->lat_pairs;
+	st->lat_over = fl->lat_over;
+	memset(&st->lat, 0, sizeof(st->lat));
+	if (fl->pairer)
+		ks_pairer_counts(fl->pairer, &st->lat);
 }

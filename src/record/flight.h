@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "format/pair.h"
 #include "format/recfile.h"
 #include "record/recorder.h"
 
@@ -19,6 +20,11 @@
  */
 enum ks_flight_state { KS_FL_IDLE, KS_FL_PENDING, KS_FL_AFTER, KS_FL_DONE };
 
+/* Triggers that can wait for their windows at once (--trigger-all); later ones are dropped and counted. */
+#define KS_FLIGHT_MAX_QUEUE 16
+/* --trigger-latency: open starts kept at most (about 4 MiB); beyond, the oldest is evicted and counted. */
+#define KS_FLIGHT_LAT_MAX_OPEN 65536
+
 struct ks_flight;
 
 struct ks_flight *ks_flight_new(const struct ks_rec_opts *o, int ncpus);
@@ -27,6 +33,13 @@ enum ks_flight_state ks_flight_state(const struct ks_flight *fl);
 
 /* Every event as it arrives: tests the trigger; one after the last window's end waits for its own (in time order). */
 void ks_flight_see(struct ks_flight *fl, const struct ks_rec_event *e);
+/*
+ * --trigger-latency: after a full drain of every ring that began at
+ * @drained_at (CLOCK_MONOTONIC ns; UINT64_MAX at the end), the starts and
+ * ends seen are matched in time order; a pair over the threshold is a
+ * trigger at its end, its window reaching back to its start.
+ */
+void ks_flight_settle(struct ks_flight *fl, uint64_t drained_at);
 /* An events chunk the recorder would append: kept, written (the part in the window) or dropped. 0 or -errno. */
 int ks_flight_chunk(struct ks_flight *fl, struct ks_rec_writer *w, const struct ks_rec_chunk *c, const void *p,
 		    uint32_t len);
@@ -45,6 +58,9 @@ int ks_flight_finish(struct ks_flight *fl, struct ks_rec_writer *w);
 
 struct ks_flight_stats {
 	uint64_t triggers, written; /* windows opened; events written to the file */
+	uint64_t dropped;	    /* --trigger-all: triggers not kept, more than KS_FLIGHT_MAX_QUEUE waiting at once */
+	uint64_t lat_pairs, lat_over; /* --trigger-latency: pairs matched, and over the threshold */
+	struct ks_pair_counts lat;    /* its starts and ends without partner, and evictions */
 };
 void ks_flight_stats(const struct ks_flight *fl, struct ks_flight_stats *st);
 

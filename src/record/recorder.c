@@ -312,6 +312,30 @@ static int flush_all(struct rec *r, int counts_fd, struct ks_rec_counts *cnt)
 	return err;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Every ring emptied and every CPU's events flushed as chunks; then, with
+ * --flight, the latency pairs matched up to when the drain began (the
+ * events' clock), every event before it being out by then.
+ */
+static int drain_all(struct rec *r, struct ring_buffer *ring, int counts_fd, struct ks_rec_counts *cnt)
+{
+	uint64_t began = now_ns();
+	int n = ring_buffer__consume(ring);
+	int err = n < 0 ? n : flush_all(r, counts_fd, cnt);
+
+	if (!err && r->fl)
+		ks_flight_settle(r->fl, began);
+	return err;
+}
+
 /* MONOTONIC, REALTIME and BOOTTIME read back to back, so a recording can be put on another clock or host's timeline. */
 static void clock_calibration(struct ks_rec_kv *kv, const char *prefix)
 {
@@ -422,7 +446,8 @@ static int write_head(void *vctx, struct ks_rec_writer *w, uint64_t index)
 	return err;
 }
 
-static int write_trailer(struct rec *r, const struct ks_rec_counts *cnt, const struct ks_rec_stats *st)
+static int write_trailer(struct rec *r, const struct ks_rec_opts *o, const struct ks_rec_counts *cnt,
+			 const struct ks_rec_stats *st)
 {
 	struct ks_rec_chunk c = { .type = KS_REC_TRAILER };
 	struct ks_rec_kv kv = { 0 };
@@ -454,6 +479,14 @@ static int write_trailer(struct rec *r, const struct ks_rec_counts *cnt, const s
 		ks_rec_kv_add(&kv, "flight.triggers", "%llu", (unsigned long long)st->triggers);
 		ks_rec_kv_add(&kv, "flight.written", "%llu", (unsigned long long)st->flight_written);
 		ks_rec_kv_add(&kv, "flight.dropped", "%llu", (unsigned long long)(st->recorded - st->flight_written));
+		ks_rec_kv_add(&kv, "flight.triggers_dropped", "%llu", (unsigned long long)st->triggers_dropped);
+	}
+	if (r->fl && o->latency) {
+		ks_rec_kv_add(&kv, "flight.latency_pairs", "%llu", (unsigned long long)st->lat_pairs);
+		ks_rec_kv_add(&kv, "flight.latency_over", "%llu", (unsigned long long)st->lat_over);
+		ks_rec_kv_add(&kv, "flight.latency_unmatched", "%llu", (unsigned long long)st->lat.unmatched);
+		ks_rec_kv_add(&kv, "flight.latency_evicted", "%llu", (unsigned long long)st->lat.evicted);
+		ks_rec_kv_add(&kv, "flight.latency_open", "%llu", (unsigned long long)st->lat.open);
 	}
 	ks_rec_out_trailer_kv(&r->out, &kv);
 	clock_calibration(&kv, "clock.end");
@@ -675,8 +708,7 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		if (now_s() >= next_flush) {
 			/* wake-ups are batched (a quarter ring): at a low rate the events wait in the
 			 * rings, so they are taken here, and reach the file within a second */
-			n = ring_buffer__consume(ring);
-			err = n < 0 ? n : flush_all(&r, bpf_map__fd(s->maps.counts), cnt);
+			err = drain_all(&r, ring, bpf_map__fd(s->maps.counts), cnt);
 			if (err)
 				break;
 			next_flush = now_s() + 1;
@@ -686,8 +718,7 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 			bool fire = ks_flight_state(r.fl) == KS_FL_PENDING;
 
 			/* every CPU's events so far first: into the flight queue, or the window's end into the file */
-			n = ring_buffer__consume(ring);
-			err = n < 0 ? n : flush_all(&r, bpf_map__fd(s->maps.counts), cnt);
+			err = drain_all(&r, ring, bpf_map__fd(s->maps.counts), cnt);
 			if (!err && fire)
 				err = ks_flight_fire(r.fl, &r.out.w);
 			else if (!err)
@@ -736,8 +767,12 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		ks_flight_stats(r.fl, &fs);
 		st->triggers = fs.triggers;
 		st->flight_written = fs.written;
+		st->triggers_dropped = fs.dropped;
+		st->lat_pairs = fs.lat_pairs;
+		st->lat_over = fs.lat_over;
+		st->lat = fs.lat;
 	}
-	err = write_trailer(&r, cnt, st);
+	err = write_trailer(&r, o, cnt, st);
 	st->chunks = r.out.chunks + r.out.w.seq;
 	st->bytes = r.out.bytes + r.out.w.bytes;
 	if (err)

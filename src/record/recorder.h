@@ -8,6 +8,7 @@
 #include "ksight/filter.h"
 #include "ksight/record.h"
 #include "ksight/recfilter.h"
+#include "format/pair.h"
 
 struct ks_anon;
 
@@ -30,6 +31,22 @@ struct ks_rec_tps {
 int ks_rec_tps_add(struct ks_rec_tps *tps, const char *spec);
 void ks_rec_tps_free(struct ks_rec_tps *tps);
 
+/* --trigger-latency START/END KEYS>DURATION: a pair longer than the threshold triggers at its end. */
+struct ks_rec_latency {
+	char *pair_text, *keys; /* "START/END" and "F[=G],..." as given */
+	struct ks_pair pair;	/* against tep's formats of the recorded events */
+	struct tep_handle *tep;
+	uint64_t threshold_ns;
+};
+
+/*
+ * Parses @arg, adding START and END to @tps when -e did not name them (so
+ * they are recorded: the window shows both), and checks the keys against
+ * their formats.  -EINVAL after one p_err pointing at the wrong part.
+ */
+int ks_rec_latency_parse(struct ks_rec_latency *l, const char *arg, struct ks_rec_tps *tps);
+void ks_rec_latency_free(struct ks_rec_latency *l);
+
 struct ks_rec_opts {
 	const struct ks_rec_tps *tps;
 	struct ks_filter filter;
@@ -50,7 +67,8 @@ struct ks_rec_opts {
 	const struct ks_flt_prog *filters; /* --filter compiled for each of tps (NULL: none) */
 	/* --flight: keep flight_bytes of events in memory, write the windows around trigger events */
 	uint64_t flight_bytes;		   /* 0: off */
-	const struct ks_flt_prog *trigger; /* per tps; n == 0: that event never triggers */
+	const struct ks_flt_prog *trigger; /* per tps; n == 0: that event never triggers; NULL: no --trigger */
+	const struct ks_rec_latency *latency; /* --trigger-latency (NULL: none); either trigger opens a window */
 	uint64_t before_ns, after_ns;
 	bool trigger_all;		   /* every trigger (after the previous window), not only the first */
 };
@@ -61,6 +79,9 @@ struct ks_rec_stats {
 	uint64_t dropped; /* after --max-size was reached */
 	uint64_t chunks, bytes, files;
 	uint64_t triggers, flight_written; /* --flight: windows, and the events written (the rest: dropped) */
+	uint64_t triggers_dropped;	   /* --flight --trigger-all: triggers with no room to wait for their window */
+	uint64_t lat_pairs, lat_over;	   /* --trigger-latency: pairs matched, and longer than the threshold */
+	struct ks_pair_counts lat;	   /* and the starts and ends left without partner */
 	bool full;  /* --max-size was reached */
 	bool exact; /* per CPU, produced == filtered + sampled_out + recorded + lost + dropped */
 };

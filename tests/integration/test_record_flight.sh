@@ -98,7 +98,56 @@ wait "$K_PID"
 t_eq "no trigger: exit 0, no events written, all counted outside" "0 0 true" \
 	"$? $("$KSIGHT" info -j "$REC" | jq -r '"\(.events_total) \(.trailer["flight.dropped"] == .trailer.recorded)"')"
 
-# 4. bad usage: exit 2, nothing made
+# 4. --trigger-latency: the workload's one long syscall (a 150 ms sleep at 1 s; the others are a
+# getppid and a 1 ms sleep, which this shared machine once stretched to 39 ms) is the trigger;
+# the window reaches back to its start although --before is 10 ms.  long_pairs FILE: syscalls
+# over 100 ms in the file, with both their ends: how many, and the first's distance from the
+# file's first event and to its last (ms)
+LAT='raw_syscalls:sys_enter/raw_syscalls:sys_exit common_pid>100ms'
+long_pairs() {
+	# a sys_exit right after the sys_enter of the same syscall, 100 to 300 ms later: not the gap
+	# between two windows (0.4 s at least below)
+	"$KSIGHT" report -j "$1" | jq -rs 'map(select(.event | test("^raw_syscalls:sys_e"))) as $e |
+		[range(1; $e | length) | select($e[.].event == "raw_syscalls:sys_exit" and
+			$e[. - 1].event == "raw_syscalls:sys_enter" and $e[.].fields.id == $e[. - 1].fields.id and
+			$e[.].ts_ns - $e[. - 1].ts_ns > 1e8 and $e[.].ts_ns - $e[. - 1].ts_ns < 3e8) |
+			"\(($e[. - 1].ts_ns - $e[0].ts_ns) / 1e6 | floor) \(($e[-1].ts_ns - $e[.].ts_ns) / 1e6 | ceil)"] |
+		"\(length) \(.[0] // "- -")"'
+}
+g_start "$T_TMP/gl1" "$WORKLOADS/flightload" -t 3000 -l 150 -m 1000
+k_start record -p "$G_PID" --flight 1M --trigger-latency "$LAT" --before 0.01 --after 0.1 -o "$REC"
+kill -USR1 "$G_PID"
+wait "$K_PID"
+rc=$?
+kill "$G_PID" 2>/dev/null
+wait "$G_PID"
+read -r nlong from_start to_end <<EOF2
+$(long_pairs "$REC")
+EOF2
+t_eq "trigger-latency: exit 0, one window, one latency over 100 ms, both of its events in the file" "0 1 1 1" \
+	"$rc $("$KSIGHT" info -j "$REC" | jq -r '.trailer | "\(.["flight.triggers"]) \(.["flight.latency_over"])"') $nlong"
+t_eq "trigger-latency: the window starts at the long sleep's start (not 10 ms before its end)" "0" "$from_start"
+t_in "trigger-latency: and ends 0.1 s after its end ($to_end ms)" 50 100 "$to_end"
+info=$("$KSIGHT" info -j "$REC")
+t_eq "trigger-latency: the manifest has the spec" "$LAT" "$(echo "$info" | jq -r '.manifest["flight.trigger_latency"]')"
+t_eq "trigger-latency: written + outside = recorded, exact, no trigger dropped" "yes true 0" \
+	"$(echo "$info" | jq -r '.trailer as $t | "\($t.exact) \(($t["flight.written"] | tonumber) + ($t["flight.dropped"] | tonumber) == ($t.recorded | tonumber)) \($t["flight.triggers_dropped"])"')"
+# rerun repeats it from the manifest's arguments (without -p: rerun refuses a task that is gone)
+"$KSIGHT" record --flight 1M --trigger-latency "$LAT" --before 0.01 --after 0.1 -d 0.5 -o "$REC.sys" 2>"$T_TMP/e"
+"$KSIGHT" rerun "$REC.sys" -d 0.5 -o "$REC.re" 2>"$T_TMP/e"
+t_eq "trigger-latency: rerun exits 0 and records with the same spec" "0 $LAT" \
+	"$? $("$KSIGHT" info -j "$REC.re" | jq -r '.manifest["flight.trigger_latency"]')"
+
+# --trigger-all: three long sleeps 0.8 s apart, three windows, each with its long pair; with
+# --trigger too (either triggers), the close(-77) markers fall in the same windows
+g_start "$T_TMP/gl2" "$WORKLOADS/flightload" -t 2800 -l 150 -m 500 -m 1300 -m 2100
+k_start record -p "$G_PID" --flight 1M --trigger-latency "$LAT" --trigger 'id == 3' --trigger-all --before 0.05 --after 0.2 -o "$REC"
+kill -USR1 "$G_PID"
+wait "$K_PID"
+t_eq "trigger-latency --trigger-all: exit 0, three windows, three latencies over 100 ms, all in the file" "0 3 3 3" \
+	"$? $("$KSIGHT" info -j "$REC" | jq -r '.trailer | "\(.["flight.triggers"]) \(.["flight.latency_over"])"') $(long_pairs "$REC" | cut -d' ' -f1)"
+
+# 5. bad usage: exit 2, nothing made
 rm -f "$REC"
 "$KSIGHT" record -e raw_syscalls:sys_enter --flight 1M -o "$REC" -d 1 2>"$T_TMP/e"
 t_eq "--flight without --trigger: exit 2" "2 1" "$? $(grep -c 'needs --trigger' "$T_TMP/e")"
@@ -109,5 +158,16 @@ t_eq "--trigger on a field no event has: exit 2 with a caret" "2 1 1" \
 	"$? $(grep -c "invalid --trigger at column 1: unknown field 'nope'" "$T_TMP/e") $(grep -cx '  ^' "$T_TMP/e")"
 "$KSIGHT" record -e raw_syscalls:sys_enter --flight 1K --trigger 'id == 3' -o "$REC" -d 1 2>"$T_TMP/e"
 t_eq "--flight below 4K: exit 2" "2" "$?"
+for bad in 'raw_syscalls:sys_enter raw_syscalls:sys_exit common_pid>20ms|expected .START/END KEYS>DURATION' \
+	'raw_syscalls:sys_enter/raw_syscalls:sys_exit common_pid>20|duration .20.: expected a time' \
+	'raw_syscalls:sys_enter/raw_syscalls:sys_exit common_pid>0ms|duration .0ms.: expected a time' \
+	'raw_syscalls:sys_enter/raw_syscalls:nope common_pid>1ms|no tracepoint matches .raw_syscalls:nope' \
+	'raw_syscalls:sys_*/raw_syscalls:sys_exit common_pid>1ms|must be one event' \
+	'raw_syscalls:sys_enter/raw_syscalls:sys_exit id=nope>1ms|sys_exit has no field .nope'; do
+	"$KSIGHT" record --flight 1M --trigger-latency "${bad%|*}" -o "$REC" -d 1 2>"$T_TMP/e"
+	t_eq "--trigger-latency '${bad%|*}': exit 2, one line" "2 1 1" "$? $(wc -l <"$T_TMP/e") $(grep -c "${bad#*|}" "$T_TMP/e")"
+done
+"$KSIGHT" record --trigger-latency "$LAT" -o "$REC" -d 1 2>"$T_TMP/e"
+t_eq "--trigger-latency without --flight: exit 2" "2 1" "$? $(grep -c 'works with --flight' "$T_TMP/e")"
 t_eq "bad usage: no file made" "no" "$([ -e "$REC" ] && echo yes || echo no)"
 t_no_leaks ks_record

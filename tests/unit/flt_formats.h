@@ -32,4 +32,10 @@ static const char fmt_sys_enter[] =
 	"\tfield:unsigned long args[6];\toffset:16;\tsize:48;\tsigned:0;\n\n"
 	"print fmt: \"NR %ld (%lx)\", REC->id, REC->args[0]\n";
 
+static const char fmt_sys_exit[] =
+	"name: sys_exit\nID: 442\nformat:\n" COMMON_FIELDS
+	"\tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n"
+	"\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n\n"
+	"print fmt: \"NR %ld = %ld\", REC->id, REC->ret\n";
+
 #endif

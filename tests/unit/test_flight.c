@@ -1,5 +1,6 @@
-/* record --flight on synthetic chunks (no BPF, no root): the windows written around triggers, whatever order the events come out of the rings in and however many triggers one batch holds. */
+/* record --flight on synthetic chunks (no BPF, no root): the windows written around triggers (--trigger and --trigger-latency), whatever order the events come out of the rings in and however many triggers one batch holds. */
 #include <stdlib.h>
+#include <event-parse.h>
 #include "format/filter.h"
 #include "format/recfile.h"
 #include "record/flight.h"
@@ -8,7 +9,7 @@
 
 #define MS 1000000ull
 #define RAW 64 /* sys_enter's record: common fields, id, args[6] */
-#define MAX_EV 8192
+#define MAX_EV 16384
 
 struct ev {
 	struct ks_rec_event h;
@@ -322,4 +323,184 @@ TEST(losses_of_dropped_chunks_kept)
 		lost += r.chunks[i].hdr.type == KS_REC_EVENTS ? r.chunks[i].hdr.lost : 0;
 	ks_rec_free(&r);
 	EXPECT_EQ_U64(lost, 7 + 5 + 5);
+}
+
+/* More triggers in one batch than can wait: the earliest KS_FLIGHT_MAX_QUEUE get windows, the rest are counted. */
+TEST(triggers_over_the_queue_counted)
+{
+	struct ks_rec_opts o = opts(true);
+	struct ks_flight *fl = ks_flight_new(&o, 1);
+	struct ks_rec_writer w = open_file();
+	struct ks_flight_stats st;
+	int marks[KS_FLIGHT_MAX_QUEUE + 4], n, nm;
+
+	ASSERT_TRUE(fl);
+	for (int i = 0; i < KS_FLIGHT_MAX_QUEUE + 4; i++)
+		marks[i] = 1000 + 500 * i; /* windows of +-200 ms: none overlaps the next */
+	n = fill(v, 0, 500, 1000 + 500 * (KS_FLIGHT_MAX_QUEUE + 4), marks, KS_FLIGHT_MAX_QUEUE + 4);
+	ASSERT_EQ_INT(batch(fl, &w, 0, v, n), 0);
+	ks_flight_stats(fl, &st);
+	EXPECT_EQ_U64(st.dropped, 4);
+	n = end_run(fl, &w, &st, &nm);
+	ASSERT_TRUE(n >= 0 && counts(&st, nm, n, KS_FLIGHT_MAX_QUEUE, KS_FLIGHT_MAX_QUEUE, KS_FLIGHT_MAX_QUEUE * 401));
+	EXPECT_EQ_U64(st.dropped, 4);
+}
+
+/* --trigger-latency raw_syscalls:sys_enter/raw_syscalls:sys_exit common_pid>20ms, --before 10ms --after 200ms */
+static struct ks_rec_tp lat_tps[2] = {
+	{ .sys = "raw_syscalls", .name = "sys_enter", .format = (char *)fmt_sys_enter, .id = 443 },
+	{ .sys = "raw_syscalls", .name = "sys_exit", .format = (char *)fmt_sys_exit, .id = 442 },
+};
+static struct ks_rec_latency lat;
+
+static struct ks_rec_opts lat_opts(bool all)
+{
+	tps = (struct ks_rec_tps){ .v = lat_tps, .n = 2, .cap = 2 };
+	ks_rec_latency_free(&lat);
+	lat.tep = tep_alloc();
+	if (!lat.tep || tep_parse_event(lat.tep, fmt_sys_enter, strlen(fmt_sys_enter), "raw_syscalls") ||
+	    tep_parse_event(lat.tep, fmt_sys_exit, strlen(fmt_sys_exit), "raw_syscalls") ||
+	    ks_pair_parse_tep(&lat.pair, lat.tep, "raw_syscalls:sys_enter/raw_syscalls:sys_exit", "common_pid", "-",
+			      "-", "-"))
+		abort();
+	lat.threshold_ns = 20 * MS;
+	return (struct ks_rec_opts){ .tps = &tps, .flight_bytes = 1u << 20, .latency = &lat,
+				     .before_ns = 10 * MS, .after_ns = 200 * MS, .trigger_all = all };
+}
+
+/* A sys_enter (@exit: sys_exit) of task @pid at @us microseconds. */
+static struct ev mk_sc(uint64_t us, int cpu, bool exit, int pid)
+{
+	struct ev e = mk(us * 1000, cpu, 110);
+	uint16_t type = exit ? 442 : 443;
+
+	memcpy(e.raw, &type, 2);
+	memcpy(e.raw + 4, &pid, 4);
+	return e;
+}
+
+/* Task 0's getppid starts every ms from @from to @to on @cpu (starts that never end), then @extra. */
+static int lat_fill(struct ev *out, int cpu, int from, int to, const struct ev *extra, int nextra)
+{
+	int n = 0;
+
+	for (int t = from; t <= to; t++)
+		out[n++] = mk_sc((uint64_t)t * 1000, cpu, false, 0);
+	for (int i = 0; i < nextra; i++)
+		out[n++] = extra[i];
+	return n;
+}
+
+/*
+ * Task 1: 5 ms at 1000 ms (below); task 2: 50 ms at 1100.5 ms and 60 ms
+ * at 2100.5 ms (above).  The first is a window from its start (the 10 ms
+ * before its end would not reach it) to 200 ms after its end.
+ */
+static void latency_windows(bool all)
+{
+	struct ks_rec_opts o = lat_opts(all);
+	struct ks_flight *fl = ks_flight_new(&o, 2);
+	struct ks_rec_writer w = open_file();
+	struct ks_flight_stats st;
+	struct ev pairs[] = {
+		mk_sc(1000000, 0, false, 1), mk_sc(1005000, 0, true, 1), mk_sc(1100500, 0, false, 2),
+		mk_sc(1150500, 0, true, 2), mk_sc(2100500, 0, false, 2), mk_sc(2160500, 0, true, 2),
+	};
+	int n, nm;
+
+	ASSERT_TRUE(fl);
+	n = lat_fill(v, 0, 500, 2600, pairs, 6);
+	ASSERT_EQ_INT(batch(fl, &w, 0, v, n), 0);
+	EXPECT_EQ_INT(ks_flight_state(fl), KS_FL_IDLE); /* matched only once the rings were drained */
+	ks_flight_settle(fl, 3000 * MS);
+	EXPECT_EQ_INT(ks_flight_state(fl), KS_FL_PENDING);
+	while (ks_flight_state(fl) == KS_FL_PENDING || ks_flight_state(fl) == KS_FL_AFTER)
+		ASSERT_EQ_INT(step(fl, &w, 3000 * MS), 0);
+	n = end_run(fl, &w, &st, &nm);
+	/* 1100.5 .. 1350.5: 250 getppids and the pair; 2100.5 .. 2360.5: 260 and the pair */
+	ASSERT_TRUE(n >= 0 && counts(&st, 0, n, all ? 2 : 1, 0, all ? 252 + 262 : 252));
+	EXPECT_EQ_U64(n ? got[0] : 0, 1100500000ull);
+	EXPECT_EQ_U64(n ? got[251] : 0, 1350000000ull);
+	EXPECT_EQ_U64(st.lat_pairs, 3);
+	EXPECT_EQ_U64(st.lat_over, 2);
+	EXPECT_EQ_U64(st.lat.unmatched, 0);
+	EXPECT_EQ_U64(st.lat.open, 1); /* task 0's last getppid */
+}
+
+TEST(latency_first_window_reaches_its_start)
+{
+	latency_windows(false);
+}
+
+TEST(latency_trigger_all)
+{
+	latency_windows(true);
+}
+
+/*
+ * The start on CPU 1 comes out of its ring after the end on CPU 0 (a
+ * task moved between CPUs): still one pair, and a trigger; an end whose
+ * start has not come yet (past the drain) waits for the next drain.
+ */
+TEST(latency_start_after_its_end_across_cpus)
+{
+	struct ks_rec_opts o = lat_opts(true);
+	struct ks_flight *fl = ks_flight_new(&o, 2);
+	struct ks_rec_writer w = open_file();
+	struct ks_flight_stats st;
+	struct ev end0[] = { mk_sc(1150500, 0, true, 2), mk_sc(1500500, 0, true, 3) };
+	struct ev start1[] = { mk_sc(1100500, 1, false, 2) };
+	int n, nm;
+
+	ASSERT_TRUE(fl);
+	n = lat_fill(v, 0, 500, 1600, end0, 2);
+	ASSERT_EQ_INT(batch(fl, &w, 0, v, n), 0);
+	n = lat_fill(v, 1, 2000, 1999, start1, 1); /* CPU 1: only the start */
+	ASSERT_EQ_INT(batch(fl, &w, 1, v, n), 0);
+	/* a drain that began at 1490 ms: task 3's end (1500.5) is not matched yet */
+	ks_flight_settle(fl, 1490 * MS);
+	ks_flight_stats(fl, &st);
+	EXPECT_EQ_U64(st.lat_over, 1);
+	EXPECT_EQ_U64(st.lat.unmatched, 0);
+	/* task 3's start, older than its end but out only now */
+	end0[0] = mk_sc(1450500, 1, false, 3);
+	ASSERT_EQ_INT(batch(fl, &w, 1, end0, 1), 0);
+	while (ks_flight_state(fl) == KS_FL_PENDING || ks_flight_state(fl) == KS_FL_AFTER)
+		ASSERT_EQ_INT(step(fl, &w, 3000 * MS), 0);
+	n = end_run(fl, &w, &st, &nm);
+	ASSERT_TRUE(n >= 0);
+	EXPECT_EQ_U64(st.lat_pairs, 2);
+	EXPECT_EQ_U64(st.lat_over, 2);
+	EXPECT_EQ_U64(st.lat.unmatched, 0);
+	EXPECT_EQ_U64(st.triggers, 2);
+	EXPECT_EQ_U64(n ? got[0] : 0, 1100500000ull);
+}
+
+/* More starts open than the bound: the oldest give way, counted; their ends are unmatched. */
+TEST(latency_evictions_counted)
+{
+	struct ks_rec_opts o = lat_opts(false);
+	struct ks_flight *fl = ks_flight_new(&o, 1);
+	struct ks_rec_writer w = open_file();
+	struct ks_flight_stats st;
+	int total = KS_FLIGHT_LAT_MAX_OPEN + 1000, nm, n;
+
+	ASSERT_TRUE(fl);
+	for (int base = 0; base < total; base += 10000) {
+		n = 0;
+		for (int i = base; i < total && i < base + 10000; i++)
+			v[n++] = mk_sc(1000000 + (uint64_t)i, 0, false, i + 1);
+		ASSERT_EQ_INT(batch(fl, &w, 0, v, n), 0);
+	}
+	/* the first task's end (evicted) and the last one's, both over 20 ms */
+	v[0] = mk_sc(1000000 + (uint64_t)total + 30000, 0, true, 1);
+	v[1] = mk_sc(1000000 + (uint64_t)total + 30001, 0, true, total);
+	ASSERT_EQ_INT(batch(fl, &w, 0, v, 2), 0);
+	n = end_run(fl, &w, &st, &nm);
+	ASSERT_TRUE(n >= 0);
+	EXPECT_EQ_U64(st.lat.evicted, 1000);
+	EXPECT_EQ_U64(st.lat.unmatched, 1);
+	EXPECT_EQ_U64(st.lat_pairs, 1);
+	EXPECT_EQ_U64(st.triggers, 1);
+	ks_rec_latency_free(&lat);
 }

@@ -104,7 +104,7 @@ TEST(parse_seconds_units)
 {
 	static const struct { const char *s; double v; } ok[] = {
 		{ "5", 5 }, { "0", 0 }, { "1.5", 1.5 }, { "250ms", 0.25 }, { "2s", 2 }, { "1m", 60 },
-		{ "1h", 3600 }, { "100us", 1e-4 }, { "0.5m", 30 }, { "1e1", 10 },
+		{ "1h", 3600 }, { "100us", 1e-4 }, { "500ns", 5e-7 }, { "0.5m", 30 }, { "1e1", 10 },
 	};
 	static const char *const bad[] = { "", "abc", "5x", "5 ", " 5", "ms", "5mss", "inf", "nan", "1e999", "5S" };
 	double v;

@@ -1,4 +1,4 @@
-/* Test workload for record --flight: after SIGUSR1, a raw getppid every INTERVAL us for TOTAL ms, with a close(-77) marker at each -m MS. */
+/* Test workload for record --flight: after SIGUSR1, a raw getppid every INTERVAL us for TOTAL ms, with a close(-77) marker at each -m MS (and, with -l, one sleep of LONG ms there). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,21 +16,22 @@ static double now_ms(void)
 
 int main(int argc, char **argv)
 {
-	long total = 3000, interval = 1000, marks[8];
+	long total = 3000, interval = 1000, marks[8], longms = 0;
 	int nmarks = 0, next = 0, opt, sig;
 	double t0;
 	sigset_t set;
 
-	while ((opt = getopt(argc, argv, "t:i:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:i:m:l:")) != -1) {
 		switch (opt) {
 		case 't': total = atol(optarg); break;
+		case 'l': longms = atol(optarg); break;
 		case 'i': interval = atol(optarg); break;
 		case 'm':
 			if (nmarks < 8)
 				marks[nmarks++] = atol(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: flightload [-t total_ms] [-i interval_us] [-m marker_ms]...\n");
+			fprintf(stderr, "usage: flightload [-t total_ms] [-i interval_us] [-l long_ms] [-m marker_ms]...\n");
 			return 2;
 		}
 	}
@@ -49,6 +50,9 @@ int main(int argc, char **argv)
 		/* markers in the order given, each once, when its time has come */
 		while (next < nmarks && t >= marks[next]) {
 			close(-77);
+			/* the one syscall of the run that lasts long: what --trigger-latency finds */
+			if (longms)
+				usleep((useconds_t)(longms * 1000));
 			next++;
 		}
 		syscall(SYS_getppid);
