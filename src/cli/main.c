@@ -1,10 +1,13 @@
 /* ksight's entry point: the command table, top-level help, dispatch to commands and collectors. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include "cli/commands.h"
 #include "core/collector.h"
@@ -74,13 +77,25 @@ static void usage(FILE *out)
  * A process run with capabilities by another user is not dumpable, so without this a
  * crash there (test_privilege once: exit 139) leaves nothing to go on.
  */
-static void on_fatal(int sig)
+static void on_fatal(int sig, siginfo_t *si, void *uc)
 {
-	static const char head[] = "ksight: fatal signal; stack:\n";
-	void *pcs[64];
-	int n = backtrace(pcs, 64);
+	char head[PATH_MAX + 160];
+	void *pcs[64], *pc = NULL;
+	int n = backtrace(pcs, 64), len;
+	Dl_info where = { 0 };
 
-	if (write(STDERR_FILENO, head, sizeof(head) - 1) > 0)
+	(void)uc;
+#if defined(__x86_64__)
+	pc = uc ? (void *)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP] : NULL;
+#endif
+	/* the faulting instruction and address first: a jump to a bad address unwinds no further */
+	if (pc && dladdr(pc, &where) && where.dli_fname)
+		len = snprintf(head, sizeof(head), "ksight: fatal signal %d at %s(+%#lx), address %p; stack:\n", sig,
+			       where.dli_fname, (unsigned long)((char *)pc - (char *)where.dli_fbase), si->si_addr);
+	else
+		len = snprintf(head, sizeof(head), "ksight: fatal signal %d at pc %p, address %p; stack:\n", sig, pc,
+			       si->si_addr);
+	if (len > 0 && write(STDERR_FILENO, head, (size_t)len) > 0)
 		backtrace_symbols_fd(pcs, n, STDERR_FILENO);
 	signal(sig, SIG_DFL);
 	raise(sig);
@@ -90,7 +105,7 @@ static void fatal_handlers(void)
 {
 #ifndef KS_SANITIZED /* the sanitizers report crashes better themselves */
 	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
-	struct sigaction sa = { .sa_handler = on_fatal, .sa_flags = SA_RESETHAND };
+	struct sigaction sa = { .sa_sigaction = on_fatal, .sa_flags = SA_RESETHAND | SA_SIGINFO };
 	void *pc;
 
 	/* backtrace() loads libgcc on first use: not inside the handler */
