@@ -15,9 +15,10 @@ static const struct ks_cmd_spec rerun_spec = {
 	.name = "rerun",
 	.summary = "Record the session of FILE again into NEW (-o): the same events, filters, sample rate, buffer "
 		   "sizes and duration (-d overrides it), from FILE's manifest. Warns where the kernel, host or CPU "
-		   "count differ from the recording's.",
+		   "count differ from the recording's. A recording of one process (-p) needs -p PID, the process to "
+		   "follow now, when its own is gone.",
 	.args = "FILE",
-	.common = KS_O_DURATION | KS_O_OUTPUT,
+	.common = KS_O_DURATION | KS_O_OUTPUT | KS_O_PID,
 };
 
 /* The manifest text of @file (malloc'd, *@len bytes), or NULL after p_err. */
@@ -173,15 +174,21 @@ int cmd_rerun(int argc, char **argv)
 	}
 	snprintf(buf, sizeof(buf), "%ld", sysconf(_SC_NPROCESSORS_ONLN));
 	warn_differs(m, mlen, "cpu.online", buf, "online CPU count");
-	if (ks_rec_kv_get(m, mlen, "filter.pid", pid, sizeof(pid)) && kill(atoi(pid), 0) && errno == ESRCH)
-		p_warn("the recording followed -p %s, which is not running here: this one ends at once", pid);
+	if (!c.pid && ks_rec_kv_get(m, mlen, "filter.pid", pid, sizeof(pid)) && kill(atoi(pid), 0) && errno == ESRCH) {
+		p_err("the recording followed -p %s, which is not running here: give -p PID, the process to follow now",
+		      pid);
+		free(m);
+		args_free(&a);
+		return 2;
+	}
 	if (ks_rec_kv_get(m, mlen, "anonymized", buf, sizeof(buf)))
 		p_warn("'%s' is anonymized: filters on names in its arguments may hold tokens, not names", file);
 
-	/* the recorded arguments, less the output (and the duration when -d is given), then the new ones */
+	/* the recorded arguments, less the output (and the duration or pid when given anew), then the new ones */
 	args_push(&rec, "record");
 	for (int i = 0; i < a.n; i++) {
-		if (is_opt(a.v[i], 'o', "output", &val) || (c.duration > 0 && is_opt(a.v[i], 'd', "duration", &val))) {
+		if (is_opt(a.v[i], 'o', "output", &val) || (c.duration > 0 && is_opt(a.v[i], 'd', "duration", &val)) ||
+		    (c.pid && is_opt(a.v[i], 'p', "pid", &val))) {
 			if (!val)
 				i++;
 			continue;
@@ -194,6 +201,11 @@ int cmd_rerun(int argc, char **argv)
 		snprintf(buf, sizeof(buf), "%.9g", c.duration);
 		args_push(&rec, "-d");
 		args_push(&rec, buf);
+	}
+	if (c.pid) {
+		snprintf(pid, sizeof(pid), "%u", c.pid);
+		args_push(&rec, "-p");
+		args_push(&rec, pid);
 	}
 	args_free(&a);
 	if (rec.oom) {

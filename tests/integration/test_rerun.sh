@@ -38,4 +38,20 @@ t_eq "rerun elsewhere: warns on kernel, host and CPU count" "1 1 1" \
 t_eq "rerun without -o: exit 2" "2 1" "$? $(grep -c 'needs -o' "$T_TMP/e")"
 "$KSIGHT" rerun /etc/hostname -o "$B" 2>"$T_TMP/e"
 t_eq "rerun of a non-recording: exit 2" "2 1" "$? $(grep -c 'not a ksight recording' "$T_TMP/e")"
+# a recording of one process (-p): its process is gone, so rerun needs -p PID to follow now
+w_start -n 300
+k_start record -e raw_syscalls:sys_enter --filter 'id == 110' -p "$W_PID" -o "$T_TMP/p.ksr"
+w_go
+wait "$K_PID"
+"$KSIGHT" rerun "$T_TMP/p.ksr" -o "$B" 2>"$T_TMP/e"
+t_eq "rerun of a -p recording whose process is gone: exit 2, one line naming -p PID" "2 1 1" \
+	"$? $(wc -l <"$T_TMP/e") $(grep -c 'give -p PID' "$T_TMP/e")"
+w_start -n 200
+k_start rerun "$T_TMP/p.ksr" -p "$W_PID" -o "$B"
+w_go
+wait "$K_PID"
+t_eq "rerun -p NEW: exit 0 when that process ends" 0 "$?"
+t_eq "rerun -p NEW: exactly its 200 getppid, under its pid" "200 true" \
+	"$("$KSIGHT" report -j "$B" | jq -rs "\"\(length) \(all(.pid == $W_PID))\"")"
+t_eq "rerun -p NEW: the manifest names the new pid" "$W_PID" "$("$KSIGHT" info -j "$B" | jq -r '.manifest["filter.pid"]')"
 t_no_leaks ks_record
