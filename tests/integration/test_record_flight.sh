@@ -138,10 +138,13 @@ t_eq "trigger-latency: written + outside = recorded, exact, no trigger dropped" 
 t_eq "trigger-latency: rerun exits 0 and records with the same spec" "0 $LAT" \
 	"$? $("$KSIGHT" info -j "$REC.re" | jq -r '.manifest["flight.trigger_latency"]')"
 
-# --trigger-all: three long sleeps 0.8 s apart, three windows, each with its long pair; with
-# --trigger too (either triggers), the close(-77) markers fall in the same windows
-g_start "$T_TMP/gl2" "$WORKLOADS/flightload" -t 2800 -l 150 -m 500 -m 1300 -m 2100
-k_start record -p "$G_PID" --flight 1M --trigger-latency "$LAT" --trigger 'id == 3' --trigger-all --before 0.05 --after 0.2 -o "$REC"
+# --trigger-all: three long sleeps 1 s apart, three windows, each with its long pair; with
+# --trigger too (either triggers), the close(-77) markers fall in the same windows.  The close
+# just before each sleep opens the window: --after 0.45 keeps the sleep's end (the latency
+# trigger) inside it however late the sleep ends (on an emulated CPU one ended past 0.2 s and
+# made a fourth window); the gap to the next window stays over long_pairs' 0.3 s.
+g_start "$T_TMP/gl2" "$WORKLOADS/flightload" -t 3300 -l 150 -m 500 -m 1500 -m 2500
+k_start record -p "$G_PID" --flight 1M --trigger-latency "$LAT" --trigger 'id == 3' --trigger-all --before 0.05 --after 0.45 -o "$REC"
 kill -USR1 "$G_PID"
 wait "$K_PID"
 t_eq "trigger-latency --trigger-all: exit 0, three windows, three latencies over 100 ms, all in the file" "0 3 3 3" \
