@@ -164,9 +164,9 @@ static int on_opt(void *ctx, int id, const char *arg)
 
 static const char *kind_name(int k)
 {
-	static const char *const n[] = { "comm", "user", "kernel", "jit" };
+	static const char *const n[] = { "comm", "user", "kernel", "jit", "inline" };
 
-	return n[k & 3];
+	return k >= 0 && k <= KS_FK_INLINE ? n[k] : "user";
 }
 
 static int write_json(const struct ks_profile_result *res, const struct cli *cl, FILE *out)

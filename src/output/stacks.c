@@ -195,10 +195,10 @@ void ks_stacks_sort(struct ks_stacks *st)
 
 const char *ks_stacks_frame_text(const struct ks_stacks *st, uint32_t id, char *buf, size_t len)
 {
-	static const char *const suffix[] = { "", "", "_[k]", "_[j]" };
+	static const char *const suffix[] = { "", "", "_[k]", "_[j]", "_[i]" };
 	size_t i;
 
-	snprintf(buf, len, "%s%s", st->names[id], suffix[st->kinds[id] & 3]);
+	snprintf(buf, len, "%s%s", st->names[id], st->kinds[id] <= KS_FK_INLINE ? suffix[st->kinds[id]] : "");
 	/* ';' separates frames and a newline ends a stack: neither may be inside a name */
 	for (i = 0; buf[i]; i++)
 		if (buf[i] == ';')

@@ -11,6 +11,7 @@ enum ks_frame_kind {
 	KS_FK_USER = 1,
 	KS_FK_KERNEL = 2, /* folded: "name_[k]" */
 	KS_FK_JIT = 3,	  /* folded: "name_[j]" */
+	KS_FK_INLINE = 4, /* a call the compiler inlined (user code, from DWARF); folded: "name_[i]" */
 };
 
 /* One distinct stack, frames root first, with its summed value. */
@@ -55,7 +56,7 @@ struct ks_stack_writer {
 extern const struct ks_stack_writer ks_stack_writers[];
 const struct ks_stack_writer *ks_stack_writer_find(const char *name);
 
-/* "comm;frame;...;frame value" per stack, kernel frames "_[k]", JIT "_[j]" (flamegraph.pl's input). */
+/* "comm;frame;...;frame value" per stack, kernel frames "_[k]", JIT "_[j]", inlined "_[i]" (flamegraph.pl's input). */
 int ks_write_folded(const struct ks_stacks *st, FILE *out);
 /* A self-contained interactive SVG flame graph (search, click to zoom). */
 int ks_write_svg(const struct ks_stacks *st, FILE *out);

@@ -46,6 +46,9 @@ static void colour(const char *name, int kind, char *buf, size_t len)
 	case KS_FK_JIT:
 		snprintf(buf, len, "rgb(%d,200,%d)", 60 + v, 60 + v);
 		break;
+	case KS_FK_INLINE: /* flamegraph.pl's aqua for inlined frames */
+		snprintf(buf, len, "rgb(%d,%d,%d)", 60 + v, 200 + v / 2, 200 + v / 2);
+		break;
 	case KS_FK_COMM:
 		snprintf(buf, len, "rgb(%d,%d,%d)", 170 + v, 170 + v, 170 + v);
 		break;

@@ -19,7 +19,8 @@
 #include "profile.skel.h"
 
 /* Deepest stack kept: the kernel's and the user's part together, plus the comm. */
-#define MAX_FRAMES (2 * KS_PROF_DEPTH + 1)
+/* the comm, the user frames with room for inlined calls, the kernel's */
+#define MAX_FRAMES (3 * KS_PROF_DEPTH + 1)
 
 static const struct {
 	const char *name;
@@ -104,14 +105,28 @@ static int add_user(struct prof_run *pr, uint32_t pid, const uint64_t *pcs, cons
 		    uint32_t *f, uint32_t *n)
 {
 	char name[256];
+	ks_uinline_name inl[KS_UINLINE_MAX];
 
 	for (int i = depth - 1; i >= 0; i--) {
 		enum ks_ufr_kind k = ks_usyms_name(pr->usyms, pid, pcs[i], is_ret[i], name, sizeof(name));
 		int64_t fid = ks_stacks_frame(&pr->res->st, name, k == KS_UFR_JIT ? KS_FK_JIT : KS_FK_USER);
+		int ni;
 
 		if (fid < 0)
 			return (int)fid;
 		f[(*n)++] = fid;
+		/* then the calls inlined there, outermost first: each frame of the source, as perf shows them;
+		 * room is kept for the kernel's frames and the rest of the user stack */
+		ni = k == KS_UFR_JIT ? 0 : ks_usyms_inlines(pr->usyms, pid, pcs[i], is_ret[i], inl, KS_UINLINE_MAX);
+		for (int j = 0; j < ni && *n + (uint32_t)i + KS_PROF_DEPTH + 1 < MAX_FRAMES; j++) {
+			/* GCC's DWARF can show a function inlined into its own out-of-line copy: one frame */
+			if (j == 0 && !strcmp(inl[0], name))
+				continue;
+			fid = ks_stacks_frame(&pr->res->st, inl[j], KS_FK_INLINE);
+			if (fid < 0)
+				return (int)fid;
+			f[(*n)++] = fid;
+		}
 	}
 	return 0;
 }

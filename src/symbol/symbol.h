@@ -52,6 +52,19 @@ int ks_usyms_capture(struct ks_usyms *u, uint32_t pid);
  */
 enum ks_ufr_kind ks_usyms_name(struct ks_usyms *u, uint32_t pid, uint64_t pc, bool ret, char *buf,
 			       size_t len);
+/* At most this many inlined calls are told per frame (the innermost are left out past it). */
+#define KS_UINLINE_MAX 8
+/* A name as ks_usyms_inlines gives it. */
+typedef char ks_uinline_name[128];
+/*
+ * The calls inlined at @pc (a return address when @ret) of process @pid,
+ * as the module's DWARF tells them: the function the code at @pc belongs
+ * to inlined some, which inlined others...: their names outermost first
+ * into @names.  Returns how many (0 without DWARF, or where nothing is
+ * inlined); the physical function itself is ks_usyms_name's.  Answers are
+ * kept per process and address: the hot addresses of a profile repeat.
+ */
+int ks_usyms_inlines(struct ks_usyms *u, uint32_t pid, uint64_t pc, bool ret, ks_uinline_name *names, int max);
 /*
  * Unwinds a copied user stack with DWARF CFI (.eh_frame, .debug_frame):
  * @regs are the x86-64 DWARF registers 0..16, @stack the @len bytes from

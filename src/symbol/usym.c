@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include "symbol/symbol.h"
 
@@ -14,6 +16,15 @@ struct jit_sym {
 	char *name;
 };
 
+/* One address's inlined calls, kept: names joined by '\0', n of them (a direct-mapped slot). */
+struct inl_entry {
+	uint64_t a;
+	char *names;
+	int n;
+	bool used;
+};
+#define INL_SLOTS 512
+
 struct uproc {
 	uint32_t pid;
 	Dwfl *dwfl; /* NULL: the process was gone before it could be captured */
@@ -21,6 +32,7 @@ struct uproc {
 	struct jit_sym *jit;
 	size_t njit;
 	char root[32]; /* "/proc/PID/root" when the process sees another root (a container), else "" */
+	struct inl_entry *inl; /* ks_usyms_inlines' answers, INL_SLOTS, made at the first question */
 	/* the sample being unwound, read by the callbacks */
 	uint32_t tid;
 	const uint64_t *regs;
@@ -67,6 +79,9 @@ void ks_usyms_free(struct ks_usyms *u)
 			n = p->next;
 			if (p->dwfl)
 				dwfl_end(p->dwfl);
+			for (int i = 0; p->inl && i < INL_SLOTS; i++)
+				free(p->inl[i].names);
+			free(p->inl);
 			jit_free(p);
 			free(p);
 		}
@@ -265,6 +280,78 @@ enum ks_ufr_kind ks_usyms_name(struct ks_usyms *u, uint32_t pid, uint64_t pc, bo
 	}
 	snprintf(buf, len, "[unknown]");
 	return KS_UFR_USER;
+}
+
+/* The inlined calls at @a, innermost first, from the module's DWARF; how many. */
+static int inlines_of(Dwfl *dwfl, uint64_t a, ks_uinline_name *names, int max)
+{
+	Dwfl_Module *m = dwfl_addrmodule(dwfl, a);
+	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Addr bias;
+	int ns, k = 0;
+
+	cu = m ? dwfl_module_addrdie(m, a, &bias) : NULL;
+	if (!cu)
+		return 0;
+	ns = dwarf_getscopes(cu, a - bias, &scopes);
+	/* scopes run from the innermost out; the first subprogram is the physical function */
+	for (int i = 0; i < ns && k < max; i++) {
+		Dwarf_Attribute at;
+		const char *name = NULL;
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		/* the name is the abstract origin's: dwarf_attr_integrate follows it */
+		if (dwarf_attr_integrate(&scopes[i], DW_AT_name, &at))
+			name = dwarf_formstring(&at);
+		snprintf(names[k++], sizeof(names[0]), "%s", name ? name : "[inlined]");
+	}
+	free(scopes);
+	return k;
+}
+
+int ks_usyms_inlines(struct ks_usyms *u, uint32_t pid, uint64_t pc, bool ret, ks_uinline_name *names, int max)
+{
+	struct uproc *p = find(u, pid);
+	uint64_t a = ret && pc ? pc - 1 : pc;
+	ks_uinline_name in[KS_UINLINE_MAX];
+	struct inl_entry *e;
+	size_t off = 0;
+	int n;
+
+	if (!p || !p->dwfl || max <= 0)
+		return 0;
+	if (!p->inl && !(p->inl = calloc(INL_SLOTS, sizeof(*p->inl))))
+		return 0;
+	e = &p->inl[(a ^ (a >> 9)) % INL_SLOTS];
+	if (!e->used || e->a != a) {
+		free(e->names);
+		*e = (struct inl_entry){ .a = a, .used = true };
+		n = inlines_of(p->dwfl, a, in, KS_UINLINE_MAX);
+		for (int i = 0; i < n; i++)
+			off += strlen(in[i]) + 1;
+		if (n && (e->names = malloc(off))) {
+			off = 0;
+			/* kept outermost first, as they are given */
+			for (int i = n - 1; i >= 0; i--) {
+				size_t l = strlen(in[i]) + 1;
+
+				memcpy(e->names + off, in[i], l);
+				off += l;
+			}
+			e->n = n;
+		}
+	}
+	n = e->n < max ? e->n : max;
+	off = 0;
+	for (int i = 0; i < n; i++) {
+		snprintf(names[i], sizeof(names[0]), "%s", e->names + off);
+		off += strlen(e->names + off) + 1;
+	}
+	return n;
 }
 
 /* The thread callbacks: one thread, the sample's, whose memory is the copied stack. */

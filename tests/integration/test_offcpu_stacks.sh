@@ -16,6 +16,7 @@ wait "$G_PID"
 k_stop
 t_eq "exit 0" "0" "$?"
 blocked=$(awk '/^done/ { print $2 }' "$G_FILE")
+# libc's read may show a call inlined in it (read;__libc_read_[i]) where libc's DWARF is installed
 read_ns=$(fsum "$K_OUT" '^pipe_block;.*;reader;read;.*pipe_read_.k.;.*schedule_.k.$') # no escapes: busybox awk -v eats them
 all_ns=$(fsum "$K_OUT" '.')
 [ "$read_ns" -gt 0 ] && t_pass "read path: user frames through libc's read into the kernel's pipe_read" ||

@@ -99,6 +99,20 @@ awk -v f="$full" -v h="$hot" 'BEGIN { exit !(h >= 20 && f == h) }' &&
 	t_pass "stack edge: every hot_spin sample ($full of $hot) reaches the frame above sort_loop" ||
 	t_fail "stack edge: outer frames" "$full of $hot: $(sort -k2 -nr "$T_TMP/edge.folded" | head -c 300)"
 
+# --- inlined calls, from the workload's DWARF: -i compares through cmp_inl, into which weigh
+# (which calls hot_spin) is inlined; the return address in cmp_inl's frame lies in weigh's code
+q_start 30 "$W" -i || t_fail "inline: workload" "did not start"
+"$KSIGHT" profile -p "$Q_PID" -F $HZ -d 2 --call-graph dwarf -o "$T_TMP/inl.folded" 2> /dev/null
+"$KSIGHT" profile -p "$Q_PID" -F $HZ -d 1 --call-graph dwarf -j -o "$T_TMP/inl.json" 2> /dev/null
+kill "$Q_BG" 2>/dev/null; wait "$Q_BG" 2>/dev/null
+hot=$(fsum "$T_TMP/inl.folded" ';hot_spin$')
+inl=$(fsum "$T_TMP/inl.folded" ';sort_loop;.*qsort[^;]*;.*;cmp_inl;weigh_.i.;hot_spin$') # no escapes: busybox awk -v eats them
+awk -v f="$inl" -v h="$hot" 'BEGIN { exit !(h >= 20 && f >= 0.9 * h) }' &&
+	t_pass "inline: cmp_inl -> weigh (inlined, _[i]) -> hot_spin in $inl of $hot hot_spin samples" ||
+	t_fail "inline: the inlined frame" "$inl of $hot: $(sort -k2 -nr "$T_TMP/inl.folded" | head -c 300)"
+t_eq "inline: JSON gives weigh the kind inline" "inline" \
+	"$(jq -r '[.stacks[].frames[] | select(.name == "weigh") | .kind] | unique | join(",")' "$T_TMP/inl.json")"
+
 # --- a process that exits during the run still symbolizes (frame pointers: the leaf is exact)
 q_start 2 "$W" -g || t_fail "exited: workload" "did not start"
 k_start profile --comm prof_qsort -F $HZ -o "$T_TMP/ex.folded"

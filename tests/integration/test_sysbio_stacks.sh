@@ -16,7 +16,8 @@ wait "$G_PID"
 k_stop
 t_eq "syscalls --stacks: exit 0" "0" "$?"
 blocked=$(awk '/^done/ { print $2 }' "$G_FILE")
-read_ns=$(t_fsum "$K_OUT" '^pipe_block;.*reader;read;syscall:read_.k.$')
+# libc's read may show a call inlined in it (read;__libc_read_[i]) where libc's DWARF is installed
+read_ns=$(t_fsum "$K_OUT" '^pipe_block;.*reader;read;([^;]*_.i.;)*syscall:read_.k.$')
 all_ns=$(t_fsum "$K_OUT" '.')
 [ "$read_ns" -gt 0 ] && t_pass "syscalls --stacks: the caller's stack through libc's read, ending in syscall:read" ||
 	t_fail "syscalls --stacks: stack" "no ...;reader;read;syscall:read_[k] in: $(head -c 600 "$K_OUT")"

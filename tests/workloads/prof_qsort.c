@@ -48,6 +48,24 @@ static int cmp(const void *pa, const void *pb)
 	return (a > b) - (a < b);
 }
 
+/* "-i": the comparison goes through weigh, which the compiler inlines: a frame only DWARF tells of. */
+static inline __attribute__((always_inline)) int weigh(int a, int b)
+{
+	sink += hot_spin(a, b);
+	return (a > b) - (a < b);
+}
+
+__attribute__((noinline)) static int cmp_inl(const void *pa, const void *pb)
+{
+	int r = weigh(*(const int *)pa, *(const int *)pb);
+
+	/* work after the inlined call: it is no tail call, and the return address stays inside weigh */
+	sink ^= (unsigned long)r;
+	return r;
+}
+
+static int (*cmp_fn)(const void *, const void *) = cmp;
+
 /* The sorting loop; v is its own, so its frame is part of every sample's stack. */
 __attribute__((noinline)) static void sort_loop(void)
 {
@@ -57,7 +75,7 @@ __attribute__((noinline)) static void sort_loop(void)
 	while (!stop) {
 		for (int i = 0; i < N; i++)
 			v[i] = rand();
-		qsort(v, N, sizeof(v[0]), cmp);
+		qsort(v, N, sizeof(v[0]), cmp_fn);
 		sink += cold_spin();
 	}
 }
@@ -88,7 +106,7 @@ static int run_at_stack_edge(void)
 /*
  * argv[1]: seconds to run (default 10); argv[2] "-g": print "ready PID" and
  * wait for SIGUSR1 before starting (without: print it and start); "-e": run
- * at a stack's edge (run_at_stack_edge).  At the end prints "cpu NS", the
+ * at a stack's edge (run_at_stack_edge); "-i": compare through cmp_inl.  At the end prints "cpu NS", the
  * CPU time the process used.
  */
 int main(int argc, char **argv)
@@ -107,6 +125,8 @@ int main(int argc, char **argv)
 	}
 	signal(SIGALRM, on_alarm);
 	alarm(secs > 0 ? secs : 10);
+	if (argc > 2 && !strcmp(argv[2], "-i"))
+		cmp_fn = cmp_inl;
 	if (argc > 2 && !strcmp(argv[2], "-e")) {
 		if (run_at_stack_edge())
 			return perror("stack"), 1;
