@@ -3,8 +3,6 @@
 #include "ksight/biolat.h"
 #include "blk_tracker.bpf.h"
 
-#define EEXIST 17 /* errno values are not in vmlinux.h */
-
 /* Configuration, fixed before load so the verifier prunes unused modes. */
 const volatile __u32 by_mode = KS_BL_BY_DISK;
 /* Entries are made at allocation, by the submitter (filters, pid/comm/cgroup modes). */
@@ -201,19 +199,18 @@ static __always_inline bool key_eq(const struct ks_bl_rkey *a, const struct ks_b
  */
 static __always_inline int remember_as(const struct ks_bl_rkey *k, const struct ks_bl_req *r, bool at_issue)
 {
-	long err = bpf_map_update_elem(&inflight, k, r, BPF_NOEXIST);
+	long err = ks_map_update(&inflight, k, r, BPF_NOEXIST, &counts.update_failed);
+	int replaced = 0;
 
-	if (err == -EEXIST) {
+	if (err == -KS_EEXIST) {
 		/* a request still in flight at the same place: the newer one wins */
 		__sync_fetch_and_add(at_issue ? &counts.reissued : &counts.collisions, 1);
-		err = bpf_map_update_elem(&inflight, k, r, BPF_ANY);
-		return err ? -1 : 1;
+		err = ks_map_update(&inflight, k, r, BPF_ANY, &counts.update_failed);
+		replaced = 1;
 	}
-	if (err) {
+	if (err == -KS_E2BIG || err == -KS_ENOMEM)
 		__sync_fetch_and_add(&counts.inflight_full, 1);
-		return -1;
-	}
-	return 0;
+	return err ? -1 : replaced;
 }
 
 static __always_inline int remember(const struct ks_bl_rkey *k, const struct ks_bl_req *r)
@@ -321,7 +318,7 @@ static __always_inline int on_submit(struct io *io)
 	if (submit_info) {
 		fill_who(&r, pid_tgid);
 		if (io->preflush)
-			bpf_map_update_elem(&flushers, &io->k.dev, &r, BPF_ANY);
+			ks_map_update(&flushers, &io->k.dev, &r, BPF_ANY, &counts.update_failed);
 		/*
 		 * Rows of tasks are made here, in process context: at completion,
 		 * in an interrupt, the allocator may have nothing at hand.
@@ -355,7 +352,7 @@ static __always_inline int on_frontmerge(struct io *io)
 	if (!e)
 		return 0;
 	r = *e;
-	bpf_map_delete_elem(&inflight, &old);
+	ks_map_delete(&inflight, &old, &counts.update_failed);
 	remember(&io->id, &r);
 	return 0;
 }
@@ -363,7 +360,7 @@ static __always_inline int on_frontmerge(struct io *io)
 /* block_rq_merge: the request is merged into another and will never complete. */
 static __always_inline int on_rq_merge(struct io *io)
 {
-	bpf_map_delete_elem(&inflight, &io->id);
+	ks_map_delete(&inflight, &io->id, &counts.update_failed);
 	return 0;
 }
 
@@ -475,7 +472,7 @@ static __always_inline int on_requeue(struct io *io)
 		depth_dec(io->k.dev, dv);
 	/* with nothing known before issue, the next issue makes a new entry */
 	if (!submit_info && !queued)
-		bpf_map_delete_elem(&inflight, &io->id);
+		ks_map_delete(&inflight, &io->id, &counts.update_failed);
 	else
 		e->issue_ts = 0;
 	return 0;
@@ -580,7 +577,7 @@ static __always_inline bool unpark(const struct io *io, const struct ks_bl_dev *
 	if (!e)
 		return false;
 	r = *e;
-	bpf_map_delete_elem(&inflight, &k);
+	ks_map_delete(&inflight, &k, &counts.update_failed);
 	account(&io->k, &r, dv, bpf_ktime_get_ns() - r.issue_ts, error);
 	return true;
 }
@@ -631,7 +628,7 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 	}
 	r = *e;
 	if (!r.issue_ts) {
-		bpf_map_delete_elem(&inflight, &io->id);
+		ks_map_delete(&inflight, &io->id, &counts.update_failed);
 		return 0;
 	}
 	if ((done >> 9) < (r.bytes >> 9)) {
@@ -646,12 +643,12 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 
 		rest.sector += done >> 9;
 		r.bytes -= (done >> 9) << 9;
-		bpf_map_delete_elem(&inflight, &io->id);
+		ks_map_delete(&inflight, &io->id, &counts.update_failed);
 		remember(&rest, &r);
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
-	bpf_map_delete_elem(&inflight, &io->id);
+	ks_map_delete(&inflight, &io->id, &counts.update_failed);
 	if (r.depth)
 		depth_dec(io->k.dev, dv);
 	if (io->flush_seq)
