@@ -5,8 +5,9 @@
 # Environment: DISK (empty: a loop device over a 64 MiB file in /dev/shm with
 # ext4 on it, which nobody else writes to, so the edges of the interval add
 # no stranger's requests; or a whole disk such as vda, shared with everyone),
-# KSIGHT (./ksight), KSARGS (more biolat options, e.g. "--by pid": the modes that keep
-# requests in a hash map), LOAD ("stress-ng --io 2 --cpu 2": sync() callers and CPU
+# KSIGHT (./ksight), KSARGS (more biolat options: "--by op", the default, compares
+# flushes and writes with diskstats' own; "--by pid" keeps requests in a
+# hash map), LOAD ("stress-ng --io 2 --cpu 2": sync() callers and CPU
 # hogs), FSYNCERS (2: loops of 16 KiB writes each followed by an fsync, dd
 # conv=fsync, on the loop device's file system or in /tmp), DBGC (set: a
 # debugging build of biolat.bpf.c has a per-CPU array map named dbgc whose
@@ -61,8 +62,12 @@ KDEV=$(( (${mm%:*} << 20) | ${mm#*:} ))
 ds() {
 	awk -v d="$DISK" '$3 == d { print $4 + $8 + (NF >= 15 ? $15 : 0) + (NF >= 19 ? $19 : 0) }' /proc/diskstats
 }
+# reads writes discards flushes
+ds_ops() {
+	awk -v d="$DISK" '$3 == d { print $4, $8, (NF >= 15 ? $15 : 0), (NF >= 19 ? $19 : 0) }' /proc/diskstats
+}
 
-"$KSIGHT" biolat --disk "$DISK" -n 0 ${KSARGS:-} -j >"$T/ks" 2>"$T/ks.err" &
+"$KSIGHT" biolat --disk "$DISK" -n 0 ${KSARGS:---by op} -j >"$T/ks" 2>"$T/ks.err" &
 KS=$!
 PIDS+=("$KS")
 for _ in $(seq 100); do grep -q tracing "$T/ks.err" && break; sleep 0.1; done
@@ -77,6 +82,7 @@ done
 sync
 sleep 1
 d0=$(ds)
+o0=$(ds_ops)
 dbg_snap() { [ -n "${DBGC:-}" ] && bpftool map dump name dbgc -j | jq -c 'def le: reduce (reverse | .[]) as $b (0; . * 256 + ($b | ltrimstr("0x") | explode | map(if . >= 97 then . - 87 else . - 48 end) | .[0] * 16 + .[1])); [.[] | [.values[].value | le] | add]'; }
 s0=$(dbg_snap)
 
@@ -93,6 +99,7 @@ wait "${PIDS[@]:2}" 2>/dev/null
 sync
 sleep 2
 d1=$(ds)
+o1=$(ds_ops)
 s1=$(dbg_snap)
 [ -n "${DBGC:-}" ] && echo "dbgc deltas between the diskstats snapshots: $(jq -nc --argjson a "$s0" --argjson b "$s1" '[range(16)] | map($b[.] - $a[.])')"
 # bpftrace's interval lies within ksight's: every count of ksight's is at least bpftrace's
@@ -100,13 +107,12 @@ kill -INT "$BT"
 wait "$BT"
 # DBGC=1: a debugging build's per-CPU counters (map dbgc), read while ksight still holds them
 [ -n "${DBGC:-}" ] && bpftool map dump name dbgc -j | jq -c 'def le: reduce (reverse | .[]) as $b (0; . * 256 + ($b | ltrimstr("0x") | explode | map(if . >= 97 then . - 87 else . - 48 end) | .[0] * 16 + .[1])); [.[] | [(.key | le), [.values[].value | le]]]' > "$T/dbgc" 2>/dev/null
-[ -n "${DBGC:-}" ] && bpftool map dump name dbgcol > "$T/dbgcol" 2>/dev/null && cp "$T/dbgcol" /tmp/dbgcol.last
 kill -INT "$KS"
 wait "$KS"
 
-echo "diskstats completed: $((d1 - d0))"
+echo "diskstats completed: $((d1 - d0)) (read write discard flush: $(echo "$o0 $o1" | awk '{ print $5 - $1, $6 - $2, $7 - $3, $8 - $4 }'))"
 echo "bpftrace: $(grep -E '^@(all|i)' "$T/bt" | tr '\n' ' ')"
 grep '^@c' "$T/bt" | tr '\n' ' '
 echo
-jq -c '{count: ([.rows[].count] | add), lost, lost_by, counters}' "$T/ks"
+jq -c '{count: ([.rows[].count] | add), by_op: ([.rows[] | select(.op) | {(.op): .count}] | add), lost, lost_by, counters}' "$T/ks"
 [ -s "$T/dbgc" ] && echo "dbgc (index, per-CPU): $(cat "$T/dbgc")"
