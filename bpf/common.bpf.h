@@ -79,6 +79,49 @@ static __always_inline bool ks_filter_pass(__u64 pid_tgid)
 		__type(value, char[KS_COMM_LEN]);              \
 	} name SEC(".maps")
 
+/* errno values the map helpers return (vmlinux.h has no errno.h) */
+#define KS_ENOENT 2
+#define KS_E2BIG 7
+#define KS_ENOMEM 12
+#define KS_EEXIST 17
+
+/*
+ * True when a map helper's @err is neither success nor one of the answers
+ * a caller expects and handles: a full map (-E2BIG preallocated, -ENOMEM
+ * not), a key already there or missing (BPF_NOEXIST, BPF_EXIST, delete).
+ * What remains is a hash map's bucket lock giving up: since v6.15 an
+ * rqspinlock ("bpf: Convert hashtab.c to rqspinlock") that returns
+ * -EDEADLK when this CPU already holds it (a program in an interrupt on
+ * the same map as the one it interrupted) or -ETIMEDOUT under contention;
+ * before, -EBUSY on the same re-entry ("bpf: Avoid hashtab deadlock with
+ * map_locked").  The entry is then neither stored nor removed: the event
+ * it stood for must be counted as lost, not dropped in silence.
+ */
+static __always_inline bool ks_map_failed(long err)
+{
+	return err && err != -KS_E2BIG && err != -KS_ENOMEM && err != -KS_EEXIST && err != -KS_ENOENT;
+}
+
+/* bpf_map_update_elem, counting in *@failed a failure that is not a full map or a key test (ks_map_failed). */
+static __always_inline long ks_map_update(void *map, const void *key, const void *value, __u64 flags, __u64 *failed)
+{
+	long err = bpf_map_update_elem(map, key, value, flags);
+
+	if (ks_map_failed(err))
+		__sync_fetch_and_add(failed, 1);
+	return err;
+}
+
+/* bpf_map_delete_elem, counting in *@failed a failure other than a missing key: the entry stays. */
+static __always_inline long ks_map_delete(void *map, const void *key, __u64 *failed)
+{
+	long err = bpf_map_delete_elem(map, key);
+
+	if (ks_map_failed(err))
+		__sync_fetch_and_add(failed, 1);
+	return err;
+}
+
 /*
  * The value of @key in the hash @map, created from @init when absent;
  * *@created (may be NULL) tells whether this call made it.  NULL when the

@@ -161,6 +161,12 @@ struct ks_bl_counts {
 	__u64 collisions;    /* another request issued in the place of one never seen completing */
 	__u64 unmatched;     /* completions of requests never seen issued (not a loss) */
 	__u64 reissued;	     /* a request issued again without block_rq_requeue (not a loss) */
+	/*
+	 * An inflight entry neither stored nor removed: the map's lock gave up
+	 * (see ks_map_failed in bpf/common.bpf.h).  A store: the request goes
+	 * untimed; a removal: its stale entry is taken later by a collision.
+	 */
+	__u64 update_failed;
 };
 
 _Static_assert(sizeof(struct ks_bl_rkey) == 16, "ks_bl_rkey layout");

@@ -55,6 +55,8 @@ for hook in tp_btf raw_tp tp; do
 	t_eq "$hook: writes of the pid (N, plus fsync's zero-byte one)" "$((N + FLUSH)) $((N * BS))" "$(row op write)"
 	t_eq "$hook: flushes of the pid" "$FLUSH 0" "$(row op flush)"
 	t_eq "$hook: nothing lost" "0" "$(k_jq .lost)"
+	# always present, as every cause is: a map lock that gave up is a loss with its own name
+	t_eq "$hook: map_update_failed reported" "0" "$(k_jq .lost_by.map_update_failed)"
 	t_eq "$hook: read latency histogram consistent" "true" "$(k_jq '.rows[] | select(.op=="read") | .latency_ns |
 		(.count == '$N' and .p50 > 0 and .p50 <= .p99 and .p99 <= .max and (.buckets | map(.[2]) | add) == '$N')')"
 	t_eq "$hook: read sizes are 4 KiB" "true" "$(k_jq '.rows[] | select(.op=="read") | .size_bytes |
