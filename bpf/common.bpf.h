@@ -34,13 +34,17 @@ static __always_inline bool ks_cpu_allowed(__u32 cpu)
  * (the pid_tgid the caller already holds) come first; each helper call is
  * only made when its filter is configured.
  */
-static __always_inline bool ks_filter_pass(__u64 pid_tgid)
+static __always_inline bool ks_filter_is_self(__u64 pid_tgid)
+{
+	/* ksight itself: one compare on the pid_tgid at hand */
+	return ks_filter.not_tgid && (__u32)(pid_tgid >> 32) == ks_filter.not_tgid;
+}
+
+/* ks_filter_pass but for the ksight-itself test: the configured pid/tid/cpu/cgroup/comm filters. */
+static __always_inline bool ks_filter_pass_configured(__u64 pid_tgid)
 {
 	__u32 flags = ks_filter.flags;
 
-	/* ksight itself: one compare on the pid_tgid at hand */
-	if (ks_filter.not_tgid && (__u32)(pid_tgid >> 32) == ks_filter.not_tgid)
-		return false;
 	if (!flags)
 		return true;
 	if ((flags & KS_F_TGID) && (__u32)(pid_tgid >> 32) != ks_filter.tgid)
@@ -64,6 +68,11 @@ static __always_inline bool ks_filter_pass(__u64 pid_tgid)
 			return false;
 	}
 	return true;
+}
+
+static __always_inline bool ks_filter_pass(__u64 pid_tgid)
+{
+	return !ks_filter_is_self(pid_tgid) && ks_filter_pass_configured(pid_tgid);
 }
 
 /*

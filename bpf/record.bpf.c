@@ -97,8 +97,19 @@ int ks_record(void *ctx)
 	void *rb;
 
 	/* always 1: 0 would hide the event from perf and ftrace users of the same tracepoint */
-	if (!ks_filter_pass(id))
+	if (ks_filter_is_self(id)) {
+		/*
+		 * ksight's own hits: left out of the events its own work would feed
+		 * (its system calls), kept where the event is another task's as much
+		 * as its own (a switch from ksight is the next task's switch-in)
+		 */
+		type = (__u32)bpf_get_attach_cookie(ctx);
+		cfg = bpf_map_lookup_elem(&evcfg, &type);
+		if (!cfg || !(cfg->on & KS_REC_ON_SELF) || !ks_filter_pass_configured(id))
+			return 1;
+	} else if (!ks_filter_pass_configured(id)) {
 		return 1;
+	}
 	cnt = bpf_map_lookup_elem(&counts, &zero);
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!cnt || !s)

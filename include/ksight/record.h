@@ -27,6 +27,9 @@ struct ks_rec_evcfg {
 };
 
 #define KS_REC_DLOC_REL 0x8000
+/* ks_rec_evcfg.on: bit 0 the event is configured; bit 1 ksight's own hits are recorded too */
+#define KS_REC_ON 1
+#define KS_REC_ON_SELF 2
 
 /* Per CPU: produced = filtered + sampled_out + recorded + lost, exactly (recorded is counted in user space). */
 struct ks_rec_counts {

@@ -179,7 +179,16 @@ static int evcfg_of(struct tep_handle *tep, const struct ks_rec_tp *tp, struct k
 	free(lists[0]);
 	free(lists[1]);
 	c->fixed = (uint16_t)(end > KS_REC_MAX_RAW ? KS_REC_MAX_RAW : end);
-	c->on = 1;
+	/*
+	 * ksight's own hits are left out (unless --include-self, which clears the
+	 * filter) only of the system-call events, which its writing of the file
+	 * would feed; in the others (sched_switch from ksight, a wakeup by it)
+	 * another task is concerned as much: 1-2% of a busy system's switches and
+	 * wakeups went missing, breaking its wakeup-to-switch pairs.
+	 */
+	c->on = KS_REC_ON;
+	if (strcmp(tp->sys, "raw_syscalls") && strcmp(tp->sys, "syscalls"))
+		c->on |= KS_REC_ON_SELF;
 	return 0;
 }
 
