@@ -95,8 +95,9 @@ q_start 30 "$W" -e || t_fail "stack edge: workload" "did not start"
 kill "$Q_BG" 2>/dev/null; wait "$Q_BG" 2>/dev/null
 hot=$(fsum "$T_TMP/edge.folded" ';hot_spin$')
 full=$(fsum "$T_TMP/edge.folded" '^prof_qsort;[^;]+;sort_loop;.*qsort[^;]*;.*;cmp;hot_spin$')
-awk -v f="$full" -v h="$hot" 'BEGIN { exit !(h >= 20 && f == h) }' &&
-	t_pass "stack edge: every hot_spin sample ($full of $hot) reaches the frame above sort_loop" ||
+# (the halving copy gave 0 of 189; 3% slack for a sample whose copy fails whole, counted apart)
+awk -v f="$full" -v h="$hot" 'BEGIN { exit !(h >= 20 && f >= 0.97 * h) }' &&
+	t_pass "stack edge: the hot_spin samples ($full of $hot) reach the frame above sort_loop" ||
 	t_fail "stack edge: outer frames" "$full of $hot: $(sort -k2 -nr "$T_TMP/edge.folded" | head -c 300)"
 
 # --- inlined calls, from the workload's DWARF: -i compares through cmp_inl, into which weigh
