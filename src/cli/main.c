@@ -71,6 +71,7 @@ static void usage(FILE *out)
 #endif
 #endif
 
+#ifndef KS_SANITIZED /* the sanitizers report crashes better themselves */
 /*
  * A crash says where: the stack goes to stderr (addresses as BINARY(+OFFSET), for
  * addr2line), then the signal is raised again for its default action (core, status).
@@ -100,10 +101,11 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
+#endif
 
 static void fatal_handlers(void)
 {
-#ifndef KS_SANITIZED /* the sanitizers report crashes better themselves */
+#ifndef KS_SANITIZED
 	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 	struct sigaction sa = { .sa_sigaction = on_fatal, .sa_flags = SA_RESETHAND | SA_SIGINFO };
 	void *pc;
