@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include "core/budget.h"
 #include "core/loader.h"
@@ -253,19 +254,20 @@ int ks_load_spec(const struct ks_load_spec *spec, void *ctx, void **skel, const 
 
 unsigned long long ks_obj_missed(struct bpf_object *obj)
 {
+	/* adopted: the pinned programs count, not ours (never loaded) */
+	bool adopted = ks_pin_adopted(obj);
 	struct bpf_program *p;
 	unsigned long long n = 0;
 
-	/* adopted: the pinned programs count, not ours (never loaded) */
-	if (ks_pin_adopted(obj))
-		return ks_pin_missed(obj);
 	bpf_object__for_each_program(p, obj) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(p);
+		int fd = adopted ? ks_pin_prog_get(obj, p) : bpf_program__fd(p);
 
 		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
 			n += info.recursion_misses;
+		if (adopted && fd >= 0)
+			close(fd);
 	}
 	return n;
 }

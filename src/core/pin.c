@@ -231,28 +231,16 @@ int ks_pin_prepare(struct bpf_object *obj, const char *hook)
 	return 1;
 }
 
-unsigned long long ks_pin_missed(struct bpf_object *obj)
+int ks_pin_prog_get(struct bpf_object *obj, const struct bpf_program *p)
 {
 	char path[PATH_MAX + 64];
-	struct bpf_program *p;
-	unsigned long long n = 0;
+	int fd;
 
 	if (!pin_dir)
-		return 0;
-	bpf_object__for_each_program(p, obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd;
-
-		snprintf(path, sizeof(path), "%s/%s/prog_%s", pin_dir, bpf_object__name(obj), bpf_program__name(p));
-		fd = bpf_obj_get(path);
-		if (fd < 0)
-			continue; /* a program these options do not load: never pinned */
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
-			n += info.recursion_misses;
-		close(fd);
-	}
-	return n;
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/%s/prog_%s", pin_dir, bpf_object__name(obj), bpf_program__name(p));
+	fd = bpf_obj_get(path);
+	return fd < 0 ? -errno : fd;
 }
 
 /* Removes the pins in directory @path (one level) and the directory. */

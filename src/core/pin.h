@@ -34,10 +34,11 @@ bool ks_pin_failed(void);
 /* Whether the last ks_pin_prepare of @obj adopted its pins. */
 bool ks_pin_adopted(const struct bpf_object *obj);
 /*
- * The recursion misses of @obj's pinned programs (an adopted object loads
- * none: its own program fds are -1), summed since they were loaded.
+ * A new fd of @p's pinned twin (an adopted object loads no program: its
+ * own fds are -1), for the caller to close; negative errno when @p was
+ * never pinned (these options do not load it).
  */
-unsigned long long ks_pin_missed(struct bpf_object *obj);
+int ks_pin_prog_get(struct bpf_object *obj, const struct bpf_program *p);
 /* How many prepares adopted so far: a caller compares it before and after opening one collector. */
 unsigned int ks_pin_adoptions(void);
 /* After a fresh attach for @hook: pins @obj's maps, programs and the links of @skel; 0 or negative errno. */
