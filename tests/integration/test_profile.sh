@@ -15,6 +15,15 @@ q_start() {
 	Q_PID=$(awk '{ print $2; exit }' "$Q_OUT")
 }
 
+# q_profile LABEL OUT SECS BINARY [FLAG [JSON]]: starts the workload (with FLAG), profiles it in
+# dwarf mode for SECS into OUT (and 1 s more into JSON, -j, when given), then ends it
+q_profile() {
+	q_start 30 "$4" ${5:-} || { t_fail "$1: workload" "did not start"; return 1; }
+	"$KSIGHT" profile -p "$Q_PID" -F $HZ -d "$3" --call-graph dwarf -o "$2" 2> /dev/null
+	[ -z "${6:-}" ] || "$KSIGHT" profile -p "$Q_PID" -F $HZ -d 1 --call-graph dwarf -j -o "$6" 2> /dev/null
+	kill "$Q_BG" 2>/dev/null; wait "$Q_BG" 2>/dev/null
+}
+
 # sum of the counts of folded lines matching an awk regex on the stack part
 fsum() { awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) t += n } END { print t + 0 }' "$1"; }
 
@@ -73,9 +82,7 @@ if command -v objcopy > /dev/null 2>&1 && command -v nm > /dev/null 2>&1; then
 	S=$T_TMP/prof_qsort
 	objcopy --only-keep-debug "$W" "$S.debug" && objcopy --strip-all --add-gnu-debuglink="$S.debug" "$W" "$S" && chmod +x "$S"
 	t_eq "stripped: no symbols in the binary" "0" "$(nm "$S" 2>/dev/null | grep -c hot_spin)"
-	q_start 30 "$S" || t_fail "stripped: workload" "did not start"
-	"$KSIGHT" profile -p "$Q_PID" -F $HZ -d 3 --call-graph dwarf -o "$T_TMP/st.folded" 2> /dev/null
-	kill "$Q_BG" 2>/dev/null; wait "$Q_BG" 2>/dev/null
+	q_profile stripped "$T_TMP/st.folded" 3 "$S"
 	hot=$(fsum "$T_TMP/st.folded" ';cmp;hot_spin$')
 	total=$(fsum "$T_TMP/st.folded" '.')
 	awk -v h="$hot" -v n="$total" 'BEGIN { exit !(h > 0.5 * n) }' &&
@@ -90,9 +97,7 @@ fi
 # sample has sort_loop and the frame that called it.  A copy halved until it fit lost the
 # outer frames of most samples (and of a container's process started with a small
 # environment: test_profile_runc).
-q_start 30 "$W" -e || t_fail "stack edge: workload" "did not start"
-"$KSIGHT" profile -p "$Q_PID" -F $HZ -d 2 --call-graph dwarf -o "$T_TMP/edge.folded" 2> /dev/null
-kill "$Q_BG" 2>/dev/null; wait "$Q_BG" 2>/dev/null
+q_profile "stack edge" "$T_TMP/edge.folded" 2 "$W" -e
 hot=$(fsum "$T_TMP/edge.folded" ';hot_spin$')
 full=$(fsum "$T_TMP/edge.folded" '^prof_qsort;[^;]+;sort_loop;.*qsort[^;]*;.*;cmp;hot_spin$')
 # (the halving copy gave 0 of 189; 3% slack for a sample whose copy fails whole, counted apart)
@@ -102,10 +107,7 @@ awk -v f="$full" -v h="$hot" 'BEGIN { exit !(h >= 20 && f >= 0.97 * h) }' &&
 
 # --- inlined calls, from the workload's DWARF: -i compares through cmp_inl, into which weigh
 # (which calls hot_spin) is inlined; the return address in cmp_inl's frame lies in weigh's code
-q_start 30 "$W" -i || t_fail "inline: workload" "did not start"
-"$KSIGHT" profile -p "$Q_PID" -F $HZ -d 2 --call-graph dwarf -o "$T_TMP/inl.folded" 2> /dev/null
-"$KSIGHT" profile -p "$Q_PID" -F $HZ -d 1 --call-graph dwarf -j -o "$T_TMP/inl.json" 2> /dev/null
-kill "$Q_BG" 2>/dev/null; wait "$Q_BG" 2>/dev/null
+q_profile inline "$T_TMP/inl.folded" 2 "$W" -i "$T_TMP/inl.json"
 hot=$(fsum "$T_TMP/inl.folded" ';hot_spin$')
 inl=$(fsum "$T_TMP/inl.folded" ';sort_loop;.*qsort[^;]*;.*;cmp_inl;weigh_.i.;hot_spin$') # no escapes: busybox awk -v eats them
 awk -v f="$inl" -v h="$hot" 'BEGIN { exit !(h >= 20 && f >= 0.9 * h) }' &&
