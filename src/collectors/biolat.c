@@ -125,6 +125,26 @@ static const struct ks_by_word bl_by_words[] = {
 	{ NULL, KS_BL_BY_DISK },
 };
 
+enum { C_COUNT, C_BYTES, C_ERRORS, C_QUEUED, C_QUEUE_AVG, C_QUEUE_P99 };
+static const struct ks_column bl_cols[] = {
+	[C_COUNT] = { "count", KS_COL_COUNTER, KS_UNIT_COUNT,
+		      "requests completed, as /proc/diskstats counts them (see below)" },
+	[C_BYTES] = { "bytes", KS_COL_BYTES, KS_UNIT_BYTES, "their bytes" },
+	[C_ERRORS] = { "errors", KS_COL_COUNTER, KS_UNIT_COUNT, "completions with an error status" },
+	[C_QUEUED] = { "queued", KS_COL_COUNTER, KS_UNIT_COUNT,
+		       "-Q only: requests inserted through an I/O scheduler" },
+	/* gauges of the window, written as durations so the text shows them in time units */
+	[C_QUEUE_AVG] = { "queue_avg_ns", KS_COL_GAUGE, KS_UNIT_NS, "-Q only: their mean insert-to-issue time" },
+	[C_QUEUE_P99] = { "queue_p99_ns", KS_COL_GAUGE, KS_UNIT_NS, "-Q only: their p99 insert-to-issue time" },
+	{ NULL, 0, 0, NULL },
+};
+static const struct ks_schema bl_schema = {
+	bl_cols, "latency_ns", KS_UNIT_NS,
+	"issue to completion (a flush-sequence write: to its end, the postflush included; an fsync's data-less "
+	"write: from its allocation)",
+	(const char *const[]){ "disk", "dev", "op", KS_TASK_KEYS, NULL },
+};
+
 static void add_part(uint32_t part, uint32_t disk, void *arg)
 {
 	bpf_map_update_elem(*(int *)arg, &part, &disk, BPF_ANY);
@@ -568,16 +588,16 @@ static int emit_row(struct drain_arg *a, const struct ks_row_key *key, const voi
 		return -ENOMEM;
 	}
 	row_keys(a->ctx, row, key);
-	ks_row_val(row, "count", KS_VAL_COUNT, s.lat->count);
-	ks_row_val(row, "bytes", KS_VAL_COUNT, s.bytes);
-	ks_row_val(row, "errors", KS_VAL_COUNT, s.errors);
+	ks_row_col(row, &bl_cols[C_COUNT], s.lat->count);
+	ks_row_col(row, &bl_cols[C_BYTES], s.bytes);
+	ks_row_col(row, &bl_cols[C_ERRORS], s.errors);
 	row->sort = s.lat->sum;
 	row->hist = s.lat;
 	if (a->ctx->queued) {
 		/* queue time in the summary table too: requests that had one, their mean and p99 */
-		ks_row_val(row, "queued", KS_VAL_COUNT, s.queue->count);
-		ks_row_val(row, "queue_avg_ns", KS_VAL_NS, s.queue->count ? s.queue->sum / s.queue->count : 0);
-		ks_row_val(row, "queue_p99_ns", KS_VAL_NS, ks_hist_percentile(s.queue, 0.99));
+		ks_row_col(row, &bl_cols[C_QUEUED], s.queue->count);
+		ks_row_val(row, bl_cols[C_QUEUE_AVG].name, KS_VAL_NS, s.queue->count ? s.queue->sum / s.queue->count : 0);
+		ks_row_val(row, bl_cols[C_QUEUE_P99].name, KS_VAL_NS, ks_hist_percentile(s.queue, 0.99));
 		ks_row_xhist(row, "queue_ns", KS_UNIT_NS, s.queue);
 	} else
 		free(s.queue);
@@ -659,5 +679,6 @@ const struct ks_collector ks_biolat_collector = {
 	.open = bl_open,
 	.hook = bl_hook,
 	.collect = bl_collect,
+	.schema = &bl_schema,
 	.close = bl_close,
 };

@@ -60,7 +60,8 @@ static const struct ks_column fl_cols[] = {
 	{ NULL, 0, 0, NULL },
 };
 static const struct ks_schema fl_schema = { fl_cols, "latency_ns", KS_UNIT_NS,
-					    "each returned call's time from entry to return" };
+					    "each returned call's time from entry to return",
+					    (const char *const[]){ "function", "module", NULL } };
 
 static int fl_parse_opt(void *vctx, int id, const char *arg)
 {

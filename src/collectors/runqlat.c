@@ -1,7 +1,6 @@
 /* User side of `ksight runqlat`: options, load with hook fallback, drain the run-queue wait rows into a report. */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <bpf/libbpf.h>
 #include "collectors/sched.h"
 #include "collectors/rows.h"
@@ -11,39 +10,12 @@
 #include "ksight/runqlat.h"
 #include "runqlat.skel.h"
 
-enum { OPT_SORT = 300 };
-enum rq_sort { SORT_TOTAL, SORT_P99, SORT_COUNT };
 
 struct rq_ctx {
 	struct ks_sched_run run;
-	enum rq_sort sort;
 	struct ks_runqlat *skel;
 	struct ks_report *r; /* the report being filled by collect */
 };
-
-static const struct ks_optdef rq_opts[] = {
-	{ "sort", OPT_SORT, "KEY", "order rows (and pick the -n top) by total wait, p99 or count: total|p99|count" },
-	{ 0 },
-};
-
-static int rq_parse_opt(void *vctx, int id, const char *arg)
-{
-	struct rq_ctx *ctx = vctx;
-
-	if (id != OPT_SORT)
-		return -EINVAL;
-	if (!strcmp(arg, "total"))
-		ctx->sort = SORT_TOTAL;
-	else if (!strcmp(arg, "p99"))
-		ctx->sort = SORT_P99;
-	else if (!strcmp(arg, "count"))
-		ctx->sort = SORT_COUNT;
-	else {
-		p_err("invalid --sort key '%s': expected total, p99 or count", arg);
-		return -EINVAL;
-	}
-	return 0;
-}
 
 /* The value columns of a row, declared once: rows, docs/json.md and help render from these. */
 enum { C_COUNT, C_TOTAL, C_WAKEUPS, C_CROSS, C_MIGRATIONS, C_VOLUNTARY, C_INVOLUNTARY };
@@ -59,7 +31,8 @@ static const struct ks_column rq_cols[] = {
 	{ NULL, 0, 0, NULL },
 };
 static const struct ks_schema rq_schema = { rq_cols, "latency_ns", KS_UNIT_NS,
-					    "the waits, timed with bpf_ktime_get_ns" };
+					    "the waits, timed with bpf_ktime_get_ns",
+					    (const char *const[]){ KS_SCHED_KEYS, NULL } };
 
 int ks_runqlat_row(struct ks_report *r, enum ks_sched_by by, const struct ks_sched_rowid *id,
 		   const struct ks_rq_stat *v, int nvals, struct ks_row **rowp)
@@ -106,11 +79,8 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 {
 	struct rq_ctx *ctx = vctx;
 	struct ks_row *row;
-	int ret = ks_runqlat_row(ctx->r, ctx->run.by, id, vals, nvals, &row);
 
-	if (ret > 0 && ctx->sort != SORT_TOTAL)
-		row->sort = ctx->sort == SORT_P99 ? ks_hist_percentile(row->hist, 0.99) : row->hist->count;
-	return ret;
+	return ks_runqlat_row(ctx->r, ctx->run.by, id, vals, nvals, &row);
 }
 
 KS_SCHED_GLUE(runqlat, struct rq_ctx, 1, struct ks_rq_stat, rq_schema.hist_name, take_row)
@@ -122,10 +92,8 @@ const struct ks_collector ks_runqlat_collector = {
 			   "wakeup and migration counts.",
 		.common = KS_O_COLLECTOR,
 		.by_words = ks_sched_by_words,
-		.opts = rq_opts,
 	},
 	.ctx_size = sizeof(struct rq_ctx),
-	.parse_opt = rq_parse_opt,
 	.open = runqlat_open,
 	.hook = runqlat_hook,
 	.collect = runqlat_collect,

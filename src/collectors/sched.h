@@ -20,6 +20,8 @@ struct bpf_map;
 enum ks_sched_by ks_sched_by_parse(const char *by);
 /* Every --by word of the scheduler collectors (runqlat takes them all). */
 extern const struct ks_by_word ks_sched_by_words[];
+/* The key columns of the --by words above (rows of `other` included), for the schemas' sort-key check. */
+#define KS_SCHED_KEYS "cpu", "pid", "tid", "comm", "prio", "class", "policy", "cgroup", "cgroup_id"
 
 /* max_entries of the maps of KS_SCHED_ROW_MAPS and the slots; a map a mode does not use has 1. */
 struct ks_sched_sizes {

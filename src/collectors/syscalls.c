@@ -85,6 +85,20 @@ static const struct ks_by_word sc_by_words[] = {
 	{ NULL, KS_SC_BY_SYSCALL },
 };
 
+enum { C_COUNT, C_ERRORS, C_TOTAL };
+static const struct ks_column sc_cols[] = {
+	[C_COUNT] = { "count", KS_COL_COUNTER, KS_UNIT_COUNT,
+		      "calls entered (exit, exit_group and rt_sigreturn included: they never return)" },
+	[C_ERRORS] = { "errors", KS_COL_COUNTER, KS_UNIT_COUNT, "calls that returned -4095..-1" },
+	[C_TOTAL] = { "total_ns", KS_COL_DURATION, KS_UNIT_NS, "summed time of the calls, entry to exit (absent with -L)" },
+	{ NULL, 0, 0, NULL },
+};
+static const struct ks_schema sc_schema = {
+	sc_cols, "latency_ns", KS_UNIT_NS,
+	"each call's time from sys_enter to sys_exit (absent with -L, and for rows past the budget's histograms)",
+	(const char *const[]){ "syscall", "nr", "errno", "code", KS_TASK_KEYS, NULL },
+};
+
 /* Modes of shared rows in the srows hash: a task, or a task and a syscall. */
 static bool hashed(const struct sc_ctx *ctx)
 {
@@ -288,10 +302,10 @@ static const char *errno_label(int err, char *buf, size_t len)
 /* Turns the counters into a report row; takes ownership of @h (may be NULL: no histogram). */
 static void fill_row(bool count_only, struct ks_row *row, const struct ks_sc_cnt *c, struct ks_hist *h)
 {
-	ks_row_val(row, "count", KS_VAL_COUNT, c->count);
-	ks_row_val(row, "errors", KS_VAL_COUNT, c->errors);
+	ks_row_col(row, &sc_cols[C_COUNT], c->count);
+	ks_row_col(row, &sc_cols[C_ERRORS], c->errors);
 	if (!count_only) {
-		ks_row_val(row, "total_ns", KS_VAL_NS, c->sum_ns);
+		ks_row_col(row, &sc_cols[C_TOTAL], c->sum_ns);
 		if (h) {
 			h->sum = c->sum_ns;
 			h->max = c->max_ns;
@@ -688,5 +702,6 @@ const struct ks_collector ks_syscalls_collector = {
 	.open = sc_open,
 	.hook = sc_hook,
 	.collect = sc_collect,
+	.schema = &sc_schema,
 	.close = sc_close,
 };

@@ -454,7 +454,9 @@ static const struct ks_column tcp_cols[] = {
 	[C_CONNECT_FAILS] = { "connect_fails", KS_COL_COUNTER, KS_UNIT_COUNT, "SYN_SENT to CLOSE" },
 	{ NULL, 0, 0, NULL },
 };
-static const struct ks_schema tcp_schema = { tcp_cols, "rtt_ns", KS_UNIT_NS, "smoothed RTT per received segment" };
+static const struct ks_schema tcp_schema = { tcp_cols, "rtt_ns", KS_UNIT_NS, "smoothed RTT per received segment",
+					    (const char *const[]){ "local", "remote", "family", "pid", "comm", "port", "reason",
+								   "code", NULL } };
 
 struct drain_arg {
 	struct tcp_ctx *ctx;

@@ -404,6 +404,23 @@ bool ks_sort_key_valid(const char *key)
 	return true;
 }
 
+bool ks_schema_sort_key(const struct ks_schema *s, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (!s)
+		return true;
+	if (s->hist_name && hist_key(key) >= 0)
+		return true;
+	for (const struct ks_column *c = s->cols; c && c->name; c++)
+		if (!strcmp(c->name, key) || (!strncmp(c->name, key, n) && !strcmp(c->name + n, "_ns")))
+			return true;
+	for (const char *const *k = s->keys; k && *k; k++)
+		if (!strcmp(*k, key))
+			return true;
+	return false;
+}
+
 static int dup_hist(struct ks_hist **dst, const struct ks_hist *src)
 {
 	if (!src) {

@@ -69,6 +69,8 @@ struct ks_schema {
 	const char *hist_name; /* JSON member of the row histogram, e.g. "latency_ns"; NULL: none */
 	enum ks_unit hist_unit;
 	const char *hist_help;
+	/* every key column any --by can give its rows, NULL-terminated: --sort is checked against them before attaching */
+	const char *const *keys;
 };
 
 /* A histogram beside the row's main one, e.g. "size_bytes"; JSON member @name. */
@@ -184,6 +186,8 @@ int ks_report_sort_by(struct ks_report *r, const char *key);
 int ks_report_overflow(const struct ks_report *r);
 /* True when @key could name a sort column of some report (a plain word). */
 bool ks_sort_key_valid(const char *key);
+/* True when a report of schema @s can have a sort column @key (a value, key or histogram one); true without a schema. */
+bool ks_schema_sort_key(const struct ks_schema *s, const char *key);
 /* A copy of @src (rows, histograms, breakdowns, meta) into @dst; 0 or -ENOMEM. */
 int ks_report_copy(struct ks_report *dst, const struct ks_report *src);
 /* A copy of @src's row into a new row of @r; 0 or -ENOMEM. */

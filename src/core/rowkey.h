@@ -6,6 +6,9 @@
 #include "core/report.h"
 #include "ksight/rowkey.h"
 
+/* The key columns ks_row_task_key can add, for the schemas' sort-key check. */
+#define KS_TASK_KEYS "pid", "comm", "cgroup", "cgroup_id"
+
 /*
  * Adds the key columns of @k to @row: "pid" and "comm" (the command name
  * from the BPF LRU map @pid_comm_fd, see ks_pid_comm_peek), "comm", or

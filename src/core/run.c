@@ -17,6 +17,15 @@ static int run_instances(struct ks_instance *in, int n, const struct ks_common *
 	int ret = 1, opened = 0, err;
 	bool started = false;
 
+	/* a sort key no row can have is refused before anything attaches, not only once rows come */
+	for (int i = 0; i < n; i++) {
+		if (in[i].c.sort && !ks_schema_sort_key(in[i].col->schema, in[i].c.sort)) {
+			p_err("invalid --sort key '%s': %s reports have no such column; try count, total, p99, max or a "
+			      "column name",
+			      in[i].c.sort, in[i].col->spec.name);
+			return 2;
+		}
+	}
 	d.w = ks_writer_find(c->json ? "json" : "text");
 	if (c->output) {
 		if (ks_sink_open(&sink, c->output, &ks_stop_signal))

@@ -135,6 +135,19 @@ rc=$?
 cp "$K_ERR" "$T_TMP/sort.err"
 t_eq "--sort unknown column: exit 2" "2" "$rc"
 t_ok "--sort unknown column: says which" grep -q "invalid --sort key 'no_such_column'" "$T_TMP/sort.err"
+# with no rows at all it is refused too, before anything attaches: the collectors declare their columns
+for col in syscalls biolat runqlat offcpu mem tcp; do
+	rm -f "$T_TMP/nosort.out"
+	"$KSIGHT" $col -d 0.2 --sort no_such_column -o "$T_TMP/nosort.out" >/dev/null 2>"$T_TMP/nosort.err"
+	rc=$?
+	t_eq "$col: --sort unknown column, no rows: exit 2 before attaching" "2 no" \
+		"$rc $(grep -q 'ksight: tracing' "$T_TMP/nosort.err" && echo yes || echo no)"
+	t_ok "$col: --sort unknown column, no rows: says which" grep -q "invalid --sort key 'no_such_column'" "$T_TMP/nosort.err"
+	t_ok "$col: --sort unknown column: no output file" test ! -e "$T_TMP/nosort.out"
+done
+# a key column of the collector's rows is still taken
+"$KSIGHT" runqlat -d 0.2 --by cpu --sort cpu >/dev/null 2>"$T_TMP/sortcpu.err"
+t_eq "runqlat --by cpu --sort cpu: exit 0" "0" "$?"
 
 t_no_leaks "output: no BPF programs left" "$before"
 exit $T_FAILED

@@ -307,7 +307,7 @@ TEST(schema_renders_docs_and_rows)
 		{ "queued", KS_COL_GAUGE, KS_UNIT_COUNT, "requests in flight at the end" },
 		{ NULL, 0, 0, NULL },
 	};
-	static const struct ks_schema schema = { cols, "latency_ns", KS_UNIT_NS, "call latency" };
+	static const struct ks_schema schema = { cols, "latency_ns", KS_UNIT_NS, "call latency", NULL };
 	struct ks_report r;
 	struct ks_row *w;
 	char *buf = NULL;

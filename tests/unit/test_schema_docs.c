@@ -81,10 +81,44 @@ TEST(funclat_docs_table_is_its_schema)
 	check_docs("funclat");
 }
 
+TEST(syscalls_docs_table_is_its_schema)
+{
+	check_docs("syscalls");
+}
+
+TEST(biolat_docs_table_is_its_schema)
+{
+	check_docs("biolat");
+}
+
+/* Every collector declares its columns, and the sort-key check follows them (and refuses what none has). */
+TEST(sort_keys_follow_the_schema)
+{
+	static const char *const names[] = { "syscalls", "biolat", "runqlat", "offcpu", "mem", "tcp", "funclat" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct ks_schema *s = ks_collector_find(names[i])->schema;
+
+		ASSERT_TRUE(s != NULL);
+		EXPECT_TRUE(ks_schema_sort_key(s, "p99"));
+		EXPECT_TRUE(ks_schema_sort_key(s, "count"));
+		EXPECT_TRUE(ks_schema_sort_key(s, s->cols[0].name));
+		EXPECT_TRUE(!ks_schema_sort_key(s, "bogus"));
+		EXPECT_TRUE(s->keys && s->keys[0]);
+	}
+	EXPECT_TRUE(ks_schema_sort_key(ks_collector_find("syscalls")->schema, "total"));
+	EXPECT_TRUE(ks_schema_sort_key(ks_collector_find("syscalls")->schema, "syscall"));
+	EXPECT_TRUE(ks_schema_sort_key(ks_collector_find("biolat")->schema, "disk"));
+	EXPECT_TRUE(ks_schema_sort_key(ks_collector_find("biolat")->schema, "queue_p99"));
+	EXPECT_TRUE(ks_schema_sort_key(ks_collector_find("offcpu")->schema, "state"));
+	EXPECT_TRUE(!ks_schema_sort_key(ks_collector_find("runqlat")->schema, "state"));
+	EXPECT_TRUE(ks_schema_sort_key(NULL, "anything"));
+}
+
 /* Every column has a help line, and names are unique within a collector (a JSON object's members). */
 TEST(declared_columns_are_complete)
 {
-	static const char *const names[] = { "runqlat", "offcpu", "mem", "tcp", "funclat" };
+	static const char *const names[] = { "syscalls", "biolat", "runqlat", "offcpu", "mem", "tcp", "funclat" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const struct ks_schema *s = ks_collector_find(names[i])->schema;
