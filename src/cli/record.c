@@ -337,9 +337,9 @@ int cmd_record(int argc, char **argv)
 			st.triggers == 1 ? "" : "s");
 	if (ctx.flight && ctx.trigger_lat)
 		fprintf(stderr, "ksight: trigger latency: %llu pairs, %llu over %s, %llu ends without a start, "
-			"%llu starts evicted (more than %d open), %llu left open\n",
+			"%llu starts evicted (more than %u open), %llu left open\n",
 			(unsigned long long)st.lat_pairs, (unsigned long long)st.lat_over, strrchr(ctx.trigger_lat, '>') + 1,
-			(unsigned long long)st.lat.unmatched, (unsigned long long)st.lat.evicted, KS_FLIGHT_LAT_MAX_OPEN,
+			(unsigned long long)st.lat.unmatched, (unsigned long long)st.lat.evicted, ks_flight_lat_max_open(ctx.flight),
 			(unsigned long long)st.lat.open);
 	if (!st.exact)
 		p_warn("per-CPU counts do not add up: produced != filtered + sampled out + recorded + lost");

@@ -235,6 +235,11 @@ struct ks_pairer *ks_pairer_new(size_t max_open)
 	return m;
 }
 
+size_t ks_pairer_open_bytes(void)
+{
+	return sizeof(struct open_start) + sizeof(int32_t);
+}
+
 void ks_pairer_free(struct ks_pairer *m)
 {
 	if (!m)

@@ -60,6 +60,8 @@ struct ks_pair_counts {
  */
 struct ks_pairer;
 struct ks_pairer *ks_pairer_new(size_t max_open);
+/* The memory an open start takes (its ring entry and hash bucket), for sizing @max_open from a budget. */
+size_t ks_pairer_open_bytes(void);
 void ks_pairer_free(struct ks_pairer *m);
 /*
  * One event of @roles with its keys, events fed in time order: an end

@@ -75,6 +75,16 @@ struct ks_flight {
 	uint32_t tmp_cap;
 };
 
+uint32_t ks_flight_lat_max_open(uint64_t flight_bytes)
+{
+	uint64_t fit = flight_bytes / 4 / ks_pairer_open_bytes();
+	uint32_t n = 1024;
+
+	while (n < (1u << 22) && (uint64_t)n * 2 <= fit)
+		n *= 2;
+	return n;
+}
+
 struct ks_flight *ks_flight_new(const struct ks_rec_opts *o, int ncpus)
 {
 	struct ks_flight *fl = calloc(1, sizeof(*fl));
@@ -85,7 +95,7 @@ struct ks_flight *ks_flight_new(const struct ks_rec_opts *o, int ncpus)
 	fl->ncpus = ncpus;
 	fl->pending_lost = calloc((size_t)ncpus, sizeof(*fl->pending_lost));
 	if (o->latency)
-		fl->pairer = ks_pairer_new(KS_FLIGHT_LAT_MAX_OPEN);
+		fl->pairer = ks_pairer_new(ks_flight_lat_max_open(o->flight_bytes));
 	if (!fl->pending_lost || (o->latency && !fl->pairer)) {
 		ks_flight_free(fl);
 		return NULL;
@@ -130,10 +140,20 @@ enum ks_flight_state ks_flight_state(const struct ks_flight *fl)
 	return fl->state;
 }
 
-/* A trigger at @ts whose window starts at @lo: queued in time order (--trigger-all: up to MAX_QUEUE). */
+/*
+ * A trigger at @ts whose window starts at @lo: queued in time order
+ * (--trigger-all: up to MAX_QUEUE windows).  One that falls in a waiting
+ * trigger's window, or whose window holds the next waiting trigger, joins
+ * it now, as ks_flight_fire would join them: so each waiting entry is a
+ * window of its own (its time more than --after past the one before), and
+ * a burst of triggers, a busy latency trigger's, takes one entry, not one
+ * each.
+ */
 static void queue_trigger(struct ks_flight *fl, uint64_t ts, uint64_t lo)
 {
 	int max = fl->o->trigger_all ? MAX_QUEUE : 1;
+	uint64_t after = fl->o->after_ns;
+	struct trig *q;
 	int i;
 
 	/* inside (or before the end of) the last window: part of it, not a window of its own */
@@ -141,6 +161,14 @@ static void queue_trigger(struct ks_flight *fl, uint64_t ts, uint64_t lo)
 		return;
 	for (i = fl->nqueue; i > 0 && fl->queue[i - 1].ts > ts; i--)
 		;
+	q = i > 0 && ts - fl->queue[i - 1].ts <= after ? &fl->queue[i - 1] /* in the window before */
+	    : i < fl->nqueue && fl->queue[i].ts - ts <= after ? &fl->queue[i] /* its window holds the next */
+							       : NULL;
+	if (q) {
+		q->ts = ts < q->ts ? ts : q->ts;
+		q->lo = lo < q->lo ? lo : q->lo;
+		return;
+	}
 	/* without --trigger-all only the first window is written: a later trigger is no loss */
 	if (i == max || fl->nqueue == max)
 		fl->dropped += fl->o->trigger_all;

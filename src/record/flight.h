@@ -20,10 +20,15 @@
  */
 enum ks_flight_state { KS_FL_IDLE, KS_FL_PENDING, KS_FL_AFTER, KS_FL_DONE };
 
-/* Triggers that can wait for their windows at once (--trigger-all); later ones are dropped and counted. */
-#define KS_FLIGHT_MAX_QUEUE 16
-/* --trigger-latency: open starts kept at most (about 4 MiB); beyond, the oldest is evicted and counted. */
-#define KS_FLIGHT_LAT_MAX_OPEN 65536
+/* Windows that can wait to be written at once (--trigger-all); triggers in none of them and past the last are dropped and counted. */
+#define KS_FLIGHT_MAX_QUEUE 256
+/*
+ * --trigger-latency: the open starts kept at most, beyond which the oldest
+ * is evicted and counted: as many as a quarter of --flight SIZE holds
+ * (a power of two, 1024 to 4M).  A start is one kept event: an open start
+ * much older than the kept events could only trigger a window cut short.
+ */
+uint32_t ks_flight_lat_max_open(uint64_t flight_bytes);
 
 struct ks_flight;
 
