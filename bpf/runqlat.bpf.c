@@ -98,13 +98,18 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 	__u32 tid = KS_RD(trusted, prev, pid);
 	struct ks_sched_slot *s;
 	struct ks_rq_stat *r, *r_prev = NULL;
-	__u64 now = 0, ts;
+	bool runnable = preempt || prev_state == KS_TASK_RUNNING;
+	/*
+	 * One stamp, first, for both ends, when either needs it (next's slot
+	 * is an inlined array lookup): taken after prev's filter and row (a
+	 * hash lookup, slower under load), next's wait grew by their cost, and
+	 * short waits (a wakeup preempting its waker, ~0.5 us) read long.
+	 */
+	__u64 now = runnable || ks_slot_open(next, trusted) ? ks_sched_now() : 0, ts;
 	__u16 flags, migr;
 
 	/* prev: a preempted (or yielding) task stays queued, its wait begins now */
 	if (tid && ks_filter_pass_task(prev, cpu, ~KS_F_CPU, trusted)) {
-		bool runnable = preempt || prev_state == KS_TASK_RUNNING;
-
 		/* -C: switches count on the CPU they happen on, a wait on the one it ends on */
 		if (!(ks_filter.flags & KS_F_CPU) || ks_cpu_allowed(cpu))
 			r = r_prev = row_of(prev, trusted);
@@ -123,7 +128,6 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 				s->tid = tid;
 				s->migr = 0;
 			}
-			now = ks_sched_now();
 			s->flags = 0;
 			s->ts = now;
 		}
@@ -140,8 +144,6 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 	s->migr = 0;
 	if ((ks_filter.flags & KS_F_CPU) && !ks_cpu_allowed(cpu))
 		return 0;
-	if (!now)
-		now = ks_sched_now();
 	/* by nothing or by cpu, prev's row on this CPU is next's row too */
 	r = r_prev && (ks_by == KS_SCHED_BY_NONE || ks_by == KS_SCHED_BY_CPU) ? r_prev : row_of(next, trusted);
 	if (!r)

@@ -7,6 +7,7 @@
 #include <sys/random.h>
 #include <event-parse.h>
 #include "format/anon.h"
+#include "format/pair.h"
 #include "format/recording.h"
 
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
@@ -185,21 +186,6 @@ static void anon_addr(const struct ks_anon *a, const struct tep_format_field *f,
 	}
 }
 
-/* Where @f's bytes are: the fixed place, or a dynamic field's payload. */
-static void span_of(const struct tep_format_field *f, const unsigned char *raw, uint32_t *off, uint32_t *len)
-{
-	uint32_t loc;
-
-	if (!(f->flags & TEP_FIELD_IS_DYNAMIC) || f->size != 4) {
-		*off = (uint32_t)f->offset;
-		*len = (uint32_t)f->size;
-		return;
-	}
-	memcpy(&loc, raw + f->offset, 4);
-	*off = (loc & 0xffff) + ((f->flags & TEP_FIELD_IS_RELATIVE) ? (uint32_t)f->offset + 4 : 0);
-	*len = loc >> 16;
-}
-
 int ks_anon_event(const struct ks_anon *a, const struct tep_event *ev, const struct ks_rec_event *in,
 		  struct ks_rec_event *out, size_t cap)
 {
@@ -231,7 +217,7 @@ int ks_anon_event(const struct ks_anon *a, const struct tep_event *ev, const str
 		if (!strstr(f->type, "char") ||
 		    (!(f->flags & TEP_FIELD_IS_STRING) && !((f->flags & TEP_FIELD_IS_ARRAY) && f->elementsize == 1)))
 			continue;
-		span_of(f, raw, &off, &n);
+		ks_field_span(f, raw, &off, &n);
 		if (!n || off + n > len)
 			continue;
 		{

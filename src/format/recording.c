@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <event-parse.h>
+#include "format/pair.h"
 #include "format/recording.h"
 
 const char *ks_rec_ev_name(const struct tep_event *ev, char *buf, size_t len)
@@ -32,20 +33,15 @@ static bool fits(struct tep_event *ev, struct ks_rec_event *e)
 	struct tep_format_field *f;
 
 	for (f = ev->format.fields; f; f = f->next) {
-		uint32_t loc, off;
+		uint32_t off, len;
 
 		if ((unsigned int)(f->offset + f->size) > e->len)
 			return false;
 		if (!(f->flags & TEP_FIELD_IS_DYNAMIC) || f->size != 4)
 			continue;
-		memcpy(&loc, raw + f->offset, 4);
-		off = loc & 0xffff;
-		if (f->flags & TEP_FIELD_IS_RELATIVE)
-			off += (uint32_t)f->offset + 4;
-		if (off + (loc >> 16) > e->len) {
-			loc = 0;
-			memcpy(raw + f->offset, &loc, 4);
-		}
+		ks_field_span(f, raw, &off, &len);
+		if (off + len > e->len)
+			memset(raw + f->offset, 0, 4);
 	}
 	return true;
 }
