@@ -41,8 +41,26 @@ struct uproc {
 	struct uproc *next;
 };
 
+/*
+ * One module's DWARF, by build-id, shared by every process that maps it.
+ * Opening a module's DWARF decompresses its debug sections (Debian's
+ * -dbg files and most distributions' are compressed): per process, that
+ * was 59% of a system-wide profile's CPU.  The first process's copy is
+ * kept (its Dwfl lives as long as the ks_usyms) and others look addresses
+ * up in it; DWARF address = file address - @off.
+ */
+struct dw_shared {
+	unsigned char id[64];
+	int idlen;
+	Dwarf *dw; /* NULL: the module has none */
+	int64_t off;
+	struct dw_shared *next;
+};
+#define DW_BUCKETS 64
+
 struct ks_usyms {
 	struct uproc *b[NBUCKETS];
+	struct dw_shared *dw[DW_BUCKETS];
 };
 
 /* NULL: libdwfl's default path (the file's directory, .debug/, /usr/lib/debug and its .build-id tree) */
@@ -84,6 +102,12 @@ void ks_usyms_free(struct ks_usyms *u)
 			free(p->inl);
 			jit_free(p);
 			free(p);
+		}
+	}
+	for (int i = 0; i < DW_BUCKETS; i++) {
+		for (struct dw_shared *s = u->dw[i], *n; s; s = n) {
+			n = s->next;
+			free(s);
 		}
 	}
 	free(u);
@@ -282,18 +306,60 @@ enum ks_ufr_kind ks_usyms_name(struct ks_usyms *u, uint32_t pid, uint64_t pc, bo
 	return KS_UFR_USER;
 }
 
+/*
+ * The compile unit at address @a of module @m, from the DWARF shared by
+ * build-id (dw_shared; opened through @m the first time); *@addr its
+ * DWARF address.  Modules without a build-id use their own.
+ */
+static Dwarf_Die *cu_of(struct ks_usyms *u, Dwfl_Module *m, uint64_t a, Dwarf_Die *mem, Dwarf_Addr *addr)
+{
+	const unsigned char *bits;
+	struct dw_shared *s, **b;
+	Dwarf_Addr bias, dbias;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(m, &bits, &vaddr);
+	uint32_t h = 0;
+
+	if (len <= 0 || len > (int)sizeof(s->id) || !dwfl_module_getelf(m, &bias)) {
+		Dwarf_Die *cu = dwfl_module_addrdie(m, a, &dbias);
+
+		*addr = a - dbias;
+		return cu;
+	}
+	for (int i = 0; i < len; i++)
+		h = h * 31 + bits[i];
+	b = &u->dw[h % DW_BUCKETS];
+	for (s = *b; s && (s->idlen != len || memcmp(s->id, bits, (size_t)len)); s = s->next)
+		;
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return NULL;
+		memcpy(s->id, bits, (size_t)len);
+		s->idlen = len;
+		s->dw = dwfl_module_getdwarf(m, &dbias);
+		s->off = (int64_t)(dbias - bias);
+		s->next = *b;
+		*b = s;
+	}
+	if (!s->dw)
+		return NULL;
+	*addr = a - bias - (uint64_t)s->off;
+	return dwarf_addrdie(s->dw, *addr, mem);
+}
+
 /* The inlined calls at @a, innermost first, from the module's DWARF; how many. */
-static int inlines_of(Dwfl *dwfl, uint64_t a, ks_uinline_name *names, int max)
+static int inlines_of(struct ks_usyms *u, Dwfl *dwfl, uint64_t a, ks_uinline_name *names, int max)
 {
 	Dwfl_Module *m = dwfl_addrmodule(dwfl, a);
-	Dwarf_Die *cu, *scopes = NULL;
-	Dwarf_Addr bias;
+	Dwarf_Die mem, *cu, *scopes = NULL;
+	Dwarf_Addr addr;
 	int ns, k = 0;
 
-	cu = m ? dwfl_module_addrdie(m, a, &bias) : NULL;
+	cu = m ? cu_of(u, m, a, &mem, &addr) : NULL;
 	if (!cu)
 		return 0;
-	ns = dwarf_getscopes(cu, a - bias, &scopes);
+	ns = dwarf_getscopes(cu, addr, &scopes);
 	/* scopes run from the innermost out; the first subprogram is the physical function */
 	for (int i = 0; i < ns && k < max; i++) {
 		Dwarf_Attribute at;
@@ -330,7 +396,7 @@ int ks_usyms_inlines(struct ks_usyms *u, uint32_t pid, uint64_t pc, bool ret, ks
 	if (!e->used || e->a != a) {
 		free(e->names);
 		*e = (struct inl_entry){ .a = a, .used = true };
-		n = inlines_of(p->dwfl, a, in, KS_UINLINE_MAX);
+		n = inlines_of(u, p->dwfl, a, in, KS_UINLINE_MAX);
 		for (int i = 0; i < n; i++)
 			off += strlen(in[i]) + 1;
 		if (n && (e->names = malloc(off))) {

@@ -116,6 +116,22 @@ awk -v f="$inl" -v h="$hot" 'BEGIN { exit !(h >= 20 && f >= 0.9 * h) }' &&
 t_eq "inline: JSON gives weigh the kind inline" "inline" \
 	"$(jq -r '[.stacks[].frames[] | select(.name == "weigh") | .kind] | unique | join(",")' "$T_TMP/inl.json")"
 
+# --- the same binary in two processes (a copy: the same build-id, another comm): the second
+# reads its inlined calls from the DWARF the first opened (shared by build-id), and gets them all
+cp "$W" "$T_TMP/prof_qsort2"
+q_start 30 "$W" -i || t_fail "inline, two processes: workload" "did not start"
+BG1=$Q_BG
+q_start 30 "$T_TMP/prof_qsort2" -i || t_fail "inline, two processes: second workload" "did not start"
+"$KSIGHT" profile -F $HZ -d 2 --call-graph dwarf -o "$T_TMP/inl2.folded" 2>/dev/null
+kill "$BG1" "$Q_BG" 2>/dev/null; wait "$BG1" "$Q_BG" 2>/dev/null
+for c in prof_qsort prof_qsort2; do
+	hot=$(fsum "$T_TMP/inl2.folded" "^$c;.*;hot_spin\$")
+	inl=$(fsum "$T_TMP/inl2.folded" "^$c;.*;cmp_inl;weigh_.i.;hot_spin\$")
+	awk -v f="$inl" -v h="$hot" 'BEGIN { exit !(h >= 20 && f >= 0.9 * h) }' &&
+		t_pass "inline, two processes: $c: weigh_[i] in $inl of $hot hot_spin samples" ||
+		t_fail "inline, two processes: $c: the inlined frame" "$inl of $hot"
+done
+
 # --- a process that exits during the run still symbolizes (frame pointers: the leaf is exact)
 q_start 2 "$W" -g || t_fail "exited: workload" "did not start"
 k_start profile --comm prof_qsort -F $HZ -o "$T_TMP/ex.folded"
