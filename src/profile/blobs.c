@@ -101,6 +101,7 @@ int64_t ks_blobs_add(struct ks_blobs *b, const void *data, uint32_t len, uint64_
 	b->data[b->n] = copy;
 	b->len[b->n] = len;
 	b->value[b->n] = value;
+	b->bytes += len;
 	b->hash[h] = b->n + 1;
 	return b->n++;
 }

@@ -14,6 +14,7 @@ struct ks_blobs {
 	uint32_t *len;
 	uint64_t *value;
 	size_t n, cap;
+	uint64_t bytes; /* of the blobs' data, all together */
 	uint32_t *hash; /* index + 1, open addressing */
 	size_t hash_cap;
 };

@@ -33,6 +33,13 @@
  * (not CPU) and a system call or two per row and stack.
  */
 #define DRAIN_MS 100
+/*
+ * Rows and stacks drained are kept as addresses, symbolized at the end; past
+ * this many bytes of them (a long run of many short-lived processes, whose
+ * stacks all differ) they are symbolized into the profile at a drain and
+ * forgotten.  The kernel's maps bounded them before the periodic drains.
+ */
+#define RAW_BYTES_MAX (64ull << 20)
 
 static const struct {
 	const char *name;
@@ -333,6 +340,16 @@ static int rows_to_stacks(struct prof_run *pr)
 	return err;
 }
 
+/* Symbolizes the rows drained so far into the profile and forgets them and their stacks. */
+static int flush_rows(struct prof_run *pr)
+{
+	int err = rows_to_stacks(pr);
+
+	ks_blobs_free(&pr->rows);
+	ks_blobs_free(&pr->ips);
+	return err;
+}
+
 /* Marks ids @kstack and @ustack of the half being drained as still referenced. */
 static void keep_ids(struct prof_run *pr, int32_t kstack, int32_t ustack)
 {
@@ -465,16 +482,21 @@ static int drain_half(struct prof_run *pr, unsigned int old, bool empty)
  * The periodic drain: flips the halves, waits for the programs, reads what
  * the ring holds (the notes of new processes, whose mappings are captured
  * while they live; the dwarf samples, whose kernel stacks are in the old
- * half), then drains the old half.  A read cut short (the run's end) leaves the half for the last
- * drain, which takes both.
+ * half), then drains the old half, and symbolizes what was drained when it
+ * has grown past RAW_BYTES_MAX.  A read cut short (the run's end) leaves
+ * the half for the last drain, which takes both.
  */
 static int drain_period(struct prof_run *pr, struct ring_buffer *rb)
 {
 	unsigned int old = ks_gen_flip(&pr->gen, &pr->skel->bss->ks_gen);
+	int err;
 
 	if (ring_buffer__consume(rb) < 0)
 		return 0;
-	return drain_half(pr, old, true);
+	err = drain_half(pr, old, true);
+	if (!err && pr->rows.bytes + pr->ips.bytes > RAW_BYTES_MAX)
+		err = flush_rows(pr);
+	return err;
 }
 
 static int open_event(const struct ks_profile_opts *o, int ev, int cpu)
@@ -785,7 +807,7 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	if (!err && !o->dwarf)
 		err = drain_half(&pr, pr.gen, false);
 	if (!err)
-		err = rows_to_stacks(&pr);
+		err = flush_rows(&pr);
 	res->stats = pr.skel->bss->stats;
 	if (err && err != -EINTR)
 		p_err("cannot build the profile: %s", strerror(-err));

@@ -291,6 +291,7 @@ TEST(blobs_merge_by_content)
 	EXPECT_EQ_U64(b.value[4321 + 2], 4322);
 	EXPECT_EQ_U64(b.n, 5002);
 	EXPECT_EQ_U64(b.len[1], 2 * sizeof(ips[0]));
+	EXPECT_EQ_U64(b.bytes, 5001 * sizeof(ips) + 2 * sizeof(ips[0]));
 	ks_blobs_free(&b);
 	EXPECT_EQ_U64(b.n, 0);
 }
