@@ -111,6 +111,11 @@ $(B)/workloads/pipe_block: tests/workloads/pipe_block.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $< -lpthread
 
+# the stack modes' many-paths workload: frame pointers, so every level is in the user stack
+$(B)/workloads/stackpaths: tests/workloads/stackpaths.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $<
+
 $(B)/bench/bpf/%.bpf.o: bench/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/ksight/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@

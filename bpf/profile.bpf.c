@@ -8,13 +8,21 @@ const volatile bool want_user = true;
 
 struct ks_prof_stats stats = {};
 
+/*
+ * The half of the stack maps and counts samples go to; user space flips it
+ * and drains the other half.  A stack map has no chaining: a stack whose
+ * bucket another holds is lost (-EEXIST) until that one is deleted, so the
+ * maps are emptied at every drain and a collision costs one period at most.
+ */
+volatile __u32 ks_gen = 0;
+
 /* Sized by the loader from the memory budget. */
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, 1);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, KS_PROF_DEPTH * sizeof(__u64));
-} stacks SEC(".maps");
+} stacks0 SEC(".maps"), stacks1 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -79,17 +87,23 @@ static __always_inline void count_add(struct ks_prof_key *k, __u64 v)
 		__sync_fetch_and_add(&stats.counts_full, 1);
 }
 
-/* The current task's kernel and (frame-pointer) user stack ids, as wanted; -EFAULT for those not taken. */
-static __always_inline void take_stacks(void *ctx, __u32 pid, __s32 *kstack, __s32 *ustack, bool user)
+/* A stack's id in half @gen of the stack maps (the helper takes a map known at load, hence two calls). */
+static __always_inline __s32 stackid(void *ctx, __u32 gen, __u64 flags)
+{
+	return gen ? bpf_get_stackid(ctx, &stacks1, flags) : bpf_get_stackid(ctx, &stacks0, flags);
+}
+
+/* The current task's kernel and (frame-pointer) user stack ids in half @gen, as wanted; -EFAULT for those not taken. */
+static __always_inline void take_stacks(void *ctx, __u32 gen, __u32 pid, __s32 *kstack, __s32 *ustack, bool user)
 {
 	*kstack = -14;
 	*ustack = -14;
 	if (want_kernel) {
-		*kstack = bpf_get_stackid(ctx, &stacks, 0);
+		*kstack = stackid(ctx, gen, 0);
 		count_stack_err(*kstack, &stats.kstack_lost);
 	}
 	if (user && want_user) {
-		*ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		*ustack = stackid(ctx, gen, BPF_F_USER_STACK);
 		count_stack_err(*ustack, &stats.ustack_lost);
 		if (*ustack >= 0)
 			note_pid(pid);
@@ -124,7 +138,7 @@ static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp)
 	return 0;
 }
 
-static __always_inline int dwarf_sample(void *ctx, __u64 pid_tgid, __s32 kstack)
+static __always_inline int dwarf_sample(void *ctx, __u64 pid_tgid, __s32 kstack, __u32 gen)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct ks_prof_sample *s;
@@ -138,6 +152,8 @@ static __always_inline int dwarf_sample(void *ctx, __u64 pid_tgid, __s32 kstack)
 	s->pid = pid_tgid >> 32;
 	s->tid = (__u32)pid_tgid;
 	s->kstack = kstack;
+	s->sgen = gen;
+	s->pad = 0;
 	s->stack_len = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 	__builtin_memset(s->regs, 0, sizeof(s->regs));
@@ -180,39 +196,36 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	__sync_fetch_and_add(&stats.samples, 1);
 	k.pid = pid_tgid >> 32;
+	/* read once: the stacks and their count go to one half */
+	k.gen = k.sgen = ks_gen & 1;
 	/* dwarf: the user stack is copied, not walked */
-	take_stacks(ctx, k.pid, &k.kstack, &k.ustack, mode != KS_PROF_DWARF);
+	take_stacks(ctx, k.gen, k.pid, &k.kstack, &k.ustack, mode != KS_PROF_DWARF);
 	if (mode == KS_PROF_DWARF)
-		return dwarf_sample(ctx, pid_tgid, k.kstack);
+		return dwarf_sample(ctx, pid_tgid, k.kstack, k.gen);
 	bpf_get_current_comm(k.comm, sizeof(k.comm));
 	count_add(&k, 1);
 	return 0;
 }
 
-/* offcpu --stacks: the blocking stacks and switch-out time of each thread off the CPU, by tid. */
-struct off_start {
-	__u64 ts;
-	__s32 kstack, ustack;
-	__u32 pid;
-	__u32 pad;
-	char comm[KS_COMM_LEN];
-};
-
+/* offcpu and syscalls --stacks: the interval each thread is in, by tid. */
 /* LRU: a thread that exits while off the CPU never comes back to remove its entry */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct off_start);
+	__type(value, struct ks_prof_start);
 } off_starts SEC(".maps");
 
 /*
  * Ends the interval @tid opened (off the CPU, or in a syscall): its time
- * to @now is added to the stacks taken when it began.
+ * to @now is added to the stacks taken when it began, in the current half
+ * of the counts, naming the half of the stack maps those are in.  Counted
+ * before the interval is deleted: a drain that no longer finds the interval
+ * (whose stacks it would keep) finds its count instead (and keeps them).
  */
 static __always_inline void end_interval(__u32 tid, __u64 now)
 {
-	struct off_start *st = bpf_map_lookup_elem(&off_starts, &tid);
+	struct ks_prof_start *st = bpf_map_lookup_elem(&off_starts, &tid);
 	struct ks_prof_key k = {};
 
 	if (!st)
@@ -220,11 +233,13 @@ static __always_inline void end_interval(__u32 tid, __u64 now)
 	k.pid = st->pid;
 	k.kstack = st->kstack;
 	k.ustack = st->ustack;
-	k.pad = st->pad; /* syscalls: the call's number + 1 */
+	k.sc = st->sc;
+	k.gen = ks_gen & 1;
+	k.sgen = st->sgen;
 	__builtin_memcpy(k.comm, st->comm, sizeof(k.comm));
 	now = now > st->ts ? now - st->ts : 0;
-	bpf_map_delete_elem(&off_starts, &tid);
 	count_add(&k, now);
+	bpf_map_delete_elem(&off_starts, &tid);
 }
 
 /*
@@ -237,7 +252,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
 	__u32 tid = (__u32)pid_tgid, ntid = next->pid;
-	struct off_start s = {};
+	struct ks_prof_start s = {};
 	unsigned int state = 0;
 
 	if (bpf_core_field_exists(prev->__state))
@@ -246,7 +261,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		__sync_fetch_and_add(&stats.samples, 1);
 		s.ts = now;
 		s.pid = pid_tgid >> 32;
-		take_stacks(ctx, s.pid, &s.kstack, &s.ustack, true);
+		s.sgen = ks_gen & 1;
+		take_stacks(ctx, s.sgen, s.pid, &s.kstack, &s.ustack, true);
 		bpf_get_current_comm(s.comm, sizeof(s.comm));
 		if (bpf_map_update_elem(&off_starts, &tid, &s, BPF_ANY))
 			__sync_fetch_and_add(&stats.counts_full, 1);
@@ -263,14 +279,15 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
-	struct off_start s = {};
+	struct ks_prof_start s = {};
 
 	if ((sc_nr >= 0 && id != sc_nr) || id < 0 || !ks_filter_pass(pid_tgid))
 		return 0;
 	__sync_fetch_and_add(&stats.samples, 1);
 	s.pid = pid_tgid >> 32;
-	s.pad = (__u32)id + 1; /* the syscall, for its frame: the key's pad */
-	take_stacks(ctx, s.pid, &s.kstack, &s.ustack, true);
+	s.sc = (__u16)id + 1; /* the syscall, for its frame */
+	s.sgen = ks_gen & 1;
+	take_stacks(ctx, s.sgen, s.pid, &s.kstack, &s.ustack, true);
 	bpf_get_current_comm(s.comm, sizeof(s.comm));
 	s.ts = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&off_starts, &tid, &s, BPF_ANY))
@@ -298,7 +315,8 @@ int BPF_PROG(on_bio, struct bio *bio)
 		return 0;
 	__sync_fetch_and_add(&stats.samples, 1);
 	k.pid = pid_tgid >> 32;
-	take_stacks(ctx, k.pid, &k.kstack, &k.ustack, true);
+	k.gen = k.sgen = ks_gen & 1;
+	take_stacks(ctx, k.gen, k.pid, &k.kstack, &k.ustack, true);
 	bpf_get_current_comm(k.comm, sizeof(k.comm));
 	count_add(&k, size);
 	return 0;

@@ -17,15 +17,42 @@ enum ks_prof_mode {
 	KS_PROF_DWARF = 1, /* copy registers and the top of the stack to the ring buffer */
 };
 
-/* Count of samples by (pid, kernel stack, user stack); stack ids < 0 are the helper's errno. */
+/*
+ * Count of samples by (pid, kernel stack, user stack); stack ids < 0 are the
+ * helper's errno.  The stack and count maps are double-buffered: the program
+ * counts into half ks_gen and user space drains the other.  A stack id means
+ * something only in the stack map it came from, so the key names both halves:
+ * @gen, the count's (which drain takes it), and @sgen, the stack map's ids.
+ * They differ where an interval (offcpu, syscalls) began before a flip and
+ * ended after it.
+ */
 struct ks_prof_key {
 	__u32 pid; /* tgid */
 	__s32 kstack;
 	__s32 ustack;
-	__u32 pad;
+	__u16 sc;  /* syscalls --stacks: the call's number + 1; 0 otherwise */
+	__u8 gen;  /* half of the counts this row is in */
+	__u8 sgen; /* half of the stack maps kstack and ustack are ids of */
 	char comm[KS_COMM_LEN];
 };
 _Static_assert(sizeof(struct ks_prof_key) == 32, "ks_prof_key layout");
+
+/*
+ * offcpu and syscalls --stacks: an interval begun (off the CPU, or in a
+ * syscall) by thread tid, the map's key; its time is counted at its end
+ * under the stacks taken at its start.  User space reads @sgen and the ids
+ * to keep those stacks while the interval lasts.
+ */
+struct ks_prof_start {
+	__u64 ts;
+	__s32 kstack, ustack;
+	__u32 pid;
+	__u16 sc;  /* as in ks_prof_key */
+	__u8 sgen; /* half of the stack maps of kstack and ustack */
+	__u8 pad;
+	char comm[KS_COMM_LEN];
+};
+_Static_assert(sizeof(struct ks_prof_start) == 40, "ks_prof_start layout");
 
 /* One --call-graph dwarf sample: registers and the stack bytes above sp. */
 struct ks_prof_sample {
@@ -34,7 +61,8 @@ struct ks_prof_sample {
 	__u32 stack_len; /* bytes of stack[] that were read (0: none) */
 	char comm[KS_COMM_LEN];
 	__u64 regs[KS_PROF_NREGS];
-	__u64 pad;
+	__u32 sgen; /* half of the stack maps of kstack */
+	__u32 pad;
 	__u8 stack[KS_PROF_STACK_BYTES];
 };
 

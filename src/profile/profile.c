@@ -9,11 +9,13 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/bpfutil.h"
 #include "core/driver.h"
 #include "core/log.h"
 #include "core/names.h"
 #include "core/parse.h"
 #include "core/procfs.h"
+#include "profile/blobs.h"
 #include "profile/profile.h"
 #include "symbol/symbol.h"
 #include "profile.skel.h"
@@ -21,6 +23,23 @@
 /* Deepest stack kept: the kernel's and the user's part together, plus the comm. */
 /* the comm, the user frames with room for inlined calls, the kernel's */
 #define MAX_FRAMES (3 * KS_PROF_DEPTH + 1)
+
+/*
+ * How often the halves of the stack and count maps are flipped and the old
+ * one drained and emptied.  A stack map bucket holds the first stack that
+ * hashed to it until the bucket is deleted, so a collision loses the second
+ * stack until the next drain: the shorter the period, the fewer distinct
+ * stacks share the buckets at once.  Each drain costs a grace period's wait
+ * (not CPU) and a system call or two per row and stack.
+ */
+#define DRAIN_MS 100
+/*
+ * Rows and stacks drained are kept as addresses, symbolized at the end; past
+ * this many bytes of them (a long run of many short-lived processes, whose
+ * stacks all differ) they are symbolized into the profile at a drain and
+ * forgotten.  The kernel's maps bounded them before the periodic drains.
+ */
+#define RAW_BYTES_MAX (64ull << 20)
 
 static const struct {
 	const char *name;
@@ -52,8 +71,27 @@ struct prof_run {
 	struct ks_profile *skel;
 	struct ks_ksyms *ksyms;
 	struct ks_usyms *usyms;
-	int stacks_fd;
+	int stacks_fd[2]; /* the stack maps' halves */
+	unsigned int gen; /* the half the program writes to: ks_gen */
+	unsigned int old; /* the half being drained */
+	uint8_t *keep;	  /* by stack id of the old half: still referenced by an interval or a row of the other half */
+	uint32_t nkeep;	  /* buckets of a stack map: every id is below */
+	struct ks_blobs ips;  /* the stacks drained: their addresses, innermost first */
+	struct ks_blobs rows; /* struct raw_row, the count summed: symbolized at the end */
 	int err;
+};
+
+/*
+ * A row of the counts as drained: the stacks are numbers in prof_run.ips,
+ * which keeps their addresses (-1: none).  Rows merge by these, so a
+ * stack's rows from every drain are one.
+ */
+struct raw_row {
+	uint32_t pid;
+	uint16_t sc; /* ks_prof_key.sc */
+	uint16_t pad;
+	int32_t kstack, ustack;
+	char comm[KS_COMM_LEN];
 };
 
 static double now_s(void)
@@ -64,16 +102,27 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Appends the kernel frames of stack @id (outermost first) to @f. */
-static int add_kernel(struct prof_run *pr, int32_t id, uint32_t *f, uint32_t *n)
+/* Reads stack @id of stack map @fd into @ips; its depth, 0 for none (an id < 0 is the helper's errno). */
+static int read_stack(int fd, int32_t id, uint64_t *ips)
 {
-	uint64_t ips[KS_PROF_DEPTH] = { 0 };
 	int depth = 0;
 
-	if (id < 0 || bpf_map_lookup_elem(pr->stacks_fd, &id, ips))
+	memset(ips, 0, KS_PROF_DEPTH * sizeof(*ips));
+	if (id < 0 || bpf_map_lookup_elem(fd, &id, ips))
 		return 0;
 	while (depth < KS_PROF_DEPTH && ips[depth])
 		depth++;
+	return depth;
+}
+
+/* Appends the kernel frames of the stack @kips[0..depth) (innermost first) to @f, outermost first. */
+static int add_kernel(struct prof_run *pr, const uint64_t *kips, int depth, uint32_t *f, uint32_t *n)
+{
+	uint64_t ips[KS_PROF_DEPTH];
+
+	if (depth <= 0)
+		return 0;
+	memcpy(ips, kips, depth * sizeof(*ips));
 	/* at a tracepoint the innermost frames are the tracing's own (bpf_prog_*, bpf_trace_run*, __bpf_trace_*) */
 	while (depth > 1 && pr->ksyms && (pr->o->syscalls || pr->o->bio)) {
 		const char *leaf = ks_ksyms_name(pr->ksyms, ips[0]);
@@ -167,10 +216,10 @@ static int on_sample(void *ctx, void *data, size_t size)
 static int handle_sample(struct prof_run *pr, void *data, size_t size)
 {
 	const struct ks_prof_sample *s = data;
-	uint64_t pcs[KS_PROF_DEPTH];
+	uint64_t pcs[KS_PROF_DEPTH], kips[KS_PROF_DEPTH];
 	bool is_ret[KS_PROF_DEPTH];
 	uint32_t f[MAX_FRAMES], n = 0;
-	int depth = 0, err;
+	int depth = 0, kdepth, err;
 	double t0;
 
 	if (size == sizeof(struct ks_prof_note)) {
@@ -189,11 +238,12 @@ static int handle_sample(struct prof_run *pr, void *data, size_t size)
 		pr->res->unwound++;
 		pr->res->user_frames += depth;
 	}
+	kdepth = read_stack(pr->stacks_fd[s->sgen & 1], s->kstack, kips);
 	err = comm_frame(pr, s->comm, f, &n);
 	if (!err)
 		err = add_user(pr, s->pid, pcs, is_ret, depth, f, &n);
 	if (!err)
-		err = add_kernel(pr, s->kstack, f, &n);
+		err = add_kernel(pr, kips, kdepth, f, &n);
 	if (!err)
 		err = ks_stacks_add(&pr->res->st, f, n, 1);
 	if (err)
@@ -219,45 +269,233 @@ static int syscall_frame(struct prof_run *pr, uint32_t nr, uint32_t *f, uint32_t
 	return 0;
 }
 
-/* Turns the in-kernel counts into stacks (after detaching: nothing is added meanwhile). */
-static int drain_counts(struct prof_run *pr)
+/* The number in pr->ips of stack @id of stack map @fd (copied in when new), or -1 for none; -ENOMEM. */
+static int64_t copy_stack(struct prof_run *pr, int fd, int32_t id, uint64_t *depth_out)
 {
-	int fd = bpf_map__fd(pr->skel->maps.counts);
-	struct ks_prof_key k, *prev = NULL;
-	uint64_t ips[KS_PROF_DEPTH], pcs[KS_PROF_DEPTH];
+	uint64_t ips[KS_PROF_DEPTH];
+	int depth = read_stack(fd, id, ips);
+
+	*depth_out = depth;
+	return depth ? ks_blobs_add(&pr->ips, ips, depth * sizeof(ips[0]), 0) : -1;
+}
+
+/*
+ * One row of the counts, drained: its stacks are copied out of the stack
+ * map half it names now (the ids may be reused once the half is emptied)
+ * and the row counted by those copies.  Symbolized at the end (rows_to_stacks);
+ * the processes' mappings were captured at their first stack (ks_prof_note).
+ */
+static int count_row(const void *key, const void *value, void *arg)
+{
+	const struct ks_prof_key *k = key;
+	struct prof_run *pr = arg;
+	uint64_t count = *(const uint64_t *)value, kdepth, udepth;
+	int sfd = pr->stacks_fd[k->sgen & 1];
+	struct raw_row r = { .pid = k->pid, .sc = k->sc };
+	int64_t ks = copy_stack(pr, sfd, k->kstack, &kdepth), us = copy_stack(pr, sfd, k->ustack, &udepth);
+
+	if (ks == -ENOMEM || us == -ENOMEM)
+		return -ENOMEM;
+	r.kstack = (int32_t)ks;
+	r.ustack = (int32_t)us;
+	memcpy(r.comm, k->comm, sizeof(r.comm));
+	if (us >= 0) {
+		pr->res->ustacks += count;
+		pr->res->ustack_frames += udepth * count;
+	}
+	return ks_blobs_add(&pr->rows, &r, sizeof(r), count) < 0 ? -ENOMEM : 0;
+}
+
+/* Symbolizes the rows drained into the profile's stacks. */
+static int rows_to_stacks(struct prof_run *pr)
+{
+	uint64_t pcs[KS_PROF_DEPTH];
 	bool is_ret[KS_PROF_DEPTH];
 	uint32_t f[MAX_FRAMES];
 	int err = 0;
 
-	while (!err && !bpf_map_get_next_key(fd, prev, &k)) {
-		uint64_t count;
+	for (size_t i = 0; i < pr->rows.n && !err; i++) {
+		const struct raw_row *r = (const struct raw_row *)pr->rows.data[i];
+		const uint64_t *kips = r->kstack >= 0 ? (const uint64_t *)pr->ips.data[r->kstack] : NULL;
+		int kdepth = r->kstack >= 0 ? (int)(pr->ips.len[r->kstack] / sizeof(*kips)) : 0, depth = 0;
 		uint32_t n = 0;
-		int depth = 0;
 
-		prev = &k;
-		if (bpf_map_lookup_elem(fd, &k, &count))
-			continue;
-		memset(ips, 0, sizeof(ips));
-		if (k.ustack >= 0 && !bpf_map_lookup_elem(pr->stacks_fd, &k.ustack, ips)) {
-			while (depth < KS_PROF_DEPTH && ips[depth]) {
-				pcs[depth] = ips[depth];
-				/* every frame but the interrupted one is a return address */
-				is_ret[depth] = depth > 0;
-				depth++;
-			}
-			pr->res->ustacks += count;
-			pr->res->ustack_frames += depth * count;
+		if (r->ustack >= 0) {
+			depth = pr->ips.len[r->ustack] / sizeof(pcs[0]);
+			memcpy(pcs, pr->ips.data[r->ustack], depth * sizeof(pcs[0]));
+			/* every frame but the interrupted one is a return address */
+			for (int d = 0; d < depth; d++)
+				is_ret[d] = d > 0;
 		}
-		err = comm_frame(pr, k.comm, f, &n);
+		err = comm_frame(pr, r->comm, f, &n);
 		if (!err)
-			err = add_user(pr, k.pid, pcs, is_ret, depth, f, &n);
+			err = add_user(pr, r->pid, pcs, is_ret, depth, f, &n);
 		if (!err)
-			err = add_kernel(pr, k.kstack, f, &n);
-		if (!err && k.pad)
-			err = syscall_frame(pr, k.pad - 1, f, &n);
+			err = add_kernel(pr, kips, kdepth, f, &n);
+		if (!err && r->sc)
+			err = syscall_frame(pr, r->sc - 1, f, &n);
 		if (!err)
-			err = ks_stacks_add(&pr->res->st, f, n, count);
+			err = ks_stacks_add(&pr->res->st, f, n, pr->rows.value[i]);
 	}
+	return err;
+}
+
+/* Symbolizes the rows drained so far into the profile and forgets them and their stacks. */
+static int flush_rows(struct prof_run *pr)
+{
+	int err = rows_to_stacks(pr);
+
+	ks_blobs_free(&pr->rows);
+	ks_blobs_free(&pr->ips);
+	return err;
+}
+
+/* Marks ids @kstack and @ustack of the half being drained as still referenced. */
+static void keep_ids(struct prof_run *pr, int32_t kstack, int32_t ustack)
+{
+	if (kstack >= 0 && (uint32_t)kstack < pr->nkeep)
+		pr->keep[kstack] = 1;
+	if (ustack >= 0 && (uint32_t)ustack < pr->nkeep)
+		pr->keep[ustack] = 1;
+}
+
+/*
+ * ks_hash_drain's choice: the rows of the half being drained.  A row of
+ * the other half whose stacks are in this one (an interval that ended since
+ * the flip) keeps them, for the drain of its own half.
+ */
+static bool row_in_half(const void *key, void *arg)
+{
+	const struct ks_prof_key *k = key;
+	struct prof_run *pr = arg;
+
+	if (k->gen == pr->old)
+		return true;
+	if (k->sgen == pr->old)
+		keep_ids(pr, k->kstack, k->ustack);
+	return false;
+}
+
+/*
+ * offcpu and syscalls: the intervals still open keep the stacks they began
+ * with.  Read in batches, by bucket: intervals begin and end all the time,
+ * and get_next_key from a key just deleted would start over at the first
+ * (and again, on a busy host), where a batch's cursor is a bucket number.
+ * An interval open throughout the read is seen.
+ */
+static int keep_open_intervals(struct prof_run *pr)
+{
+	int fd = bpf_map__fd(pr->skel->maps.off_starts), err = 0;
+	uint32_t cap = 1024, batch, *tids = NULL;
+	struct ks_prof_start *st = NULL;
+	void *in = NULL;
+	bool done = false;
+
+	while (!done) {
+		uint32_t n = cap;
+
+		if (!tids) {
+			tids = malloc(cap * sizeof(*tids));
+			st = malloc(cap * sizeof(*st));
+			if (!tids || !st) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		if (bpf_map_lookup_batch(fd, in, &batch, tids, st, &n, NULL)) {
+			if (errno == ENOSPC && cap < (1u << 20)) {
+				/* a bucket holds more than the batch: larger buffers, the same cursor */
+				cap *= 2;
+				free(tids);
+				free(st);
+				tids = NULL;
+				st = NULL;
+				continue;
+			}
+			if (errno != ENOENT) {
+				err = -errno;
+				break;
+			}
+			done = true; /* the last batch, n entries in it */
+		}
+		for (uint32_t i = 0; i < n; i++)
+			if (st[i].sgen == pr->old)
+				keep_ids(pr, st[i].kstack, st[i].ustack);
+		in = &batch;
+	}
+	free(tids);
+	free(st);
+	return err;
+}
+
+/*
+ * Deletes every stack of the old half that nothing references any more.
+ * The ids are gathered first: get_next_key from an id just deleted starts
+ * over at the first one.
+ */
+static int empty_stacks(struct prof_run *pr)
+{
+	int fd = pr->stacks_fd[pr->old];
+	uint32_t *ids = malloc(pr->nkeep * sizeof(*ids)), id, *prev = NULL, n = 0;
+
+	if (!ids)
+		return -ENOMEM;
+	while (n < pr->nkeep && !bpf_map_get_next_key(fd, prev, &id)) {
+		prev = &id;
+		if (!pr->keep[id % pr->nkeep])
+			ids[n++] = id;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &ids[i]);
+	free(ids);
+	return 0;
+}
+
+/*
+ * Drains half @old of the counts into the profile, the program writing to
+ * the other half and none still writing to this one (ks_gen_flip waited).
+ * @empty: then deletes this half's stacks but those an open interval or a
+ * row of the other half still names.  The open intervals are read before
+ * the rows: an interval that ends meanwhile counts its row before it goes
+ * (end_interval), so its stacks are kept by one or the other.
+ */
+static int drain_half(struct prof_run *pr, unsigned int old, bool empty)
+{
+	uint64_t value;
+	int err;
+
+	pr->old = old;
+	memset(pr->keep, 0, pr->nkeep);
+	if (empty && (pr->o->offcpu || pr->o->syscalls)) {
+		err = keep_open_intervals(pr);
+		if (err)
+			return err;
+	}
+	err = ks_hash_drain(bpf_map__fd(pr->skel->maps.counts), sizeof(struct ks_prof_key), row_in_half, count_row, pr,
+			    &value);
+	if (!err && empty)
+		err = empty_stacks(pr);
+	return err;
+}
+
+/*
+ * The periodic drain: flips the halves, waits for the programs, reads what
+ * the ring holds (the notes of new processes, whose mappings are captured
+ * while they live; the dwarf samples, whose kernel stacks are in the old
+ * half), then drains the old half, and symbolizes what was drained when it
+ * has grown past RAW_BYTES_MAX.  A read cut short (the run's end) leaves
+ * the half for the last drain, which takes both.
+ */
+static int drain_period(struct prof_run *pr, struct ring_buffer *rb)
+{
+	unsigned int old = ks_gen_flip(&pr->gen, &pr->skel->bss->ks_gen);
+	int err;
+
+	if (ring_buffer__consume(rb) < 0)
+		return 0;
+	err = drain_half(pr, old, true);
+	if (!err && pr->rows.bytes + pr->ips.bytes > RAW_BYTES_MAX)
+		err = flush_rows(pr);
 	return err;
 }
 
@@ -368,11 +606,13 @@ struct prof_size {
  * full at load (perf_event programs run in NMI context, where the verifier
  * takes only preallocated hashes before Linux 6.1), so they take what a run
  * needs, not what the budget could hold: an eighth of it to stacks and a
- * sixteenth to counts, 7.8k stacks of 127 frames and 40k (process, kernel
- * stack, user stack) rows at the default 64M, 13 MiB at load with the rest
- * (37 MiB when they took half and a quarter).  A 60 s -F 49 run of a busy 2-CPU host uses a few hundred stacks, a
- * 128-CPU one some thousands; past that samples are counted lost
- * (stack_errors, map_full) as before.  --max-memory raises both.
+ * sixteenth to counts, two halves of 3.9k stacks of 127 frames (4096
+ * buckets each) and 40k (process, kernel stack, user stack) rows at the
+ * default 64M, 13 MiB at load with the rest (37 MiB when they took half and
+ * a quarter).  The halves are drained every DRAIN_MS, so they hold one
+ * period's stacks: some hundreds on a busy 2-CPU host, system-wide
+ * syscalls.  What does not fit, or collides, is counted lost (stack_errors,
+ * map_full) as before.  --max-memory raises both.
  */
 static int size_maps(void *arg)
 {
@@ -387,9 +627,11 @@ static int size_maps(void *arg)
 	uint64_t want = o->dwarf ? (uint64_t)sizeof(struct ks_prof_sample) * (o->hz / 4 + 4) * (uint64_t)ps->ncpu : 0;
 	uint64_t cap = ks_budget_rows(&res->budget, 0.25, 1, 1u << 16, 1u << 30, true), rb_size = 1u << 16;
 
-	res->stack_entries = ks_budget_rows(&res->budget, 1.0 / 8, sbytes, 64, 1u << 16, false);
+	/* two halves of the stack maps, an eighth of the budget together; the counts' halves share one map */
+	res->stack_entries = ks_budget_rows(&res->budget, 1.0 / 16, sbytes, 64, 1u << 16, false);
 	res->count_entries = ks_budget_rows(&res->budget, 1.0 / 16, cbytes, 64, 1u << 20, false);
-	bpf_map__set_max_entries(skel->maps.stacks, (uint32_t)res->stack_entries);
+	bpf_map__set_max_entries(skel->maps.stacks0, (uint32_t)res->stack_entries);
+	bpf_map__set_max_entries(skel->maps.stacks1, (uint32_t)res->stack_entries);
 	bpf_map__set_max_entries(skel->maps.counts, (uint32_t)res->count_entries);
 	if (o->offcpu || o->syscalls)
 		bpf_map__set_max_entries(skel->maps.off_starts,
@@ -428,7 +670,7 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	struct ring_buffer *rb = NULL;
 	struct bpf_link **links = NULL;
 	int ncpu = libbpf_num_possible_cpus(), err;
-	double start, end;
+	double start, end, next_drain;
 
 	struct rlimit nofile;
 
@@ -493,7 +735,16 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		      err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
 		goto out;
 	}
-	pr.stacks_fd = bpf_map__fd(pr.skel->maps.stacks);
+	pr.stacks_fd[0] = bpf_map__fd(pr.skel->maps.stacks0);
+	pr.stacks_fd[1] = bpf_map__fd(pr.skel->maps.stacks1);
+	/* the kernel rounds a stack map's buckets up to a power of two: ids are below that */
+	pr.nkeep = ks_pow2_at_least(res->stack_entries, 1u << 31);
+	pr.keep = calloc(pr.nkeep, 1);
+	if (!pr.keep) {
+		err = -ENOMEM;
+		p_err("cannot set up the profile: %s", strerror(-err));
+		goto out;
+	}
 	{
 		rb = ring_buffer__new(bpf_map__fd(pr.skel->maps.samples), on_sample, &pr, NULL);
 		if (!rb) {
@@ -513,6 +764,7 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	start = now_s();
 	end = o->c->duration > 0 ? start + o->c->duration : 0;
 	pr.end = end;
+	next_drain = start + DRAIN_MS / 1e3;
 	while (!ks_stop_signal && !pr.err) {
 		double t = now_s();
 		int r;
@@ -521,7 +773,16 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 			break;
 		if (o->c->pid && !ks_procfs_pid_exists(NULL, o->c->pid, 0))
 			break;
-		r = ring_buffer__poll(rb, 100);
+		if (t >= next_drain) {
+			err = drain_period(&pr, rb);
+			if (err) {
+				p_err("cannot drain the stacks: %s", strerror(-err));
+				break;
+			}
+			next_drain = t + DRAIN_MS / 1e3;
+		}
+		/* until the next drain is due, at most 100 ms (the end, the process's exit) */
+		r = ring_buffer__poll(rb, (int)(next_drain > t + 0.1 ? 100 : (next_drain - t) * 1e3 + 1));
 		if (r < 0 && r != -EINTR) {
 			err = r;
 			p_err("cannot read samples: %s", strerror(-r));
@@ -534,12 +795,19 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		links[i] = NULL;
 	}
 	pr.final = true;
+	/* programs detached may still be running: their samples are waited for */
+	ks_sync_programs();
 	if (!err)
 		ring_buffer__consume(rb);
 	if (!err)
 		err = pr.err;
+	/* both halves, kept whole: a row of one may name stacks of the other */
 	if (!err && !o->dwarf)
-		err = drain_counts(&pr);
+		err = drain_half(&pr, pr.gen ^ 1, false);
+	if (!err && !o->dwarf)
+		err = drain_half(&pr, pr.gen, false);
+	if (!err)
+		err = flush_rows(&pr);
 	res->stats = pr.skel->bss->stats;
 	if (err && err != -EINTR)
 		p_err("cannot build the profile: %s", strerror(-err));
@@ -552,6 +820,9 @@ out:
 	ks_profile__destroy(pr.skel);
 	ks_usyms_free(pr.usyms);
 	ks_ksyms_free(pr.ksyms);
+	free(pr.keep);
+	ks_blobs_free(&pr.ips);
+	ks_blobs_free(&pr.rows);
 	return err;
 }
 

@@ -1,7 +1,8 @@
-/* Unit tests of the stack profile model and its writers: folded text, the SVG flame graph, and pprof decoded back from gzip'd protobuf. */
+/* Unit tests of the stack profile model and its writers: folded text, the SVG flame graph, and pprof decoded back from gzip'd protobuf; the profile's blob table. */
 #include <zlib.h>
 #include "test.h"
 #include "output/stacks.h"
+#include "profile/blobs.h"
 
 static char *render(const struct ks_stacks *st, int (*w)(const struct ks_stacks *, FILE *), size_t *len)
 {
@@ -263,4 +264,34 @@ TEST(writer_table_lists_the_three)
 {
 	EXPECT_TRUE(ks_stack_writer_find("folded") && ks_stack_writer_find("svg") && ks_stack_writer_find("pprof"));
 	EXPECT_TRUE(!ks_stack_writer_find("text"));
+}
+
+/* The profile's copies of stacks: equal bytes are one blob whose values sum, across table growth. */
+TEST(blobs_merge_by_content)
+{
+	struct ks_blobs b;
+	uint64_t ips[3] = { 0x401000, 0x402000, 0x403000 };
+	int64_t first, id;
+
+	ks_blobs_init(&b);
+	first = ks_blobs_add(&b, ips, sizeof(ips), 5);
+	ASSERT_EQ_INT(first, 0);
+	/* a prefix is another blob */
+	EXPECT_EQ_INT(ks_blobs_add(&b, ips, 2 * sizeof(ips[0]), 1), 1);
+	for (uint64_t i = 0; i < 5000; i++) {
+		ips[2] = 0x500000 + i;
+		id = ks_blobs_add(&b, ips, sizeof(ips), i);
+		EXPECT_EQ_INT(id, (int64_t)i + 2);
+	}
+	ips[2] = 0x403000;
+	EXPECT_EQ_INT(ks_blobs_add(&b, ips, sizeof(ips), 7), first);
+	EXPECT_EQ_U64(b.value[first], 12);
+	ips[2] = 0x500000 + 4321;
+	EXPECT_EQ_INT(ks_blobs_add(&b, ips, sizeof(ips), 1), 4321 + 2);
+	EXPECT_EQ_U64(b.value[4321 + 2], 4322);
+	EXPECT_EQ_U64(b.n, 5002);
+	EXPECT_EQ_U64(b.len[1], 2 * sizeof(ips[0]));
+	EXPECT_EQ_U64(b.bytes, 5001 * sizeof(ips) + 2 * sizeof(ips[0]));
+	ks_blobs_free(&b);
+	EXPECT_EQ_U64(b.n, 0);
 }
