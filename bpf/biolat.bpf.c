@@ -449,10 +449,14 @@ static __always_inline __u32 issue_depth(__s64 *d, __u64 busy, bool same)
  */
 static __always_inline void issue_to_slot(struct ks_bl_slot *t, __s64 *d, const struct io *io)
 {
-	t->depth = issue_depth(d, t->issue_ts, key_eq(&t->k, &io->k) && reissue(io, t->issue_ts));
+	/* a kernel-stamped issue's time is in its request, until the kernel stamps this one */
+	__u64 last = t->issue_ts == KS_BL_TS_KERNEL ? io->kstart : t->issue_ts;
+
+	t->depth = issue_depth(d, t->issue_ts, key_eq(&t->k, &io->k) && reissue(io, last));
 	t->k = io->k;
 	t->bytes = io->bytes;
-	t->issue_ts = bpf_ktime_get_ns();
+	/* the kernel's stamp, where valid, spares a clock read (ks_kernel_issue_stamps()) */
+	t->issue_ts = io->kstamp ? KS_BL_TS_KERNEL : bpf_ktime_get_ns();
 }
 
 static __always_inline int on_issue(struct io *io)
@@ -667,6 +671,13 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 		/* freed now: the postflush borrows this tag (blk_kick_flush()) */
 		t->issue_ts = 0;
 		depth_dec(io->k.dev, dv);
+		if (r.issue_ts == KS_BL_TS_KERNEL) {
+			r.issue_ts = io->kstamp ? io->kstart : 0;
+			if (!r.issue_ts || r.issue_ts > now) {
+				__sync_fetch_and_add(&counts.stamp_missing, 1);
+				return 0;
+			}
+		}
 		if (io->flush_seq)
 			park(io, &r);
 		else
