@@ -117,7 +117,7 @@ EXTRA_JSON='(map({(.tool): .bpf_stats.ns_per_op}) | add) as $b
 		then (over(x; "ksight") / over(x; "biolatency") * 1000 | round / 1000) else null end;
 	{ksight_extra_over_floor_ns: over($e; "ksight"), ksight_vs_biolatency: ratio($e),
 	 bpf_over_floor_ns: ([$b | keys[] | select(. != "floor") | {(.): over($b; .)}] | add),
-	 bpf_ksight_vs_biolatency: ratio($b), target_ratio: 0.3}'
+	 bpf_ksight_vs_biolatency: ratio($b), target_ratio: 0.5}'
 bench_summary "$READS"
 jq -r '"\nwall: ksight extra over the floor \(.ksight_extra_over_floor_ns // "n/a") ns per read; ksight / biolatency over the floor: \(.ksight_vs_biolatency // "n/a")",
 	"bpf run time over the floor per read: \(.bpf_over_floor_ns // {} | to_entries | map("\(.key) \(.value // "-")") | join(", ")); ksight / biolatency: \(.bpf_ksight_vs_biolatency // "n/a") (target <= \(.target_ratio))"' "$OUT"

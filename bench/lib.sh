@@ -210,7 +210,10 @@ bench_stats_restore() {
 # traced_m and of the paired differences extra_m (with quartiles), the
 # bpf_stats figures per operation ($1 operations a run) when there are any,
 # plus EXTRA_JSON (a jq expression over $e, the tools' extra_ns, the first
-# metric, by name); prints a table.
+# metric, by name); prints a table.  A bpf_stats round whose programs ran
+# under 90% of the tool's fullest round is left out: the statistics were
+# switched off during it (the sysctl is machine-wide, and another user's
+# benchmark restores it), which once made every median 0.
 bench_summary() {
 	local ops=${1:-1} t
 	for t in $TOOLS; do
@@ -228,7 +231,9 @@ bench_summary() {
 		def r1: if . == null then null else (. * 10 | round) / 10 end;
 		. as \$all | (\$metrics | split(\" \") | map(select(. != \"\"))) as \$ms
 		| [\$order | split(\" \")[] | select(. != \"\") as \$t | [\$all[] | select(.tool == \$t)] as \$p
-		   | [\$stats[] | select(.tool == \$t)] as \$s
+		   | [\$stats[] | select(.tool == \$t)] as \$s0
+		   | ([\$s0 | group_by(.round)[] | [.[] | .run_cnt] | add] | max // 0) as \$full
+		   | [\$s0 | group_by(.round)[] | select(([.[] | .run_cnt] | add) >= 0.9 * \$full)[]] as \$s
 		   | {tool: \$t, desc: \$descs[0][\$t], pairs: (\$p | length)}
 		   + ([range(\$ms | length) as \$i | \$ms[\$i] as \$m |
 			{(\"untraced_\" + \$m): ([\$p[] | .base[\$i]] | median | r1),

@@ -24,6 +24,15 @@ struct io {
 	__u32 hw;	/* and its hardware queue */
 	__u64 alloc_ns; /* request events: the kernel's allocation stamp, 0 when none */
 	__u64 rq;	/* request events of tp_btf and raw_tp: the request's address */
+	/*
+	 * The kernel's issue stamp (ks_kernel_issue_stamps(); default mode,
+	 * tp_btf and raw_tp): @kstart is rq->io_start_time_ns as it is now,
+	 * the last issue's at block_rq_issue (the kernel stamps after it);
+	 * @kstamp: at block_rq_issue, the kernel will stamp this issue; at
+	 * block_rq_complete, it did (RQF_STATS).
+	 */
+	__u64 kstart;
+	bool kstamp;
 };
 
 static __always_inline __u32 map_op(__u32 op)
@@ -56,6 +65,17 @@ static __always_inline __u32 disk_dev(struct gendisk *disk)
 	return disk ? ((__u32)disk->major << 20) | (__u32)disk->first_minor : 0;
 }
 
+/*
+ * At block_rq_issue of a request @io on a queue with @queue_flags: the
+ * kernel stamps io_start_time_ns next, as blk_mq_start_request() tests
+ * (statistics on, not a passthrough command: those are op OTHER here,
+ * which the kernel may or may not stamp, so they are stamped by us).
+ */
+static __always_inline bool kernel_will_stamp(const struct io *io, unsigned long queue_flags)
+{
+	return io->k.op != KS_BL_OP_OTHER && (queue_flags & (1ul << KS_QUEUE_FLAG_STATS_PRE_6_9));
+}
+
 /* tp_btf: the arguments are trusted pointers, read by plain loads. */
 static __always_inline void rq_io_btf(struct request *rq, struct io *io, bool complete, bool tags)
 {
@@ -74,6 +94,11 @@ static __always_inline void rq_io_btf(struct request *rq, struct io *io, bool co
 	if (tags && rq->mq_hctx) {
 		io->tag = rq->internal_tag >= 0 ? rq->internal_tag : rq->tag;
 		io->hw = rq->mq_hctx->queue_num;
+	}
+	if (tags && ks_kernel_issue_stamps()) {
+		io->kstart = rq->io_start_time_ns;
+		io->kstamp = complete ? rq->rq_flags & ks_rqf_stats()
+				      : kernel_will_stamp(io, rq->q->queue_flags);
 	}
 }
 
@@ -119,6 +144,11 @@ static __always_inline void rq_io_core(struct request *rq, struct io *io, bool c
 			io->tag = itag >= 0 ? itag : BPF_CORE_READ(rq, tag);
 			io->hw = BPF_CORE_READ(hctx, queue_num);
 		}
+	}
+	if (tags && ks_kernel_issue_stamps()) {
+		io->kstart = BPF_CORE_READ(rq, io_start_time_ns);
+		io->kstamp = complete ? BPF_CORE_READ(rq, rq_flags) & ks_rqf_stats()
+				      : kernel_will_stamp(io, BPF_CORE_READ(rq, q, queue_flags));
 	}
 }
 

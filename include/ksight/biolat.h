@@ -108,9 +108,11 @@ static __always_inline __u32 ks_bl_dev_slot(__u32 dev)
  * tag, use the inflight hash map instead.
  */
 #define KS_BL_TAG_SLOTS 32768
+/* A slot's issue_ts when the kernel stamped the issue (see ks_kernel_issue_stamps() in bpf/compat.bpf.h). */
+#define KS_BL_TS_KERNEL 1
 struct ks_bl_slot {
 	struct ks_bl_rkey k;
-	__u64 issue_ts; /* 0: free */
+	__u64 issue_ts; /* 0: free; KS_BL_TS_KERNEL: the request's io_start_time_ns holds it */
 	__u32 bytes;
 	__u32 depth;
 };
@@ -167,6 +169,11 @@ struct ks_bl_counts {
 	 * untimed; a removal: its stale entry is taken later by a collision.
 	 */
 	__u64 update_failed;
+	/*
+	 * A request whose issue the kernel was to stamp completed without
+	 * the stamp (its queue stopped keeping statistics in between): untimed.
+	 */
+	__u64 stamp_missing;
 };
 
 _Static_assert(sizeof(struct ks_bl_rkey) == 16, "ks_bl_rkey layout");

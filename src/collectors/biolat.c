@@ -644,6 +644,7 @@ static int bl_collect(void *vctx, struct ks_report *r)
 	ks_report_lost(r, "map_full", now.map_full - ctx->seen.map_full);
 	ks_report_lost(r, "key_collisions", now.collisions - ctx->seen.collisions);
 	ks_report_lost(r, "map_update_failed", now.update_failed - ctx->seen.update_failed);
+	ks_report_lost(r, "stamp_missing", now.stamp_missing - ctx->seen.stamp_missing);
 	ks_report_lost(r, "recursion", ks_obj_missed_since(ctx->skel->obj, &ctx->missed_seen));
 	/* always present; with a filter other tasks' completions are unmatched by design, not counted */
 	ks_report_counter(r, "unmatched_completions", now.unmatched - ctx->seen.unmatched);
