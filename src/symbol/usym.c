@@ -42,25 +42,31 @@ struct uproc {
 };
 
 /*
- * One module's DWARF, by build-id, shared by every process that maps it.
- * Opening a module's DWARF decompresses its debug sections (Debian's
- * -dbg files and most distributions' are compressed): per process, that
- * was 59% of a system-wide profile's CPU.  The first process's copy is
- * kept (its Dwfl lives as long as the ks_usyms) and others look addresses
- * up in it; DWARF address = file address - @off.
+ * One module (a file, by build-id) shared by every process that maps it:
+ * the first process's Dwfl_Module, whose Dwfl lives as long as the
+ * ks_usyms, answers for all.  Its symbol table is read once, not once per
+ * process (a system-wide profile captures every short-lived compiler and
+ * shell, each with its libc), and so is its DWARF: opening that
+ * decompresses the debug sections (Debian's -dbg files' are compressed),
+ * which per process took 59% of a system-wide profile's CPU.  An address
+ * of another process's copy is the same place in the file at a - its bias
+ * + @bias.
  */
-struct dw_shared {
+struct mod_shared {
 	unsigned char id[64];
 	int idlen;
-	Dwarf *dw; /* NULL: the module has none */
-	int64_t off;
-	struct dw_shared *next;
+	Dwfl_Module *m;
+	Dwarf_Addr bias; /* of @m's ELF */
+	bool dw_tried;
+	Dwarf *dw;	 /* @m's DWARF, once tried; NULL: it has none */
+	Dwarf_Addr dbias;
+	struct mod_shared *next;
 };
-#define DW_BUCKETS 64
+#define MOD_BUCKETS 256
 
 struct ks_usyms {
 	struct uproc *b[NBUCKETS];
-	struct dw_shared *dw[DW_BUCKETS];
+	struct mod_shared *mods[MOD_BUCKETS];
 };
 
 /* NULL: libdwfl's default path (the file's directory, .debug/, /usr/lib/debug and its .build-id tree) */
@@ -104,8 +110,8 @@ void ks_usyms_free(struct ks_usyms *u)
 			free(p);
 		}
 	}
-	for (int i = 0; i < DW_BUCKETS; i++) {
-		for (struct dw_shared *s = u->dw[i], *n; s; s = n) {
+	for (int i = 0; i < MOD_BUCKETS; i++) {
+		for (struct mod_shared *s = u->mods[i], *n; s; s = n) {
 			n = s->next;
 			free(s);
 		}
@@ -173,13 +179,56 @@ static const char *jit_name(const struct uproc *p, uint64_t a)
 	return i && a < p->jit[i - 1].end ? p->jit[i - 1].name : NULL;
 }
 
-/* Opens each module's ELF file and symbol table now, while /proc/PID/root still leads to them. */
+/*
+ * The shared module of @m's file (its build-id), made with @m when @make
+ * and there is none; *@bias @m's own.  NULL for a module without a
+ * build-id or ELF: it answers for itself.
+ */
+static struct mod_shared *shared_of(struct ks_usyms *u, Dwfl_Module *m, bool make, Dwarf_Addr *bias)
+{
+	const unsigned char *bits;
+	struct mod_shared *s, **b;
+	GElf_Addr vaddr;
+	uint32_t h = 0;
+	int len;
+
+	if (!dwfl_module_getelf(m, bias))
+		return NULL;
+	len = dwfl_module_build_id(m, &bits, &vaddr);
+	if (len <= 0 || len > (int)sizeof(s->id))
+		return NULL;
+	for (int i = 0; i < len; i++)
+		h = h * 31 + bits[i];
+	b = &u->mods[h % MOD_BUCKETS];
+	for (s = *b; s && (s->idlen != len || memcmp(s->id, bits, (size_t)len)); s = s->next)
+		;
+	if (s || !make)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	memcpy(s->id, bits, (size_t)len);
+	s->idlen = len;
+	s->m = m;
+	s->bias = *bias;
+	s->next = *b;
+	*b = s;
+	return s;
+}
+
+/*
+ * Opens each module's ELF file now, while /proc/PID/root still leads to
+ * it, and the symbol table of those no other process has shown yet.
+ */
 static int open_module(Dwfl_Module *m, void **ud, const char *name, Dwarf_Addr start, void *arg)
 {
+	struct ks_usyms *u = arg;
+	struct mod_shared *s;
 	Dwarf_Addr bias;
 
-	(void)ud, (void)name, (void)start, (void)arg;
-	if (dwfl_module_getelf(m, &bias))
+	(void)ud, (void)name, (void)start;
+	s = shared_of(u, m, true, &bias);
+	if (!s || s->m == m)
 		dwfl_module_getsymtab(m);
 	return DWARF_CB_OK;
 }
@@ -250,7 +299,7 @@ int ks_usyms_capture(struct ks_usyms *u, uint32_t pid)
 	if (dwfl_linux_proc_maps_report(p->dwfl, maps) != 0)
 		err = -EIO;
 	dwfl_report_end(p->dwfl, NULL, NULL);
-	dwfl_getmodules(p->dwfl, open_module, NULL, 0);
+	dwfl_getmodules(p->dwfl, open_module, u, 0);
 	jit_load(p);
 out:
 	if (maps)
@@ -273,10 +322,17 @@ enum ks_ufr_kind ks_usyms_name(struct ks_usyms *u, uint32_t pid, uint64_t pc, bo
 	}
 	m = p && p->dwfl ? dwfl_addrmodule(p->dwfl, a) : NULL;
 	if (m) {
+		struct mod_shared *s;
+		Dwarf_Addr bias;
 		GElf_Off off;
 		GElf_Sym sym;
 
-		name = dwfl_module_addrinfo(m, a, &off, &sym, NULL, NULL, NULL);
+		/* the file's first process answers: its symbol table is the one read */
+		s = shared_of(u, m, false, &bias);
+		if (s)
+			name = dwfl_module_addrinfo(s->m, a - bias + s->bias, &off, &sym, NULL, NULL, NULL);
+		else
+			name = dwfl_module_addrinfo(m, a, &off, &sym, NULL, NULL, NULL);
 		if (name && *name) {
 			/* a dynamic symbol's version ("@@GLIBC_2.34") is not part of the function's name */
 			const char *at = strchr(name + 1, '@');
@@ -307,44 +363,29 @@ enum ks_ufr_kind ks_usyms_name(struct ks_usyms *u, uint32_t pid, uint64_t pc, bo
 }
 
 /*
- * The compile unit at address @a of module @m, from the DWARF shared by
- * build-id (dw_shared; opened through @m the first time); *@addr its
- * DWARF address.  Modules without a build-id use their own.
+ * The compile unit at address @a of module @m, from its file's shared
+ * DWARF (mod_shared: opened through the first process's module, once);
+ * *@addr its DWARF address.  Modules without a build-id use their own.
  */
 static Dwarf_Die *cu_of(struct ks_usyms *u, Dwfl_Module *m, uint64_t a, Dwarf_Die *mem, Dwarf_Addr *addr)
 {
-	const unsigned char *bits;
-	struct dw_shared *s, **b;
 	Dwarf_Addr bias, dbias;
-	GElf_Addr vaddr;
-	int len = dwfl_module_build_id(m, &bits, &vaddr);
-	uint32_t h = 0;
+	struct mod_shared *s = shared_of(u, m, true, &bias);
 
-	if (len <= 0 || len > (int)sizeof(s->id) || !dwfl_module_getelf(m, &bias)) {
+	if (!s) {
 		Dwarf_Die *cu = dwfl_module_addrdie(m, a, &dbias);
 
 		*addr = a - dbias;
 		return cu;
 	}
-	for (int i = 0; i < len; i++)
-		h = h * 31 + bits[i];
-	b = &u->dw[h % DW_BUCKETS];
-	for (s = *b; s && (s->idlen != len || memcmp(s->id, bits, (size_t)len)); s = s->next)
-		;
-	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (!s)
-			return NULL;
-		memcpy(s->id, bits, (size_t)len);
-		s->idlen = len;
-		s->dw = dwfl_module_getdwarf(m, &dbias);
-		s->off = (int64_t)(dbias - bias);
-		s->next = *b;
-		*b = s;
+	if (!s->dw_tried) {
+		s->dw_tried = true;
+		s->dw = dwfl_module_getdwarf(s->m, &s->dbias);
 	}
 	if (!s->dw)
 		return NULL;
-	*addr = a - bias - (uint64_t)s->off;
+	/* the same place in the first process's copy, then its DWARF bias */
+	*addr = a - bias + s->bias - s->dbias;
 	return dwarf_addrdie(s->dw, *addr, mem);
 }
 
