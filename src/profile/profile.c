@@ -622,9 +622,10 @@ static int size_maps(void *arg)
 	struct ks_profile *skel = ps->skel;
 	uint64_t sbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_STACK_TRACE, 4, KS_PROF_DEPTH * 8, 0);
 	uint64_t cbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_HASH, sizeof(struct ks_prof_key), 8, 0);
-	/* dwarf: room for a quarter second of samples at HZ on every CPU, a power of two; otherwise only the
+	/* dwarf: room for a second of samples at HZ on every CPU (a quarter lost 4-12% of them to a busy
+	 * unwinder: ring_full), a power of two within a quarter of the budget; otherwise only the
 	 * notes of new processes */
-	uint64_t want = o->dwarf ? (uint64_t)sizeof(struct ks_prof_sample) * (o->hz / 4 + 4) * (uint64_t)ps->ncpu : 0;
+	uint64_t want = o->dwarf ? (uint64_t)sizeof(struct ks_prof_sample) * (o->hz + 4) * (uint64_t)ps->ncpu : 0;
 	uint64_t cap = ks_budget_rows(&res->budget, 0.25, 1, 1u << 16, 1u << 30, true), rb_size = 1u << 16;
 
 	/* two halves of the stack maps, an eighth of the budget together; the counts' halves share one map */
