@@ -137,7 +137,7 @@ SAN_DIR := build-san
 SAN_CC ?= $(CLANG)
 san: $(SAN_DIR)/ksight
 
-$(SAN_DIR)/ksight: $(CLI_SRCS) $(CORE_SRCS) $(GEN_SRCS) $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/core/*.h) $(wildcard src/collectors/*.h)
+$(SAN_DIR)/ksight: $(CLI_SRCS) $(CORE_SRCS) $(GEN_SRCS) $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/*/*.h)
 	@mkdir -p $(@D)
 	$(SAN_CC) $(CFLAGS) $(SAN) -o $@ $(CLI_SRCS) $(CORE_SRCS) $(GEN_SRCS) $(LDLIBS)
 
