@@ -50,6 +50,7 @@ struct fl_ctx {
 	struct ks_fl_lost lost_seen;
 	unsigned long long missed_seen;
 	struct ks_budget budget;
+	const struct ks_filter *f; /* for fl_size: the filter the rodata carries */
 	void *vbuf;
 	char hook[48];
 };
@@ -319,10 +320,24 @@ static void set_common(struct fl_ctx *ctx, struct ks_funclat *s, const struct ks
 	s->rodata->ks_filter = *f;
 	s->rodata->nfuncs = ctx->n;
 	s->rodata->percpu = ctx->percpu;
-	if (!ctx->percpu)
-		bpf_map__set_type(s->maps.rows, BPF_MAP_TYPE_ARRAY);
+	/* both ways: ks_budget_fit sizes at several budgets, and a later one may allow per-CPU rows again */
+	bpf_map__set_type(s->maps.rows, ctx->percpu ? BPF_MAP_TYPE_PERCPU_ARRAY : BPF_MAP_TYPE_ARRAY);
 	bpf_map__set_max_entries(s->maps.rows, 2 * ctx->n);
 	bpf_map__set_max_entries(s->maps.starts, FL_STARTS);
+}
+
+/*
+ * ks_budget_fit's sizing step: per-CPU rows while both halves fit in half
+ * the budget at the possible-CPU count, else shared rows with atomics.
+ */
+static int fl_size(void *vctx)
+{
+	struct fl_ctx *ctx = vctx;
+	uint64_t pc = ks_budget_row_bytes(&ctx->budget, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct ks_fl_row), 0);
+
+	ctx->percpu = 2 * (uint64_t)ctx->n * pc <= ctx->budget.limit / 2;
+	set_common(ctx, ctx->skel, ctx->f);
+	return 0;
 }
 
 /* fentry/fexit on kernel function @i: its own object (one target per trampoline program), the maps shared. */
@@ -418,25 +433,20 @@ static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 {
 	struct fl_ctx *ctx = vctx;
 	bool any[3] = { false, false, false };
-	uint64_t pc;
 	int err;
 
 	if (!ctx->n) {
-		p_err("funclat: no function given (in 'ksight run' funclat has no targets: run 'ksight funclat TARGET...')");
+		p_err("funclat: no function given; 'ksight run' and 'ksight serve' take them as --funclat TARGET");
 		return -ECANCELED;
 	}
 	for (int i = 0; i < ctx->n; i++)
 		any[ctx->t[i].kind] = true;
-	ks_budget_init(&ctx->budget, c->max_memory);
-	/* per-CPU rows while both halves fit in half the budget at the possible-CPU count */
-	pc = ks_budget_row_bytes(&ctx->budget, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct ks_fl_row), 0);
-	ctx->percpu = 2 * (uint64_t)ctx->n * pc <= ctx->budget.limit / 2;
-	ctx->fobj = calloc(ctx->n, sizeof(*ctx->fobj));
-	ctx->vbuf = calloc(ctx->percpu ? ks_ncpus() : 1, sizeof(struct ks_fl_row));
+	/* under run and serve, the instance's share of their --max-memory (or, measuring, nothing loaded) */
+	ks_budget_init_for(&ctx->budget, c);
+	ctx->f = f;
 	ctx->skel = ks_funclat__open();
-	if (!ctx->skel || !ctx->vbuf || !ctx->fobj)
-		return ctx->skel ? -ENOMEM : -errno;
-	set_common(ctx, ctx->skel, f);
+	if (!ctx->skel)
+		return -errno;
 	bpf_program__set_autoload(ctx->skel->progs.fl_uentry, any[FL_UPROBE]);
 	bpf_program__set_autoload(ctx->skel->progs.fl_ureturn, any[FL_UPROBE]);
 	bpf_program__set_autoload(ctx->skel->progs.fl_usdt, any[FL_USDT]);
@@ -445,6 +455,13 @@ static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	bpf_program__set_autoload(ctx->skel->progs.fl_kreturn, any[FL_KERNEL] && ks_probe(KS_FEAT_KPROBE)->ok);
 	bpf_program__set_autoload(ctx->skel->progs.fl_fentry, false);
 	bpf_program__set_autoload(ctx->skel->progs.fl_fexit, false);
+	err = ks_budget_fit(&ctx->budget, ctx->skel->obj, fl_size, ctx);
+	if (err)
+		return err;
+	ctx->fobj = calloc(ctx->n, sizeof(*ctx->fobj));
+	ctx->vbuf = calloc(ctx->percpu ? ks_ncpus() : 1, sizeof(struct ks_fl_row));
+	if (!ctx->vbuf || !ctx->fobj)
+		return -ENOMEM;
 	err = ks_budget_check(&ctx->budget, ctx->skel->obj);
 	if (err)
 		return err;

@@ -1,6 +1,7 @@
 /* Collector instances: the phases open -> mark -> one kernel wait -> drain -> close, shared by every driver. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "core/bpfutil.h"
 #include "core/driver.h"
 #include "core/filter.h"
@@ -12,6 +13,8 @@ int ks_instance_init(struct ks_instance *in, const struct ks_collector *col)
 	in->col = col;
 	in->marked = false;
 	in->f = NULL;
+	in->args = NULL;
+	in->nargs = 0;
 	ks_common_init(&in->c);
 	in->ctx = calloc(1, col->ctx_size ? col->ctx_size : 1);
 	if (!in->ctx)
@@ -23,6 +26,62 @@ int ks_instance_init(struct ks_instance *in, const struct ks_collector *col)
 			free(in->ctx);
 			in->ctx = NULL;
 			return err < 0 ? err : -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int ks_instance_configure(struct ks_instance *in)
+{
+	int err = 0;
+
+	for (int i = 0; i < in->nargs && !err; i++)
+		err = in->col->parse_opt ? in->col->parse_opt(in->ctx, KS_OPT_ARG, in->args[i]) : -EINVAL;
+	if (!err && in->col->prepare)
+		err = in->col->prepare(in->ctx, &in->c);
+	return err;
+}
+
+int ks_arglist_add(struct ks_arglist *l, const char *s)
+{
+	const char **v = realloc(l->v, (size_t)(l->n + 1) * sizeof(*v));
+
+	if (!v) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	l->v = v;
+	l->v[l->n++] = s;
+	return 0;
+}
+
+void ks_arglist_free(struct ks_arglist *l)
+{
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+int ks_instances_targets(struct ks_instance *in, int n, const struct ks_arglist *targets, const char *driver)
+{
+	for (int i = 0; i < n; i++) {
+		const char *name = in[i].col->spec.name;
+		int err;
+
+		if (!in[i].col->spec.args)
+			continue;
+		if (!targets->n) {
+			p_err("%s: %s needs its targets: give each as --%s TARGET, e.g. --%s /usr/bin/prog:main", driver,
+			      name, name, name);
+			return -EINVAL;
+		}
+		in[i].args = targets->v;
+		in[i].nargs = targets->n;
+		err = ks_instance_configure(&in[i]);
+		if (err) {
+			if (err != -EINVAL)
+				p_err("%s: %s: cannot resolve the targets: %s", driver, name, strerror(-err));
+			return err;
 		}
 	}
 	return 0;
@@ -60,10 +119,17 @@ int ks_instances_share(struct ks_instance *in, int n, const struct ks_filter *f,
 		in[i].c = c;
 		err = ks_instance_open(&in[i], f);
 		if (err == -EALREADY) {
-			/* a measured open left state behind: start again from the options */
+			const char *const *args = in[i].args;
+			int nargs = in[i].nargs;
+
+			/* a measured open left state behind: start again from the options (and the arguments) */
 			ks_instance_close(&in[i]);
 			err = ks_instance_init(&in[i], col);
 			in[i].c = c;
+			in[i].args = args;
+			in[i].nargs = nargs;
+			if (!err)
+				err = ks_instance_configure(&in[i]);
 		} else if (!err) {
 			err = -EINVAL;
 		}

@@ -13,10 +13,36 @@ struct ks_instance {
 	const struct ks_filter *f; /* the filter it was opened with */
 	bool marked;		 /* mark() ran; drain() owed */
 	struct ks_budget_share share; /* its part of a budget shared with other instances (serve, run) */
+	/* its own arguments (funclat's targets: run's and serve's --funclat), borrowed, replayed after a re-init */
+	const char *const *args;
+	int nargs;
 };
 
 /* Allocates @in's state for @col and applies its defaults; 0 or -ENOMEM / the init error. */
 int ks_instance_init(struct ks_instance *in, const struct ks_collector *col);
+/*
+ * Gives @in its own arguments (in->args, each to parse_opt as KS_OPT_ARG)
+ * and lets a collector with prepare() resolve them with in->c, before
+ * anything is loaded.  0; -EINVAL after a one-line error (bad usage: exit
+ * 2); another negative errno.
+ */
+int ks_instance_configure(struct ks_instance *in);
+/* Borrowed strings in order, from a driver's repeatable option (--funclat TARGET). */
+struct ks_arglist {
+	const char **v;
+	int n;
+};
+/* 0 or -ENOMEM (said). */
+int ks_arglist_add(struct ks_arglist *l, const char *s);
+void ks_arglist_free(struct ks_arglist *l);
+/*
+ * For `run` and `serve`: every instance among @n whose collector takes
+ * arguments (funclat's targets) gets @targets and resolves them
+ * (ks_instance_configure).  0; -EINVAL after a one-line error naming
+ * @driver when one has none or a target is bad (exit 2); another negative
+ * errno, said (exit 1).
+ */
+int ks_instances_targets(struct ks_instance *in, int n, const struct ks_arglist *targets, const char *driver);
 /* Loads and attaches with @in->c and @f; 0 or negative errno (the caller says why). */
 int ks_instance_open(struct ks_instance *in, const struct ks_filter *f);
 /*

@@ -6,6 +6,7 @@
 #include "core/collector.h"
 #include "core/driver.h"
 #include "core/filter.h"
+#include "core/instance.h"
 #include "core/log.h"
 #include "core/parse.h"
 
@@ -114,17 +115,20 @@ int ks_collector_run(const struct ks_collector *col, int argc, char **argv)
 	return ret;
 }
 
-enum { OPT_COLLECTORS = 300 };
+enum { OPT_COLLECTORS = 300, OPT_FUNCLAT };
 
 static const struct ks_optdef run_opts[] = {
 	{ "collectors", OPT_COLLECTORS, "LIST", "the collectors to run, e.g. syscalls,runqlat,biolat (or as arguments)" },
+	{ "funclat", OPT_FUNCLAT, "TARGET", "add funclat timing TARGET, as 'ksight funclat' takes it (repeatable)" },
 	{ 0 },
 };
 
 static const struct ks_cmd_spec run_spec = {
 	.name = "run",
 	.summary = "Run several collectors in one process, each with its defaults plus the shared options;\n"
-		   "one report per collector per interval (JSON: one document each).  --max-memory is the\n"
+		   "one report per collector per interval (JSON: one document each).  --funclat TARGET adds\n"
+		   "funclat with that target (BINARY:FUNCTION, a glob, BINARY:PROVIDER:PROBE or a kernel\n"
+		   "FUNCTION, as 'ksight funclat' takes it; repeat it for more).  --max-memory is the\n"
 		   "whole process's: each collector gets what its smallest maps need, the rest in proportion\n"
 		   "to what it would take alone (-v shows each one's share).",
 	.args = "COLLECTOR[,COLLECTOR...]...",
@@ -136,6 +140,7 @@ static const struct ks_cmd_spec run_spec = {
 struct run_list {
 	const struct ks_collector *cols[16];
 	int n;
+	struct ks_arglist fl; /* --funclat */
 };
 
 /* Adds each name of the comma-separated @arg; -EINVAL after a one-line error. */
@@ -175,12 +180,26 @@ static int add_names(struct run_list *l, const char *arg)
 
 static int run_opt(void *ctx, int id, const char *arg)
 {
-	return id == OPT_COLLECTORS ? add_names(ctx, arg) : -EINVAL;
+	struct run_list *l = ctx;
+
+	if (id == OPT_FUNCLAT)
+		return ks_arglist_add(&l->fl, arg);
+	return id == OPT_COLLECTORS ? add_names(l, arg) : -EINVAL;
 }
 
-int ks_multi_run(int argc, char **argv)
+/* Adds funclat when --funclat named targets and the list did not name it. */
+static int add_funclat(struct run_list *l)
 {
-	struct run_list l = { .n = 0 };
+	const struct ks_collector *fl = ks_collector_find("funclat");
+
+	for (int i = 0; i < l->n; i++)
+		if (l->cols[i] == fl)
+			return 0;
+	return add_names(l, "funclat");
+}
+
+static int multi_run(struct run_list *l, int argc, char **argv)
+{
 	struct ks_instance in[16];
 	struct ks_common c;
 	struct ks_filter f;
@@ -189,31 +208,39 @@ int ks_multi_run(int argc, char **argv)
 	ks_common_init(&c);
 	/* options may follow the collector names: parse again from each name, which stands in for argv[0] */
 	for (int base = 0; base < argc;) {
-		idx = ks_opts_parse(&run_spec, argc - base, argv + base, &c, run_opt, &l);
+		idx = ks_opts_parse(&run_spec, argc - base, argv + base, &c, run_opt, l);
 		if (idx == KS_OPTS_HELP)
 			return 0;
 		if (idx < 0)
 			return 2;
 		base += idx;
-		if (base < argc && add_names(&l, argv[base]))
+		if (base < argc && add_names(l, argv[base]))
 			return 2;
 	}
-	if (!l.n) {
+	if (l->fl.n && add_funclat(l))
+		return 2;
+	if (!l->n) {
 		p_err("run: no collector given; e.g. 'ksight run syscalls,runqlat'");
 		return 2;
 	}
 	if (ks_filter_build(&c, &f))
 		return 2;
-	for (; n < l.n; n++) {
-		int err = ks_instance_init(&in[n], l.cols[n]);
+	for (; n < l->n; n++) {
+		int err = ks_instance_init(&in[n], l->cols[n]);
 
 		if (err) {
-			p_err("%s: cannot set up: %s", l.cols[n]->spec.name, strerror(-err));
+			p_err("%s: cannot set up: %s", l->cols[n]->spec.name, strerror(-err));
 			ret = 1;
 			goto out;
 		}
 		/* the shared options; everything else stays at the collector's default */
 		in[n].c = c;
+	}
+	/* funclat's targets resolved before anything loads: a bad one is bad usage, nothing attached */
+	ret = ks_instances_targets(in, n, &l->fl, "run");
+	if (ret) {
+		ret = ret == -EINVAL ? 2 : 1;
+		goto out;
 	}
 	if (n > 1) {
 		int err = ks_instances_share(in, n, &f, c.max_memory, NULL);
@@ -227,5 +254,14 @@ int ks_multi_run(int argc, char **argv)
 out:
 	for (int i = 0; i < n; i++)
 		ks_instance_close(&in[i]);
+	return ret;
+}
+
+int ks_multi_run(int argc, char **argv)
+{
+	struct run_list l = { .n = 0 };
+	int ret = multi_run(&l, argc, argv);
+
+	ks_arglist_free(&l.fl);
 	return ret;
 }

@@ -118,6 +118,7 @@ static const char *count_noun(const char *collector)
 	static const char *const nouns[][2] = {
 		{ "syscalls", "calls" }, { "biolat", "requests" }, { "runqlat", "waits" },
 		{ "offcpu", "blocks" },	 { "tcp", "events" },	   { "mem", "events" },
+		{ "funclat", "calls" },
 	};
 
 	for (size_t i = 0; i < sizeof(nouns) / sizeof(nouns[0]); i++)

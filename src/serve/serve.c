@@ -104,7 +104,7 @@ struct prof_job {
 
 enum {
 	OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG, OPT_DROP_CAPS, OPT_BY, OPT_PODS_DIR, OPT_PIN,
-	OPT_NO_PPROF
+	OPT_NO_PPROF, OPT_FUNCLAT
 };
 
 static const struct ks_optdef serve_opts[] = {
@@ -112,6 +112,7 @@ static const struct ks_optdef serve_opts[] = {
 	{ "listen", OPT_LISTEN, "ADDR:PORT", "address to serve on (default " DEFAULT_LISTEN "; port 0 picks one)" },
 	{ "max-series", OPT_MAX_SERIES, "N", "rows kept per collector (default 1000); new ones fold into \"other\"" },
 	{ "web.config.file", OPT_WEB_CONFIG, "FILE", "TLS and basic auth, in the Prometheus exporter-toolkit format" },
+	{ "funclat", OPT_FUNCLAT, "TARGET", "add funclat timing TARGET, as 'ksight funclat' takes it (repeatable; not with --pin)" },
 	{ "by", OPT_BY, "COLLECTOR=KEY", "key one collector by KEY, e.g. syscalls=cgroup,syscall (repeatable)" },
 	{ "pods-dir", OPT_PODS_DIR, "DIR", "kubelet's pod log tree for pod, namespace, container labels (default /var/log/pods)" },
 	{ "drop-caps", OPT_DROP_CAPS, NULL, "drop every capability once the programs are attached and the port is bound" },
@@ -128,7 +129,9 @@ static const struct ks_cmd_spec serve_spec = {
 		   "pprof).  -i sets the drain period (default 1 s).  --max-memory is the whole process's:\n"
 		   "each collector, and the profiler /debug/pprof/profile loads (unless --no-pprof), gets what\n"
 		   "its smallest maps need, the rest in proportion to what it would take alone; the profiler's\n"
-		   "part is kept for it while the collectors run (-v shows every share).",
+		   "part is kept for it while the collectors run (-v shows every share).  --funclat TARGET\n"
+		   "(repeatable) adds funclat, its targets resolved once at start: SIGHUP reloads only\n"
+		   "--web.config.file, and --pin refuses funclat (its probes are not pinned).",
 	.common = KS_O_DURATION | KS_O_INTERVAL | KS_O_FILTERS | KS_O_MEMORY,
 	.opts = serve_opts,
 };
@@ -141,6 +144,7 @@ struct serve_args {
 	const char *pin;
 	int nby;
 	const char *by[MAX_COLS]; /* "collector=key" */
+	struct ks_arglist fl;	  /* --funclat */
 };
 
 static int serve_opt(void *ctx, int id, const char *arg)
@@ -155,6 +159,7 @@ static int serve_opt(void *ctx, int id, const char *arg)
 	case OPT_NO_PPROF: a->no_pprof = true; return 0;
 	case OPT_PODS_DIR: a->pods_dir = arg; return 0;
 	case OPT_PIN: a->pin = arg; return 0;
+	case OPT_FUNCLAT: return ks_arglist_add(&a->fl, arg);
 	case OPT_BY:
 		if (!strchr(arg, '=') || a->nby == MAX_COLS) {
 			p_err("serve: --by '%s': expected COLLECTOR=KEY, e.g. syscalls=cgroup,syscall", KS_ESC(arg));
@@ -222,6 +227,21 @@ static int add_collectors(struct serve_state *st, const char *list)
 	}
 	free(dup);
 	return err;
+}
+
+/* Whether funclat is among the collectors. */
+static bool has_funclat(const struct serve_state *st)
+{
+	for (int i = 0; i < st->n; i++)
+		if (st->in[i].col == ks_collector_find("funclat"))
+			return true;
+	return false;
+}
+
+/* --funclat adds funclat to the collectors (the default ones, or --collectors) when they do not name it. */
+static int add_funclat(struct serve_state *st)
+{
+	return has_funclat(st) ? 0 : add_collectors(st, "funclat");
 }
 
 static double mono_now(void)
@@ -943,8 +963,19 @@ int ks_serve_main(int argc, char **argv)
 		ret = 0;
 		goto out;
 	}
-	if (err || ks_filter_build(&c, &f) || parse_listen(a.listen, &ss, &sslen) || add_collectors(st, a.collectors))
+	if (err || ks_filter_build(&c, &f) || parse_listen(a.listen, &ss, &sslen) || add_collectors(st, a.collectors) ||
+	    (a.fl.n && add_funclat(st)))
 		goto out;
+	if (a.pin && has_funclat(st)) {
+		/*
+		 * funclat's uprobes and kprobes are links of its own, per target,
+		 * outside the loader's pinning: a restarted serve could adopt
+		 * neither them nor their counts, so it is refused, not half kept.
+		 */
+		p_err("serve: --pin cannot keep funclat (its per-target probes are not pinned); serve funclat from a serve "
+		      "without --pin");
+		goto out;
+	}
 	if (a.web && ks_web_config_load(&st->web, a.web))
 		goto out;
 	if (a.pin && a.drop_caps) {
@@ -1011,6 +1042,12 @@ int ks_serve_main(int argc, char **argv)
 				goto out;
 			}
 		}
+	}
+	/* funclat's targets resolved before anything loads: a bad one is bad usage, nothing attached */
+	err = ks_instances_targets(st->in, st->n, &a.fl, "serve");
+	if (err) {
+		ret = err == -EINVAL ? 2 : 1;
+		goto out;
 	}
 	/* signals are taken by sigtimedwait in this thread only: block them before any thread starts */
 	sigemptyset(&sigs);
@@ -1152,6 +1189,7 @@ out:
 		close(pin_lock);
 	ks_pin_scope(NULL);
 	ks_web_config_free(&st->web);
+	ks_arglist_free(&a.fl);
 	pthread_rwlock_destroy(&st->lock);
 	pthread_mutex_destroy(&st->web_lock);
 	free(st);

@@ -153,7 +153,9 @@ bad "no kernel function matches" 'ksight_no_such_kernel_fn*'
 "$KSIGHT" funclat "$W:fl_sleep" nosuchlib:foo -d 1 2>/dev/null
 t_eq "bad input: a bad target beside a good one: exit 2" "2" "$?"
 "$KSIGHT" run funclat -d 1 >/dev/null 2>"$T_TMP/run.err"
-t_eq "run funclat (no targets there): exit 1, one line" "1 1" "$? $(wc -l <"$T_TMP/run.err")"
+# run and serve take funclat's targets as --funclat TARGET (test_run.sh, test_serve.sh): without one, bad usage
+t_eq "run funclat without --funclat: exit 2, one line naming --funclat" "2 1 1" \
+	"$? $(wc -l <"$T_TMP/run.err") $(grep -c -- '--funclat TARGET' "$T_TMP/run.err")"
 sleep 0.5
 t_eq "no leaked programs" "" "$(t_unheld_progs "$START_ID" '^fl_' | tr '\n' ' ')"
 exit $T_FAILED

@@ -213,6 +213,10 @@ if grep -q 'error:' "$T_TMP/funclat.err"; then
 	fl_run +bpf,+perfmon,+sys_admin
 	t_eq "funclat with +sys_admin: 20 calls of fl_sleep, 20 USDT ticks" "20 20" "$FL_COUNTS"
 	[ "$FL_COUNTS" = "20 20" ] || sed 's/^/#   funclat: /' "$T_TMP/funclat.err" "$T_TMP/fl_calls.out"
+	# the same in run (--funclat): the same one line, a runtime failure (1), not bad usage
+	as_user +bpf,+perfmon "$K" run syscalls --funclat "$PRIV_DIR/fl_calls:fl_sleep" -d 1 >/dev/null 2>"$T_TMP/runfl.err"
+	t_eq "run --funclat with +bpf,+perfmon: exit 1" 1 "$?"
+	one_line_error "run --funclat with +bpf,+perfmon" "$T_TMP/runfl.err" "uprobe.*CAP_SYS_ADMIN"
 else
 	t_eq "funclat with +bpf,+perfmon: 20 calls of fl_sleep, 20 USDT ticks" "20 20" "$FL_COUNTS"
 fi

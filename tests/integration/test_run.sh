@@ -59,5 +59,36 @@ t_eq "run: no collector exits 2" 2 "$?"
 "$KSIGHT" run syscalls,syscalls -d 0.1 >/dev/null 2>"$T_TMP/b.err"
 t_eq "run: a collector twice exits 2" 2 "$?"
 
+# funclat: its targets by --funclat, its report beside syscalls' with exactly the N calls the
+# workload makes after SIGUSR1 (and syscalls sees their N nanosleeps)
+FW=$WORKLOADS/fl_calls
+FN=200
+if g_start "$T_TMP/fl" "$FW" $FN 200 && k_start run syscalls --funclat "$FW:fl_sleep" -p "$G_PID" -j; then
+	kill -USR1 "$G_PID"
+	t_wait_for "$G_FILE" "^done"
+	kill -USR1 "$G_PID"
+	wait "$G_PID"
+	wait "$K_PID"
+	t_eq "run --funclat: ends with the -p process, exit 0" 0 "$?"
+	t_eq "run --funclat: one report each, funclat added" "funclat syscalls" \
+		"$(jq -r .collector "$K_OUT" | sort | tr '\n' ' ' | sed 's/ $//')"
+	t_eq "run --funclat: exactly $FN fl_sleep calls, each timed" "$FN $FN" \
+		"$(jq -r 'select(.collector == "funclat") | .rows[] | select(.function == "fl_sleep") | "\(.count) \(.latency_ns.count)"' "$K_OUT")"
+	t_eq "run --funclat: syscalls' report has the $FN nanosleeps" "$FN" \
+		"$(jq -r 'select(.collector == "syscalls") | (.rows[] | select(.syscall == "clock_nanosleep") | .count) // 0' "$K_OUT")"
+	t_eq "run --funclat: a tracing line each" 2 "$(grep -c '^ksight: tracing' "$K_ERR")"
+else
+	t_fail "run --funclat" "did not start: $(cat "$K_ERR" 2>/dev/null)"
+	kill "$G_PID" 2>/dev/null
+fi
+# its bad input: one line, exit 2, nothing loaded (t_no_leaks below)
+"$KSIGHT" run syscalls --funclat "$FW:no_such_function" -d 0.1 >/dev/null 2>"$T_TMP/b.err"
+t_eq "run --funclat: a target matching nothing exits 2" 2 "$?"
+t_eq "run --funclat: ... with one error line naming it" "1 1" \
+	"$(wc -l <"$T_TMP/b.err") $(grep -c "^ksight: error: funclat: no function matches 'no_such_function' in " "$T_TMP/b.err")"
+"$KSIGHT" run syscalls,funclat -d 0.1 >/dev/null 2>"$T_TMP/b.err"
+t_eq "run: funclat without --funclat exits 2" 2 "$?"
+t_eq "run: funclat without --funclat, one error line" 1 "$(wc -l <"$T_TMP/b.err")"
+
 t_no_leaks "run: no BPF objects left" "$before"
 exit $T_FAILED

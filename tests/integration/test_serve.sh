@@ -189,5 +189,64 @@ kill -TERM "$S_PID"
 wait "$S_PID"
 t_eq "--drop-caps: SIGTERM detaches, exit 0" 0 $?
 S_PID=
+# funclat: --funclat adds it to --collectors; /metrics has exactly the N calls of fl_sleep
+# (drained every 0.2 s while the calls run, polled with a deadline), the counter never goes
+# down between scrapes, promtool is clean, and funclat's maps are in the --max-memory split
+FW=$WORKLOADS/fl_calls
+FN=200
+g_start "$T_TMP/fl" "$FW" $FN 5000
+G_PID_FL=$G_PID
+T_CLEANUP="kill -KILL $G_PID_FL 2>/dev/null; $T_CLEANUP"
+"$KSIGHT" serve -v --collectors syscalls --funclat "$FW:fl_sleep" -p "$G_PID" -i 0.2 --no-pprof \
+	--listen 127.0.0.1:0 2>"$T_TMP/fl.err" &
+S_PID=$!
+if t_wait_for "$T_TMP/fl.err" "listening on"; then
+	FURL=$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$T_TMP/fl.err")
+	t_ok "serve --funclat: serves funclat (hook uprobe) beside syscalls" \
+		sh -c "grep -q '^ksight: serving funclat (hook uprobe)' '$T_TMP/fl.err' && grep -q '^ksight: serving syscalls' '$T_TMP/fl.err'"
+	t_ok "serve --funclat: funclat's maps sized from its share of --max-memory" \
+		grep -q '^ksight: funclat maps at .*its share of --max-memory' "$T_TMP/fl.err"
+	kill -USR1 "$G_PID"
+	fsel='function="fl_sleep",module="fl_calls"'
+	got= prev=0 down= seen=0
+	fend=$(($(date +%s) + 30))
+	while [ "$(date +%s)" -lt $fend ]; do
+		got=$(curl -s --max-time 2 "$FURL" | sed -n "s/^ksight_funclat_calls_total{$fsel} //p")
+		if [ -n "$got" ]; then
+			[ "$got" -lt "$prev" ] && down="$prev -> $got"
+			[ "$got" != "$prev" ] && seen=$((seen + 1))
+			prev=$got
+		fi
+		[ "$got" = $FN ] && break
+		sleep 0.05
+	done
+	t_eq "serve --funclat: exactly $FN fl_sleep calls" $FN "$got"
+	t_eq "serve --funclat: the calls counter never went down ($seen values seen)" "" "$down"
+	t_wait_for "$G_FILE" "^done"
+	sleep 0.5 # two more drains: nothing more, nothing less
+	curl -s "$FURL" >"$T_TMP/fm.txt"
+	t_eq "serve --funclat: still $FN after the calls, each timed" "$FN $FN" \
+		"$(sed -n "s/^ksight_funclat_calls_total{$fsel} //p" "$T_TMP/fm.txt") $(sed -n "s/^ksight_funclat_latency_seconds_count{$fsel} //p" "$T_TMP/fm.txt")"
+	t_ok "serve --funclat: time counter and map bytes exported" \
+		sh -c "grep -q '^ksight_funclat_time_seconds_total{$fsel} ' '$T_TMP/fm.txt' && grep -q '^ksight_map_bytes{collector=\"funclat\"' '$T_TMP/fm.txt'"
+	promtool check metrics <"$T_TMP/fm.txt" >"$T_TMP/fpromtool.out" 2>&1
+	t_eq "serve --funclat: promtool check metrics clean" "0 " "$? $(cat "$T_TMP/fpromtool.out")"
+else
+	t_fail "serve --funclat starts" "$(cat "$T_TMP/fl.err")"
+fi
+kill -USR1 "$G_PID" 2>/dev/null
+wait "$G_PID" 2>/dev/null
+kill -TERM "$S_PID"
+wait "$S_PID"
+t_eq "serve --funclat: SIGTERM detaches, exit 0" 0 $?
+S_PID=
+# bad input: one line, exit 2, nothing attached
+"$KSIGHT" serve --funclat "$FW:no_such_function" --listen 127.0.0.1:0 -d 1 >/dev/null 2>"$T_TMP/fb.err"
+t_eq "serve --funclat: a target matching nothing exits 2 with one line" "2 1" "$? $(wc -l <"$T_TMP/fb.err")"
+"$KSIGHT" serve --collectors syscalls,funclat --listen 127.0.0.1:0 -d 1 >/dev/null 2>"$T_TMP/fb.err"
+t_eq "serve: funclat without --funclat exits 2 with one line" "2 1" "$? $(wc -l <"$T_TMP/fb.err")"
+"$KSIGHT" serve --funclat "$FW:fl_sleep" --pin "$T_TMP/nopin" --listen 127.0.0.1:0 -d 1 >/dev/null 2>"$T_TMP/fb.err"
+t_eq "serve --funclat --pin: refused, exit 2" "2 1" "$? $(grep -c 'pin cannot keep funclat' "$T_TMP/fb.err")"
+
 t_no_leaks "serve: nothing left attached" "$before"
 exit $T_FAILED

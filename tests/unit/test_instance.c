@@ -111,3 +111,82 @@ TEST(collect_error_is_per_instance)
 	ks_report_free(&r);
 	ks_instance_close(&in);
 }
+
+/* A collector with targets, as funclat: counts the arguments parse_opt saw, refuses "bad" in prepare. */
+struct targ_ctx {
+	int nargs, prepared;
+	bool measured; /* the measured open ran on this context */
+};
+
+static int t_parse(void *vctx, int id, const char *arg)
+{
+	struct targ_ctx *ctx = vctx;
+
+	if (id != KS_OPT_ARG)
+		return -EINVAL;
+	ctx->nargs++;
+	return strcmp(arg, "bad") ? 0 : -EINVAL;
+}
+
+static int t_prepare(void *vctx, const struct ks_common *c)
+{
+	(void)c;
+	((struct targ_ctx *)vctx)->prepared++;
+	return 0;
+}
+
+static int t_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
+{
+	struct targ_ctx *ctx = vctx;
+
+	(void)f;
+	if (c->share && c->share->measure) {
+		c->share->min = c->share->wish = 1 << 20;
+		ctx->measured = true;
+		return -EALREADY;
+	}
+	/* opened for real only with its targets */
+	return ctx->nargs == 2 && ctx->prepared == 1 ? 0 : -EINVAL;
+}
+
+static const struct ks_collector targeted = {
+	.spec = { .name = "targeted", .args = "TARGET..." }, .ctx_size = sizeof(struct targ_ctx),
+	.parse_opt = t_parse, .prepare = t_prepare, .open = t_open, .collect = f_collect,
+};
+
+TEST(targets_go_to_the_collector_that_takes_them)
+{
+	const char *two[] = { "a:f", "b:g" }, *bad[] = { "bad" };
+	struct ks_arglist none = { 0 }, l = { (const char **)two, 2 }, lb = { (const char **)bad, 1 };
+	struct ks_instance in[2];
+
+	ASSERT_EQ_INT(ks_instance_init(&in[0], &legacy), 0);
+	ASSERT_EQ_INT(ks_instance_init(&in[1], &targeted), 0);
+	/* named without targets: bad usage */
+	EXPECT_EQ_INT(ks_instances_targets(in, 2, &none, "run"), -EINVAL);
+	EXPECT_EQ_INT(ks_instances_targets(in, 2, &l, "run"), 0);
+	EXPECT_EQ_INT(((struct targ_ctx *)in[1].ctx)->nargs, 2);
+	EXPECT_EQ_INT(((struct targ_ctx *)in[1].ctx)->prepared, 1);
+	/* a shared budget measures with one open, re-initialises, and the targets are given again */
+	EXPECT_EQ_INT(ks_instances_share(&in[1], 1, NULL, 64ull << 20, NULL), 0);
+	EXPECT_TRUE(!((struct targ_ctx *)in[1].ctx)->measured);
+	EXPECT_EQ_INT(((struct targ_ctx *)in[1].ctx)->nargs, 2);
+	EXPECT_EQ_INT(ks_instance_open(&in[1], NULL), 0);
+	ks_instance_close(&in[1]);
+	/* a target the collector refuses: its error, nothing opened */
+	ASSERT_EQ_INT(ks_instance_init(&in[1], &targeted), 0);
+	EXPECT_EQ_INT(ks_instances_targets(in, 2, &lb, "serve"), -EINVAL);
+	ks_instance_close(&in[0]);
+	ks_instance_close(&in[1]);
+}
+
+TEST(arglist_grows)
+{
+	struct ks_arglist l = { 0 };
+
+	for (int i = 0; i < 40; i++)
+		ASSERT_EQ_INT(ks_arglist_add(&l, "x"), 0);
+	EXPECT_EQ_INT(l.n, 40);
+	ks_arglist_free(&l);
+	EXPECT_EQ_INT(l.n, 0);
+}

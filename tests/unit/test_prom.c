@@ -1,5 +1,6 @@
 /* Unit tests of the exporter's encoders on fixed reports: Prometheus text, OpenMetrics, protobuf with native histograms, negotiation. */
 #include "test.h"
+#include "core/collector.h"
 #include "serve/prom.h"
 
 static const struct ks_column cols[] = {
@@ -79,6 +80,39 @@ TEST(text_names_units_help)
 			      "ksight_syscalls_latency_seconds_count{syscall=\"read\"} 6\n"));
 	EXPECT_TRUE(strstr(t, "# HELP ksight_syscalls_latency_seconds call latency\n"));
 	EXPECT_TRUE(!strstr(t, "# EOF"));
+	free(t);
+	prom_set_free(&set);
+	ks_report_free(&r);
+}
+
+/* funclat through the same schema path: calls (not "events"), time and latency in seconds, its two key labels. */
+TEST(funclat_names)
+{
+	const struct ks_schema *fs = ks_collector_find("funclat")->schema;
+	struct prom_set set = { 0 };
+	struct ks_report r;
+	struct ks_row *w;
+	char *t;
+
+	ks_report_init(&r, "funclat", "uprobe");
+	r.schema = fs;
+	r.hist_name = fs->hist_name;
+	r.hist_unit = fs->hist_unit;
+	w = ks_report_add_row(&r);
+	ks_row_key_str(w, "function", "fl_sleep");
+	ks_row_key_str(w, "module", "fl_calls");
+	ks_row_col(w, &fs->cols[0], 200);
+	ks_row_col(w, &fs->cols[1], 400000000);
+	w->hist = calloc(1, sizeof(*w->hist));
+	for (int i = 0; i < 200; i++)
+		ks_hist_record(w->hist, 2000000);
+	ASSERT_EQ_INT(prom_add_report(&set, &r), 0);
+	t = render(PROM_FMT_TEXT, &set, NULL);
+	EXPECT_TRUE(strstr(t, "# TYPE ksight_funclat_calls_total counter\n"
+			      "ksight_funclat_calls_total{function=\"fl_sleep\",module=\"fl_calls\"} 200\n"));
+	EXPECT_TRUE(strstr(t, "ksight_funclat_time_seconds_total{function=\"fl_sleep\",module=\"fl_calls\"} 0.4\n"));
+	EXPECT_TRUE(strstr(t, "# TYPE ksight_funclat_latency_seconds histogram\n"));
+	EXPECT_TRUE(strstr(t, "ksight_funclat_latency_seconds_count{function=\"fl_sleep\",module=\"fl_calls\"} 200\n"));
 	free(t);
 	prom_set_free(&set);
 	ks_report_free(&r);
