@@ -105,26 +105,34 @@ static __always_inline bool ks_filter_pass(__u64 pid_tgid)
  * before, -EBUSY on the same re-entry ("bpf: Avoid hashtab deadlock with
  * map_locked").  The entry is then neither stored nor removed: the event
  * it stood for must be counted as lost, not dropped in silence.
+ * An int: before 6.4 (d7ba4cc900bf "bpf: return long from bpf_map_ops
+ * funcs") the verifier calls the map's int-returning update or delete
+ * directly, and an error reaches the program zero-extended (-EEXIST as
+ * 0xffffffef), so only the low 32 bits are the errno.
  */
-static __always_inline bool ks_map_failed(long err)
+static __always_inline bool ks_map_failed(int err)
 {
 	return err && err != -KS_E2BIG && err != -KS_ENOMEM && err != -KS_EEXIST && err != -KS_ENOENT;
 }
 
-/* bpf_map_update_elem, counting in *@failed a failure that is not a full map or a key test (ks_map_failed). */
+/*
+ * bpf_map_update_elem, counting in *@failed a failure that is not a full
+ * map or a key test (ks_map_failed); the error sign-extended from its low
+ * 32 bits, so that callers can compare it with -KS_EEXIST on any kernel.
+ */
 static __always_inline long ks_map_update(void *map, const void *key, const void *value, __u64 flags, __u64 *failed)
 {
-	long err = bpf_map_update_elem(map, key, value, flags);
+	int err = (int)bpf_map_update_elem(map, key, value, flags);
 
 	if (ks_map_failed(err))
 		__sync_fetch_and_add(failed, 1);
 	return err;
 }
 
-/* bpf_map_delete_elem, counting in *@failed a failure other than a missing key: the entry stays. */
+/* bpf_map_delete_elem, counting in *@failed a failure other than a missing key: the entry stays.  Error as ks_map_update's. */
 static __always_inline long ks_map_delete(void *map, const void *key, __u64 *failed)
 {
-	long err = bpf_map_delete_elem(map, key);
+	int err = (int)bpf_map_delete_elem(map, key);
 
 	if (ks_map_failed(err))
 		__sync_fetch_and_add(failed, 1);
