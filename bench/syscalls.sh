@@ -21,7 +21,8 @@
 # for other users' syscall tracers to go before a pair (120), KSIGHT (./ksight),
 # STATS_ROUNDS (rounds of the bpf_stats pass, 3; 0: none), OUT (build/bench/syscalls.json),
 # VARIANTS ("NAME=PATH ...": other ksight builds, measured in the same run as
-# the tools ksight@NAME and ksight_L@NAME, e.g. to try a change to the BPF side).
+# the tools ksight@NAME, ksight_L@NAME and ksight_pid@NAME, e.g. to try a change to the BPF side;
+# ksight_pid, not in the default TOOLS, is syscalls --by pid).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
@@ -95,6 +96,8 @@ tool_def() {
 		DESC="ksight syscalls (counts, errors, latency histogram) [$k]" ;;
 	ksight_L) CMD=("$k" syscalls -L -j -n 0); READY=tracing; SEEN=ksight
 		DESC="ksight syscalls -L (count only) [$k]" ;;
+	ksight_pid) CMD=("$k" syscalls --by pid -j -n 0); READY=tracing
+		DESC="ksight syscalls --by pid (a hash row per process: ks_map_lookup_or_init's hit path) [$k]" ;;
 	syscount_L) CMD=("$SYSCOUNT" -L -T 512); READY=Tracing; READY_ON=out; SEEN=syscount
 		DESC="libbpf-tools syscount -L (counts and latency)" ;;
 	syscount) CMD=("$SYSCOUNT" -T 512); READY=Tracing; READY_ON=out; SEEN=syscount

@@ -270,10 +270,12 @@ static __always_inline struct ks_bl_dev *dev_of(__u32 dev)
 static __always_inline __s64 *depth_of(__u32 dev, struct ks_bl_dev *d)
 {
 	static const __s64 zero;
+	enum ks_init_miss miss = 0;
 
 	if (d)
 		return &d->n;
-	return ks_map_lookup_or_init(&depths, &dev, &zero, NULL);
+	/* refused: this request's step of the depth is missed, and the depth drifts by one */
+	return ks_map_lookup_or_init(&depths, &dev, &zero, NULL, &miss, &counts.update_failed);
 }
 
 static __always_inline void depth_dec(__u32 dev, struct ks_bl_dev *d)
@@ -304,6 +306,7 @@ static __always_inline struct ks_bl_stat *row_of(const struct ks_bl_rkey *k, con
 						  const struct ks_bl_dev *d)
 {
 	struct ks_row_key key = { .gen = ks_gen & 1 };
+	enum ks_init_miss miss = 0;
 	struct ks_bl_stat *s;
 	bool created = false;
 
@@ -328,10 +331,11 @@ static __always_inline struct ks_bl_stat *row_of(const struct ks_bl_rkey *k, con
 		key.cgroup = k->dev;
 	else if (by_mode == KS_BL_BY_COMM_OP)
 		key.id = k->op;
-	s = ks_map_lookup_or_init(SHARED_ROWS ? (void *)&trows : (void *)&rows, &key, &zero_stat, &created);
-	if (!s)
+	s = ks_map_lookup_or_init(SHARED_ROWS ? (void *)&trows : (void *)&rows, &key, &zero_stat, &created, &miss,
+				  &counts.update_failed);
+	if (!s && miss == KS_INIT_FULL)
 		__sync_fetch_and_add(&counts.map_full, 1);
-	else if (created && BY_TGID)
+	else if (created && BY_TGID) /* a name cache: a refusal loses no count (see KS_PID_COMM_MAP) */
 		bpf_map_update_elem(&pid_comm, &key.id, r->comm, BPF_ANY);
 	return s;
 }

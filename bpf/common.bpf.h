@@ -78,7 +78,10 @@ static __always_inline bool ks_filter_pass(__u64 pid_tgid)
 /*
  * Command name of each process seen in pid mode, written when its row is
  * made (see ks_pid_comm_peek); LRU, since rows are kept from one interval
- * to the next.  Sized by the loader.
+ * to the next.  Sized by the loader.  A write the map's lock refuses is
+ * not counted as a loss: the name is a cache (user space names a live
+ * process from /proc), and only a process gone before the report loses
+ * its name ("?"), never a count.
  */
 #define KS_PID_COMM_MAP(name)                                  \
 	struct {                                               \
@@ -105,46 +108,76 @@ static __always_inline bool ks_filter_pass(__u64 pid_tgid)
  * before, -EBUSY on the same re-entry ("bpf: Avoid hashtab deadlock with
  * map_locked").  The entry is then neither stored nor removed: the event
  * it stood for must be counted as lost, not dropped in silence.
+ * An int: before 6.4 (d7ba4cc900bf "bpf: return long from bpf_map_ops
+ * funcs") the verifier calls the map's int-returning update or delete
+ * directly, and an error reaches the program zero-extended (-EEXIST as
+ * 0xffffffef), so only the low 32 bits are the errno.
  */
-static __always_inline bool ks_map_failed(long err)
+static __always_inline bool ks_map_failed(int err)
 {
 	return err && err != -KS_E2BIG && err != -KS_ENOMEM && err != -KS_EEXIST && err != -KS_ENOENT;
 }
 
-/* bpf_map_update_elem, counting in *@failed a failure that is not a full map or a key test (ks_map_failed). */
+/*
+ * bpf_map_update_elem, counting in *@failed a failure that is not a full
+ * map or a key test (ks_map_failed); the error sign-extended from its low
+ * 32 bits, so that callers can compare it with -KS_EEXIST on any kernel.
+ */
 static __always_inline long ks_map_update(void *map, const void *key, const void *value, __u64 flags, __u64 *failed)
 {
-	long err = bpf_map_update_elem(map, key, value, flags);
+	int err = (int)bpf_map_update_elem(map, key, value, flags);
 
 	if (ks_map_failed(err))
 		__sync_fetch_and_add(failed, 1);
 	return err;
 }
 
-/* bpf_map_delete_elem, counting in *@failed a failure other than a missing key: the entry stays. */
+/* bpf_map_delete_elem, counting in *@failed a failure other than a missing key: the entry stays.  Error as ks_map_update's. */
 static __always_inline long ks_map_delete(void *map, const void *key, __u64 *failed)
 {
-	long err = bpf_map_delete_elem(map, key);
+	int err = (int)bpf_map_delete_elem(map, key);
 
 	if (ks_map_failed(err))
 		__sync_fetch_and_add(failed, 1);
 	return err;
 }
+
+/* What ks_map_lookup_or_init did when it returned NULL: the caller counts a full map its own way. */
+enum ks_init_miss {
+	KS_INIT_FULL = 1, /* no room (or an LRU map evicted the entry at once) */
+	KS_INIT_FAILED,	  /* the bucket lock refused the insert (ks_map_failed): counted in *@failed */
+};
 
 /*
  * The value of @key in the hash @map, created from @init when absent;
  * *@created (may be NULL) tells whether this call made it.  NULL when the
- * map is full.  Two CPUs racing to create it both get the one entry.
+ * map is full or the map's lock refused the insert; *@miss then says
+ * which, and the refusal is already counted in *@failed, so that the
+ * caller counts only the full map (as map_full, errno_full, to_other ...)
+ * and a refused insert is never taken for one.  Two CPUs racing to create
+ * it both get the one entry.  A hit returns at once: the hot path has no
+ * more than the one lookup.
  */
-static __always_inline void *ks_map_lookup_or_init(void *map, const void *key, const void *init, bool *created)
+static __always_inline void *ks_map_lookup_or_init(void *map, const void *key, const void *init, bool *created,
+						   enum ks_init_miss *miss, __u64 *failed)
 {
 	void *v = bpf_map_lookup_elem(map, key);
+	int err;
 
 	if (v)
 		return v;
-	if (bpf_map_update_elem(map, key, init, BPF_NOEXIST) == 0 && created)
+	err = (int)bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	if (ks_map_failed(err)) {
+		__sync_fetch_and_add(failed, 1);
+		*miss = KS_INIT_FAILED;
+		return NULL;
+	}
+	if (err == 0 && created)
 		*created = true;
-	return bpf_map_lookup_elem(map, key);
+	v = bpf_map_lookup_elem(map, key);
+	if (!v)
+		*miss = KS_INIT_FULL;
+	return v;
 }
 
 /*

@@ -78,6 +78,7 @@ static __always_inline void on_entry(__u32 fn, __u64 sp)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct ks_fl_key k = { .tid = (__u32)pid_tgid, .fn = fn };
 	static const struct ks_fl_start zero = {};
+	enum ks_init_miss miss = 0;
 	struct ks_fl_start *s;
 	struct ks_fl_row *r;
 	__u32 d;
@@ -87,9 +88,10 @@ static __always_inline void on_entry(__u32 fn, __u64 sp)
 	r = row_of(fn);
 	if (r)
 		add(&r->calls, 1);
-	s = ks_map_lookup_or_init(&starts, &k, &zero, NULL);
+	s = ks_map_lookup_or_init(&starts, &k, &zero, NULL, &miss, &lost.update_failed);
 	if (!s) {
-		__sync_fetch_and_add(&lost.starts_full, 1);
+		if (miss == KS_INIT_FULL)
+			__sync_fetch_and_add(&lost.starts_full, 1);
 		return;
 	}
 	d = drop_left(s, s->depth, sp);
@@ -134,6 +136,8 @@ static __always_inline void on_return(__u32 fn, __u64 sp)
 	if (d >= KS_FL_NEST)
 		return; /* counted as too deep at its entry */
 	delta = now - s->ts[lvl(d)];
+	/* not counted when refused: the entry left has depth 0, which the
+	 * thread's next entry takes as empty, and the LRU ages it out */
 	if (!d)
 		bpf_map_delete_elem(&starts, &k);
 	r = row_of(fn);

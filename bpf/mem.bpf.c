@@ -2,9 +2,6 @@
 #include "common.bpf.h"
 #include "ksight/mem.h"
 
-/* errno values the row maps return (vmlinux.h has no errno.h) */
-#define KS_E2BIG 7
-#define KS_EEXIST 17
 #define KS_SIGKILL 9
 
 const volatile __u32 by_mode = KS_MEM_BY_PID;
@@ -132,6 +129,7 @@ static __always_inline void name_current(const struct ks_row_key *k)
 	char comm[KS_COMM_LEN] = {};
 
 	bpf_core_read_str(comm, sizeof(comm), &leader->comm);
+	/* a name cache: a refusal loses no count (see KS_PID_COMM_MAP) */
 	bpf_map_update_elem(&pid_comm, &k->id, comm, BPF_ANY);
 }
 
@@ -204,11 +202,14 @@ static __always_inline int on_stall_begin(__u32 kind)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
 	struct ks_mem_skey sk = { .tid = (__u32)pid_tgid, .kind = kind };
+	long err;
 
 	if (!ks_filter_pass(pid_tgid))
 		return 0;
 	ts = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&starts, &sk, &ts, BPF_ANY))
+	/* either way the stall goes untimed; a refusal by the map's lock is counted apart from a full map */
+	err = ks_map_update(&starts, &sk, &ts, BPF_ANY, &counts.update_failed);
+	if (err && !ks_map_failed(err))
 		__sync_fetch_and_add(&counts.starts_full, 1);
 	return 0;
 }
@@ -233,7 +234,8 @@ static __always_inline int on_stall_end(__u32 kind, __u64 nr_reclaimed)
 	if (!ts)
 		return 0;
 	delta = bpf_ktime_get_ns() - *ts;
-	bpf_map_delete_elem(&starts, &sk);
+	/* a start left behind would time a later end whose begin went unseen */
+	ks_map_delete(&starts, &sk, &counts.update_failed);
 	task_key(&k, pid_tgid);
 	r = rare_row(&k, true);
 	if (!r) {
@@ -420,7 +422,7 @@ static __always_inline void oom_count(const struct ks_mem_victim *v)
 	r = row(&rare, &k, &zero_rare, &created);
 	if (!r)
 		r = other(&other_rare, k.gen);
-	else if (created && by_mode == KS_MEM_BY_PID)
+	else if (created && by_mode == KS_MEM_BY_PID) /* a name cache (see KS_PID_COMM_MAP) */
 		bpf_map_update_elem(&pid_comm, &k.id, v->comm, BPF_ANY);
 	if (r)
 		__sync_fetch_and_add(&r->oom_kills, 1);
@@ -453,7 +455,8 @@ int BPF_PROG(mem_oom_signal, int sig, void *info, struct task_struct *t)
 		return 0;
 	pid = BPF_CORE_READ(t, pid);
 	victim_of(t, &v);
-	bpf_map_update_elem(&victims, &pid, &v, BPF_ANY);
+	/* refused: its mark_victim finds no name, and the kill is in no row */
+	ks_map_update(&victims, &pid, &v, BPF_ANY, &counts.update_failed);
 	return 0;
 }
 
@@ -467,7 +470,8 @@ int BPF_PROG(mem_oom_pid, int pid)
 	s = bpf_map_lookup_elem(&victims, &p);
 	if (s) {
 		v = *s;
-		bpf_map_delete_elem(&victims, &p);
+		/* left behind, it would name a later victim of the pid that gets no SIGKILL */
+		ks_map_delete(&victims, &p, &counts.update_failed);
 	} else if ((__u32)bpf_get_current_pid_tgid() == p) {
 		victim_of((struct task_struct *)bpf_get_current_task(), &v);
 	} else {
@@ -491,7 +495,8 @@ int BPF_PROG(mem_rename, struct task_struct *t, const char *comm)
 	if (BPF_CORE_READ(t, pid) != tgid)
 		return 0;
 	bpf_probe_read_kernel_str(c, sizeof(c), comm);
-	/* only rows already named: the others are named when made */
+	/* only rows already named: the others are named when made; a
+	 * refusal loses no count (see KS_PID_COMM_MAP) */
 	bpf_map_update_elem(&pid_comm, &tgid, c, BPF_EXIST);
 	return 0;
 }

@@ -167,6 +167,7 @@ static __always_inline void *ks_sched_row(void *rows, void *hrows, void *srows, 
 					  struct task_struct *t, __u32 sub, bool trusted)
 {
 	__u32 gen = ks_gen & 1, idx;
+	enum ks_init_miss miss = 0;
 	struct ks_sched_key k = {};
 	void *map, *v;
 
@@ -194,11 +195,7 @@ static __always_inline void *ks_sched_row(void *rows, void *hrows, void *srows, 
 		k.id = ks_task_cgroup_id(t, trusted);
 	}
 	map = ks_by == KS_SCHED_BY_PRIO ? hrows : srows;
-	v = bpf_map_lookup_elem(map, &k);
-	if (!v) {
-		bpf_map_update_elem(map, &k, zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(map, &k);
-	}
+	v = ks_map_lookup_or_init(map, &k, zero, NULL, &miss, &lost.update_failed);
 	if (v) {
 		if (ks_by == KS_SCHED_BY_PID)
 			ks_copy_comm(v, KS_RD(trusted, t, group_leader), trusted);
@@ -206,6 +203,9 @@ static __always_inline void *ks_sched_row(void *rows, void *hrows, void *srows, 
 			ks_copy_comm(v, t, trusted);
 		return v;
 	}
+	/* refused by the map's lock (counted): the event is lost, not the "other" row's, which is for keys with no room */
+	if (miss == KS_INIT_FAILED)
+		return NULL;
 	__sync_fetch_and_add(&ks_to_other[gen], 1);
 	idx = gen * ks_nsub + sub;
 	v = bpf_map_lookup_elem(ks_by == KS_SCHED_BY_PRIO ? rows : sother, &idx);

@@ -9,6 +9,12 @@
  * listener is made in softirq, so until accept() it has a role and no
  * owner.  Entries go at the state change to CLOSE; the LRU takes sockets
  * whose close was never seen (opened before the start).
+ *
+ * Each change counts in *@failed an update or delete the hash map's lock
+ * refused (ks_map_failed): the socket's owner, role or retransmit count
+ * is then not remembered, or a closed socket's entry stays and a new
+ * socket at the same address would inherit it.  That is a loss of its
+ * own, apart from a full map ("no room" below).
  */
 
 #ifndef IPPROTO_TCP
@@ -38,15 +44,17 @@ static __always_inline void ks_sock_owner_fill(struct ks_tcp_sock *s, __u64 pid_
 /*
  * connect(): the caller owns @sk from now, and its connect is timed from
  * @now; it has retransmitted nothing yet (tcp_disconnect() zeroes the
- * count of a reused socket).  Nonzero: no room.
+ * count of a reused socket).  True: no room.
  */
-static __always_inline int ks_sock_owner_connect(const struct sock *sk, __u64 pid_tgid, __u64 now)
+static __always_inline bool ks_sock_owner_connect(const struct sock *sk, __u64 pid_tgid, __u64 now, __u64 *failed)
 {
 	__u64 key = (__u64)(unsigned long)sk;
 	struct ks_tcp_sock n = { .role = KS_TCP_ACTIVE, .connect_ts = now, .flags = KS_TCP_SOCK_RETRANS };
+	long err;
 
 	ks_sock_owner_fill(&n, pid_tgid);
-	return bpf_map_update_elem(&socks, &key, &n, BPF_ANY);
+	err = ks_map_update(&socks, &key, &n, BPF_ANY, failed);
+	return err && !ks_map_failed(err);
 }
 
 /*
@@ -54,38 +62,38 @@ static __always_inline int ks_sock_owner_connect(const struct sock *sk, __u64 pi
  * accept().  Its retransmit count is not known yet: the kernel sets it
  * after this state change, to the SYN-ACKs its request sock resent.
  */
-static __always_inline void ks_sock_owner_child(const struct sock *sk)
+static __always_inline void ks_sock_owner_child(const struct sock *sk, __u64 *failed)
 {
 	__u64 key = (__u64)(unsigned long)sk;
 	struct ks_tcp_sock n = { .role = KS_TCP_PASSIVE };
 
-	bpf_map_update_elem(&socks, &key, &n, BPF_ANY);
+	ks_map_update(&socks, &key, &n, BPF_ANY, failed);
 }
 
 /* A socket first seen retransmitting (opened before the start): no owner, its count @seen from now. */
-static __always_inline struct ks_tcp_sock *ks_sock_track(const struct sock *sk, __u32 seen)
+static __always_inline struct ks_tcp_sock *ks_sock_track(const struct sock *sk, __u32 seen, __u64 *failed)
 {
 	__u64 key = (__u64)(unsigned long)sk;
 	struct ks_tcp_sock n = { .flags = KS_TCP_SOCK_RETRANS, .retrans_seen = seen };
 
-	bpf_map_update_elem(&socks, &key, &n, BPF_NOEXIST);
+	ks_map_update(&socks, &key, &n, BPF_NOEXIST, failed);
 	return bpf_map_lookup_elem(&socks, &key);
 }
 
-static __always_inline void ks_sock_owner_forget(const struct sock *sk)
+static __always_inline void ks_sock_owner_forget(const struct sock *sk, __u64 *failed)
 {
 	__u64 key = (__u64)(unsigned long)sk;
 
-	bpf_map_delete_elem(&socks, &key);
+	ks_map_delete(&socks, &key, failed);
 }
 
 /*
  * accept() or accept4() returned @fd: the socket behind it belongs to the
  * caller.  Syscall events are classic tracepoints in every variant, so the
  * socket is found through the caller's file table with probe reads.
- * Returns nonzero when there was no room to remember it.
+ * Returns true when there was no room to remember it.
  */
-static __always_inline int ks_sock_owner_accept(long fd)
+static __always_inline bool ks_sock_owner_accept(long fd, __u64 *failed)
 {
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), key;
@@ -93,6 +101,7 @@ static __always_inline int ks_sock_owner_accept(long fd)
 	struct file **fds, *f = NULL;
 	struct socket *sock;
 	struct sock *sk;
+	long err;
 
 	if (fd < 0 || fd >= BPF_CORE_READ(t, files, fdt, max_fds) || !ks_filter_pass(pid_tgid))
 		return 0;
@@ -110,7 +119,8 @@ static __always_inline int ks_sock_owner_accept(long fd)
 		return 0;
 	}
 	ks_sock_owner_fill(&n, pid_tgid);
-	return bpf_map_update_elem(&socks, &key, &n, BPF_ANY);
+	err = ks_map_update(&socks, &key, &n, BPF_ANY, failed);
+	return err && !ks_map_failed(err);
 }
 
 #endif /* KS_SOCK_OWNER_BPF_H */

@@ -130,11 +130,12 @@ static __always_inline __u32 hist_index(__u32 row)
 static __always_inline void count_nerr(__u32 gen, __u32 nr, __u64 err)
 {
 	struct ks_sc_nerr_key ek = { .gen = gen, .nr = nr, .err = (__u32)err };
-	__u64 *c = ks_map_lookup_or_init(&nerrs, &ek, &zero_u64, NULL);
+	enum ks_init_miss miss = 0;
+	__u64 *c = ks_map_lookup_or_init(&nerrs, &ek, &zero_u64, NULL, &miss, &lost.update_failed);
 
 	if (c)
 		(*c)++;
-	else
+	else if (miss == KS_INIT_FULL)
 		__sync_fetch_and_add(&lost.errno_full, 1);
 }
 
@@ -193,6 +194,7 @@ static __always_inline void account_shared(__u32 gen, __u64 pid_tgid, __u32 nr, 
 					   bool is_timed)
 {
 	struct ks_sc_key k = { .t.gen = gen };
+	enum ks_init_miss miss = 0;
 	struct ks_sc_srow *s;
 	bool created = false;
 
@@ -204,13 +206,17 @@ static __always_inline void account_shared(__u32 gen, __u64 pid_tgid, __u32 nr, 
 		k.t.cgroup = bpf_get_current_cgroup_id();
 	if (by_mode >= KS_SC_BY_PID_SYSCALL)
 		k.nr = nr;
-	s = ks_map_lookup_or_init(&srows, &k, &zero_row, &created);
+	s = ks_map_lookup_or_init(&srows, &k, &zero_row, &created, &miss, &lost.update_failed);
 	if (created && by_tgid()) {
 		char comm[KS_COMM_LEN];
 
 		bpf_get_current_comm(comm, sizeof(comm));
+		/* a name cache: a refusal loses no count (see KS_PID_COMM_MAP) */
 		bpf_map_update_elem(&pid_comm, &k.t.id, comm, BPF_ANY);
 	}
+	/* a refused insert is lost (counted): the "other" row is for keys with no room */
+	if (!s && miss == KS_INIT_FAILED)
+		return;
 	if (!s) {
 		__builtin_memset(&k, 0, sizeof(k));
 		k.t.gen = gen;
@@ -243,10 +249,11 @@ static __always_inline void account_shared(__u32 gen, __u64 pid_tgid, __u32 nr, 
 		__u64 *c;
 
 		__sync_fetch_and_add(&s->c.errors, 1);
-		c = ks_map_lookup_or_init(&herrs, &ek, &zero_u64, NULL);
+		miss = 0;
+		c = ks_map_lookup_or_init(&herrs, &ek, &zero_u64, NULL, &miss, &lost.update_failed);
 		if (c)
 			__sync_fetch_and_add(c, 1);
-		else
+		else if (miss == KS_INIT_FULL)
 			__sync_fetch_and_add(&lost.errno_full, 1);
 	}
 }
@@ -269,6 +276,7 @@ static __always_inline void account(__u64 pid_tgid, __u32 nr, long ret, __u64 de
 		__u32 tgid = pid_tgid >> 32;
 
 		bpf_get_current_comm(comm, sizeof(comm));
+		/* a name cache: a refusal loses no count (see KS_PID_COMM_MAP) */
 		bpf_map_update_elem(&pid_comm, &tgid, comm, BPF_ANY);
 	}
 }

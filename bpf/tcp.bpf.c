@@ -15,9 +15,6 @@
 #define EBUSY 16
 #define EINVAL 22
 #define EHOSTUNREACH 113
-/* errno values of bpf_map_update_elem() on a hash: full, already there */
-#define E2BIG 7
-#define EEXIST 17
 
 /* TCP states (include/net/tcp_states.h), fixed since Linux 2.2. */
 enum {
@@ -137,7 +134,8 @@ static __always_inline void key_of(struct ks_tcp_key *k, const struct sock *sk, 
  * --max-rows, or beyond what the memory budget holds) sends the event to
  * the "other" row, which user space makes ahead in both halves; an
  * allocation that fails (the allocator's per-CPU cache ran dry; it
- * refills asynchronously) is tried once more, then counted as lost.
+ * refills asynchronously) is tried once more, then counted as lost; an
+ * insert the map's lock refused is counted as update_failed.
  */
 static __always_inline struct ks_tcp_stat *row_get(struct ks_tcp_key *k, const struct ks_tcp_sock *s)
 {
@@ -147,18 +145,21 @@ static __always_inline struct ks_tcp_stat *row_get(struct ks_tcp_key *k, const s
 
 	if (v)
 		return v;
-	err = bpf_map_update_elem(&rows, k, &zero_stat, BPF_NOEXIST);
+	err = ks_map_update(&rows, k, &zero_stat, BPF_NOEXIST, &counts.update_failed);
 	if (err == -ENOMEM)
-		err = bpf_map_update_elem(&rows, k, &zero_stat, BPF_NOEXIST);
-	if (!err || err == -EEXIST) {
+		err = ks_map_update(&rows, k, &zero_stat, BPF_NOEXIST, &counts.update_failed);
+	if (ks_map_failed(err))
+		return NULL;
+	if (!err || err == -KS_EEXIST) {
 		v = bpf_map_lookup_elem(&rows, k);
 		if (v) {
+			/* a name cache: a refusal loses no count (see KS_PID_COMM_MAP) */
 			if (!err && by_mode == KS_TCP_BY_PID && s)
 				bpf_map_update_elem(&pid_comm, &k->id, s->comm, BPF_ANY);
 			return v;
 		}
 	}
-	if (err == -E2BIG) {
+	if (err == -KS_E2BIG) {
 		o.gen = k->gen;
 		v = bpf_map_lookup_elem(&rows, &o);
 		if (v) {
@@ -262,7 +263,7 @@ static __always_inline int on_state(const struct sock *sk, int old, int new, __u
 		pid_tgid = bpf_get_current_pid_tgid();
 		if (!ks_filter_pass(pid_tgid))
 			return 0;
-		if (ks_sock_owner_connect(sk, pid_tgid, bpf_ktime_get_ns()))
+		if (ks_sock_owner_connect(sk, pid_tgid, bpf_ktime_get_ns(), &counts.update_failed))
 			__sync_fetch_and_add(&counts.socks_full, 1);
 		return 0;
 	}
@@ -274,7 +275,7 @@ static __always_inline int on_state(const struct sock *sk, int old, int new, __u
 		 */
 		if (ks_filter.flags)
 			return 0;
-		ks_sock_owner_child(sk);
+		ks_sock_owner_child(sk, &counts.update_failed);
 		return 0;
 	}
 	if (old == ST_SYN_SENT && (new == ST_ESTABLISHED || new == ST_CLOSE) && by_mode != KS_TCP_BY_REASON) {
@@ -288,7 +289,7 @@ static __always_inline int on_state(const struct sock *sk, int old, int new, __u
 		s = ks_sock_owner(sk);
 		if (s && by_mode != KS_TCP_BY_REASON)
 			retrans_at_close(sk, s, btf);
-		ks_sock_owner_forget(sk);
+		ks_sock_owner_forget(sk, &counts.update_failed);
 	}
 	return 0;
 }
@@ -355,7 +356,7 @@ static __always_inline int on_retransmit(const struct sock *sk, const struct sk_
 		s->retrans_seen = total;
 		s->flags |= KS_TCP_SOCK_RETRANS;
 	} else {
-		ks_sock_track(sk, total);
+		ks_sock_track(sk, total, &counts.update_failed);
 	}
 	if (segs)
 		__sync_fetch_and_add(&st->retrans_segs, segs);
@@ -602,7 +603,7 @@ struct ks_sys_exit {
 SEC("tracepoint/syscalls/sys_exit_accept4")
 int tcp_accept4(struct ks_sys_exit *ctx)
 {
-	if (ks_sock_owner_accept(ctx->ret))
+	if (ks_sock_owner_accept(ctx->ret, &counts.update_failed))
 		__sync_fetch_and_add(&counts.socks_full, 1);
 	return 0;
 }
@@ -610,7 +611,7 @@ int tcp_accept4(struct ks_sys_exit *ctx)
 SEC("tracepoint/syscalls/sys_exit_accept")
 int tcp_accept(struct ks_sys_exit *ctx)
 {
-	if (ks_sock_owner_accept(ctx->ret))
+	if (ks_sock_owner_accept(ctx->ret, &counts.update_failed))
 		__sync_fetch_and_add(&counts.socks_full, 1);
 	return 0;
 }

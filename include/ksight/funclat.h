@@ -57,6 +57,7 @@ struct ks_fl_lost {
 	__u64 too_deep;	   /* calls nested deeper than KS_FL_NEST in one thread: counted, not timed */
 	__u64 starts_full; /* entries with no room in the in-flight map: counted, not timed */
 	__u64 missed_returns; /* user calls whose return probe did not fire (see ks_fl_start): counted, not timed */
+	__u64 update_failed;  /* entries the in-flight map's lock refused to store (ks_map_failed): counted, not timed */
 };
 
 #endif /* KSIGHT_FUNCLAT_H */

@@ -81,6 +81,7 @@ struct ks_mem_counts {
 	__u64 to_other;	   /* events counted in the "other" row: no room for their own */
 	__u64 row_errors;  /* rows refused for another cause than a full map (no memory, a busy lock) */
 	__u64 row_errno;   /* the errno of the last such refusal, for -v */
+	__u64 update_failed; /* a stall's start or an OOM victim's name not stored, or not removed: the map's lock refused */
 };
 
 _Static_assert(sizeof(struct ks_mem_skey) == 8, "ks_mem_skey layout");

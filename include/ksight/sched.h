@@ -80,6 +80,7 @@ struct ks_sched_slot {
 struct ks_sched_lost {
 	__u64 slot_collisions; /* a thread's slot held another thread's open interval */
 	__u64 map_full;	       /* not even the "other" row could be had (never expected) */
+	__u64 update_failed;   /* events lost: the row map's lock refused their new row (ks_map_failed) */
 };
 
 _Static_assert(sizeof(struct ks_sched_key) == 32, "ks_sched_key layout");

@@ -106,6 +106,7 @@ struct ks_sc_lost {
 	__u64 map_full;	   /* row or errno map had no room */
 	__u64 errno_full;  /* failing calls whose errno had no room in the breakdown (in "other") */
 	__u64 to_other;	   /* calls of keys beyond the map's room, counted in the "other" row */
+	__u64 update_failed; /* calls (or their errno) not counted: the hash map's lock refused their row (ks_map_failed) */
 };
 
 _Static_assert(sizeof(struct ks_sc_cnt) == 32, "ks_sc_cnt layout");

@@ -89,6 +89,7 @@ struct ks_tcp_counts {
 	__u64 to_other;	   /* events put in the "other" row: no room for their own */
 	__u64 lost;	   /* not counted: no row could be made (no memory) and no "other" row */
 	__u64 socks_full;  /* no room to remember a socket: its connect goes untimed */
+	__u64 update_failed; /* a row or a socket's entry not stored, or not removed: the hash map's lock refused */
 };
 
 _Static_assert(sizeof(struct ks_tcp_key) == 64, "ks_tcp_key layout");

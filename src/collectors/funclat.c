@@ -612,6 +612,7 @@ static int fl_drain(void *vctx, struct ks_report *r)
 	ks_report_lost(r, "too_deep", now.too_deep - ctx->lost_seen.too_deep);
 	ks_report_lost(r, "starts_full", now.starts_full - ctx->lost_seen.starts_full);
 	ks_report_lost(r, "missed_returns", now.missed_returns - ctx->lost_seen.missed_returns);
+	ks_report_lost(r, "map_update_failed", now.update_failed - ctx->lost_seen.update_failed);
 	ctx->lost_seen = now;
 	/* programs the kernel skipped (a probe hit inside another BPF program, or kprobe re-entry) */
 	missed = ks_obj_missed(ctx->skel->obj);

@@ -302,7 +302,7 @@ static int mem_open(void *vctx, const struct ks_common *c, const struct ks_filte
 		/* adopted programs kept counting: report from where they are, not from zero */
 		ctx->gen = ctx->skel->bss->ks_gen & 1;
 		ctx->seen = ctx->skel->bss->counts;
-		ctx->seen.map_full = ctx->seen.starts_full = 0;
+		ctx->seen.map_full = ctx->seen.starts_full = ctx->seen.update_failed = 0;
 		/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
 	}
 	return 0;
@@ -543,6 +543,7 @@ static int mem_drain(void *vctx, struct ks_report *r)
 	now = s->bss->counts;
 	ks_report_lost(r, "map_full", now.map_full - ctx->seen.map_full);
 	ks_report_lost(r, "starts_full", now.starts_full - ctx->seen.starts_full);
+	ks_report_lost(r, "map_update_failed", now.update_failed - ctx->seen.update_failed);
 	ks_report_lost(r, "recursion", ks_obj_missed_since(s->obj, &ctx->missed_seen));
 	ks_report_counter(r, "oom_kills", now.oom_kills - ctx->seen.oom_kills);
 	ks_report_counter(r, "to_other", now.to_other - ctx->seen.to_other);

@@ -376,10 +376,12 @@ int ks_sched_drain_report(struct ks_sched_run *run, const volatile struct ks_sch
 		return err;
 	now.slot_collisions = lost->slot_collisions;
 	now.map_full = lost->map_full;
+	now.update_failed = lost->update_failed;
 	ks_budget_report(&run->budget, r);
 	missed = ks_obj_missed(run->obj);
 	ks_report_lost(r, "slot_collisions", now.slot_collisions - run->lost_seen.slot_collisions);
 	ks_report_lost(r, "map_full", now.map_full - run->lost_seen.map_full);
+	ks_report_lost(r, "map_update_failed", now.update_failed - run->lost_seen.update_failed);
 	ks_report_lost(r, "recursion", missed - run->missed_seen);
 	if (!by_array(run->by)) {
 		/* the programs count into the other half now: this one is complete */

@@ -658,6 +658,7 @@ static int sc_collect(void *vctx, struct ks_report *r)
 	ks_report_lost(r, "start_collisions", now.start_collisions - ctx->lost_seen.start_collisions);
 	ks_report_lost(r, "map_full", now.map_full - ctx->lost_seen.map_full);
 	ks_report_lost(r, "errno_full", now.errno_full - ctx->lost_seen.errno_full);
+	ks_report_lost(r, "map_update_failed", now.update_failed - ctx->lost_seen.update_failed);
 	if (hashed(ctx))
 		ks_report_counter(r, "to_other", now.to_other - ctx->lost_seen.to_other);
 	ks_report_lost(r, "recursion", ks_obj_missed_since(ctx->skel->obj, &ctx->missed_seen));

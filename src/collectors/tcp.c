@@ -565,6 +565,7 @@ static int tcp_drain(void *vctx, struct ks_report *r)
 	now = ctx->skel->bss->counts;
 	ks_report_lost(r, "lost", now.lost - ctx->seen.lost);
 	ks_report_lost(r, "socks_full", now.socks_full - ctx->seen.socks_full);
+	ks_report_lost(r, "map_update_failed", now.update_failed - ctx->seen.update_failed);
 	ks_report_lost(r, "recursion", ks_obj_missed_since(ctx->skel->obj, &ctx->missed_seen));
 	ks_report_counter(r, "to_other", now.to_other - ctx->seen.to_other);
 	ctx->seen = now;

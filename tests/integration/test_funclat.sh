@@ -52,6 +52,8 @@ P50=$(row fl_sleep .latency_ns.p50)
 near "$P50" "$3" 0.05 && t_pass "fl_sleep: p50 $P50 ns near the program's own median $3 ns" ||
 	t_fail "fl_sleep: p50 near the program's median" "$P50 vs $3"
 t_eq "fl_sleep: hook uprobe, nothing lost" "uprobe 0" "$(k_jq '"\(.hook) \(.lost)"')"
+# always present: a hash map lock that gave up is a loss with its own name (issue 11)
+t_eq "fl_sleep: map_update_failed reported" "0" "$(k_jq .lost_by.map_update_failed)"
 t_ok "fl_sleep: total_ns is the histogram's sum" test "$(row fl_sleep .total_ns)" = "$(row fl_sleep .latency_ns.sum)"
 
 # 2. globs over the ELF's symbols, and a USDT probe fired N times

@@ -42,6 +42,8 @@ awk -v p="$p50" -v m="$med" -v w="$((MS * 1000000))" \
 	t_fail "sleep: p50 within -8%..+4% of the sleeper's own median" "p50 $p50, median $med, sleep ${MS} ms"
 t_eq "sleep: histogram count" "$K" "$(k_jq '[.rows[].offcpu_ns.count] | add')"
 t_eq "sleep: nothing lost" "0" "$(k_jq .lost)"
+# always present: a hash map lock that gave up is a loss with its own name (issue 11)
+t_eq "sleep: map_update_failed reported" "0" "$(k_jq .lost_by.map_update_failed)"
 
 # --- D state: a vfork parent waits for its child in TASK_KILLABLE
 i=0

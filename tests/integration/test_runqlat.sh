@@ -76,6 +76,8 @@ total=$(rsum total_wait_ns)
 t_eq "same-cpu: hook" "tp_btf" "$(k_jq .hook)"
 t_eq "same-cpu: filters.pid" "$PP_PID" "$(k_jq .filters.pid)"
 t_eq "same-cpu: nothing lost" "0" "$(k_jq .lost)"
+# always present: a hash map lock that gave up is a loss with its own name (issue 11)
+t_eq "same-cpu: map_update_failed reported" "0" "$(k_jq .lost_by.map_update_failed)"
 [ "$count" -ge $((2 * N)) ] && t_pass "same-cpu: at least 2N runnable events ($count)" ||
 	t_fail "same-cpu: at least 2N runnable events" "count $count < $((2 * N))"
 t_eq "same-cpu: voluntary switches = kernel nvcsw delta" "$VOL" "$vol"
@@ -232,6 +234,7 @@ k_stop
 t_eq "exited threads: seen while alive" "true" "$(jq -s '[.[].rows[]] | length > 0' "$K_OUT")"
 t_eq "exited threads: no rows after they are gone" "0" "$(tail -1 "$K_OUT" | jq '.rows | length')"
 t_eq "exited threads: no map full" "0" "$(jq -s '[.[].lost_by.map_full] | add' "$K_OUT")"
+t_eq "exited threads: no map_update_failed" "0" "$(jq -s '[.[].lost_by.map_update_failed] | add' "$K_OUT")"
 
 # --- exec: one pid, one row, under the name it has after the exec (the process has exited by the
 # report, so the name comes from the row, not /proc); the same by tid

@@ -22,6 +22,8 @@ t_eq "pid filter: exact getppid, close errors, EBADF" "$N $M $M" "$(sc_summary)"
 t_eq "pid filter: hook reported" "tp_btf" "$(k_jq .hook)"
 t_eq "pid filter: filters.pid" "$W_PID" "$(k_jq .filters.pid)"
 t_eq "pid filter: nothing lost" "0" "$(k_jq .lost)"
+# always present: a hash map lock that gave up is a loss with its own name (issue 11)
+t_eq "pid filter: map_update_failed reported" "0" "$(k_jq .lost_by.map_update_failed)"
 lat=$(k_jq '.rows[] | select(.syscall=="getppid") | .latency_ns | (.count == '$N' and .p50 > 0 and .p50 <= .p99 and .p99 <= .max and (.buckets | map(.[2]) | add) == '$N')')
 t_eq "pid filter: getppid latency histogram consistent" "true" "$lat"
 
@@ -30,6 +32,7 @@ k_start syscalls -p "$W_PID" --by pid -j
 w_go
 k_stop
 t_eq "pid filter: --by pid has only that process" "$W_PID" "$(k_jq '[.rows[].pid] | unique | map(tostring) | join(",")')"
+t_eq "pid filter: --by pid, map_update_failed" "0" "$(k_jq .lost_by.map_update_failed)"
 
 # excluding: a pid filter on another process sees none of the workload
 sleep 60 & other=$!
@@ -198,6 +201,7 @@ for mode in "" -L; do
 	wait "$G_PID"
 	k_stop
 	t_eq "burst${mode:+ $mode}: map_full" "0" "$(k_jq '.lost_by.map_full')"
+	t_eq "burst${mode:+ $mode}: map_update_failed" "0" "$(k_jq '.lost_by.map_update_failed')"
 	t_eq "burst${mode:+ $mode}: $R fresh rows of exactly 12 calls" "$R 0" \
 		"$(k_jq '[([.rows[] | select(.comm | test("^scb[0-9]+$"))] | length), ([.rows[] | select(.comm | test("^scb[0-9]+$")) | select(.count != 12)] | length)] | map(tostring) | join(" ")')"
 done
