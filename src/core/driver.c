@@ -38,6 +38,12 @@ void ks_stop_install(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+void ks_sort_key_error(const char *key, const char *collector)
+{
+	p_err("invalid --sort key '%s': %s reports have no such column; try count, total, p99, max or a column name",
+	      key, collector);
+}
+
 void ks_report_open_error(const struct ks_collector *col, int err)
 {
 	/* the loader says why each hook failed: privilege, tracefs, the kernel */
@@ -186,9 +192,7 @@ static int emit(struct ks_driver *d, int interval, double window, bool final)
 			ret = 1;
 		}
 		if (r->sort_key && ks_report_sort_by(r, r->sort_key) == -ENOENT) {
-			p_err("invalid --sort key '%s': %s reports have no such column; try count, total, p99, max or a "
-			      "column name",
-			      r->sort_key, name);
+			ks_sort_key_error(r->sort_key, name);
 			ret = 2;
 			break;
 		}

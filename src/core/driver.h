@@ -36,5 +36,7 @@ int ks_drive(struct ks_driver *d);
 
 /* Prints why @col could not load (permissions named), for the drivers. */
 void ks_report_open_error(const struct ks_collector *col, int err);
+/* The one line for a --sort key that @collector's reports cannot have (before attaching, or at the first rows). */
+void ks_sort_key_error(const char *key, const char *collector);
 
 #endif

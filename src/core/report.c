@@ -285,15 +285,18 @@ void ks_report_sort(struct ks_report *r)
 /* Where a sort key is found in a row: a value column, a key column, or the histogram. */
 enum sort_src { SRC_NONE, SRC_VAL, SRC_KEY, SRC_HIST };
 
-static enum sort_src find_col(const struct ks_row *row, const char *key, int *idx)
+/* Whether value column @name answers sort key @key: "total" finds "total_ns" too (text headers show durations without the suffix). */
+static bool val_named(const char *name, const char *key)
 {
 	size_t n = strlen(key);
 
-	for (int v = 0; v < row->nvals; v++) {
-		const char *name = row->vals[v].name;
+	return !strcmp(name, key) || (!strncmp(name, key, n) && !strcmp(name + n, "_ns"));
+}
 
-		/* "total" finds "total_ns": text headers show durations without the suffix */
-		if (!strcmp(name, key) || (!strncmp(name, key, n) && !strcmp(name + n, "_ns"))) {
+static enum sort_src find_col(const struct ks_row *row, const char *key, int *idx)
+{
+	for (int v = 0; v < row->nvals; v++) {
+		if (val_named(row->vals[v].name, key)) {
 			*idx = v;
 			return SRC_VAL;
 		}
@@ -406,14 +409,12 @@ bool ks_sort_key_valid(const char *key)
 
 bool ks_schema_sort_key(const struct ks_schema *s, const char *key)
 {
-	size_t n = strlen(key);
-
 	if (!s)
 		return true;
 	if (s->hist_name && hist_key(key) >= 0)
 		return true;
 	for (const struct ks_column *c = s->cols; c && c->name; c++)
-		if (!strcmp(c->name, key) || (!strncmp(c->name, key, n) && !strcmp(c->name + n, "_ns")))
+		if (val_named(c->name, key))
 			return true;
 	for (const char *const *k = s->keys; k && *k; k++)
 		if (!strcmp(*k, key))

@@ -21,9 +21,7 @@ static int run_instances(struct ks_instance *in, int n, const struct ks_common *
 	/* a sort key no row can have is refused before anything attaches, not only once rows come */
 	for (int i = 0; i < n; i++) {
 		if (in[i].c.sort && !ks_schema_sort_key(in[i].col->schema, in[i].c.sort)) {
-			p_err("invalid --sort key '%s': %s reports have no such column; try count, total, p99, max or a "
-			      "column name",
-			      in[i].c.sort, in[i].col->spec.name);
+			ks_sort_key_error(in[i].c.sort, in[i].col->spec.name);
 			return 2;
 		}
 	}
