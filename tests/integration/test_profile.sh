@@ -26,6 +26,13 @@ q_profile() {
 
 # sum of the counts of folded lines matching an awk regex on the stack part
 fsum() { awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) t += n } END { print t + 0 }' "$1"; }
+# f_share FILE HOT_RE RE FRAC: HOT and IN, the samples of FILE matching each regex; true when there
+# are 20 hot ones at least and IN is at least FRAC of them
+f_share() {
+	HOT=$(fsum "$1" "$2")
+	IN=$(fsum "$1" "$3")
+	awk -v f="$IN" -v h="$HOT" -v q="$4" 'BEGIN { exit !(h >= 20 && f >= q * h) }'
+}
 
 # --- --call-graph dwarf: full stacks through libc's qsort without frame pointers.  The
 # workload spins only once ksight is tracing, and ksight ends at its exit (-p): the
@@ -98,21 +105,18 @@ fi
 # outer frames of most samples (and of a container's process started with a small
 # environment: test_profile_runc).
 q_profile "stack edge" "$T_TMP/edge.folded" 2 "$W" -e
-hot=$(fsum "$T_TMP/edge.folded" ';hot_spin$')
-full=$(fsum "$T_TMP/edge.folded" '^prof_qsort;[^;]+;sort_loop;.*qsort[^;]*;.*;cmp;hot_spin$')
 # (the halving copy gave 0 of 189; 3% slack for a sample whose copy fails whole, counted apart)
-awk -v f="$full" -v h="$hot" 'BEGIN { exit !(h >= 20 && f >= 0.97 * h) }' &&
-	t_pass "stack edge: the hot_spin samples ($full of $hot) reach the frame above sort_loop" ||
-	t_fail "stack edge: outer frames" "$full of $hot: $(sort -k2 -nr "$T_TMP/edge.folded" | head -c 300)"
+f_share "$T_TMP/edge.folded" ';hot_spin$' '^prof_qsort;[^;]+;sort_loop;.*qsort[^;]*;.*;cmp;hot_spin$' 0.97 &&
+	t_pass "stack edge: the hot_spin samples ($IN of $HOT) reach the frame above sort_loop" ||
+	t_fail "stack edge: outer frames" "$IN of $HOT: $(sort -k2 -nr "$T_TMP/edge.folded" | head -c 300)"
 
 # --- inlined calls, from the workload's DWARF: -i compares through cmp_inl, into which weigh
 # (which calls hot_spin) is inlined; the return address in cmp_inl's frame lies in weigh's code
 q_profile inline "$T_TMP/inl.folded" 2 "$W" -i "$T_TMP/inl.json"
-hot=$(fsum "$T_TMP/inl.folded" ';hot_spin$')
-inl=$(fsum "$T_TMP/inl.folded" ';sort_loop;.*qsort[^;]*;.*;cmp_inl;weigh_.i.;hot_spin$') # no escapes: busybox awk -v eats them
-awk -v f="$inl" -v h="$hot" 'BEGIN { exit !(h >= 20 && f >= 0.9 * h) }' &&
-	t_pass "inline: cmp_inl -> weigh (inlined, _[i]) -> hot_spin in $inl of $hot hot_spin samples" ||
-	t_fail "inline: the inlined frame" "$inl of $hot: $(sort -k2 -nr "$T_TMP/inl.folded" | head -c 300)"
+# (no escapes in the regexes: busybox awk -v eats them)
+f_share "$T_TMP/inl.folded" ';hot_spin$' ';sort_loop;.*qsort[^;]*;.*;cmp_inl;weigh_.i.;hot_spin$' 0.9 &&
+	t_pass "inline: cmp_inl -> weigh (inlined, _[i]) -> hot_spin in $IN of $HOT hot_spin samples" ||
+	t_fail "inline: the inlined frame" "$IN of $HOT: $(sort -k2 -nr "$T_TMP/inl.folded" | head -c 300)"
 t_eq "inline: JSON gives weigh the kind inline" "inline" \
 	"$(jq -r '[.stacks[].frames[] | select(.name == "weigh") | .kind] | unique | join(",")' "$T_TMP/inl.json")"
 
@@ -125,11 +129,9 @@ q_start 30 "$T_TMP/prof_qsort2" -i || t_fail "inline, two processes: second work
 "$KSIGHT" profile -F $HZ -d 2 --call-graph dwarf -o "$T_TMP/inl2.folded" 2>/dev/null
 kill "$BG1" "$Q_BG" 2>/dev/null; wait "$BG1" "$Q_BG" 2>/dev/null
 for c in prof_qsort prof_qsort2; do
-	hot=$(fsum "$T_TMP/inl2.folded" "^$c;.*;hot_spin\$")
-	inl=$(fsum "$T_TMP/inl2.folded" "^$c;.*;cmp_inl;weigh_.i.;hot_spin\$")
-	awk -v f="$inl" -v h="$hot" 'BEGIN { exit !(h >= 20 && f >= 0.9 * h) }' &&
-		t_pass "inline, two processes: $c: weigh_[i] in $inl of $hot hot_spin samples" ||
-		t_fail "inline, two processes: $c: the inlined frame" "$inl of $hot"
+	f_share "$T_TMP/inl2.folded" "^$c;.*;hot_spin\$" "^$c;.*;cmp_inl;weigh_.i.;hot_spin\$" 0.9 &&
+		t_pass "inline, two processes: $c: weigh_[i] in $IN of $HOT hot_spin samples" ||
+		t_fail "inline, two processes: $c: the inlined frame" "$IN of $HOT"
 done
 
 # --- a process that exits during the run still symbolizes (frame pointers: the leaf is exact)
