@@ -219,6 +219,22 @@ p_run() {
 sum_rows() {
 	k_jq --arg d "$DEV" '[.rows[] | select(.disk == null or .disk == $d) | .count] | add // 0'
 }
+# ds_acct NAME COUNT: the last run's COUNT requests plus its key collisions equal the diskstats delta.
+# A completion the kernel never hands to the program (6.18: about 1 in 10^4-10^5 block_rq_complete
+# events reach tracefs but not a raw_tp/tp_btf program, with no recursion miss counted; measured as
+# tracefs's count of the device's completions minus the program's own, equal to the run's
+# key_collisions) is counted lost when its request is used again; one whose request is not used again
+# before the end goes uncounted (at most 1 seen in ~500 runs): 2 are allowed.  Collisions stay <= 0.5%.
+ds_acct() {
+	_kc=$(k_jq '.lost_by.key_collisions')
+	_rem=$((S_DELTA - $2 - _kc))
+	[ "$2" -le "$S_DELTA" ] && [ "$_rem" -ge 0 ] && [ "$_rem" -le 2 ] &&
+		t_pass "$1: counted plus key collisions equal diskstats" ||
+		t_fail "$1: counted plus key collisions equal diskstats" "diskstats $S_DELTA, counted $2, key collisions $_kc: $(k_jq -c .lost_by)"
+	[ "$_kc" -le $((S_DELTA / 200)) ] &&
+		t_pass "$1: key collisions ($_kc) at most 0.5%" ||
+		t_fail "$1: key collisions at most 0.5%" "$_kc of $S_DELTA"
+}
 # an emulated CPU (the kernel matrix under TCG) takes seconds per load: one variant there
 S_HOOKS="tp_btf raw_tp tp"
 if [ "${KSIGHT_ACCEL:-}" = tcg ]; then
@@ -229,21 +245,20 @@ if [ "$FLUSH" = 1 ] && [ "$(cat "$SYS/queue/fua" 2>/dev/null)" = 0 ]; then
 	sname=ksfua$$
 	for hook in $S_HOOKS; do
 		s_run $hook -n $N "$LOOP" --
-		t_eq "FUA writes, $hook, disk: equal to diskstats" "$S_DELTA" "$(sum_rows)"
+		ds_acct "FUA writes, $hook, disk" "$(sum_rows)"
 		# before 6.9 the issue time is the kernel's stamp here: none may be missing
 		t_eq "FUA writes, $hook, disk: no issue stamp missing" "0" "$(k_jq .lost_by.stamp_missing)"
 		t_eq "FUA writes, $hook: diskstats saw writes and flushes" "$((4 * N))" "$S_DELTA"
-		t_eq "FUA writes, $hook: no key collisions" "0" "$(k_jq '.lost_by.key_collisions')"
 		s_run $hook -n $N -c "$sname" "$LOOP" -- --by op --comm "$sname"
-		t_eq "FUA writes, $hook, op --comm: equal to diskstats" "$S_DELTA" "$(sum_rows)"
+		ds_acct "FUA writes, $hook, op --comm" "$(sum_rows)"
 		t_eq "FUA writes, $hook, op: each write once, with its data" "$((2 * N)) $((N * BS))" "$(row op write)"
 		t_eq "FUA writes, $hook, op: the flush requests" "$((2 * N))" "$(k_jq '[.rows[] | select(.op == "flush") | .count] | add')"
 		s_run $hook -n $N -c "$sname" "$LOOP" -- --by pid --comm "$sname"
-		t_eq "FUA writes, $hook, pid --comm: equal to diskstats" "$S_DELTA" "$(sum_rows)"
+		ds_acct "FUA writes, $hook, pid --comm" "$(sum_rows)"
 		s_run $hook -n $N -c "$sname" "$LOOP" -- --by comm -Q
 		t_eq "FUA writes, $hook, comm -Q: the workload's row" "$S_DELTA" "$(k_jq --arg c "$sname" '[.rows[] | select(.comm == $c) | .count] | add')"
 		s_run $hook -n $N "$LOOP" -- -Q
-		t_eq "FUA writes, $hook, disk -Q: equal to diskstats" "$S_DELTA" "$(sum_rows)"
+		ds_acct "FUA writes, $hook, disk -Q" "$(sum_rows)"
 	done
 	# an fsync workload on ext4 over the loop device (the journal's preflush+FUA commits)
 	if command -v mkfs.ext4 >/dev/null 2>&1 && mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP" 2>/dev/null; then
@@ -255,8 +270,7 @@ if [ "$FLUSH" = 1 ] && [ "$(cat "$SYS/queue/fua" 2>/dev/null)" = 0 ]; then
 				for m in "" "-Q"; do
 					# shellcheck disable=SC2086
 					s_run $hook -f -n $N "$MNT/f" -- $m
-					t_eq "ext4 fsync, $hook ${m:-default}: equal to diskstats" "$S_DELTA" "$(sum_rows)"
-					t_eq "ext4 fsync, $hook ${m:-default}: no key collisions" "0" "$(k_jq '.lost_by.key_collisions')"
+					ds_acct "ext4 fsync, $hook ${m:-default}" "$(sum_rows)"
 				done
 			done
 			# Concurrent fsyncs (issue 10): every empty flush is a write at sector 0, so while
@@ -269,8 +283,7 @@ if [ "$FLUSH" = 1 ] && [ "$(cat "$SYS/queue/fua" 2>/dev/null)" = 0 ]; then
 					for m in "--by pid" "-Q" "--by comm"; do
 						# shellcheck disable=SC2086
 						p_run $hook 4 $N -- --disk "$DEV" $m
-						t_eq "concurrent ext4 fsyncs, $hook $m: equal to diskstats" "$S_DELTA" "$(k_jq '[.rows[].count] | add // 0')"
-						t_eq "concurrent ext4 fsyncs, $hook $m: no key collisions" "0" "$(k_jq '.lost_by.key_collisions')"
+						ds_acct "concurrent ext4 fsyncs, $hook $m" "$(k_jq '[.rows[].count] | add // 0')"
 					done
 				done
 			else
@@ -323,14 +336,18 @@ lines=$(wc -l <"$K_OUT")
 # a completion interrupting the same program on its CPU is skipped by the kernel and counted
 t_eq "interval: reads plus losses add up across intervals" "$M" "$(jq -s '[.[] | (.rows[] | select(.op=="read") | .count), .lost] | add' "$K_OUT")"
 t_eq "interval: no loss but recursion" "0" "$(jq -s '[.[].lost_by | .inflight_full + .map_full] | add' "$K_OUT")"
-# a skipped completion leaves its entry behind, found again when its sector is next read; so does
+# a skipped completion leaves its entry behind, found again when its request is next used; so does
 # one whose delete the hash map's lock refused (6.15+: a completion in an interrupt on the CPU of
-# an issue holding the bucket's lock gets -EDEADLK), counted as map_update_failed
+# an issue holding the bucket's lock gets -EDEADLK), counted as map_update_failed; and so does one
+# the kernel never handed to the program at all: on 6.18 about 1 in 10^4-10^5 block_rq_complete
+# events reach tracefs but not a raw_tp/tp_btf program, with no recursion miss counted (measured:
+# tracefs's count of the loop device's completions minus the program's own count equals the run's
+# key_collisions).  Those are counted when their request is used again; a tenth of a percent bounds them.
 set -- $(jq -rs '[([.[].lost_by.key_collisions] | add), ([.[].lost_by.recursion] | add),
 	([.[].lost_by.map_update_failed] | add)] | map(tostring) | join(" ")' "$K_OUT")
-[ "$1" -le $(($2 + $3)) ] &&
-	t_pass "interval: collisions ($1) only after skipped completions ($2) or refused deletes ($3)" ||
-	t_fail "interval: collisions only after skipped completions or refused deletes" \
+[ "$1" -le $(($2 + $3 + M / 1000)) ] &&
+	t_pass "interval: collisions ($1) only after skipped completions ($2), refused deletes ($3) or unseen ones (<= $((M / 1000)))" ||
+	t_fail "interval: collisions only after skipped completions, refused deletes or unseen ones" \
 		"collisions $1, recursion $2, map_update_failed $3: $(jq -c '.lost_by' "$K_OUT" | tr '\n' ' ' | head -c 400)"
 
 # --disk: only the loop device, in the kernel: every op row together equals diskstats
