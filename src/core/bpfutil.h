@@ -34,7 +34,7 @@ uint64_t ks_pid_max(void);
 /*
  * What a drain does with the kernel's copy of the data it reads.  One
  * pass that reads and empties (TAKE) is the default; serve --pin splits
- * it (core/instance.h, ks_instances_read): READ, then the totals holding
+ * it (core/instance.h, ks_instances_collect): READ, then the totals holding
  * what was read are saved, then CLEAR, so that a kill -9 between the two
  * never loses what was drained.
  */

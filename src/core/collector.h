@@ -39,7 +39,7 @@ struct ks_collector {
 	int (*mark)(void *ctx);
 	int (*drain)(void *ctx, struct ks_report *r);
 	/*
-	 * Optional, with mark and drain, for serve --pin (ks_instances_read):
+	 * Optional, with mark and drain, for serve --pin (ks_instances_collect):
 	 * drain() in one of its modes.  KS_DRAIN_READ moves the quiet half
 	 * into @r as drain() does but leaves the kernel's copy; KS_DRAIN_CLEAR
 	 * (@r NULL) empties that half, reporting nothing.  After an adoption,

@@ -175,35 +175,6 @@ static bool has_phases(const struct ks_collector *col)
 	return col->mark && col->drain;
 }
 
-int ks_instances_collect(struct ks_instance *in, int n, struct ks_report *reports, int *errs)
-{
-	int first = 0, marked = 0;
-
-	for (int i = 0; i < n; i++) {
-		errs[i] = 0;
-		if (has_phases(in[i].col)) {
-			errs[i] = in[i].col->mark(in[i].ctx);
-			in[i].marked = !errs[i];
-			marked += in[i].marked;
-		}
-	}
-	/* one grace period covers every flipped instance: programs that read an old index are done */
-	if (marked)
-		ks_sync_programs();
-	for (int i = 0; i < n; i++) {
-		if (has_phases(in[i].col)) {
-			if (in[i].marked)
-				errs[i] = in[i].col->drain(in[i].ctx, &reports[i]);
-			in[i].marked = false;
-		} else {
-			errs[i] = in[i].col->collect(in[i].ctx, &reports[i]);
-		}
-		if (errs[i] && !first)
-			first = errs[i];
-	}
-	return first;
-}
-
 /* Pinned and able to drain in two steps: the --pin path. */
 static bool split_drain(const struct ks_instance *in)
 {
@@ -310,7 +281,7 @@ static int clear_one(struct ks_instance *in, bool fault)
 	return err;
 }
 
-int ks_instances_read(struct ks_instance *in, int n, struct ks_report *reports, int *errs)
+int ks_instances_collect(struct ks_instance *in, int n, struct ks_report *reports, int *errs)
 {
 	int first = 0, marked = 0;
 

@@ -71,7 +71,9 @@ void ks_instance_report_init(const struct ks_instance *in, struct ks_report *r);
  * into @reports[i] (initialised by ks_instance_report_init): mark() on all
  * that have it, one wait for the kernel, then drain(), or collect() for the
  * collectors without the phases.  @errs[i] gets each one's result; returns
- * the first error.
+ * the first error.  Pinned instances (ks_instance_pin) are only read
+ * (KS_DRAIN_READ; a clear still owed by a failed one is done first): the
+ * caller saves, then calls ks_instances_clear.
  */
 int ks_instances_collect(struct ks_instance *in, int n, struct ks_report *reports, int *errs);
 /*
@@ -79,7 +81,7 @@ int ks_instances_collect(struct ks_instance *in, int n, struct ks_report *report
  * a kill -9 anywhere neither loses a drain nor counts one twice.
  *
  * Per drain N of an instance: mark, READ the quiet half into the totals
- * (ks_instances_read), save the totals saying they hold N drains
+ * (ks_instances_collect), save the totals saying they hold N drains
  * (ks_instance_drains), CLEAR the half and write N into the sequence
  * beside the pins (ks_instances_clear).  The saved count S and the
  * pinned one C tell a restart where the kill came (ks_drain_resume):
@@ -115,15 +117,9 @@ enum ks_resume ks_drain_resume(bool paired, uint64_t saved, uint64_t cleared);
  * Returns the decision, or a negative errno.
  */
 int ks_instance_resume(struct ks_instance *in, uint64_t saved, uint32_t saved_id, const void *cursor, size_t len);
-/* How many drains the totals hold once the last ks_instances_read is added: what to save with them. */
+/* How many drains the totals hold once the last read is added: what to save with them. */
 uint64_t ks_instance_drains(const struct ks_instance *in);
-/*
- * ks_instances_collect for --pin: pinned instances with drain_mode are
- * read without emptying (a clear still owed from a failed one is done
- * first); the others are collected as ever.
- */
-int ks_instances_read(struct ks_instance *in, int n, struct ks_report *reports, int *errs);
-/* After the save: empties what ks_instances_read read and counts the drain in each sequence; the first error. */
+/* After the save: empties what ks_instances_collect read and counts the drain in each sequence; the first error. */
 int ks_instances_clear(struct ks_instance *in, int n);
 /*
  * Test-only fault injection (tests/integration/test_serve_pin.sh): with

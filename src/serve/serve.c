@@ -363,11 +363,8 @@ static int collect_once(struct serve_state *st)
 	s->set.row_ctx = st;
 	for (int i = 0; i < st->n; i++)
 		ks_instance_report_init(&st->in[i], &delta[i]);
-	/* --pin: read now, emptied only once the totals holding it are saved (core/instance.h) */
-	if (st->pin)
-		ks_instances_read(st->in, st->n, delta, errs);
-	else
-		ks_instances_collect(st->in, st->n, delta, errs);
+	/* --pin: only read now, emptied once the totals holding it are saved (core/instance.h) */
+	ks_instances_collect(st->in, st->n, delta, errs);
 	for (int i = 0; i < st->n; i++) {
 		bool added = false;
 
@@ -416,7 +413,7 @@ static int collect_once(struct serve_state *st)
 		ks_fault_point("after-save");
 		e = ks_instances_clear(st->in, st->n);
 		if (e) {
-			/* owed, and done before the next mark (ks_instances_read) */
+			/* owed, and done before the next mark (ks_instances_collect) */
 			atomic_fetch_add(&st->collect_errors, 1);
 			p_warn("serve: cannot empty the maps after a drain: %s (tried again at the next)", strerror(-e));
 		}
