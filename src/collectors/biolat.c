@@ -688,6 +688,23 @@ static struct bpf_object *bl_object(void *vctx)
 	return ((struct bl_ctx *)vctx)->skel->obj;
 }
 
+/* --pin: the two counters cumulative in .bss; the restart reports them from the read its saved totals hold */
+static int bl_cursor_get(void *vctx, void **buf, size_t *len)
+{
+	struct bl_ctx *ctx = vctx;
+	uint64_t *const f[] = { (uint64_t *)&ctx->seen.unmatched, (uint64_t *)&ctx->seen.reissued };
+
+	return ks_cursor_get_u64(f, 2, buf, len);
+}
+
+static int bl_cursor_set(void *vctx, const void *buf, size_t len)
+{
+	struct bl_ctx *ctx = vctx;
+	uint64_t *const f[] = { (uint64_t *)&ctx->seen.unmatched, (uint64_t *)&ctx->seen.reissued };
+
+	return ks_cursor_set_u64(f, 2, buf, len);
+}
+
 /* Both phases for a caller that runs this collector alone. */
 static int bl_collect(void *vctx, struct ks_report *r)
 {
@@ -724,6 +741,8 @@ const struct ks_collector ks_biolat_collector = {
 	.drain = bl_drain,
 	.drain_mode = bl_drain_mode,
 	.object = bl_object,
+	.cursor_get = bl_cursor_get,
+	.cursor_set = bl_cursor_set,
 	.schema = &bl_schema,
 	.close = bl_close,
 };

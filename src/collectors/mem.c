@@ -597,6 +597,25 @@ static struct bpf_object *mem_object(void *vctx)
 	return ((struct mem_ctx *)vctx)->skel->obj;
 }
 
+/* --pin: the counters cumulative in .bss (not the losses: serve rebases those); from the read the saved totals hold */
+static int mem_cursor_get(void *vctx, void **buf, size_t *len)
+{
+	struct mem_ctx *ctx = vctx;
+	uint64_t *const f[] = { (uint64_t *)&ctx->seen.oom_kills, (uint64_t *)&ctx->seen.to_other,
+				(uint64_t *)&ctx->seen.row_errors };
+
+	return ks_cursor_get_u64(f, 3, buf, len);
+}
+
+static int mem_cursor_set(void *vctx, const void *buf, size_t len)
+{
+	struct mem_ctx *ctx = vctx;
+	uint64_t *const f[] = { (uint64_t *)&ctx->seen.oom_kills, (uint64_t *)&ctx->seen.to_other,
+				(uint64_t *)&ctx->seen.row_errors };
+
+	return ks_cursor_set_u64(f, 3, buf, len);
+}
+
 /* Both phases for a caller that runs this collector alone. */
 static int mem_collect(void *vctx, struct ks_report *r)
 {
@@ -634,6 +653,8 @@ const struct ks_collector ks_mem_collector = {
 	.drain = mem_drain,
 	.drain_mode = mem_drain_mode,
 	.object = mem_object,
+	.cursor_get = mem_cursor_get,
+	.cursor_set = mem_cursor_set,
 	.schema = &mem_schema,
 	.close = mem_close,
 };

@@ -698,11 +698,14 @@ static int clear_rows(struct sc_ctx *ctx, unsigned int gen)
 
 /*
  * Phase two: the retired half is quiet now; move it into @r (or one of
- * the two, in @mode).  The histograms are not in halves: they stay
- * cumulative in the kernel and are reported against their last read
- * (hprev), which under --pin is saved with the totals (sc_cursor_get),
- * so a restart resumes from the read those totals hold, whichever step
- * the kill came at.
+ * the two, in @mode).  The histograms and to_other are not in halves:
+ * they stay cumulative in the kernel and are reported against their last
+ * read (hprev, lost_seen.to_other).  Under --pin that read is saved in
+ * the same copy as the totals it went into (sc_cursor_get), and put back
+ * on a restart: a kill before the save resumes from the read before (the
+ * totals hold that one), a kill after it from this one, so neither a
+ * difference is lost nor counted twice.  Only the emptying of the halves
+ * needs the drain sequence (core/instance.h).
  */
 static int sc_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 {
@@ -765,8 +768,13 @@ static struct bpf_object *sc_object(void *vctx)
 	return ((struct sc_ctx *)vctx)->skel->obj;
 }
 
-/* The saved form of hnext: its shape, then (index, value) of the non-zero slots, most being zero. */
+/*
+ * The --pin cursor: to_other (cumulative in .bss) as last reported, and
+ * hnext's shape, then (index, value) of its non-zero slots, most being
+ * zero.
+ */
 struct sc_cursor_hdr {
+	uint64_t to_other;
 	uint32_t nhists, ncpus, nslots, n;
 };
 
@@ -775,13 +783,9 @@ static int sc_cursor_get(void *vctx, void **buf, size_t *len)
 	struct sc_ctx *ctx = vctx;
 	size_t total = (size_t)ctx->nhists * (size_t)ks_ncpus() * KS_SC_HSLOTS, nz = 0, at = 0;
 	const uint32_t *src = ctx->hnext_due ? ctx->hnext : ctx->hprev;
-	struct sc_cursor_hdr h = { ctx->nhists, (uint32_t)ks_ncpus(), KS_SC_HSLOTS, 0 };
+	struct sc_cursor_hdr h = { ctx->lost_seen.to_other, ctx->nhists, (uint32_t)ks_ncpus(), KS_SC_HSLOTS, 0 };
 	uint32_t *out;
 
-	*buf = NULL;
-	*len = 0;
-	if (!ctx->nhists)
-		return 0;
 	for (size_t i = 0; i < total; i++)
 		nz += src[i] != 0;
 	out = malloc(sizeof(h) + nz * 2 * sizeof(uint32_t));
@@ -806,14 +810,15 @@ static int sc_cursor_set(void *vctx, const void *buf, size_t len)
 	struct sc_cursor_hdr h;
 	const uint32_t *p = (const uint32_t *)((const char *)buf + sizeof(h));
 
-	if (!ctx->nhists || len < sizeof(h))
-		return len ? -EBADMSG : 0;
+	if (len < sizeof(h))
+		return -EBADMSG;
 	memcpy(&h, buf, sizeof(h));
 	/* the pinned programs were loaded with these options (ks_pin_prepare checked): the shape must be theirs */
 	if (h.nhists != ctx->nhists || h.ncpus != (uint32_t)ks_ncpus() || h.nslots != KS_SC_HSLOTS ||
 	    len != sizeof(h) + (size_t)h.n * 2 * sizeof(uint32_t))
 		return -EBADMSG;
-	memset(ctx->hprev, 0, total * sizeof(uint32_t));
+	if (total)
+		memset(ctx->hprev, 0, total * sizeof(uint32_t));
 	for (uint32_t i = 0; i < h.n; i++) {
 		uint32_t idx, v;
 
@@ -824,6 +829,7 @@ static int sc_cursor_set(void *vctx, const void *buf, size_t len)
 		ctx->hprev[idx] = v;
 	}
 	ctx->hnext_due = false;
+	ctx->lost_seen.to_other = h.to_other;
 	return 0;
 }
 

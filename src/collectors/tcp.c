@@ -600,6 +600,23 @@ static struct bpf_object *tcp_object(void *vctx)
 	return ((struct tcp_ctx *)vctx)->skel->obj;
 }
 
+/* --pin: to_other is cumulative in .bss; the restart reports it from the read its saved totals hold */
+static int tcp_cursor_get(void *vctx, void **buf, size_t *len)
+{
+	struct tcp_ctx *ctx = vctx;
+	uint64_t *const f[] = { (uint64_t *)&ctx->seen.to_other };
+
+	return ks_cursor_get_u64(f, 1, buf, len);
+}
+
+static int tcp_cursor_set(void *vctx, const void *buf, size_t len)
+{
+	struct tcp_ctx *ctx = vctx;
+	uint64_t *const f[] = { (uint64_t *)&ctx->seen.to_other };
+
+	return ks_cursor_set_u64(f, 1, buf, len);
+}
+
 /* Both phases for a caller that runs this collector alone. */
 static int tcp_collect(void *vctx, struct ks_report *r)
 {
@@ -639,6 +656,8 @@ const struct ks_collector ks_tcp_collector = {
 	.drain = tcp_drain,
 	.drain_mode = tcp_drain_mode,
 	.object = tcp_object,
+	.cursor_get = tcp_cursor_get,
+	.cursor_set = tcp_cursor_set,
 	.schema = &tcp_schema,
 	.close = tcp_close,
 };

@@ -261,6 +261,34 @@ int ks_array_drain_mode(int fd, uint32_t first, uint32_t n, void *value_buf, siz
 	return 0;
 }
 
+int ks_cursor_get_u64(uint64_t *const *fields, int n, void **buf, size_t *len)
+{
+	uint64_t *v = malloc(sizeof(*v) * (size_t)(n + 1));
+
+	if (!v)
+		return -ENOMEM;
+	v[0] = (uint64_t)n;
+	for (int i = 0; i < n; i++)
+		v[i + 1] = *fields[i];
+	*buf = v;
+	*len = sizeof(*v) * (size_t)(n + 1);
+	return 0;
+}
+
+int ks_cursor_set_u64(uint64_t *const *fields, int n, const void *buf, size_t len)
+{
+	uint64_t v[16];
+
+	if (n > 15 || len != sizeof(v[0]) * (size_t)(n + 1))
+		return -EBADMSG;
+	memcpy(v, buf, len);
+	if (v[0] != (uint64_t)n)
+		return -EBADMSG;
+	for (int i = 0; i < n; i++)
+		*fields[i] = v[i + 1];
+	return 0;
+}
+
 /*
  * The kernel's BTF, for libbpf as well: this definition preempts libbpf's
  * own, which libbpf reaches through its PLT whenever it loads tp_btf or

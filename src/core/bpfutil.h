@@ -104,6 +104,16 @@ int ks_array_drain(int fd, uint32_t first, uint32_t n, void *value_buf, size_t v
 int ks_array_drain_mode(int fd, uint32_t first, uint32_t n, void *value_buf, size_t value_size,
 			int (*cb)(uint32_t idx, const void *value, void *arg), void *arg, enum ks_drain_mode mode);
 
+/*
+ * A collector's --pin cursor (core/collector.h, cursor_get/cursor_set) of
+ * @n u64 counters: cumulative in the kernel (.bss), reported as the
+ * difference from their last read, which these keep with the saved
+ * totals.  get: a malloc'd copy of *@fields[i] into *@buf; set: the
+ * saved values back, -EBADMSG when not @n of them.
+ */
+int ks_cursor_get_u64(uint64_t *const *fields, int n, void **buf, size_t *len);
+int ks_cursor_set_u64(uint64_t *const *fields, int n, const void *buf, size_t len);
+
 struct btf;
 /* The kernel's BTF, loaded once and kept for the process: NULL with errno set when it has none. */
 struct btf *ks_kernel_btf(void);

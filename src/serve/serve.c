@@ -378,8 +378,12 @@ static int collect_once(struct serve_state *st)
 			err = ks_accum_add(&st->acc[i], &delta[i]);
 			added = !err;
 		}
-		/* a half read into no totals stays in the maps: the programs go back to it, a later drain counts it */
-		if (!added)
+		/*
+		 * A half read into no totals stays in the maps: the programs go
+		 * back to it, a later drain counts it.  (A failed drain owes
+		 * nothing new; one whose owed clear failed still owes that one.)
+		 */
+		if (!added && !errs[i])
 			st->in[i].clear_due = false;
 		ks_report_free(&delta[i]);
 	}
