@@ -167,9 +167,11 @@ t_eq "unpin: exit 0" "0 " "$? $(cat "$T_TMP/unpin.err")"
 find $BPFFS 2>/dev/null | sort >"$T_TMP/bpffs.after"
 t_eq "unpin: bpffs as before" "" "$(diff "$T_TMP/bpffs.before" "$T_TMP/bpffs.after")"
 t_no_leaks "unpin: nothing left attached" "$before"
-# every collector adopts: all six pinned, kill -9, restarted; no counter series decreased or vanished
+# every collector adopts: all six pinned, killed inside a drain (after its save, before the maps are
+# emptied: its sixth, 5 s in), restarted; each empties that half without counting it, and no
+# counter series decreased or vanished
 D2=$D-all
-"$KSIGHT" serve --pin "$D2" --listen 127.0.0.1:0 >/dev/null 2>"$T_TMP/a1.err" &
+KSIGHT_FAULT=after-save:6 "$KSIGHT" serve --pin "$D2" --listen 127.0.0.1:0 >/dev/null 2>"$T_TMP/a1.err" &
 S_PID=$!
 if t_wait_for "$T_TMP/a1.err" "listening on"; then
 	URL=$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$T_TMP/a1.err")
@@ -178,8 +180,8 @@ if t_wait_for "$T_TMP/a1.err" "listening on"; then
 	sleep 2
 	curl -s --max-time 5 "$URL?format=text" | grep -E '^ksight_[a-z]+_[a-z_]*(_total|_count|_sum)(\{| )' |
 		grep -vE '_bucket\{|^ksight_(scrapes|http_errors|drain_errors|pin_save_errors|bpf_prog)' | sort >"$T_TMP/a1"
-	kill -KILL "$S_PID"
 	wait "$S_PID" 2>/dev/null
+	t_eq "all six: serve sent itself SIGKILL after a save (exit 137)" 137 $?
 	"$KSIGHT" serve --pin "$D2" --listen 127.0.0.1:0 >/dev/null 2>"$T_TMP/a2.err" &
 	S_PID=$!
 	t_wait_for "$T_TMP/a2.err" "listening on"
@@ -187,6 +189,8 @@ if t_wait_for "$T_TMP/a1.err" "listening on"; then
 	sleep 1.5
 	curl -s --max-time 5 "$URL?format=text" | grep -E '^ksight_[a-z]+_[a-z_]*(_total|_count|_sum)(\{| )' | sort >"$T_TMP/a2"
 	t_eq "all six collectors adopted after kill -9" 6 "$(grep -c 'serving [a-z]* (hook [a-z_]*), pinned' "$T_TMP/a2.err")"
+	t_eq "all six: each emptied the saved half without counting it" 6 \
+		"$(grep -c 'was saved but not emptied: emptied it without counting it again' "$T_TMP/a2.err")"
 	dec=$(join "$T_TMP/a1" "$T_TMP/a2" -a 1 -e MISSING -o 0,1.2,2.2 |
 		awk '$3 == "MISSING" || $3 + 0 < $2 + 0 { print $1 " " $2 " -> " $3 }' | head -5)
 	t_eq "all six collectors: no counter decreased or vanished ($(wc -l <"$T_TMP/a1") series)" "" "$dec"
