@@ -98,6 +98,14 @@ int ks_instances_collect(struct ks_instance *in, int n, struct ks_report *report
  * ksight_pin_save_errors_total when they happened).  The totals are saved
  * with the id of the sequence's map, so that totals counted from other
  * maps (pins made afresh, an older state) are never paired with these.
+ * Values the kernel keeps cumulative, reported as the difference from a
+ * last read kept in user space (syscalls' histograms, .bss counters),
+ * need no sequence: that read is the collector's cursor, saved in the
+ * same copy as the totals it went into and put back on a restart.
+ *
+ * ks_instance_pin, after ks_instance_open under a pin scope: opens the
+ * sequence beside @in's pins (ks_pin_seq_open); 0 (also for collectors
+ * without drain_mode, which keep draining in one pass) or negative errno.
  */
 int ks_instance_pin(struct ks_instance *in);
 enum ks_resume {

@@ -8,7 +8,8 @@
  * Why a pinned map: the kernel's maps only hold what happened since the
  * last drain; the totals built from every earlier drain live in user
  * space and die with the process.  They are written after every drain,
- * before the period's snapshot is served, into DIR/ks_state: element 0 a
+ * before the period's snapshot is served and before the drain empties
+ * the maps (core/instance.h, ks_instance_resume), into DIR/ks_state: element 0 a
  * header naming which of two regions holds the current copy, the rest
  * 4 KiB chunks.  A new copy goes to the other region and the header flips
  * last (one element update, which a kill -9 cannot split), so the state
