@@ -45,6 +45,7 @@ struct bl_ctx {
 	struct ks_biolat *skel;
 	const char *hook;
 	unsigned int gen;
+	unsigned int old; /* the half bl_mark retired, for bl_drain */
 	struct ks_bl_counts seen; /* .bss counters already reported */
 	unsigned long long missed_seen;
 	void *vbuf; /* one per-CPU row value */
@@ -434,6 +435,7 @@ static int bl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	if (ks_pin_adopted(ctx->skel->obj)) {
 		/* adopted programs kept counting: report from where they are, not from zero */
 		ctx->gen = ctx->skel->bss->ks_gen & 1;
+		ctx->old = ctx->gen ^ 1; /* what a KS_DRAIN_CLEAR empties */
 		ctx->seen.unmatched = ctx->skel->bss->counts.unmatched;
 		ctx->seen.reissued = ctx->skel->bss->counts.reissued;
 		/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
@@ -556,19 +558,29 @@ static void row_keys(struct bl_ctx *ctx, struct ks_row *row, const struct ks_row
 }
 
 /*
- * A drained row comes back, zeroed, in the same half, which the programs
+ * A drained row stays, zeroed, in the same half, which the programs
  * write after the next flip: only keys never seen before are created by
  * them.  Rows of tasks fall away after an interval without requests;
  * rows of disks and ops stay, there are few of them.
  */
-static void keep_row(struct bl_ctx *ctx, const struct ks_row_key *k, uint64_t count)
+static bool keep_row(const void *key, const void *value, void *varg)
 {
-	if (count || ctx->by == KS_BL_BY_DISK || ctx->by == KS_BL_BY_OP)
-		ks_map_add(bpf_map__fd(task_by(ctx->by) ? ctx->skel->maps.trows : ctx->skel->maps.rows), k, ctx->zbuf);
+	const struct bl_ctx *ctx = ((struct drain_arg *)varg)->ctx;
+	const struct ks_bl_stat *v = value;
+	int ncopies = task_by(ctx->by) ? 1 : ks_ncpus();
+
+	(void)key;
+	if (ctx->by == KS_BL_BY_DISK || ctx->by == KS_BL_BY_OP)
+		return true;
+	for (int cpu = 0; cpu < ncopies; cpu++)
+		for (unsigned int i = 0; i < KS_BL_LAT_SLOTS; i++)
+			if (v[cpu].lat[i])
+				return true;
+	return false;
 }
 
 /* Adds the row @key of summed per-CPU @value to the report; 1 when it had data, 0 when not. */
-static int emit_row(struct drain_arg *a, const struct ks_row_key *key, const void *value, bool keep)
+static int emit_row(struct drain_arg *a, const struct ks_row_key *key, const void *value)
 {
 	struct ks_row *row;
 	struct sums s;
@@ -576,8 +588,6 @@ static int emit_row(struct drain_arg *a, const struct ks_row_key *key, const voi
 
 	if (err)
 		return err;
-	if (keep)
-		keep_row(a->ctx, key, s.lat->count);
 	if (!s.lat->count) {
 		free_sums(&s);
 		return 0;
@@ -608,7 +618,7 @@ static int emit_row(struct drain_arg *a, const struct ks_row_key *key, const voi
 
 static int take_row(const void *key, const void *value, void *varg)
 {
-	int n = emit_row(varg, key, value, true);
+	int n = emit_row(varg, key, value);
 
 	return n < 0 ? n : 0;
 }
@@ -621,23 +631,35 @@ static int take_slot(uint32_t idx, const void *value, void *varg)
 
 	idx %= a->ctx->stride;
 	k.id = a->ctx->by == KS_BL_BY_OP ? idx : a->ctx->slot_dev[idx];
-	return emit_row(a, &k, value, false);
+	return emit_row(a, &k, value);
 }
 
-static int bl_collect(void *vctx, struct ks_report *r)
+/* Phase one (core/instance.h): flip the halves; the driver waits for the kernel once for every instance. */
+static int bl_mark(void *vctx)
 {
 	struct bl_ctx *ctx = vctx;
-	unsigned int old = ks_gen_flip(&ctx->gen, &ctx->skel->bss->ks_gen);
+
+	ctx->old = ks_gen_mark(&ctx->gen, &ctx->skel->bss->ks_gen);
+	return 0;
+}
+
+/* Phase two: the retired half is quiet now; move it into @r (or one of the two, in @mode). */
+static int bl_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
+{
+	struct bl_ctx *ctx = vctx;
+	unsigned int old = ctx->old;
 	struct drain_arg a = { ctx, r, old };
+	struct ks_hash_half h = { .fd = bpf_map__fd(task_by(ctx->by) ? ctx->skel->maps.trows : ctx->skel->maps.rows),
+				  .key_size = sizeof(struct ks_row_key), .match = key_in_gen, .cb = take_row,
+				  .keep = keep_row, .zero = ctx->zbuf, .arg = &a, .value_buf = ctx->vbuf };
 	struct ks_bl_counts now;
 	int err;
 
-	err = ks_array_drain(bpf_map__fd(ctx->skel->maps.arows), old * ctx->stride, ctx->nslots, ctx->vbuf,
-			     (size_t)ks_ncpus() * sizeof(struct ks_bl_stat), take_slot, &a);
+	err = ks_array_drain_mode(bpf_map__fd(ctx->skel->maps.arows), old * ctx->stride, ctx->nslots, ctx->vbuf,
+				  (size_t)ks_ncpus() * sizeof(struct ks_bl_stat), take_slot, &a, mode);
 	if (!err)
-		err = ks_hash_drain(bpf_map__fd(task_by(ctx->by) ? ctx->skel->maps.trows : ctx->skel->maps.rows),
-				    sizeof(struct ks_row_key), key_in_gen, take_row, &a, ctx->vbuf);
-	if (err)
+		err = ks_hash_drain_half(&h, mode);
+	if (err || mode == KS_DRAIN_CLEAR)
 		return err;
 	now = ctx->skel->bss->counts;
 	ks_report_lost(r, "inflight_full", now.inflight_full - ctx->seen.inflight_full);
@@ -654,6 +676,41 @@ static int bl_collect(void *vctx, struct ks_report *r)
 	ks_budget_report(&ctx->budget, r);
 	ctx->seen = now;
 	return 0;
+}
+
+static int bl_drain(void *vctx, struct ks_report *r)
+{
+	return bl_drain_mode(vctx, r, KS_DRAIN_TAKE);
+}
+
+static struct bpf_object *bl_object(void *vctx)
+{
+	return ((struct bl_ctx *)vctx)->skel->obj;
+}
+
+/* --pin: the two counters cumulative in .bss; the restart reports them from the read its saved totals hold */
+static int bl_cursor_get(void *vctx, void **buf, size_t *len)
+{
+	struct bl_ctx *ctx = vctx;
+	uint64_t *const f[] = { (uint64_t *)&ctx->seen.unmatched, (uint64_t *)&ctx->seen.reissued };
+
+	return ks_cursor_get_u64(f, 2, buf, len);
+}
+
+static int bl_cursor_set(void *vctx, const void *buf, size_t len)
+{
+	struct bl_ctx *ctx = vctx;
+	uint64_t *const f[] = { (uint64_t *)&ctx->seen.unmatched, (uint64_t *)&ctx->seen.reissued };
+
+	return ks_cursor_set_u64(f, 2, buf, len);
+}
+
+/* Both phases for a caller that runs this collector alone. */
+static int bl_collect(void *vctx, struct ks_report *r)
+{
+	bl_mark(vctx);
+	ks_sync_programs();
+	return bl_drain(vctx, r);
 }
 
 static void bl_close(void *vctx)
@@ -680,6 +737,12 @@ const struct ks_collector ks_biolat_collector = {
 	.open = bl_open,
 	.hook = bl_hook,
 	.collect = bl_collect,
+	.mark = bl_mark,
+	.drain = bl_drain,
+	.drain_mode = bl_drain_mode,
+	.object = bl_object,
+	.cursor_get = bl_cursor_get,
+	.cursor_set = bl_cursor_set,
 	.schema = &bl_schema,
 	.close = bl_close,
 };

@@ -301,6 +301,7 @@ static int mem_open(void *vctx, const struct ks_common *c, const struct ks_filte
 	if (ks_pin_adopted(ctx->skel->obj)) {
 		/* adopted programs kept counting: report from where they are, not from zero */
 		ctx->gen = ctx->skel->bss->ks_gen & 1;
+		ctx->old = ctx->gen ^ 1; /* what a KS_DRAIN_CLEAR empties */
 		ctx->seen = ctx->skel->bss->counts;
 		ctx->seen.map_full = ctx->seen.starts_full = ctx->seen.update_failed = 0;
 		/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
@@ -317,8 +318,6 @@ struct drain_arg {
 	struct mem_ctx *ctx;
 	struct ks_report *r;
 	unsigned int gen;
-	int fd;	    /* the map being drained */
-	void *zero; /* its zeroed value, to keep a row for the next half */
 };
 
 static bool key_in_gen(const void *key, void *varg)
@@ -380,11 +379,38 @@ static struct ks_row *row_of(struct drain_arg *a, const struct ks_row_key *k)
 	return row;
 }
 
-/* Drained rows come back zeroed in the same half, written after the next flip. */
-static void keep_row(struct drain_arg *a, const void *key, uint64_t n)
+/* Whether a (per-CPU) fault row counted anything in its half. */
+static bool faults_any(const struct ks_mem_fault *v)
 {
-	if (n)
-		ks_map_add(a->fd, key, a->zero);
+	for (int cpu = 0; cpu < ks_ncpus(); cpu++)
+		if (v[cpu].user || v[cpu].kernel)
+			return true;
+	return false;
+}
+
+/* Whether a rare-events row counted anything in its half. */
+static bool rare_any(const struct ks_mem_rare *v)
+{
+	uint64_t any = v->kswapd_wakeups + v->oom_kills + v->migrated_pages + v->reclaims[0] + v->reclaims[1];
+
+	for (unsigned int i = 0; i < KS_MEM_SLOTS && !any; i++)
+		any = v->compact[i];
+	return any != 0;
+}
+
+/* Rows that counted are zeroed in place, for the half written after the next flip; idle rows go. */
+static bool keep_faults(const void *key, const void *value, void *varg)
+{
+	(void)key;
+	(void)varg;
+	return faults_any(value);
+}
+
+static bool keep_rare(const void *key, const void *value, void *varg)
+{
+	(void)key;
+	(void)varg;
+	return rare_any(value);
 }
 
 /* Adds the per-CPU fault counts @v to the row of @key (NULL: "other"). */
@@ -397,8 +423,6 @@ static int add_faults(struct drain_arg *a, const struct ks_row_key *key, const s
 		sum.user += v[cpu].user;
 		sum.kernel += v[cpu].kernel;
 	}
-	if (key)
-		keep_row(a, key, sum.user + sum.kernel);
 	if (!sum.user && !sum.kernel)
 		return 0;
 	row = row_of(a, key);
@@ -427,13 +451,8 @@ static int add_rare(struct drain_arg *a, const struct ks_row_key *key, const str
 {
 	struct ks_hist *rh, *ch;
 	struct ks_row *row;
-	uint64_t any = v->kswapd_wakeups + v->oom_kills + v->migrated_pages + v->reclaims[0] + v->reclaims[1];
 
-	for (unsigned int i = 0; i < KS_MEM_SLOTS && !any; i++)
-		any = v->compact[i];
-	if (key)
-		keep_row(a, key, any);
-	if (!any)
+	if (!rare_any(v))
 		return 0;
 	row = row_of(a, key);
 	if (!row)
@@ -506,32 +525,36 @@ static int mem_mark(void *vctx)
 	return 0;
 }
 
-/* Phase two: the retired half is quiet now; move it into @r. */
-static int mem_drain(void *vctx, struct ks_report *r)
+/* Phase two: the retired half is quiet now; move it into @r (or one of the two, in @mode). */
+static int mem_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 {
 	struct mem_ctx *ctx = vctx;
 	struct ks_mem *s = ctx->skel;
 	unsigned int old = ctx->old;
-	struct drain_arg a = { ctx, r, old, bpf_map__fd(s->maps.faults), ctx->zfaults };
+	struct drain_arg a = { ctx, r, old };
+	struct ks_hash_half faults = { .fd = bpf_map__fd(s->maps.faults), .key_size = sizeof(struct ks_row_key),
+				       .match = key_in_gen, .cb = take_faults, .keep = keep_faults,
+				       .zero = ctx->zfaults, .arg = &a, .value_buf = ctx->vbuf };
+	struct ks_hash_half rare = { .fd = bpf_map__fd(s->maps.rare), .key_size = sizeof(struct ks_row_key),
+				     .match = key_in_gen, .cb = take_rare, .keep = keep_rare, .zero = ctx->zrare,
+				     .arg = &a, .value_buf = ctx->vbuf };
 	struct ks_mem_counts now;
 	int err;
 
-	r->hist_name = mem_schema.hist_name;
+	if (r)
+		r->hist_name = mem_schema.hist_name;
 	ctx->nkeys = 0;
 	ctx->other_row = -1;
-	err = ks_hash_drain(a.fd, sizeof(struct ks_row_key), key_in_gen, take_faults, &a, ctx->vbuf);
-	if (!err) {
-		a.fd = bpf_map__fd(s->maps.rare);
-		a.zero = ctx->zrare;
-		err = ks_hash_drain(a.fd, sizeof(struct ks_row_key), key_in_gen, take_rare, &a, ctx->vbuf);
-	}
+	err = ks_hash_drain_half(&faults, mode);
 	if (!err)
-		err = ks_array_drain(bpf_map__fd(s->maps.other_faults), old, 1, ctx->vbuf,
-				     (size_t)ks_ncpus() * sizeof(struct ks_mem_fault), take_other_faults, &a);
+		err = ks_hash_drain_half(&rare, mode);
 	if (!err)
-		err = ks_array_drain(bpf_map__fd(s->maps.other_rare), old, 1, ctx->vbuf, sizeof(struct ks_mem_rare),
-				     take_other_rare, &a);
-	if (err)
+		err = ks_array_drain_mode(bpf_map__fd(s->maps.other_faults), old, 1, ctx->vbuf,
+					  (size_t)ks_ncpus() * sizeof(struct ks_mem_fault), take_other_faults, &a, mode);
+	if (!err)
+		err = ks_array_drain_mode(bpf_map__fd(s->maps.other_rare), old, 1, ctx->vbuf,
+					  sizeof(struct ks_mem_rare), take_other_rare, &a, mode);
+	if (err || mode == KS_DRAIN_CLEAR)
 		return err;
 	/* stalls first, by their total time; then by faults */
 	for (int i = 0; i < r->nrows; i++) {
@@ -562,6 +585,35 @@ static int mem_drain(void *vctx, struct ks_report *r)
 	}
 	ks_budget_report(&ctx->budget, r);
 	return 0;
+}
+
+static int mem_drain(void *vctx, struct ks_report *r)
+{
+	return mem_drain_mode(vctx, r, KS_DRAIN_TAKE);
+}
+
+static struct bpf_object *mem_object(void *vctx)
+{
+	return ((struct mem_ctx *)vctx)->skel->obj;
+}
+
+/* --pin: the counters cumulative in .bss (not the losses: serve rebases those); from the read the saved totals hold */
+static int mem_cursor_get(void *vctx, void **buf, size_t *len)
+{
+	struct mem_ctx *ctx = vctx;
+	uint64_t *const f[] = { (uint64_t *)&ctx->seen.oom_kills, (uint64_t *)&ctx->seen.to_other,
+				(uint64_t *)&ctx->seen.row_errors };
+
+	return ks_cursor_get_u64(f, 3, buf, len);
+}
+
+static int mem_cursor_set(void *vctx, const void *buf, size_t len)
+{
+	struct mem_ctx *ctx = vctx;
+	uint64_t *const f[] = { (uint64_t *)&ctx->seen.oom_kills, (uint64_t *)&ctx->seen.to_other,
+				(uint64_t *)&ctx->seen.row_errors };
+
+	return ks_cursor_set_u64(f, 3, buf, len);
 }
 
 /* Both phases for a caller that runs this collector alone. */
@@ -599,6 +651,10 @@ const struct ks_collector ks_mem_collector = {
 	.collect = mem_collect,
 	.mark = mem_mark,
 	.drain = mem_drain,
+	.drain_mode = mem_drain_mode,
+	.object = mem_object,
+	.cursor_get = mem_cursor_get,
+	.cursor_set = mem_cursor_set,
 	.schema = &mem_schema,
 	.close = mem_close,
 };

@@ -108,6 +108,8 @@ const struct ks_collector ks_offcpu_collector = {
 	.collect = offcpu_collect,
 	.mark = offcpu_mark,
 	.drain = offcpu_drain,
+	.drain_mode = offcpu_drain_mode,
+	.object = offcpu_object,
 	.schema = &off_schema,
 	.close = offcpu_close,
 };

@@ -99,6 +99,8 @@ const struct ks_collector ks_runqlat_collector = {
 	.collect = runqlat_collect,
 	.mark = runqlat_mark,
 	.drain = runqlat_drain,
+	.drain_mode = runqlat_drain_mode,
+	.object = runqlat_object,
 	.schema = &rq_schema,
 	.close = runqlat_close,
 };

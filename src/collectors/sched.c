@@ -179,24 +179,26 @@ static int take_other(uint32_t idx, const void *value, void *varg)
 	return a->fn(&id, value, a->nvals, a->arg);
 }
 
-int ks_sched_drain(const struct ks_sched_maps *m, unsigned int gen, ks_sched_row_fn fn, void *arg)
+int ks_sched_drain(const struct ks_sched_maps *m, unsigned int gen, ks_sched_row_fn fn, void *arg,
+		   enum ks_drain_mode mode)
 {
 	if (!by_array(m->by)) {
 		bool shared = by_shared(m->by);
 		struct hash_arg a = { m, gen, shared ? 1 : ks_ncpus(), fn, arg };
-		int err = ks_hash_drain(shared ? m->srows_fd : m->hrows_fd, sizeof(struct ks_sched_key), key_in_gen,
-					take_hash, &a, m->vbuf);
+		struct ks_hash_half h = { .fd = shared ? m->srows_fd : m->hrows_fd, .key_size = sizeof(struct ks_sched_key),
+					  .match = key_in_gen, .cb = take_hash, .arg = &a, .value_buf = m->vbuf };
+		int err = ks_hash_drain_half(&h, mode);
 
 		if (err)
 			return err;
-		return ks_array_drain(shared ? m->sother_fd : m->rows_fd, gen * m->nsub, m->nsub, m->vbuf,
-				      m->value_size * (size_t)a.nvals, take_other, &a);
+		return ks_array_drain_mode(shared ? m->sother_fd : m->rows_fd, gen * m->nsub, m->nsub, m->vbuf,
+					   m->value_size * (size_t)a.nvals, take_other, &a, mode);
 	} else {
 		struct array_arg a = { m, gen, fn, arg };
 		uint32_t n = array_keys(m->by) * m->nsub;
 
-		return ks_array_drain(m->rows_fd, gen * n, n, m->vbuf, m->value_size * (size_t)ks_ncpus(),
-				      take_array, &a);
+		return ks_array_drain_mode(m->rows_fd, gen * n, n, m->vbuf, m->value_size * (size_t)ks_ncpus(),
+					   take_array, &a, mode);
 	}
 }
 
@@ -362,16 +364,24 @@ void ks_sched_mark(struct ks_sched_run *run, volatile uint32_t *bss_gen)
 }
 
 int ks_sched_drain_report(struct ks_sched_run *run, const volatile struct ks_sched_lost *lost,
-			  volatile uint64_t *to_other, struct ks_report *r, ks_sched_row_fn fn, void *arg)
+			  volatile uint64_t *to_other, struct ks_report *r, ks_sched_row_fn fn, void *arg,
+			  enum ks_drain_mode mode)
 {
 	unsigned int old = run->old;
 	struct ks_sched_lost now;
 	unsigned long long missed;
 	int err;
 
+	if (mode == KS_DRAIN_CLEAR) {
+		err = ks_sched_drain(&run->maps, old, fn, arg, mode);
+		/* the half's "other" count goes with its rows */
+		if (!err && !by_array(run->by))
+			to_other[old & 1] = 0;
+		return err;
+	}
 	if (run->hist_name)
 		r->hist_name = run->hist_name;
-	err = ks_sched_drain(&run->maps, old, fn, arg);
+	err = ks_sched_drain(&run->maps, old, fn, arg, mode);
 	if (err)
 		return err;
 	now.slot_collisions = lost->slot_collisions;
@@ -386,7 +396,8 @@ int ks_sched_drain_report(struct ks_sched_run *run, const volatile struct ks_sch
 	if (!by_array(run->by)) {
 		/* the programs count into the other half now: this one is complete */
 		ks_report_counter(r, "to_other", to_other[old & 1]);
-		to_other[old & 1] = 0;
+		if (mode == KS_DRAIN_TAKE)
+			to_other[old & 1] = 0;
 	}
 	run->lost_seen = now;
 	run->missed_seen = missed;

@@ -63,8 +63,9 @@ struct ks_sched_maps {
 	void *vbuf;	   /* room for every CPU's copy of one row */
 };
 
-/* Hands every row of buffer half @gen to @fn and empties it. */
-int ks_sched_drain(const struct ks_sched_maps *m, unsigned int gen, ks_sched_row_fn fn, void *arg);
+/* Hands every row of buffer half @gen to @fn and empties it, or one of the two in @mode. */
+int ks_sched_drain(const struct ks_sched_maps *m, unsigned int gen, ks_sched_row_fn fn, void *arg,
+		   enum ks_drain_mode mode);
 
 /* Adds one row's histogram (one CPU's copy, or a shared row) to @h. */
 void ks_sched_hist_merge(struct ks_hist *h, const struct ks_sched_hist *b);
@@ -135,11 +136,13 @@ int ks_sched_budget_check(struct ks_sched_run *run, struct bpf_object *obj);
  * half (*@bss_gen) without waiting; after the driver's one wait for the
  * kernel, drain hands each row of the quiet half to @fn, then reports the
  * loss counters (@lost, the .bss copy) since the previous drain, and the
- * events that half's "other" row took (@to_other[2], emptied).
+ * events that half's "other" row took (@to_other[2], emptied), all in
+ * @mode (KS_DRAIN_CLEAR reports nothing, @r NULL).
  */
 void ks_sched_mark(struct ks_sched_run *run, volatile uint32_t *bss_gen);
 int ks_sched_drain_report(struct ks_sched_run *run, const volatile struct ks_sched_lost *lost,
-			  volatile uint64_t *to_other, struct ks_report *r, ks_sched_row_fn fn, void *arg);
+			  volatile uint64_t *to_other, struct ks_report *r, ks_sched_row_fn fn, void *arg,
+			  enum ks_drain_mode mode);
 
 void ks_sched_run_free(struct ks_sched_run *run);
 
@@ -152,7 +155,8 @@ extern const char *const ks_sched_hooks[];
 
 /*
  * The glue between a collector's typed skeleton ks_<name> and the shared
- * run: defines <name>_open, <name>_hook, <name>_mark, <name>_drain, <name>_collect
+ * run: defines <name>_open, <name>_hook, <name>_mark, <name>_drain, <name>_drain_mode,
+ * <name>_object, <name>_collect
  * (mark, one wait, drain: the fallback) and <name>_close
  * for a context type @ctx_t with members run, skel and r, rows of @nsub
  * splits of @value_t, drained by @take_row into the report.
@@ -201,6 +205,7 @@ extern const char *const ks_sched_hooks[];
 			/* adopted programs kept counting: from where they are (losses from */ \
 			/* their load on: serve takes off what its saved totals hold) */        \
 			ctx->run.gen = s->bss->ks_gen & 1;                                      \
+			ctx->run.old = ctx->run.gen ^ 1; /* what a KS_DRAIN_CLEAR empties */    \
 		}                                                                               \
 		ks_sched_attached(&ctx->run, s->obj, s->maps.rows, s->maps.hrows, s->maps.srows, \
 				  s->maps.sother);                                              \
@@ -217,16 +222,25 @@ extern const char *const ks_sched_hooks[];
 		ks_sched_mark(&ctx->run, &ctx->skel->bss->ks_gen);                              \
 		return 0;                                                                       \
 	}                                                                                       \
-	static int name##_drain(void *vctx, struct ks_report *r)                                \
+	static int name##_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)  \
 	{                                                                                       \
 		ctx_t *ctx = vctx;                                                              \
 		int err;                                                                        \
                                                                                                 \
 		ctx->r = r;                                                                     \
 		err = ks_sched_drain_report(&ctx->run, &ctx->skel->bss->lost,                   \
-					    (volatile uint64_t *)ctx->skel->bss->ks_to_other, r, take_row, ctx); \
+					    (volatile uint64_t *)ctx->skel->bss->ks_to_other, r, take_row, ctx, \
+					    mode);                                                      \
 		ctx->r = NULL;                                                                  \
 		return err;                                                                     \
+	}                                                                                       \
+	static int name##_drain(void *vctx, struct ks_report *r)                                \
+	{                                                                                       \
+		return name##_drain_mode(vctx, r, KS_DRAIN_TAKE);                               \
+	}                                                                                       \
+	static struct bpf_object *name##_object(void *vctx)                                     \
+	{                                                                                       \
+		return ((ctx_t *)vctx)->skel->obj;                                              \
 	}                                                                                       \
 	static int name##_collect(void *vctx, struct ks_report *r)                              \
 	{                                                                                       \

@@ -32,13 +32,19 @@ struct sc_ctx {
 	struct ks_syscalls *skel;
 	const char *hook;
 	unsigned int gen;
+	unsigned int old; /* the half sc_mark retired, for sc_drain */
 	struct ks_sc_lost lost_seen; /* .bss counters already reported */
 	unsigned long long missed_seen;
 	struct ks_budget budget;
 	uint32_t nhists;
 	void *vbuf; /* one per-CPU value of the largest map */
-	/* histograms, cumulative in the kernel: per-CPU slots now and as last reported */
-	uint32_t *hcur, *hprev;
+	/*
+	 * Histograms, cumulative in the kernel: per-CPU slots now and as last
+	 * reported.  A KS_DRAIN_READ reports against hprev into hnext; its
+	 * CLEAR makes hnext the new hprev (hnext_due until then).
+	 */
+	uint32_t *hcur, *hprev, *hnext;
+	bool hnext_due;
 	bool *hread; /* hcur[h] holds a fresh read */
 	/* per report: row index of each array row, errno counts added to it */
 	int rowidx[KS_SC_ROWS];
@@ -257,6 +263,7 @@ static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	if (ks_pin_adopted(ctx->skel->obj)) {
 		/* adopted programs kept counting: report from where they are, not from zero */
 		ctx->gen = ctx->skel->bss->ks_gen & 1;
+		ctx->old = ctx->gen ^ 1; /* what a KS_DRAIN_CLEAR empties */
 		ctx->lost_seen.to_other = ctx->skel->bss->lost.to_other;
 		/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
 	}
@@ -277,8 +284,9 @@ static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter
 
 		ctx->hcur = calloc(n, sizeof(uint32_t));
 		ctx->hprev = calloc(n, sizeof(uint32_t));
+		ctx->hnext = calloc(n, sizeof(uint32_t));
 		ctx->hread = calloc(ctx->nhists, sizeof(bool));
-		if (!ctx->hcur || !ctx->hprev || !ctx->hread)
+		if (!ctx->hcur || !ctx->hprev || !ctx->hnext || !ctx->hread)
 			return -ENOMEM;
 	}
 	return 0;
@@ -343,8 +351,12 @@ static int snap_hists(struct sc_ctx *ctx)
 	return 0;
 }
 
-/* The histogram of array row @row since its last report, NULL when it has none. */
-static struct ks_hist *take_hist(struct sc_ctx *ctx, int row)
+/*
+ * The histogram of array row @row since its last report, NULL when it
+ * has none; what it was taken up to goes to @prev (hprev, or hnext under
+ * KS_DRAIN_READ).
+ */
+static struct ks_hist *take_hist(struct sc_ctx *ctx, int row, uint32_t *prev)
 {
 	uint32_t h = ctx->skel->bss->hist_of[row];
 	size_t per = (size_t)ks_ncpus() * KS_SC_HSLOTS;
@@ -363,7 +375,7 @@ static struct ks_hist *take_hist(struct sc_ctx *ctx, int row)
 
 		sums[i % KS_SC_HSLOTS] += d;
 	}
-	memcpy(ctx->hprev + h * per, ctx->hcur + h * per, per * sizeof(uint32_t));
+	memcpy(prev + h * per, ctx->hcur + h * per, per * sizeof(uint32_t));
 	ks_hist_add_slots_n(hist, sums, KS_SC_HSLOTS);
 	return hist;
 }
@@ -380,10 +392,19 @@ static void sum_cnt(const struct ks_sc_cnt *v, struct ks_sc_cnt *sum)
 	}
 }
 
-static int collect_rows(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen)
+static int collect_rows(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen, enum ks_drain_mode mode)
 {
 	int fd = bpf_map__fd(ctx->skel->maps.rows);
 	size_t vsz = (size_t)ks_ncpus() * sizeof(struct ks_sc_cnt);
+	uint32_t *prev = ctx->hprev;
+
+	if (mode == KS_DRAIN_READ && ctx->nhists) {
+		size_t n = (size_t)ctx->nhists * (size_t)ks_ncpus() * KS_SC_HSLOTS;
+
+		memcpy(ctx->hnext, ctx->hprev, n * sizeof(uint32_t));
+		ctx->hnext_due = true;
+		prev = ctx->hnext;
+	}
 
 	for (__u32 row_id = 0; row_id < KS_SC_ROWS; row_id++) {
 		__u32 idx = gen * KS_SC_ROWS + row_id;
@@ -402,7 +423,7 @@ static int collect_rows(struct sc_ctx *ctx, struct ks_report *r, unsigned int ge
 		if (!c.count)
 			continue; /* its histogram, if it moved, is reported with its next count */
 		memset(ctx->vbuf, 0, vsz);
-		if (bpf_map_update_elem(fd, &idx, ctx->vbuf, BPF_ANY))
+		if (mode == KS_DRAIN_TAKE && bpf_map_update_elem(fd, &idx, ctx->vbuf, BPF_ANY))
 			return -errno;
 		row = ks_report_add_row(r);
 		if (!row)
@@ -421,7 +442,7 @@ static int collect_rows(struct sc_ctx *ctx, struct ks_report *r, unsigned int ge
 			ks_row_key_str(row, "errno", row_id == KS_SC_ROWS - 1 ? "other" : errno_label((int)row_id, b, sizeof(b)));
 			ks_row_key_num(row, "code", row_id);
 		}
-		fill_row(ctx->count_only, row, &c, take_hist(ctx, (int)row_id));
+		fill_row(ctx->count_only, row, &c, take_hist(ctx, (int)row_id, prev));
 	}
 	return 0;
 }
@@ -454,12 +475,15 @@ static int take_nerr(const void *key, const void *value, void *varg)
 }
 
 /* The errno breakdown of the syscall mode; errors beyond the map's room show as "other". */
-static int collect_nerrs(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen)
+static int collect_nerrs(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen, enum ks_drain_mode mode)
 {
 	struct drain_arg a = { ctx, r, gen };
-	int err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.nerrs), sizeof(struct ks_sc_nerr_key), nerr_in_gen,
-				take_nerr, &a, ctx->vbuf);
+	struct ks_hash_half h = { .fd = bpf_map__fd(ctx->skel->maps.nerrs), .key_size = sizeof(struct ks_sc_nerr_key),
+				  .match = nerr_in_gen, .cb = take_nerr, .arg = &a, .value_buf = ctx->vbuf };
+	int err = ks_hash_drain_half(&h, mode);
 
+	if (mode == KS_DRAIN_CLEAR)
+		return err;
 	for (int nr = 0; nr < KS_SC_ROWS && !err; nr++) {
 		struct ks_row *row;
 		uint64_t errors = 0;
@@ -587,69 +611,120 @@ static int take_errno(const void *key, const void *value, void *varg)
 	return 0;
 }
 
-/* The "other" row of half @gen: read, reported when it counted calls, zeroed for its next turn. */
-static int collect_other(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen)
+/* The "other" row of half @gen: read, reported when it counted calls, zeroed for its next turn (in @mode). */
+static int collect_other(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen, enum ks_drain_mode mode)
 {
 	int fd = bpf_map__fd(ctx->skel->maps.srows);
 	struct ks_sc_key k = other_key(gen);
 	struct ks_sc_srow *s = ctx->vbuf;
-	int err;
+	int err = 0;
 
 	if (bpf_map_lookup_elem(fd, &k, s))
 		return 0; /* not made (no room at start): its calls are in map_full */
 	if (!s->c.count)
 		return 0;
-	err = add_hash_row(ctx, r, &k, s);
+	if (mode != KS_DRAIN_CLEAR)
+		err = add_hash_row(ctx, r, &k, s);
 	memset(s, 0, sizeof(*s));
-	if (!err && bpf_map_update_elem(fd, &k, s, BPF_EXIST))
+	if (!err && mode != KS_DRAIN_READ && bpf_map_update_elem(fd, &k, s, BPF_EXIST))
 		err = -errno;
 	return err;
 }
 
-/* Drains both hash maps of the pid, comm and combined modes for buffer half @gen. */
-static int collect_hash(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen)
+/* Drains both hash maps of the pid, comm and combined modes for buffer half @gen (in @mode). */
+static int collect_hash(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen, enum ks_drain_mode mode)
 {
 	struct drain_arg a = { ctx, r, gen };
+	struct ks_hash_half rows = { .fd = bpf_map__fd(ctx->skel->maps.srows), .key_size = sizeof(struct ks_sc_key),
+				     .match = key_in_gen, .cb = take_row, .arg = &a, .value_buf = ctx->vbuf };
+	/* ks_sc_err_key starts with its ks_sc_key, so one match serves both */
+	struct ks_hash_half errs = { .fd = bpf_map__fd(ctx->skel->maps.herrs), .key_size = sizeof(struct ks_sc_err_key),
+				     .match = errkey_in_gen, .cb = take_errno, .arg = &a, .value_buf = ctx->vbuf };
 	int err;
 
-	ctx->rbase = r->nrows;
-	ctx->nrkeys = 0;
-	err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.srows), sizeof(struct ks_sc_key), key_in_gen,
-			    take_row, &a, ctx->vbuf);
+	if (mode != KS_DRAIN_CLEAR) {
+		ctx->rbase = r->nrows;
+		ctx->nrkeys = 0;
+	}
+	err = ks_hash_drain_half(&rows, mode);
 	if (!err)
-		err = collect_other(ctx, r, gen);
-	/* ks_sc_err_key starts with its ks_sc_key, so one match serves both */
+		err = collect_other(ctx, r, gen, mode);
 	if (!err)
-		err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.herrs), sizeof(struct ks_sc_err_key),
-				    errkey_in_gen, take_errno, &a, ctx->vbuf);
-	/* the names were read (peeked) for every row of a pid: the programs write them again with a new row */
+		err = ks_hash_drain_half(&errs, mode);
+	if (mode == KS_DRAIN_READ)
+		return err;
+	/*
+	 * The names were read (peeked) for every row of a pid: the programs
+	 * write them again with a new row.  A CLEAR after an adoption knows
+	 * no rows (nrkeys 0): those names stay, as a kill -9 leaves them.
+	 */
 	for (int i = 0; !err && by_tgid(ctx) && i < ctx->nrkeys; i++)
 		if (!ctx->rkeys[i].other)
 			bpf_map_delete_elem(bpf_map__fd(ctx->skel->maps.pid_comm), &ctx->rkeys[i].t.id);
+	if (mode == KS_DRAIN_CLEAR)
+		ctx->nrkeys = 0;
 	return err;
 }
 
-static int sc_collect(void *vctx, struct ks_report *r)
+/*
+ * Phase one (core/instance.h): the histograms are read, then the halves
+ * flip; the driver waits for the kernel once for every instance.
+ */
+static int sc_mark(void *vctx)
 {
 	struct sc_ctx *ctx = vctx;
-	struct ks_sc_lost now;
-	unsigned int old;
-	int err = 0;
+	int err = ctx->nhists ? snap_hists(ctx) : 0;
 
-	if (ctx->nhists)
-		err = snap_hists(ctx);
 	if (err)
 		return err;
-	old = ks_gen_flip(&ctx->gen, &ctx->skel->bss->ks_gen);
+	ctx->old = ks_gen_mark(&ctx->gen, &ctx->skel->bss->ks_gen);
+	return 0;
+}
+
+/* The quiet half of the array modes emptied, and the histograms' last read made the one reported against. */
+static int clear_rows(struct sc_ctx *ctx, unsigned int gen)
+{
+	int err = ks_array_drain_mode(bpf_map__fd(ctx->skel->maps.rows), gen * KS_SC_ROWS, KS_SC_ROWS, ctx->vbuf,
+				      (size_t)ks_ncpus() * sizeof(struct ks_sc_cnt), NULL, NULL, KS_DRAIN_CLEAR);
+
+	if (!err && ctx->by == KS_SC_BY_SYSCALL)
+		err = collect_nerrs(ctx, NULL, gen, KS_DRAIN_CLEAR);
+	if (!err && ctx->hnext_due) {
+		memcpy(ctx->hprev, ctx->hnext, (size_t)ctx->nhists * (size_t)ks_ncpus() * KS_SC_HSLOTS * sizeof(uint32_t));
+		ctx->hnext_due = false;
+	}
+	return err;
+}
+
+/*
+ * Phase two: the retired half is quiet now; move it into @r (or one of
+ * the two, in @mode).  The histograms and to_other are not in halves:
+ * they stay cumulative in the kernel and are reported against their last
+ * read (hprev, lost_seen.to_other).  Under --pin that read is saved in
+ * the same copy as the totals it went into (sc_cursor_get), and put back
+ * on a restart: a kill before the save resumes from the read before (the
+ * totals hold that one), a kill after it from this one, so neither a
+ * difference is lost nor counted twice.  Only the emptying of the halves
+ * needs the drain sequence (core/instance.h).
+ */
+static int sc_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
+{
+	struct sc_ctx *ctx = vctx;
+	unsigned int old = ctx->old;
+	struct ks_sc_lost now;
+	int err = 0;
+
+	if (mode == KS_DRAIN_CLEAR)
+		return hashed(ctx) ? collect_hash(ctx, NULL, old, mode) : clear_rows(ctx, old);
 	r->sub_name = ctx->by == KS_SC_BY_ERRNO ? NULL : "errnos";
 	if (ctx->count_only)
 		r->hist_name = NULL;
 	if (hashed(ctx)) {
-		err = collect_hash(ctx, r, old);
+		err = collect_hash(ctx, r, old, mode);
 	} else {
-		err = collect_rows(ctx, r, old);
+		err = collect_rows(ctx, r, old, mode);
 		if (!err && ctx->by == KS_SC_BY_SYSCALL)
-			err = collect_nerrs(ctx, r, old);
+			err = collect_nerrs(ctx, r, old, mode);
 	}
 	if (err)
 		return err;
@@ -672,6 +747,92 @@ static int sc_collect(void *vctx, struct ks_report *r)
 	return 0;
 }
 
+static int sc_drain(void *vctx, struct ks_report *r)
+{
+	return sc_drain_mode(vctx, r, KS_DRAIN_TAKE);
+}
+
+/* Both phases for a caller that runs this collector alone. */
+static int sc_collect(void *vctx, struct ks_report *r)
+{
+	int err = sc_mark(vctx);
+
+	if (err)
+		return err;
+	ks_sync_programs();
+	return sc_drain(vctx, r);
+}
+
+static struct bpf_object *sc_object(void *vctx)
+{
+	return ((struct sc_ctx *)vctx)->skel->obj;
+}
+
+/*
+ * The --pin cursor: to_other (cumulative in .bss) as last reported, and
+ * hnext's shape, then (index, value) of its non-zero slots, most being
+ * zero.
+ */
+struct sc_cursor_hdr {
+	uint64_t to_other;
+	uint32_t nhists, ncpus, nslots, n;
+};
+
+static int sc_cursor_get(void *vctx, void **buf, size_t *len)
+{
+	struct sc_ctx *ctx = vctx;
+	size_t total = (size_t)ctx->nhists * (size_t)ks_ncpus() * KS_SC_HSLOTS, nz = 0, at = 0;
+	const uint32_t *src = ctx->hnext_due ? ctx->hnext : ctx->hprev;
+	struct sc_cursor_hdr h = { ctx->lost_seen.to_other, ctx->nhists, (uint32_t)ks_ncpus(), KS_SC_HSLOTS, 0 };
+	uint32_t *out;
+
+	for (size_t i = 0; i < total; i++)
+		nz += src[i] != 0;
+	out = malloc(sizeof(h) + nz * 2 * sizeof(uint32_t));
+	if (!out)
+		return -ENOMEM;
+	h.n = (uint32_t)nz;
+	memcpy(out, &h, sizeof(h));
+	for (size_t i = 0; i < total; i++)
+		if (src[i]) {
+			out[sizeof(h) / 4 + at++] = (uint32_t)i;
+			out[sizeof(h) / 4 + at++] = src[i];
+		}
+	*buf = out;
+	*len = sizeof(h) + nz * 2 * sizeof(uint32_t);
+	return 0;
+}
+
+static int sc_cursor_set(void *vctx, const void *buf, size_t len)
+{
+	struct sc_ctx *ctx = vctx;
+	size_t total = (size_t)ctx->nhists * (size_t)ks_ncpus() * KS_SC_HSLOTS;
+	struct sc_cursor_hdr h;
+	const uint32_t *p = (const uint32_t *)((const char *)buf + sizeof(h));
+
+	if (len < sizeof(h))
+		return -EBADMSG;
+	memcpy(&h, buf, sizeof(h));
+	/* the pinned programs were loaded with these options (ks_pin_prepare checked): the shape must be theirs */
+	if (h.nhists != ctx->nhists || h.ncpus != (uint32_t)ks_ncpus() || h.nslots != KS_SC_HSLOTS ||
+	    len != sizeof(h) + (size_t)h.n * 2 * sizeof(uint32_t))
+		return -EBADMSG;
+	if (total)
+		memset(ctx->hprev, 0, total * sizeof(uint32_t));
+	for (uint32_t i = 0; i < h.n; i++) {
+		uint32_t idx, v;
+
+		memcpy(&idx, p + 2 * i, sizeof(idx));
+		memcpy(&v, p + 2 * i + 1, sizeof(v));
+		if (idx >= total)
+			return -EBADMSG;
+		ctx->hprev[idx] = v;
+	}
+	ctx->hnext_due = false;
+	ctx->lost_seen.to_other = h.to_other;
+	return 0;
+}
+
 static void sc_close(void *vctx)
 {
 	struct sc_ctx *ctx = vctx;
@@ -681,12 +842,13 @@ static void sc_close(void *vctx)
 	free(ctx->vbuf);
 	free(ctx->hcur);
 	free(ctx->hprev);
+	free(ctx->hnext);
 	free(ctx->hread);
 	free(ctx->rkeys);
 	ctx->rkeys = NULL;
 	ctx->nrkeys = ctx->caprkeys = 0;
 	ctx->vbuf = NULL;
-	ctx->hcur = ctx->hprev = NULL;
+	ctx->hcur = ctx->hprev = ctx->hnext = NULL;
 	ctx->hread = NULL;
 }
 
@@ -703,6 +865,12 @@ const struct ks_collector ks_syscalls_collector = {
 	.open = sc_open,
 	.hook = sc_hook,
 	.collect = sc_collect,
+	.mark = sc_mark,
+	.drain = sc_drain,
+	.drain_mode = sc_drain_mode,
+	.object = sc_object,
+	.cursor_get = sc_cursor_get,
+	.cursor_set = sc_cursor_set,
 	.schema = &sc_schema,
 	.close = sc_close,
 };

@@ -358,6 +358,7 @@ static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filte
 	if (ks_pin_adopted(ctx->skel->obj)) {
 		/* adopted programs kept counting: report from where they are, not from zero */
 		ctx->gen = ctx->skel->bss->ks_gen & 1;
+		ctx->old = ctx->gen ^ 1; /* what a KS_DRAIN_CLEAR empties */
 		ctx->seen.to_other = ctx->skel->bss->counts.to_other;
 		/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
 	}
@@ -485,6 +486,23 @@ static struct ks_hist *hist_of(const __u32 *slots, unsigned int n, __u64 sum, __
 	return h;
 }
 
+/* Whether a row counted anything in its half. */
+static bool row_active(const struct ks_tcp_stat *v)
+{
+	bool rtt = false;
+
+	for (unsigned int i = 0; i < KS_TCP_RTT_SLOTS && !rtt; i++)
+		rtt = v->rtt[i] != 0;
+	return rtt || v->retransmits || v->retrans_failed || v->drops || v->connects || v->connect_fails;
+}
+
+/* Active rows and "other" are zeroed in place, for the half written after the next flip; idle rows go. */
+static bool keep_row(const void *key, const void *value, void *varg)
+{
+	(void)varg;
+	return row_active(value) || (((const struct ks_tcp_key *)key)->flags & KS_TCP_KEY_OTHER);
+}
+
 static int take_row(const void *key, const void *value, void *varg)
 {
 	const struct ks_tcp_key *k = key;
@@ -492,8 +510,7 @@ static int take_row(const void *key, const void *value, void *varg)
 	struct drain_arg *a = varg;
 	struct ks_hist *rtt = hist_of(v->rtt, KS_TCP_RTT_SLOTS, v->rtt_sum, v->rtt_max);
 	struct ks_hist *conn = hist_of(v->conn, KS_TCP_CONN_SLOTS, v->conn_sum, v->conn_max);
-	bool active = (rtt && rtt->count) || v->retransmits || v->retrans_failed || v->drops || v->connects ||
-		      v->connect_fails;
+	bool active = row_active(v);
 	struct ks_row *row;
 
 	if (!rtt || !conn) {
@@ -501,9 +518,6 @@ static int take_row(const void *key, const void *value, void *varg)
 		free(conn);
 		return -ENOMEM;
 	}
-	/* active rows and "other" come back zeroed for the half written after the next flip */
-	if (active || (k->flags & KS_TCP_KEY_OTHER))
-		ks_map_add(bpf_map__fd(a->ctx->skel->maps.rows), k, a->ctx->zbuf);
 	if (!active) {
 		free(rtt);
 		free(conn);
@@ -545,21 +559,25 @@ static int tcp_mark(void *vctx)
 	return 0;
 }
 
-/* Phase two: the retired half is quiet now; move it into @r. */
-static int tcp_drain(void *vctx, struct ks_report *r)
+/* Phase two: the retired half is quiet now; move it into @r (or one of the two, in @mode). */
+static int tcp_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 {
 	struct tcp_ctx *ctx = vctx;
 	struct drain_arg a = { ctx, r, ctx->old };
+	struct ks_hash_half h = { .fd = bpf_map__fd(ctx->skel->maps.rows), .key_size = sizeof(struct ks_tcp_key),
+				  .match = key_in_gen, .cb = take_row, .keep = keep_row, .zero = ctx->zbuf, .arg = &a,
+				  .value_buf = ctx->vbuf };
 	struct ks_tcp_counts now;
 	int err;
 
+	if (mode == KS_DRAIN_CLEAR)
+		return ks_hash_drain_half(&h, mode);
 	r->hist_name = tcp_schema.hist_name;
 	/* the text columns say what the percentiles are of; addresses are printed whole */
 	r->hist_cols = "rtt_";
 	r->keys_whole = true;
 	ks_budget_report(&ctx->budget, r);
-	err = ks_hash_drain(bpf_map__fd(ctx->skel->maps.rows), sizeof(struct ks_tcp_key), key_in_gen, take_row,
-			    &a, ctx->vbuf);
+	err = ks_hash_drain_half(&h, mode);
 	if (err)
 		return err;
 	now = ctx->skel->bss->counts;
@@ -570,6 +588,33 @@ static int tcp_drain(void *vctx, struct ks_report *r)
 	ks_report_counter(r, "to_other", now.to_other - ctx->seen.to_other);
 	ctx->seen = now;
 	return 0;
+}
+
+static int tcp_drain(void *vctx, struct ks_report *r)
+{
+	return tcp_drain_mode(vctx, r, KS_DRAIN_TAKE);
+}
+
+static struct bpf_object *tcp_object(void *vctx)
+{
+	return ((struct tcp_ctx *)vctx)->skel->obj;
+}
+
+/* --pin: to_other is cumulative in .bss; the restart reports it from the read its saved totals hold */
+static int tcp_cursor_get(void *vctx, void **buf, size_t *len)
+{
+	struct tcp_ctx *ctx = vctx;
+	uint64_t *const f[] = { (uint64_t *)&ctx->seen.to_other };
+
+	return ks_cursor_get_u64(f, 1, buf, len);
+}
+
+static int tcp_cursor_set(void *vctx, const void *buf, size_t len)
+{
+	struct tcp_ctx *ctx = vctx;
+	uint64_t *const f[] = { (uint64_t *)&ctx->seen.to_other };
+
+	return ks_cursor_set_u64(f, 1, buf, len);
 }
 
 /* Both phases for a caller that runs this collector alone. */
@@ -609,6 +654,10 @@ const struct ks_collector ks_tcp_collector = {
 	.collect = tcp_collect,
 	.mark = tcp_mark,
 	.drain = tcp_drain,
+	.drain_mode = tcp_drain_mode,
+	.object = tcp_object,
+	.cursor_get = tcp_cursor_get,
+	.cursor_set = tcp_cursor_set,
 	.schema = &tcp_schema,
 	.close = tcp_close,
 };

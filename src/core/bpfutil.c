@@ -91,9 +91,9 @@ uint64_t ks_pid_max(void)
 	return ks_procfs_pid_max(NULL);
 }
 
-int ks_hash_drain(int fd, size_t key_size, bool (*match)(const void *key, void *arg),
-		  int (*cb)(const void *key, const void *value, void *arg), void *arg, void *value_buf)
+int ks_hash_drain_half(const struct ks_hash_half *h, enum ks_drain_mode mode)
 {
+	size_t key_size = h->key_size;
 	char *keys = NULL, *cur = malloc(key_size), *next = malloc(key_size);
 	size_t n = 0, cap = 0;
 	const void *prev = NULL;
@@ -103,8 +103,8 @@ int ks_hash_drain(int fd, size_t key_size, bool (*match)(const void *key, void *
 		err = -ENOMEM;
 		goto out;
 	}
-	while (!bpf_map_get_next_key(fd, prev, next)) {
-		if (!match || match(next, arg)) {
+	while (!bpf_map_get_next_key(h->fd, prev, next)) {
+		if (!h->match || h->match(next, h->arg)) {
 			if (n == cap) {
 				size_t ncap = cap ? cap * 2 : 256;
 				char *nk = realloc(keys, ncap * key_size);
@@ -124,16 +124,36 @@ int ks_hash_drain(int fd, size_t key_size, bool (*match)(const void *key, void *
 	for (size_t i = 0; i < n && !err; i++) {
 		const void *k = keys + i * key_size;
 
-		if (bpf_map_lookup_elem(fd, k, value_buf))
+		if (bpf_map_lookup_elem(h->fd, k, h->value_buf))
 			continue; /* deleted meanwhile */
-		bpf_map_delete_elem(fd, k);
-		err = cb(k, value_buf, arg);
+		if (mode != KS_DRAIN_READ) {
+			/* emptied before @cb sees the value: the buffer still holds it */
+			/*
+			 * A kept row that cannot be zeroed (a map without
+			 * preallocation may lack an element for the swap) is
+			 * deleted: left as it is, it would be counted again.
+			 */
+			if (!h->keep || !h->keep(k, h->value_buf, h->arg) ||
+			    bpf_map_update_elem(h->fd, k, h->zero, BPF_EXIST))
+				bpf_map_delete_elem(h->fd, k);
+		}
+		if (!err && mode != KS_DRAIN_CLEAR)
+			err = h->cb(k, h->value_buf, h->arg);
 	}
 out:
 	free(keys);
 	free(cur);
 	free(next);
 	return err;
+}
+
+int ks_hash_drain(int fd, size_t key_size, bool (*match)(const void *key, void *arg),
+		  int (*cb)(const void *key, const void *value, void *arg), void *arg, void *value_buf)
+{
+	struct ks_hash_half h = { .fd = fd, .key_size = key_size, .match = match, .cb = cb, .arg = arg,
+				  .value_buf = value_buf };
+
+	return ks_hash_drain_half(&h, KS_DRAIN_TAKE);
 }
 
 /*
@@ -202,24 +222,70 @@ void ks_pid_comm_seed(int fd, uint32_t tgid)
 		bpf_map_update_elem(fd, &tgid, comm, BPF_NOEXIST);
 }
 
+/* Whether @n bytes at @p are all zero. */
+static bool all_zero(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i])
+			return false;
+	return true;
+}
+
 int ks_array_drain(int fd, uint32_t first, uint32_t n, void *value_buf, size_t value_size,
 		   int (*cb)(uint32_t idx, const void *value, void *arg), void *arg)
+{
+	return ks_array_drain_mode(fd, first, n, value_buf, value_size, cb, arg, KS_DRAIN_TAKE);
+}
+
+int ks_array_drain_mode(int fd, uint32_t first, uint32_t n, void *value_buf, size_t value_size,
+			int (*cb)(uint32_t idx, const void *value, void *arg), void *arg, enum ks_drain_mode mode)
 {
 	for (uint32_t i = first; i < first + n; i++) {
 		int took;
 
 		if (bpf_map_lookup_elem(fd, &i, value_buf))
 			return -errno;
-		took = cb(i, value_buf, arg);
+		/* CLEAR reads nothing: whatever the element holds was counted by a READ (maybe another process's) */
+		took = mode == KS_DRAIN_CLEAR ? !all_zero(value_buf, value_size) : cb(i, value_buf, arg);
 		if (took < 0)
 			return took;
-		if (!took)
+		if (!took || mode == KS_DRAIN_READ)
 			continue;
 		/* the programs write the other half: nothing lands in between */
 		memset(value_buf, 0, value_size);
 		if (bpf_map_update_elem(fd, &i, value_buf, BPF_ANY))
 			return -errno;
 	}
+	return 0;
+}
+
+int ks_cursor_get_u64(uint64_t *const *fields, int n, void **buf, size_t *len)
+{
+	uint64_t *v = malloc(sizeof(*v) * (size_t)(n + 1));
+
+	if (!v)
+		return -ENOMEM;
+	v[0] = (uint64_t)n;
+	for (int i = 0; i < n; i++)
+		v[i + 1] = *fields[i];
+	*buf = v;
+	*len = sizeof(*v) * (size_t)(n + 1);
+	return 0;
+}
+
+int ks_cursor_set_u64(uint64_t *const *fields, int n, const void *buf, size_t len)
+{
+	uint64_t v[16];
+
+	if (n > 15 || len != sizeof(v[0]) * (size_t)(n + 1))
+		return -EBADMSG;
+	memcpy(v, buf, len);
+	if (v[0] != (uint64_t)n)
+		return -EBADMSG;
+	for (int i = 0; i < n; i++)
+		*fields[i] = v[i + 1];
 	return 0;
 }
 

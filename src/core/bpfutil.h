@@ -32,10 +32,42 @@ uint32_t ks_pow2_at_least(uint64_t v, uint32_t cap);
 uint64_t ks_pid_max(void);
 
 /*
+ * What a drain does with the kernel's copy of the data it reads.  One
+ * pass that reads and empties (TAKE) is the default; serve --pin splits
+ * it (core/instance.h, ks_instances_collect): READ, then the totals holding
+ * what was read are saved, then CLEAR, so that a kill -9 between the two
+ * never loses what was drained.
+ */
+enum ks_drain_mode {
+	KS_DRAIN_TAKE,	/* read and empty */
+	KS_DRAIN_READ,	/* read; the kernel's copy stays */
+	KS_DRAIN_CLEAR, /* empty, reading nothing (callbacks are not called) */
+};
+
+/*
+ * One drain of a hash map's rows (of one buffer half, by @match).  Rows
+ * are deleted, or, when @keep says so for a row, zeroed in place: rows the
+ * programs should find made when they write this half again (an "other"
+ * row, rows of busy keys).  The map must not be written by the programs
+ * meanwhile (the quiet half of a flip), so emptying a row after reading it
+ * loses nothing, and emptying twice is harmless.
+ */
+struct ks_hash_half {
+	int fd;
+	size_t key_size;
+	bool (*match)(const void *key, void *arg); /* the rows to drain (NULL: all) */
+	int (*cb)(const void *key, const void *value, void *arg); /* each row read: 0 or -errno */
+	bool (*keep)(const void *key, const void *value, void *arg); /* NULL: every row is deleted */
+	const void *zero; /* a kept row's new value (as large as @value_buf's contents) */
+	void *arg;
+	void *value_buf; /* a per-CPU value's size for a per-CPU map */
+};
+/* Keys are gathered first: deleting while walking restarts get_next_key.  0 or the first negative errno. */
+int ks_hash_drain_half(const struct ks_hash_half *h, enum ks_drain_mode mode);
+/*
  * Drains a hash map: every key for which @match returns true (all keys
  * when @match is NULL) is looked up into @value_buf (sized for a per-CPU
- * value when the map is per-CPU), deleted, then handed to @cb.  Keys are
- * gathered first because deleting while walking restarts get_next_key.
+ * value when the map is per-CPU), deleted, then handed to @cb.
  * Returns 0 or the first negative errno (from @cb or the map).
  */
 int ks_hash_drain(int fd, size_t key_size, bool (*match)(const void *key, void *arg),
@@ -68,6 +100,19 @@ void ks_pid_comm_seed(int fd, uint32_t tgid);
  */
 int ks_array_drain(int fd, uint32_t first, uint32_t n, void *value_buf, size_t value_size,
 		   int (*cb)(uint32_t idx, const void *value, void *arg), void *arg);
+/* The same in @mode: READ hands every element to @cb and zeroes none; CLEAR zeroes every non-zero one. */
+int ks_array_drain_mode(int fd, uint32_t first, uint32_t n, void *value_buf, size_t value_size,
+			int (*cb)(uint32_t idx, const void *value, void *arg), void *arg, enum ks_drain_mode mode);
+
+/*
+ * A collector's --pin cursor (core/collector.h, cursor_get/cursor_set) of
+ * @n u64 counters: cumulative in the kernel (.bss), reported as the
+ * difference from their last read, which these keep with the saved
+ * totals.  get: a malloc'd copy of *@fields[i] into *@buf; set: the
+ * saved values back, -EBADMSG when not @n of them.
+ */
+int ks_cursor_get_u64(uint64_t *const *fields, int n, void **buf, size_t *len);
+int ks_cursor_set_u64(uint64_t *const *fields, int n, const void *buf, size_t len);
 
 struct btf;
 /* The kernel's BTF, loaded once and kept for the process: NULL with errno set when it has none. */

@@ -3,9 +3,12 @@
 #define KS_CORE_COLLECTOR_H
 
 #include <stddef.h>
+#include "core/bpfutil.h"
 #include "core/opts.h"
 #include "core/report.h"
 #include "ksight/filter.h"
+
+struct bpf_object;
 
 /*
  * Lifecycle: parse_opt for each own option, open (open, size, load,
@@ -35,6 +38,27 @@ struct ks_collector {
 	 */
 	int (*mark)(void *ctx);
 	int (*drain)(void *ctx, struct ks_report *r);
+	/*
+	 * Optional, with mark and drain, for serve --pin (ks_instances_collect):
+	 * drain() in one of its modes.  KS_DRAIN_READ moves the quiet half
+	 * into @r as drain() does but leaves the kernel's copy; KS_DRAIN_CLEAR
+	 * (@r NULL) empties that half, reporting nothing.  After an adoption,
+	 * before any mark, CLEAR empties the half the programs are not
+	 * writing: the one a killed predecessor was draining.  KS_DRAIN_TAKE
+	 * is drain().  Collectors that have it also give object().
+	 */
+	int (*drain_mode)(void *ctx, struct ks_report *r, enum ks_drain_mode mode);
+	/* The BPF object of an opened instance, whose pins core keeps the drain sequence beside. */
+	struct bpf_object *(*object)(void *ctx);
+	/*
+	 * Optional, for --pin: in-kernel values kept cumulative, whose copy
+	 * as of the last read lives in user space (syscalls' histograms).
+	 * cursor_get gives that copy as of the last KS_DRAIN_READ (a malloc'd
+	 * buffer, the caller's), saved with the totals that read went into;
+	 * cursor_set puts a saved one back after an adoption.  0 or -errno.
+	 */
+	int (*cursor_get)(void *ctx, void **buf, size_t *len);
+	int (*cursor_set)(void *ctx, const void *buf, size_t len);
 	/* Optional: the value columns this collector's rows carry, declared once (NULL: undeclared). */
 	const struct ks_schema *schema;
 	/*

@@ -243,6 +243,36 @@ int ks_pin_prog_get(struct bpf_object *obj, const struct bpf_program *p)
 	return fd < 0 ? -errno : fd;
 }
 
+int ks_pin_seq_open(const struct bpf_object *obj, uint32_t *id)
+{
+	char path[PATH_MAX + 64];
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	int fd, err;
+
+	if (!pin_dir)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/%s/drain_seq", pin_dir, bpf_object__name(obj));
+	fd = bpf_obj_get(path);
+	if (fd < 0 && errno == ENOENT) {
+		/* pins made before there was a sequence: their serve emptied the maps as it read them */
+		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ks_drain_seq", 4, 8, 1, NULL);
+		if (fd >= 0 && bpf_obj_pin(fd, path)) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+	}
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_MAP_TYPE_ARRAY || info.value_size != 8) {
+		close(fd);
+		return -EBADMSG;
+	}
+	*id = info.id;
+	return fd;
+}
+
 /* Removes the pins in directory @path (one level) and the directory. */
 static int remove_dir(const char *path)
 {
@@ -304,6 +334,16 @@ int ks_pin_attached(struct bpf_object *obj, struct bpf_object_skeleton *skel, co
 		snprintf(path, sizeof(path), "%s/link_%s", tmp, skel->progs[i].name);
 		if (bpf_obj_pin(bpf_link__fd(l), path) && !err)
 			err = -errno;
+	}
+	/* the drain sequence starts with the maps it speaks of: at 0, in the same rename */
+	if (!err) {
+		int sfd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ks_drain_seq", 4, 8, 1, NULL);
+
+		snprintf(path, sizeof(path), "%s/drain_seq", tmp);
+		if (sfd < 0 || bpf_obj_pin(sfd, path))
+			err = -errno;
+		if (sfd >= 0)
+			close(sfd);
 	}
 	/* the variant a later load must be trying to adopt these */
 	snprintf(path, sizeof(path), "%s/hook_%s", tmp, hook);

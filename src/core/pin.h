@@ -3,13 +3,14 @@
 #define KS_CORE_PIN_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <bpf/libbpf.h>
 
 /*
  * Layout under the pin directory DIR, one directory per BPF object (the
  * skeleton's name, e.g. DIR/ks_syscalls/): map_<map> (dots made
- * underscores: bpffs refuses dots), prog_<program>, link_<program> and
- * hook_<variant>.  A directory is built as <name>_new and renamed into
+ * underscores: bpffs refuses dots), prog_<program>, link_<program>,
+ * hook_<variant> and drain_seq (ks_pin_seq_open).  A directory is built as <name>_new and renamed into
  * place once complete, so a crash while pinning leaves nothing adoptable.
  */
 
@@ -43,6 +44,17 @@ int ks_pin_prog_get(struct bpf_object *obj, const struct bpf_program *p);
 unsigned int ks_pin_adoptions(void);
 /* After a fresh attach for @hook: pins @obj's maps, programs and the links of @skel; 0 or negative errno. */
 int ks_pin_attached(struct bpf_object *obj, struct bpf_object_skeleton *skel, const char *hook);
+
+/*
+ * The drain sequence kept beside @obj's pins, DIR/<obj>/drain_seq: a
+ * one-element array of a u64, the number of drains whose data these maps
+ * no longer hold (core/instance.h, ks_instance_resume).  Made with the
+ * other pins, or now (at 0) beside pins of a ksight that had none.  An fd
+ * for the caller to close, with the map's id in *@id (unique for the
+ * boot: it tells these pins from any before them); -ENOENT without a pin
+ * scope, another negative errno on failure.
+ */
+int ks_pin_seq_open(const struct bpf_object *obj, uint32_t *id);
 
 /*
  * Makes sure @dir can hold pins: mounts bpffs at /sys/fs/bpf when nothing

@@ -12,7 +12,8 @@
 #define CHUNK 4096u
 #define MIN_REGION 16u /* chunks per region of a new map: 64 KiB */
 #define MAGIC "ksightst"
-#define VERSION 1u
+/* 2: each collector's drains, sequence id and cursor after its name (issue 14); 1 is still read */
+#define VERSION 2u
 
 struct hdr {
 	char magic[8];
@@ -284,7 +285,8 @@ static void get_row(struct ks_pinstate *ps, struct buf *b, struct ks_report *r)
 	row->sort = get_u64(b);
 }
 
-static void serialize(struct buf *b, const struct ks_accum *acc, const char *const *names, int n)
+static void serialize(struct buf *b, const struct ks_accum *acc, const char *const *names, int n,
+		      const struct ks_pin_drains *d)
 {
 	put(b, MAGIC, 8);
 	put_u32(b, VERSION);
@@ -293,6 +295,11 @@ static void serialize(struct buf *b, const struct ks_accum *acc, const char *con
 		const struct ks_accum *a = &acc[i];
 
 		put_str(b, names[i]);
+		put_u64(b, d[i].drains);
+		put_u32(b, d[i].seq_id);
+		put_u32(b, (uint32_t)d[i].cursor_len);
+		if (d[i].cursor_len)
+			put(b, d[i].cursor, d[i].cursor_len);
 		put_u32(b, (uint32_t)a->other);
 		put_u64(b, a->folds);
 		put_u64(b, a->expired);
@@ -348,17 +355,19 @@ fail:
 	return NULL;
 }
 
-int ks_pinstate_load(struct ks_pinstate *ps, struct ks_accum *acc, const char *const *names, int n)
+int ks_pinstate_load(struct ks_pinstate *ps, struct ks_accum *acc, const char *const *names, int n,
+		     struct ks_pin_drains *d)
 {
-	uint32_t half = (ps->nchunks - 1) / 2, ncol;
+	uint32_t half = (ps->nchunks - 1) / 2, ncol, version;
 	struct buf b = { 0 };
 	unsigned char chunk[CHUNK];
 	int restored = 0;
 	char magic[8];
 
+	memset(d, 0, sizeof(*d) * (size_t)n);
 	if (ps->fd < 0 || memcmp(ps->h.magic, MAGIC, 8) || !ps->h.seq)
 		return 0;
-	if (ps->h.version != VERSION || ps->h.region > 1 || ps->h.len > (uint64_t)half * CHUNK)
+	if ((ps->h.version != VERSION && ps->h.version != 1) || ps->h.region > 1 || ps->h.len > (uint64_t)half * CHUNK)
 		return -EBADMSG;
 	b.p = malloc(ps->h.len ? ps->h.len : 1);
 	if (!b.p)
@@ -379,7 +388,8 @@ int ks_pinstate_load(struct ks_pinstate *ps, struct ks_accum *acc, const char *c
 		return -EBADMSG;
 	}
 	get(&b, magic, 8);
-	if (memcmp(magic, MAGIC, 8) || get_u32(&b) != VERSION)
+	version = get_u32(&b);
+	if (memcmp(magic, MAGIC, 8) || version != ps->h.version)
 		b.err = -EBADMSG;
 	ncol = get_n(&b, 64);
 	for (uint32_t i = 0; i < ncol && !b.err; i++) {
@@ -388,11 +398,22 @@ int ks_pinstate_load(struct ks_pinstate *ps, struct ks_accum *acc, const char *c
 		int other, at = -1;
 		uint64_t folds, expired;
 		uint32_t nrows, k;
+		struct ks_pin_drains dr = { 0 };
 
 		get_str(&b, name, sizeof(name));
 		for (int j = 0; j < n; j++)
 			if (!strcmp(names[j], name))
 				at = j;
+		/* a copy of version 1 knows no drains: its serve emptied the maps as it read them */
+		if (version >= 2) {
+			dr.drains = get_u64(&b);
+			dr.seq_id = get_u32(&b);
+			dr.cursor_len = get_n(&b, 1u << 28);
+			if (!b.err && dr.cursor_len && b.off + dr.cursor_len <= b.len && (dr.cursor = malloc(dr.cursor_len)))
+				get(&b, dr.cursor, dr.cursor_len);
+			else if (dr.cursor_len)
+				b.err = b.err ? b.err : b.off + dr.cursor_len > b.len ? -EBADMSG : -ENOMEM;
+		}
 		ks_report_init(&total, NULL, NULL);
 		other = (int)get_u32(&b);
 		folds = get_u64(&b);
@@ -420,6 +441,12 @@ int ks_pinstate_load(struct ks_pinstate *ps, struct ks_accum *acc, const char *c
 		if (!b.err && at >= 0) {
 			b.err = ks_accum_restore(&acc[at], &total, other, folds, expired);
 			restored += !b.err;
+		}
+		if (!b.err && at >= 0) {
+			free(d[at].cursor);
+			d[at] = dr;
+		} else {
+			free(dr.cursor);
 		}
 		ks_report_free(&total);
 	}
@@ -449,14 +476,15 @@ static int write_copy(int fd, uint32_t half, uint32_t region, const unsigned cha
 	return bpf_map_update_elem(fd, &key, chunk, BPF_ANY) ? -errno : 0;
 }
 
-int ks_pinstate_save(struct ks_pinstate *ps, const struct ks_accum *acc, const char *const *names, int n)
+int ks_pinstate_save(struct ks_pinstate *ps, const struct ks_accum *acc, const char *const *names, int n,
+		     const struct ks_pin_drains *d)
 {
 	struct buf b = { 0 };
 	struct hdr h;
 	uint32_t need, half = ps->nchunks ? (ps->nchunks - 1) / 2 : 0;
 	int err = 0;
 
-	serialize(&b, acc, names, n);
+	serialize(&b, acc, names, n, d);
 	if (b.err) {
 		free(b.p);
 		return b.err;

@@ -75,6 +75,7 @@ struct serve_state {
 	const char *web_path;
 	const char *pods_dir;
 	struct ks_pinstate *pin;	/* --pin: where the totals are saved after each drain */
+	struct ks_pin_drains drains[MAX_COLS]; /* --pin: what the restored totals hold of the drains, until resumed */
 	const char *names[MAX_COLS];	/* the collectors' names, as the saved totals know them */
 	/* --pin: an adopted collector's losses counted so far, taken off its first delta (only lost_by used) */
 	struct ks_report loss_base[MAX_COLS];
@@ -362,8 +363,11 @@ static int collect_once(struct serve_state *st)
 	s->set.row_ctx = st;
 	for (int i = 0; i < st->n; i++)
 		ks_instance_report_init(&st->in[i], &delta[i]);
+	/* --pin: only read now, emptied once the totals holding it are saved (core/instance.h) */
 	ks_instances_collect(st->in, st->n, delta, errs);
 	for (int i = 0; i < st->n; i++) {
+		bool added = false;
+
 		if (errs[i]) {
 			atomic_fetch_add(&st->collect_errors, 1);
 			p_warn("%s: drain failed: %s", st->in[i].col->spec.name, strerror(-errs[i]));
@@ -372,22 +376,51 @@ static int collect_once(struct serve_state *st)
 				ks_report_lost_less(&delta[i], &st->loss_base[i]);
 			st->rebase[i] = false;
 			err = ks_accum_add(&st->acc[i], &delta[i]);
+			added = !err;
 		}
+		/*
+		 * A half read into no totals stays in the maps: the programs go
+		 * back to it, a later drain counts it.  (A failed drain owes
+		 * nothing new; one whose owed clear failed still owes that one.)
+		 */
+		if (!added && !errs[i])
+			st->in[i].clear_due = false;
 		ks_report_free(&delta[i]);
 	}
 	/*
 	 * --pin: the totals are saved before anyone sees them, so a scrape
-	 * never shows more than a restarted serve resumes from.  What a
-	 * kill -9 between a drain and this save loses is that one period.
-	 * A failed save is counted and serving goes on: a restart would then
-	 * resume from the last good copy.
+	 * never shows more than a restarted serve resumes from, and before
+	 * the maps let go of what was read: a kill -9 at any step leaves a
+	 * restart either the data or totals that hold it, and tells it which
+	 * (ks_instance_resume).  A failed save is counted and serving goes
+	 * on: a restart would then resume from the last good copy, without
+	 * the drains emptied since.
 	 */
 	if (!err && st->pin) {
-		int e = ks_pinstate_save(st->pin, st->acc, st->names, st->n);
+		struct ks_pin_drains d[MAX_COLS] = { 0 };
+		int e = 0;
 
+		ks_fault_point("after-read");
+		for (int i = 0; i < st->n && !e; i++) {
+			d[i].drains = ks_instance_drains(&st->in[i]);
+			d[i].seq_id = st->in[i].seq_id;
+			if (st->in[i].col->cursor_get)
+				e = st->in[i].col->cursor_get(st->in[i].ctx, &d[i].cursor, &d[i].cursor_len);
+		}
+		if (!e)
+			e = ks_pinstate_save(st->pin, st->acc, st->names, st->n, d);
+		for (int i = 0; i < st->n; i++)
+			free(d[i].cursor);
 		if (e && !atomic_fetch_add(&st->pin_save_errors, 1))
 			p_warn("serve: cannot save the counters under '%s': %s (counted in ksight_pin_save_errors_total)",
 			       ks_pin_dir(), strerror(-e));
+		ks_fault_point("after-save");
+		e = ks_instances_clear(st->in, st->n);
+		if (e) {
+			/* owed, and done before the next mark (ks_instances_collect) */
+			atomic_fetch_add(&st->collect_errors, 1);
+			p_warn("serve: cannot empty the maps after a drain: %s (tried again at the next)", strerror(-e));
+		}
 	}
 	for (int i = 0; i < st->n && !err; i++) {
 		struct ks_report *r = &s->reports[i];
@@ -1059,7 +1092,7 @@ int ks_serve_main(int argc, char **argv)
 	if (a.pin) {
 		ret = 1;
 		st->pin = ks_pinstate_open(a.pin);
-		err = st->pin ? ks_pinstate_load(st->pin, st->acc, st->names, st->n) : -errno;
+		err = st->pin ? ks_pinstate_load(st->pin, st->acc, st->names, st->n, st->drains) : -errno;
 		if (err < 0) {
 			p_err("serve: cannot read the counters saved under '%s': %s; 'ksight unpin %s' starts afresh", a.pin,
 			      strerror(-err), a.pin);
@@ -1091,6 +1124,20 @@ int ks_serve_main(int argc, char **argv)
 		if (err) {
 			ks_report_open_error(st->in[i].col, err);
 			goto out;
+		}
+		if (a.pin) {
+			struct ks_pin_drains *d = &st->drains[i];
+			const char *name = st->in[i].col->spec.name;
+
+			/* before the first mark: it could send the programs back into a half the totals hold */
+			err = ks_instance_pin(&st->in[i]);
+			if (!err)
+				err = ks_instance_resume(&st->in[i], d->drains, d->seq_id, d->cursor, d->cursor_len);
+			if (err < 0) {
+				p_err("serve: %s: cannot resume the drains pinned under '%s': %s; 'ksight unpin %s' starts "
+				      "afresh", name, a.pin, strerror(-err), a.pin);
+				goto out;
+			}
 		}
 	}
 	/* a first snapshot (empty counters) before the first scrape can come */
@@ -1185,6 +1232,8 @@ out:
 	}
 	snapshot_free(st->snap);
 	ks_pinstate_close(st->pin); /* after the accumulators: restored rows point into it */
+	for (int i = 0; i < MAX_COLS; i++)
+		free(st->drains[i].cursor);
 	if (pin_lock >= 0)
 		close(pin_lock);
 	ks_pin_scope(NULL);

@@ -190,3 +190,30 @@ TEST(arglist_grows)
 	ks_arglist_free(&l);
 	EXPECT_EQ_INT(l.n, 0);
 }
+
+/*
+ * serve --pin's restart decision (ks_drain_resume) at every kill point of
+ * drain N (read -> save -> empty -> sequence written), from the two counts
+ * a kill leaves: the saved drains S and the pinned sequence C.
+ */
+TEST(drain_resume_kill_points)
+{
+	const uint64_t n = 7;
+
+	/* before the read, or after it but before the save: S = C = N-1, the maps hold the drain */
+	EXPECT_EQ_INT(ks_drain_resume(true, n - 1, n - 1), KS_RESUME_COUNT);
+	/* after the save, before, while or after emptying but before C is written: empty without counting */
+	EXPECT_EQ_INT(ks_drain_resume(true, n, n - 1), KS_RESUME_DISCARD);
+	/* after C is written: nothing of it left */
+	EXPECT_EQ_INT(ks_drain_resume(true, n, n), KS_RESUME_COUNT);
+	/* saves failed for drains N-1 and N, emptied anyway: lost, and said */
+	EXPECT_EQ_INT(ks_drain_resume(true, n - 2, n), KS_RESUME_LOST);
+	/* totals counted from other maps (pins made afresh, a version-1 copy with id 0): count all */
+	EXPECT_EQ_INT(ks_drain_resume(false, n, n - 1), KS_RESUME_FRESH);
+	EXPECT_EQ_INT(ks_drain_resume(false, 0, 0), KS_RESUME_FRESH);
+	/* more than one drain ahead cannot come from one serve: counted, said */
+	EXPECT_EQ_INT(ks_drain_resume(true, n + 2, n), KS_RESUME_ODD);
+	/* the first drain of fresh pins */
+	EXPECT_EQ_INT(ks_drain_resume(true, 1, 0), KS_RESUME_DISCARD);
+	EXPECT_EQ_INT(ks_drain_resume(true, 0, 0), KS_RESUME_COUNT);
+}
