@@ -1,5 +1,6 @@
 /* Latency pairs: the START/END spec and its key fields checked against formats, and the bounded matcher of open starts shared by report and record. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <event-parse.h>
@@ -45,6 +46,24 @@ static struct tep_event *find_event(struct tep_handle *tep, const char *spec, si
 	return tep_find_event_by_name(tep, buf, colon + 1);
 }
 
+/*
+ * Field @name of @e; where @e has none, its @side twin: sched_switch
+ * names its two tasks prev_pid and next_pid, never pid, so `pid` ties a
+ * start to the task switched out (prev_, off-CPU: sched_switch/
+ * sched_wakeup) and an end to the task switched in (next_, run-queue
+ * latency: sched_wakeup/sched_switch), as the issue's own spelling
+ * `key=pid` means.  A field the event has is always taken as written.
+ */
+static struct tep_format_field *key_field(struct tep_event *e, const char *name, const char *side)
+{
+	struct tep_format_field *f = tep_find_any_field(e, name);
+	char twin[128];
+
+	if (f || (size_t)snprintf(twin, sizeof(twin), "%s%s", side, name) >= sizeof(twin))
+		return f;
+	return tep_find_field(e, twin);
+}
+
 int ks_pair_parse_tep(struct ks_pair *p, struct tep_handle *tep, const char *spec, const char *keys, const char *opt,
 		      const char *kopt, const char *where)
 {
@@ -83,8 +102,8 @@ int ks_pair_parse_tep(struct ks_pair *p, struct tep_handle *tep, const char *spe
 			err = -EINVAL;
 			break;
 		}
-		p->ka[p->nkeys] = tep_find_any_field(p->a, fa);
-		p->kb[p->nkeys] = tep_find_any_field(p->b, fb);
+		p->ka[p->nkeys] = key_field(p->a, fa, "prev_");
+		p->kb[p->nkeys] = key_field(p->b, fb, "next_");
 		if (!p->ka[p->nkeys] || !p->kb[p->nkeys]) {
 			p_err("%s '%s': %s has no field '%s'", kopt, keys, p->ka[p->nkeys] ? p->b->name : p->a->name,
 			      p->ka[p->nkeys] ? fb : fa);

@@ -110,6 +110,9 @@ t_ok "sched: switches from ksight itself are recorded ($(jq -s --argjson p $rpid
 pairs=$("$KSIGHT" report -j --pair sched:sched_wakeup/sched:sched_switch --key pid=next_pid "$REC")
 t_eq "pair: wakeup-to-switch latencies counted" "true" \
 	"$(echo "$pairs" | jq '.rows[0].count > 0 and .rows[0].latency_ns.p50 <= .rows[0].latency_ns.max')"
+# the issue's spelling: pid, which sched_switch names next_pid for the task switched in
+t_eq "pair: --key pid is next_pid on the switch side (the same latencies)" "$(echo "$pairs" | jq -c '.rows[0].latency_ns')" \
+	"$("$KSIGHT" report -j --pair sched:sched_wakeup/sched:sched_switch --key pid "$REC" | jq -c '.rows[0].latency_ns')"
 "$KSIGHT" report --pair sched:sched_wakeup/sched:sched_nope --key pid "$REC" >/dev/null 2>"$T_TMP/e"
 t_eq "pair: unknown event exits 2" "2" "$?"
 "$KSIGHT" report --pair sched:sched_wakeup/sched:sched_switch --key pid=nope "$REC" >/dev/null 2>"$T_TMP/e"

@@ -19,6 +19,14 @@ static const char fmt_switch[] =
 	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
 	"print fmt: \"prev_comm=%s prev_pid=%d\", REC->prev_comm, REC->prev_pid\n";
 
+static const char fmt_wakeup[] =
+	"name: sched_wakeup\nID: 374\nformat:\n" COMMON_FIELDS
+	"\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	"\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+	"\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n\n"
+	"print fmt: \"comm=%s pid=%d\", REC->comm, REC->pid\n";
+
 static const char fmt_exec[] =
 	"name: sched_process_exec\nID: 365\nformat:\n" COMMON_FIELDS
 	"\tfield:__data_loc char[] filename;\toffset:8;\tsize:4;\tsigned:0;\n"

@@ -1,5 +1,9 @@
 /* The latency pair matcher (no formats, keys given directly): pairs, restarts, unmatched ends, bounded eviction of the oldest, growth. */
+#include <errno.h>
+#include <string.h>
+#include <event-parse.h>
 #include "format/pair.h"
+#include "flt_formats.h"
 #include "test.h"
 
 static int feed(struct ks_pairer *m, unsigned roles, uint64_t key, uint64_t ts, uint64_t *start)
@@ -94,4 +98,33 @@ TEST(unbounded_grows)
 		ended += feed(m, KS_PAIR_END, k, k + 5, &st) == 1 && st == k;
 	EXPECT_EQ_INT(ended, 100000);
 	counts_free(m, 0, 0, 0, 0);
+}
+
+/* The keys' fields: as written, or sched_switch's prev_/next_ twin of a plain name (the issue's `key=pid`). */
+TEST(key_fields_and_switch_twins)
+{
+	struct tep_handle *tep = tep_alloc();
+	struct ks_pair p;
+
+	ASSERT_TRUE(tep);
+	ASSERT_TRUE(!tep_parse_event(tep, fmt_wakeup, strlen(fmt_wakeup), "sched") &&
+		    !tep_parse_event(tep, fmt_switch, strlen(fmt_switch), "sched"));
+	/* run-queue latency: the woken task is the one switched in */
+	EXPECT_EQ_INT(ks_pair_parse_tep(&p, tep, "sched:sched_wakeup/sched:sched_switch", "pid", "--pair", "--key", "here"), 0);
+	EXPECT_EQ_INT(p.nkeys, 1);
+	EXPECT_TRUE(p.ka[0] && !strcmp(p.ka[0]->name, "pid"));
+	EXPECT_TRUE(p.kb[0] && !strcmp(p.kb[0]->name, "next_pid"));
+	/* off-CPU time: the task switched out, until its wakeup */
+	EXPECT_EQ_INT(ks_pair_parse_tep(&p, tep, "sched:sched_switch/sched:sched_wakeup", "pid", "--pair", "--key", "here"), 0);
+	EXPECT_TRUE(p.ka[0] && !strcmp(p.ka[0]->name, "prev_pid"));
+	EXPECT_TRUE(p.kb[0] && !strcmp(p.kb[0]->name, "pid"));
+	/* a field the event has is taken as written; common fields on both sides */
+	EXPECT_EQ_INT(ks_pair_parse_tep(&p, tep, "sched:sched_wakeup/sched:sched_switch", "pid=prev_pid,common_pid", "--pair",
+					"--key", "here"), 0);
+	EXPECT_TRUE(p.kb[0] && !strcmp(p.kb[0]->name, "prev_pid"));
+	EXPECT_TRUE(p.ka[1] && !strcmp(p.ka[1]->name, "common_pid") && p.kb[1] && !strcmp(p.kb[1]->name, "common_pid"));
+	/* no field and no twin: refused */
+	EXPECT_EQ_INT(ks_pair_parse_tep(&p, tep, "sched:sched_wakeup/sched:sched_switch", "comm_x", "--pair", "--key", "here"),
+		      -EINVAL);
+	tep_free(tep);
 }
