@@ -120,11 +120,18 @@ static bool has_glob(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
-/* fentry where this kernel has trampolines, else kprobes; NULL when neither (KSIGHT_HOOK picks one). */
-static const char *kernel_hook(void)
+/* The hook KSIGHT_HOOK asks for; NULL when unset or empty, as for the loader (ks_load_first). */
+static const char *hook_asked(void)
 {
 	const char *only = getenv("KSIGHT_HOOK");
 
+	return only && *only ? only : NULL;
+}
+
+/* fentry where this kernel has trampolines, else kprobes; NULL when neither (KSIGHT_HOOK picks one). */
+static const char *kernel_hook(void)
+{
+	const char *only = hook_asked();
 	if ((!only || !strcmp(only, KS_HOOK_FENTRY)) && ks_probe(KS_FEAT_FENTRY)->ok)
 		return KS_HOOK_FENTRY;
 	if ((!only || !strcmp(only, KS_HOOK_KPROBE)) && ks_probe(KS_FEAT_KPROBE)->ok)
@@ -517,7 +524,7 @@ static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 		/* the loader's form: the hook, and why a better one was not taken */
 		if (any[FL_KERNEL] && strcmp(ctx->khook, KS_HOOK_FENTRY))
 			p_info("hook: %s (fentry: %s)", ctx->hook,
-			       getenv("KSIGHT_HOOK") ? "not asked for (KSIGHT_HOOK)"
+			       hook_asked() ? "not asked for (KSIGHT_HOOK)"
 						     : strerror(-ks_probe(KS_FEAT_FENTRY)->err));
 		else
 			p_info("hook: %s", ctx->hook);

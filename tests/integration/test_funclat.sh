@@ -93,6 +93,31 @@ else
 			t_pass "kernel $hook: p50 near the program's median $3 ns" ||
 			t_fail "kernel $hook: p50 near the program's median" "$(row do_nanosleep .latency_ns.p50) vs $3"
 	done
+	# the same kernel target through `run --funclat`, the path run and serve share: beside syscalls
+	# with the hook chosen as on any node (fentry first), and alone with kprobes forced
+	for hook in auto kprobe; do
+		[ $hook = auto ] && cols=syscalls || cols=
+		[ $hook = kprobe ] && [ "$KPROBE" != OK ] && { t_skip "run --funclat kernel kprobe" "doctor: kprobe $KPROBE"; continue; }
+		g_start "$T_TMP/rw" "$W" $N $US || { t_fail "workload" "did not start"; continue; }
+		# shellcheck disable=SC2086
+		if ! KSIGHT_HOOK=${hook#auto} k_start run $cols --funclat "do_nanosl*" -p "$G_PID" -j; then
+			t_fail "run --funclat kernel $hook" "ksight did not start: $(cat "$K_ERR")"
+			kill "$G_PID"
+			continue
+		fi
+		kill -USR1 "$G_PID"
+		t_wait_for "$G_FILE" "^done"
+		kill -USR1 "$G_PID"
+		wait "$G_PID"
+		wait "$K_PID"
+		krc=$?
+		want=fentry
+		[ $hook = kprobe ] || [ "$FENTRY" != OK ] && want=kprobe
+		t_eq "run --funclat kernel $hook: exit 0, hook $want, do_nanosleep $N calls, each timed, nothing lost" "0 $want $N $N 0" \
+			"$krc $(jq -r 'select(.collector == "funclat") | "\(.hook) \((.rows[] | select(.function == "do_nanosleep") | "\(.count) \(.latency_ns.count)") // "0 0") \(.lost)"' "$K_OUT")"
+		[ $hook = auto ] && t_eq "run --funclat kernel: syscalls' report beside it has the $N nanosleeps" "$N" \
+			"$(jq -r 'select(.collector == "syscalls") | (.rows[] | select(.syscall == "clock_nanosleep") | .count) // 0' "$K_OUT")"
+	done
 fi
 
 # 5. the distribution against bpftrace's uprobe/uretprobe with nsecs over the same calls
