@@ -675,8 +675,9 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 
 	struct rlimit nofile;
 
-	/* every captured process keeps its ELF files open (they may be deleted or in a container
-	 * that goes away): the soft limit on descriptors is raised to the hard one, no privilege needed */
+	/* the files captured are kept open (they may be deleted or in a container that goes away):
+	 * each distinct one in fp mode, each process's in dwarf mode; the soft limit on descriptors
+	 * is raised to the hard one, no privilege needed */
 	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
 		nofile.rlim_cur = nofile.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &nofile);
@@ -700,7 +701,7 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 			       "show as [unknown]; sysctl kernel.kptr_restrict=0 shows them");
 		}
 	}
-	pr.usyms = ks_usyms_new();
+	pr.usyms = ks_usyms_new(o->dwarf);
 	/* a link per CPU for perf events; the tracepoint modes use up to two */
 	links = calloc(ncpu < 2 ? 2 : ncpu, sizeof(*links));
 	pr.skel = ks_profile__open();

@@ -36,7 +36,12 @@ enum ks_ufr_kind {
 /* User-space symbolization of many processes: their mappings, ELF files and debug info. */
 struct ks_usyms;
 
-struct ks_usyms *ks_usyms_new(void);
+/*
+ * @unwind: ks_usyms_unwind will be asked (a libdwfl Dwfl per process, its
+ * ELF files opened at its capture); else a capture reads only the process's
+ * mappings, and the files are read once, at the first address in them.
+ */
+struct ks_usyms *ks_usyms_new(bool unwind);
 void ks_usyms_free(struct ks_usyms *u);
 /*
  * Captures @pid's mappings and opens its ELF files now, through
