@@ -46,8 +46,10 @@ void ks_usyms_free(struct ks_usyms *u);
 /*
  * Captures @pid's mappings and opens its ELF files now, through
  * /proc/PID/root (so a container's own files are read), so that the
- * process still symbolizes after it exits.  Idempotent; 0 or negative
- * errno (-ESRCH: gone already).
+ * process still symbolizes after it exits.  0 or negative errno (-ESRCH:
+ * gone already).  Again for a process captured: nothing with @unwind;
+ * else its maps are read again (it exec'd), the mappings they no longer
+ * show kept for its earlier samples.
  */
 int ks_usyms_capture(struct ks_usyms *u, uint32_t pid);
 /*

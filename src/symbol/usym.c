@@ -705,8 +705,13 @@ int ks_usyms_capture(struct ks_usyms *u, uint32_t pid)
 	FILE *maps;
 	int err = 0;
 
-	if (find(u, pid))
+	p = find(u, pid);
+	if (p) {
+		/* announced again: it exec'd (or the kernel's list forgot it); its new mappings join the old */
+		if (!u->unwind && p->nmaps)
+			return capture_maps(u, p);
 		return 0;
+	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
