@@ -2,7 +2,8 @@
 # Benchmark: `ksight profile -F 99` system-wide (fp and dwarf) against `perf record -F 99 -g` + `perf script` and `perf record --call-graph dwarf` + `perf script` on one busy workload; funclat's uprobe cost per call against bpftrace's.
 #
 # Usage: bash bench/profile.sh [SECONDS [ROUNDS]]   (root; make all first; default 10 s, 3 rounds)
-#   TOOLS="ksight-fp perf-fp"   only these (default: ksight-fp ksight-dwarf perf-fp perf-dwarf)
+#   TOOLS="ksight-fp perf-fp"   only these (default: ksight-fp ksight-dwarf perf-fp perf-dwarf; also
+#                               ksight-fp-noinl: fp with --no-inline, as perf script here shows no inlined calls)
 #   KSIGHT_BASE=FILE            another ksight binary (an older build) as ksight-fp-base, in the same
 #                               alternating rounds: a before/after figure on the same load and noise
 #   CHURN=1                     many short-lived processes too (a loop of ls, python3 -c pass, sh -c :),
@@ -49,11 +50,12 @@ prof_once() {
 	fi
 	sleep 1
 	case $tool in
-	ksight-fp | ksight-dwarf | ksight-fp-base)
-		local cg=${tool#ksight-} bin=$K
+	ksight-fp | ksight-dwarf | ksight-fp-base | ksight-fp-noinl)
+		local cg=${tool#ksight-} bin=$K more=
 		[ "$tool" = ksight-fp-base ] && { cg=fp; bin=$KSIGHT_BASE; }
+		[ "$tool" = ksight-fp-noinl ] && { cg=fp; more=--no-inline; }
 		sysctl -qw kernel.bpf_stats_enabled=1
-		/usr/bin/time -f "%U %S %M" -o "$TMP/time" "$bin" profile -F 99 -d "$SECS" --call-graph "$cg" -j >"$out" 2>"$TMP/err" &
+		/usr/bin/time -f "%U %S %M" -o "$TMP/time" "$bin" profile -F 99 -d "$SECS" --call-graph "$cg" $more -j >"$out" 2>"$TMP/err" &
 		local tp=$!
 		sleep 1
 		# the profile program's run time, read just before it ends
@@ -112,10 +114,11 @@ done
 # every round, for the spread behind the medians
 sed 's/^/# /' "$TMP/prof.txt"
 # each round's ratio of ksight fp's CPU to perf -g's (the rounds alternate the tools), then the median
-if grep -q '^ksight-fp ' "$TMP/prof.txt" && grep -q '^perf-fp ' "$TMP/prof.txt"; then
-	echo "ksight-fp / perf-fp CPU, median of the rounds' ratios: $(awk '$1 == "ksight-fp" { k[++nk] = $2 } $1 == "perf-fp" { p[++np] = $2 }
-		END { for (i = 1; i <= nk && i <= np; i++) if (p[i] > 0) print k[i] / p[i] }' "$TMP/prof.txt" | median)"
-fi
+for k in ksight-fp ksight-fp-noinl ksight-fp-base; do
+	grep -q "^$k " "$TMP/prof.txt" && grep -q '^perf-fp ' "$TMP/prof.txt" || continue
+	echo "$k / perf-fp CPU, median of the rounds' ratios: $(awk -v k="$k" '$1 == k { a[++na] = $2 } $1 == "perf-fp" { p[++np] = $2 }
+		END { for (i = 1; i <= na && i <= np; i++) if (p[i] > 0) print a[i] / p[i] }' "$TMP/prof.txt" | median)"
+done
 [ "${UPROBES:-1}" = 0 ] && exit 0
 
 # uprobes: ns per call of a trivial function

@@ -166,7 +166,8 @@ static int add_user(struct prof_run *pr, uint32_t pid, const uint64_t *pcs, cons
 		f[(*n)++] = fid;
 		/* then the calls inlined there, outermost first: each frame of the source, as perf shows them;
 		 * room is kept for the kernel's frames and the rest of the user stack */
-		ni = k == KS_UFR_JIT ? 0 : ks_usyms_inlines(pr->usyms, pid, pcs[i], is_ret[i], inl, KS_UINLINE_MAX);
+		ni = k == KS_UFR_JIT || pr->o->no_inline ? 0
+							 : ks_usyms_inlines(pr->usyms, pid, pcs[i], is_ret[i], inl, KS_UINLINE_MAX);
 		for (int j = 0; j < ni && *n + (uint32_t)i + KS_PROF_DEPTH + 1 < MAX_FRAMES; j++) {
 			/* GCC's DWARF can show a function inlined into its own out-of-line copy: one frame */
 			if (j == 0 && !strcmp(inl[0], name))

@@ -119,6 +119,14 @@ f_share "$T_TMP/inl.folded" ';hot_spin$' ';sort_loop;.*qsort[^;]*;.*;cmp_inl;wei
 	t_fail "inline: the inlined frame" "$IN of $HOT: $(sort -k2 -nr "$T_TMP/inl.folded" | head -c 300)"
 t_eq "inline: JSON gives weigh the kind inline" "inline" \
 	"$(jq -r '[.stacks[].frames[] | select(.name == "weigh") | .kind] | unique | join(",")' "$T_TMP/inl.json")"
+# --no-inline: the same stacks without the inlined frame (and without reading DWARF for it)
+q_start 30 "$W" -i || t_fail "no-inline: workload" "did not start"
+"$KSIGHT" profile -p "$Q_PID" -F $HZ -d 2 --call-graph dwarf --no-inline -o "$T_TMP/noinl.folded" 2>/dev/null
+kill "$Q_BG" 2>/dev/null; wait "$Q_BG" 2>/dev/null
+f_share "$T_TMP/noinl.folded" ';hot_spin$' ';sort_loop;.*qsort[^;]*;.*;cmp_inl;hot_spin$' 0.9 &&
+	t_pass "no-inline: cmp_inl -> hot_spin in $IN of $HOT hot_spin samples" ||
+	t_fail "no-inline: cmp_inl -> hot_spin" "$IN of $HOT: $(sort -k2 -nr "$T_TMP/noinl.folded" | head -c 300)"
+t_eq "no-inline: no inlined frames" "0" "$(grep -c '_\[i\]' "$T_TMP/noinl.folded")"
 
 # --- the same binary in two processes (a copy: the same build-id, another comm): the second
 # reads its inlined calls from the DWARF the first opened (shared by build-id), and gets them all
