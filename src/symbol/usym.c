@@ -105,9 +105,23 @@ struct mod_shared {
 	bool dw_tried;
 	Dwarf *dw;	 /* @m's DWARF, once tried; NULL: it has none */
 	Dwarf_Addr dbias;
+	struct sym_range *ranges; /* sorted by start, none overlapping */
+	size_t nranges, cap_ranges;
 	struct mod_shared *next;
 };
 #define MOD_BUCKETS 256
+
+/*
+ * A sized symbol found in a shared module, [start, end) in @m's addresses:
+ * another address within it has the same name without another walk of the
+ * symbol table (a hot function's samples fall on many of its
+ * instructions).  Sized symbols of code do not overlap but for aliases,
+ * which begin and end together; the first one named stands for them.
+ */
+struct sym_range {
+	uint64_t start, end;
+	char *name;
+};
 
 struct ks_usyms {
 	bool unwind; /* a Dwfl per process, for ks_usyms_unwind; else struct umap and ufile */
@@ -195,6 +209,9 @@ void ks_usyms_free(struct ks_usyms *u)
 	for (int i = 0; i < MOD_BUCKETS; i++) {
 		for (struct mod_shared *s = u->mods[i], *n; s; s = n) {
 			n = s->next;
+			for (size_t k = 0; k < s->nranges; k++)
+				free(s->ranges[k].name);
+			free(s->ranges);
 			free(s);
 		}
 	}
@@ -225,6 +242,39 @@ static size_t memo_slot(const struct addr_memo *t, size_t cap, const Dwfl_Module
 	while (t[i].m && (t[i].m != m || t[i].a != a))
 		i = (i + 1) & (cap - 1);
 	return i;
+}
+
+/* @name without a dynamic symbol's version ("@@GLIBC_2.34"), which is not part of the function's name; NULL: no memory. */
+static char *symbol_name(const char *name)
+{
+	const char *at = strchr(name + 1, '@');
+
+	return strndup(name, at ? (size_t)(at - name) : strlen(name));
+}
+
+/* Keeps [@start, @end) as @name's in @s, in order (not where it would overlap one kept: no memory is no loss). */
+static void range_add(struct mod_shared *s, uint64_t start, uint64_t end, const char *name)
+{
+	size_t i = ks_sym_upper(s->ranges, s->nranges, sizeof(*s->ranges), start);
+	char *copy;
+
+	if (!name || (i && s->ranges[i - 1].end > start) || (i < s->nranges && s->ranges[i].start < end))
+		return;
+	if (s->nranges == s->cap_ranges) {
+		size_t cap = s->cap_ranges ? s->cap_ranges * 2 : 64;
+		struct sym_range *r = realloc(s->ranges, cap * sizeof(*r));
+
+		if (!r)
+			return;
+		s->ranges = r;
+		s->cap_ranges = cap;
+	}
+	copy = strdup(name);
+	if (!copy)
+		return;
+	memmove(s->ranges + i + 1, s->ranges + i, (s->nranges - i) * sizeof(*s->ranges));
+	s->ranges[i] = (struct sym_range){ start, end, copy };
+	s->nranges++;
 }
 
 /*
@@ -263,16 +313,25 @@ static struct addr_memo *memo_of(struct ks_usyms *u, Dwfl_Module *m, uint64_t a)
 	u->nmemo++;
 	/* the file's first process answers: its symbol table is the one read */
 	s = shared_of(u, m, false, &bias);
-	if (s)
-		name = dwfl_module_addrinfo(s->m, a - bias + s->bias, &off, &sym, NULL, NULL, NULL);
-	else
-		name = dwfl_module_addrinfo(m, a, &off, &sym, NULL, NULL, NULL);
-	if (name && *name) {
-		/* a dynamic symbol's version ("@@GLIBC_2.34") is not part of the function's name */
-		const char *at = strchr(name + 1, '@');
+	if (s) {
+		uint64_t sa = a - bias + s->bias;
+		size_t i = ks_sym_upper(s->ranges, s->nranges, sizeof(*s->ranges), sa);
 
-		e->name = strndup(name, at ? (size_t)(at - name) : strlen(name));
+		if (i && sa < s->ranges[i - 1].end) {
+			e->name = strdup(s->ranges[i - 1].name);
+			return e;
+		}
+		name = dwfl_module_addrinfo(s->m, sa, &off, &sym, NULL, NULL, NULL);
+		if (name && *name && sym.st_size && off < sym.st_size) {
+			e->name = symbol_name(name);
+			range_add(s, sa - off, sa - off + sym.st_size, e->name);
+			return e;
+		}
+	} else {
+		name = dwfl_module_addrinfo(m, a, &off, &sym, NULL, NULL, NULL);
 	}
+	if (name && *name)
+		e->name = symbol_name(name);
 	return e;
 }
 
