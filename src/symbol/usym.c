@@ -750,8 +750,8 @@ static Dwfl_Module *map_module(struct ks_usyms *u, struct uproc *p, uint64_t a, 
 static Dwfl_Module *module_at(struct ks_usyms *u, struct uproc *p, uint64_t a, uint64_t *ma)
 {
 	*ma = a;
-	if (p->dwfl)
-		return dwfl_addrmodule(p->dwfl, a);
+	if (u->unwind) /* no Dwfl: the process was gone at its capture */
+		return p->dwfl ? dwfl_addrmodule(p->dwfl, a) : NULL;
 	return p->nmaps || !p->maps_reread ? map_module(u, p, a, ma) : NULL;
 }
 
