@@ -656,11 +656,11 @@ static int capture_maps(struct ks_usyms *u, struct uproc *p)
 		if (f && umap_push(&m, &n, &cap, &(struct umap){ start, end, pgoff, f }))
 			return -ENOMEM;
 	}
-	/* a re-read: the old mappings the new ones do not overlap stay (maps are sorted, so are these) */
-	for (size_t i = 0, j = 0; i < p->nmaps; i++) {
-		while (j < n && m[j].end <= p->maps[i].start)
+	/* a re-read: the old mappings the new ones do not overlap stay (both lists sorted; those kept go after) */
+	for (size_t i = 0, j = 0, nnew = n; i < p->nmaps; i++) {
+		while (j < nnew && m[j].end <= p->maps[i].start)
 			j++;
-		if (j < n && m[j].start < p->maps[i].end)
+		if (j < nnew && m[j].start < p->maps[i].end)
 			continue;
 		if (umap_push(&m, &n, &cap, &p->maps[i]))
 			return -ENOMEM;

@@ -156,6 +156,17 @@ awk -v h="$hot" -v n="$total" 'BEGIN { exit !(h >= 20 && h >= 0.5 * n) }' &&
 	t_pass "exited: $hot of $total samples on hot_spin" ||
 	t_fail "exited: symbolized after exit" "$hot of $total samples on hot_spin"
 
+# --- a process sampled before it exec'd (bash's loop, then the workload under the same pid): the
+# workload's samples name its functions (its mappings are read again at the exec), not [unknown]
+# (all of them were, when the kernel announced a pid once)
+bash -c 'for i in $(seq 300000); do :; done; exec "$0" 2 > /dev/null' "$W" &
+EX=$!
+"$KSIGHT" profile -p "$EX" -F $HZ -o "$T_TMP/exec.folded" 2>/dev/null
+wait "$EX" 2>/dev/null
+f_share "$T_TMP/exec.folded" '^prof_qsort;' '^prof_qsort;[^;]*hot_spin' 0.9 &&
+	t_pass "exec: $IN of $HOT samples after the exec on hot_spin" ||
+	t_fail "exec: symbolized after the exec" "$IN of $HOT: $(sort -k2 -nr "$T_TMP/exec.folded" | head -c 300)"
+
 # --- JSON, --user-only, --kernel-only
 q_start 60 || t_fail "json: workload" "did not start"
 "$KSIGHT" profile -p "$Q_PID" -F $HZ -d 2 -j > "$T_TMP/p.json" 2> /dev/null
