@@ -2,6 +2,13 @@
 # Benchmark: `ksight profile -F 99` system-wide (fp and dwarf) against `perf record -F 99 -g` + `perf script` and `perf record --call-graph dwarf` + `perf script` on one busy workload; funclat's uprobe cost per call against bpftrace's.
 #
 # Usage: bash bench/profile.sh [SECONDS [ROUNDS]]   (root; make all first; default 10 s, 3 rounds)
+#   TOOLS="ksight-fp perf-fp"   only these (default: ksight-fp ksight-dwarf perf-fp perf-dwarf; also
+#                               ksight-fp-noinl: fp with --no-inline, as perf script here shows no inlined calls)
+#   KSIGHT_BASE=FILE            another ksight binary (an older build) as ksight-fp-base, in the same
+#                               alternating rounds: a before/after figure on the same load and noise
+#   CHURN=1                     many short-lived processes too (a loop of ls, python3 -c pass, sh -c :),
+#                               which every tool must capture or record
+#   UPROBES=0                   leaves out the uprobe part
 #
 # Profiling: two prof_qsort processes keep both CPUs busy (hot_spin reached through libc's qsort,
 # no frame pointers).  Each tool profiles the whole machine for SECONDS at 99 Hz, rounds
@@ -38,17 +45,22 @@ prof_once() {
 	local tool=$1 out=$TMP/$1.out data=$TMP/perf.data cpu bpf=0 samples depth rss
 	$W/prof_qsort $((SECS + 4)) >/dev/null &
 	$W/prof_qsort $((SECS + 4)) >/dev/null &
+	if [ "${CHURN:-0}" = 1 ]; then
+		(end=$((SECONDS + SECS + 3)); while [ $SECONDS -lt $end ]; do ls / >/dev/null; python3 -c pass; sh -c :; done) &
+	fi
 	sleep 1
 	case $tool in
-	ksight-fp | ksight-dwarf)
-		local cg=${tool#ksight-}
+	ksight-fp | ksight-dwarf | ksight-fp-base | ksight-fp-noinl)
+		local cg=${tool#ksight-} bin=$K more=
+		[ "$tool" = ksight-fp-base ] && { cg=fp; bin=$KSIGHT_BASE; }
+		[ "$tool" = ksight-fp-noinl ] && { cg=fp; more=--no-inline; }
 		sysctl -qw kernel.bpf_stats_enabled=1
-		/usr/bin/time -f "%U %S %M" -o "$TMP/time" $K profile -F 99 -d "$SECS" --call-graph "$cg" -j >"$out" 2>"$TMP/err" &
+		/usr/bin/time -f "%U %S %M" -o "$TMP/time" "$bin" profile -F 99 -d "$SECS" --call-graph "$cg" $more -j >"$out" 2>"$TMP/err" &
 		local tp=$!
 		sleep 1
 		# the profile program's run time, read just before it ends
 		local kp
-		kp=$(pgrep -P "$tp" -x ksight) # this run's own (other ksight processes may be running)
+		kp=$(pgrep -P "$tp") # this run's own (other ksight processes may be running; KSIGHT_BASE's has another name)
 		sleep $((SECS - 2))
 		bpf=$(cat /proc/"$kp"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -u |
 			while read -r id; do bpftool -j prog show id "$id" 2>/dev/null; done |
@@ -79,7 +91,12 @@ prof_once() {
 
 tools="ksight-fp ksight-dwarf"
 command -v perf >/dev/null && tools="$tools perf-fp perf-dwarf"
-echo "== profile: $ROUNDS rounds of ${SECS}s at 99 Hz, 2 busy CPUs (prof_qsort x2)"
+tools=${TOOLS:-$tools}
+if [ -n "${KSIGHT_BASE:-}" ]; then
+	[ -x "$KSIGHT_BASE" ] || { echo "bench: KSIGHT_BASE $KSIGHT_BASE is not executable" >&2; exit 1; }
+	tools="$tools ksight-fp-base"
+fi
+echo "== profile: $ROUNDS rounds of ${SECS}s at 99 Hz, 2 busy CPUs (prof_qsort x2)$([ "${CHURN:-0}" = 1 ] && echo ", churn")"
 for r in $(seq "$ROUNDS"); do
 	for t in $tools; do
 		prof_once "$t"
@@ -96,6 +113,13 @@ for t in $tools; do
 done
 # every round, for the spread behind the medians
 sed 's/^/# /' "$TMP/prof.txt"
+# each round's ratio of ksight fp's CPU to perf -g's (the rounds alternate the tools), then the median
+for k in ksight-fp ksight-fp-noinl ksight-fp-base; do
+	grep -q "^$k " "$TMP/prof.txt" && grep -q '^perf-fp ' "$TMP/prof.txt" || continue
+	echo "$k / perf-fp CPU, median of the rounds' ratios: $(awk -v k="$k" '$1 == k { a[++na] = $2 } $1 == "perf-fp" { p[++np] = $2 }
+		END { for (i = 1; i <= na && i <= np; i++) if (p[i] > 0) print a[i] / p[i] }' "$TMP/prof.txt" | median)"
+done
+[ "${UPROBES:-1}" = 0 ] && exit 0
 
 # uprobes: ns per call of a trivial function
 N=200000

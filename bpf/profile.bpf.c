@@ -36,22 +36,35 @@ struct {
 	__uint(max_entries, 4096);
 } samples SEC(".maps");
 
-/* Pids already announced to user space (ks_prof_note); LRU: a forgotten one is announced again, harmlessly. */
+/*
+ * Pids already announced to user space (ks_prof_note), with the address
+ * space (mm) they had: an exec makes a new one, whose mappings must be read
+ * too (a shell's child, sampled as the shell, then as what it ran).  LRU: a
+ * forgotten one is announced again, harmlessly.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64);
 } seen SEC(".maps");
 
-/* Announces @pid once, so that its mappings are read while it lives. */
+/* Announces @pid once per address space, so that its mappings are read while it lives. */
 static __always_inline void note_pid(__u32 pid)
 {
+	__u64 mm = (__u64)bpf_get_current_task_btf()->mm, *v;
 	struct ks_prof_note *n;
-	__u8 one = 1;
 
-	if (!pid || bpf_map_lookup_elem(&seen, &pid) || bpf_map_update_elem(&seen, &pid, &one, BPF_NOEXIST))
+	if (!pid)
 		return;
+	v = bpf_map_lookup_elem(&seen, &pid);
+	if (v) {
+		if (*v == mm)
+			return;
+		*v = mm; /* two CPUs may both announce it: read twice, harmlessly */
+	} else if (bpf_map_update_elem(&seen, &pid, &mm, BPF_NOEXIST)) {
+		return;
+	}
 	n = bpf_ringbuf_reserve(&samples, sizeof(*n), 0);
 	if (!n) {
 		__sync_fetch_and_add(&stats.ring_lost, 1);

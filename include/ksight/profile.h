@@ -67,8 +67,9 @@ struct ks_prof_sample {
 };
 
 /*
- * Frame-pointer and off-CPU modes: a process seen for the first time, so
- * that user space captures its mappings at once (it may exit before the end).
+ * Frame-pointer and off-CPU modes: a process seen for the first time, or
+ * in a new address space (an exec), so that user space captures its
+ * mappings at once (it may exit before the end).
  */
 struct ks_prof_note {
 	__u32 pid;

@@ -15,7 +15,7 @@
 #include "profile/profile.h"
 
 /* own long options start at 300: 256.. are the shared ones (src/core/opts.c) */
-enum { O_KONLY = 300, O_UONLY, O_CALLGRAPH, O_SVG, O_PPROF, O_STACKS, O_SYSCALL = 's' };
+enum { O_KONLY = 300, O_UONLY, O_CALLGRAPH, O_SVG, O_PPROF, O_STACKS, O_NOINLINE, O_SYSCALL = 's' };
 
 /* Which stacks a run counts. */
 enum stack_mode { M_PROFILE, M_OFFCPU, M_SYSCALLS, M_BIO };
@@ -28,6 +28,8 @@ static const struct ks_optdef profile_opts[] = {
 	{ "user-only", O_UONLY, NULL, "user stacks only" },
 	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel; default) or dwarf "
 					     "(copy 16 KiB of stack, unwind with .eh_frame/.debug_frame)" },
+	{ "no-inline", O_NOINLINE, NULL, "no frames for calls the compiler inlined (spares reading DWARF, "
+					  "libc's alone ~0.1 s of CPU)" },
 	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
 	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
 	{ 0 },
@@ -149,6 +151,9 @@ static int on_opt(void *ctx, int id, const char *arg)
 			return -EINVAL;
 		}
 		cl->o.dwarf = !strcmp(arg, "dwarf");
+		return 0;
+	case O_NOINLINE:
+		cl->o.no_inline = true;
 		return 0;
 	case O_SVG:
 		cl->svg = arg;

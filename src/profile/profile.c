@@ -76,6 +76,11 @@ struct prof_run {
 	unsigned int old; /* the half being drained */
 	uint8_t *keep;	  /* by stack id of the old half: still referenced by an interval or a row of the other half */
 	uint32_t nkeep;	  /* buckets of a stack map: every id is below */
+	int32_t *sid_ips; /* by stack id of the old half: its number in ips + 2 once copied in this drain, 0 before */
+	struct ks_prof_key *bkeys; /* drain_rows_batch's buffers, count_entries rows each, made at its first */
+	uint64_t *bvals;
+	struct ks_prof_key *bdel;
+	bool no_batch; /* the kernel has no batch operations on hashes (before 5.6) */
 	struct ks_blobs ips;  /* the stacks drained: their addresses, innermost first */
 	struct ks_blobs rows; /* struct raw_row, the count summed: symbolized at the end */
 	int err;
@@ -166,7 +171,8 @@ static int add_user(struct prof_run *pr, uint32_t pid, const uint64_t *pcs, cons
 		f[(*n)++] = fid;
 		/* then the calls inlined there, outermost first: each frame of the source, as perf shows them;
 		 * room is kept for the kernel's frames and the rest of the user stack */
-		ni = k == KS_UFR_JIT ? 0 : ks_usyms_inlines(pr->usyms, pid, pcs[i], is_ret[i], inl, KS_UINLINE_MAX);
+		ni = k == KS_UFR_JIT || pr->o->no_inline ? 0
+							 : ks_usyms_inlines(pr->usyms, pid, pcs[i], is_ret[i], inl, KS_UINLINE_MAX);
 		for (int j = 0; j < ni && *n + (uint32_t)i + KS_PROF_DEPTH + 1 < MAX_FRAMES; j++) {
 			/* GCC's DWARF can show a function inlined into its own out-of-line copy: one frame */
 			if (j == 0 && !strcmp(inl[0], name))
@@ -269,14 +275,30 @@ static int syscall_frame(struct prof_run *pr, uint32_t nr, uint32_t *f, uint32_t
 	return 0;
 }
 
-/* The number in pr->ips of stack @id of stack map @fd (copied in when new), or -1 for none; -ENOMEM. */
-static int64_t copy_stack(struct prof_run *pr, int fd, int32_t id, uint64_t *depth_out)
+/*
+ * The number in pr->ips of stack @id of half @sgen of the stack maps
+ * (copied in when new), or -1 for none; -ENOMEM.  Those of the half being
+ * drained are read once a drain: rows share them (one user stack under
+ * many kernel stacks), and each read is a system call.
+ */
+static int64_t copy_stack(struct prof_run *pr, unsigned int sgen, int32_t id, uint64_t *depth_out)
 {
+	int32_t *memo = sgen == pr->old && id >= 0 && (uint32_t)id < pr->nkeep ? &pr->sid_ips[id] : NULL;
 	uint64_t ips[KS_PROF_DEPTH];
-	int depth = read_stack(fd, id, ips);
+	int64_t b;
+	int depth;
 
+	if (memo && *memo) {
+		b = *memo - 2;
+		*depth_out = b >= 0 ? pr->ips.len[b] / sizeof(ips[0]) : 0;
+		return b;
+	}
+	depth = read_stack(pr->stacks_fd[sgen & 1], id, ips);
 	*depth_out = depth;
-	return depth ? ks_blobs_add(&pr->ips, ips, depth * sizeof(ips[0]), 0) : -1;
+	b = depth ? ks_blobs_add(&pr->ips, ips, depth * sizeof(ips[0]), 0) : -1;
+	if (memo && b >= -1)
+		*memo = (int32_t)(b + 2);
+	return b;
 }
 
 /*
@@ -290,9 +312,8 @@ static int count_row(const void *key, const void *value, void *arg)
 	const struct ks_prof_key *k = key;
 	struct prof_run *pr = arg;
 	uint64_t count = *(const uint64_t *)value, kdepth, udepth;
-	int sfd = pr->stacks_fd[k->sgen & 1];
 	struct raw_row r = { .pid = k->pid, .sc = k->sc };
-	int64_t ks = copy_stack(pr, sfd, k->kstack, &kdepth), us = copy_stack(pr, sfd, k->ustack, &udepth);
+	int64_t ks = copy_stack(pr, k->sgen, k->kstack, &kdepth), us = copy_stack(pr, k->sgen, k->ustack, &udepth);
 
 	if (ks == -ENOMEM || us == -ENOMEM)
 		return -ENOMEM;
@@ -452,6 +473,56 @@ static int empty_stacks(struct prof_run *pr)
 }
 
 /*
+ * The rows of half pr->old, counted (count_row) and deleted: the whole
+ * count map read in batches and the rows taken deleted in one, where a
+ * key at a time (ks_hash_drain) made three system calls a row, every
+ * drain.  Nothing writes to the old half (ks_gen_flip waited for the
+ * programs), so the values read are final.  -EOPNOTSUPP where the kernel
+ * has no batch operations on hashes, or a batch does not fit: the caller
+ * drains key by key.
+ */
+static int drain_rows_batch(struct prof_run *pr)
+{
+	int fd = bpf_map__fd(pr->skel->maps.counts), err = 0;
+	uint32_t cap = (uint32_t)pr->res->count_entries, got = 0, ndel = 0, batch;
+	void *in = NULL;
+
+	if (!pr->bkeys || !pr->bvals || !pr->bdel) {
+		free(pr->bkeys);
+		free(pr->bvals);
+		free(pr->bdel);
+		pr->bkeys = malloc(cap * sizeof(*pr->bkeys));
+		pr->bvals = malloc(cap * sizeof(*pr->bvals));
+		pr->bdel = malloc(cap * sizeof(*pr->bdel));
+		if (!pr->bkeys || !pr->bvals || !pr->bdel)
+			return -ENOMEM;
+	}
+	for (;;) {
+		uint32_t n = cap - got;
+
+		if (!n)
+			return -EOPNOTSUPP; /* more rows than the map holds: it changed under the read */
+		if (bpf_map_lookup_batch(fd, in, &batch, pr->bkeys + got, pr->bvals + got, &n, NULL)) {
+			if (errno != ENOENT)
+				return -EOPNOTSUPP; /* EINVAL, ENOTSUPP: none; ENOSPC: a bucket past the room */
+			got += n; /* the last batch */
+			break;
+		}
+		got += n;
+		in = &batch;
+	}
+	for (uint32_t i = 0; i < got && !err; i++) {
+		if (!row_in_half(&pr->bkeys[i], pr))
+			continue;
+		err = count_row(&pr->bkeys[i], &pr->bvals[i], pr);
+		pr->bdel[ndel++] = pr->bkeys[i];
+	}
+	if (ndel && bpf_map_delete_batch(fd, pr->bdel, &ndel, NULL) && !err)
+		err = -errno;
+	return err;
+}
+
+/*
  * Drains half @old of the counts into the profile, the program writing to
  * the other half and none still writing to this one (ks_gen_flip waited).
  * @empty: then deletes this half's stacks but those an open interval or a
@@ -462,17 +533,23 @@ static int empty_stacks(struct prof_run *pr)
 static int drain_half(struct prof_run *pr, unsigned int old, bool empty)
 {
 	uint64_t value;
-	int err;
+	int err = -EOPNOTSUPP;
 
 	pr->old = old;
 	memset(pr->keep, 0, pr->nkeep);
+	memset(pr->sid_ips, 0, pr->nkeep * sizeof(*pr->sid_ips));
 	if (empty && (pr->o->offcpu || pr->o->syscalls)) {
 		err = keep_open_intervals(pr);
 		if (err)
 			return err;
 	}
-	err = ks_hash_drain(bpf_map__fd(pr->skel->maps.counts), sizeof(struct ks_prof_key), row_in_half, count_row, pr,
-			    &value);
+	if (!pr->no_batch)
+		err = drain_rows_batch(pr);
+	if (err == -EOPNOTSUPP) {
+		pr->no_batch = true;
+		err = ks_hash_drain(bpf_map__fd(pr->skel->maps.counts), sizeof(struct ks_prof_key), row_in_half, count_row,
+				    pr, &value);
+	}
 	if (!err && empty)
 		err = empty_stacks(pr);
 	return err;
@@ -675,8 +752,9 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 
 	struct rlimit nofile;
 
-	/* every captured process keeps its ELF files open (they may be deleted or in a container
-	 * that goes away): the soft limit on descriptors is raised to the hard one, no privilege needed */
+	/* the files captured are kept open (they may be deleted or in a container that goes away):
+	 * each distinct one in fp mode, each process's in dwarf mode; the soft limit on descriptors
+	 * is raised to the hard one, no privilege needed */
 	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
 		nofile.rlim_cur = nofile.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &nofile);
@@ -700,7 +778,7 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 			       "show as [unknown]; sysctl kernel.kptr_restrict=0 shows them");
 		}
 	}
-	pr.usyms = ks_usyms_new();
+	pr.usyms = ks_usyms_new(o->dwarf);
 	/* a link per CPU for perf events; the tracepoint modes use up to two */
 	links = calloc(ncpu < 2 ? 2 : ncpu, sizeof(*links));
 	pr.skel = ks_profile__open();
@@ -741,7 +819,8 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	/* the kernel rounds a stack map's buckets up to a power of two: ids are below that */
 	pr.nkeep = ks_pow2_at_least(res->stack_entries, 1u << 31);
 	pr.keep = calloc(pr.nkeep, 1);
-	if (!pr.keep) {
+	pr.sid_ips = calloc(pr.nkeep, sizeof(*pr.sid_ips));
+	if (!pr.keep || !pr.sid_ips) {
 		err = -ENOMEM;
 		p_err("cannot set up the profile: %s", strerror(-err));
 		goto out;
@@ -822,6 +901,10 @@ out:
 	ks_usyms_free(pr.usyms);
 	ks_ksyms_free(pr.ksyms);
 	free(pr.keep);
+	free(pr.sid_ips);
+	free(pr.bkeys);
+	free(pr.bvals);
+	free(pr.bdel);
 	ks_blobs_free(&pr.ips);
 	ks_blobs_free(&pr.rows);
 	return err;

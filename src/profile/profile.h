@@ -17,6 +17,7 @@ struct ks_profile_opts {
 	const char *event; /* "cpu-clock" (NULL), or a hardware event name */
 	bool kernel, user; /* which stacks to take */
 	bool dwarf;	   /* --call-graph dwarf: copy the user stack, unwind with CFI in user space */
+	bool no_inline;	   /* --no-inline: no frames for inlined calls (no DWARF read for them) */
 	bool offcpu;	   /* offcpu --stacks: off-CPU time by blocking stack, at sched_switch */
 	bool syscalls;	   /* syscalls --stacks: time in syscall_nr (< 0: every one) by the caller's stack */
 	int syscall_nr;

@@ -36,13 +36,20 @@ enum ks_ufr_kind {
 /* User-space symbolization of many processes: their mappings, ELF files and debug info. */
 struct ks_usyms;
 
-struct ks_usyms *ks_usyms_new(void);
+/*
+ * @unwind: ks_usyms_unwind will be asked (a libdwfl Dwfl per process, its
+ * ELF files opened at its capture); else a capture reads only the process's
+ * mappings, and the files are read once, at the first address in them.
+ */
+struct ks_usyms *ks_usyms_new(bool unwind);
 void ks_usyms_free(struct ks_usyms *u);
 /*
  * Captures @pid's mappings and opens its ELF files now, through
  * /proc/PID/root (so a container's own files are read), so that the
- * process still symbolizes after it exits.  Idempotent; 0 or negative
- * errno (-ESRCH: gone already).
+ * process still symbolizes after it exits.  0 or negative errno (-ESRCH:
+ * gone already).  Again for a process captured: nothing with @unwind;
+ * else its maps are read again (it exec'd), the mappings they no longer
+ * show kept for its earlier samples.
  */
 int ks_usyms_capture(struct ks_usyms *u, uint32_t pid);
 /*

@@ -1,9 +1,14 @@
-/* User-space symbols and DWARF unwinding with elfutils libdwfl: one Dwfl per process, captured while it is alive. */
+/* User-space symbols and DWARF unwinding with elfutils libdwfl: processes captured while they are alive, files read once. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -16,23 +21,63 @@ struct jit_sym {
 	char *name;
 };
 
-/* One address's inlined calls, kept: names joined by '\0', n of them (a direct-mapped slot). */
-struct inl_entry {
-	uint64_t a;
-	char *names;
-	int n;
-	bool used;
+/*
+ * What one address of one module names: its function, and the calls
+ * inlined there (names joined by '\0', outermost first; ninl < 0 until
+ * asked).  Kept for the run: dwfl_module_addrinfo walks the symbol table
+ * at every call (11% of a system-wide fp run's CPU, in it alone, before),
+ * and a profile's addresses repeat (every sample of a hot loop, every row
+ * of one user stack under other kernel stacks).
+ */
+struct addr_memo {
+	Dwfl_Module *m; /* the module the address was found in, NULL: slot free */
+	uint64_t a;	/* the address in it */
+	char *name;	/* NULL: the module has no symbol there */
+	char *inl;
+	int ninl;
 };
-#define INL_SLOTS 512
+
+/*
+ * Without unwinding (ks_usyms_new(false)) a process is captured as its
+ * executable mappings only, and each file they map is opened once, at the
+ * first process that maps it (it may be deleted, or in a container that
+ * goes away, before the end), by device and inode; its ELF and symbols are
+ * read at the first address looked up in it, whichever process that is.
+ * A process capture is then one read of /proc/PID/maps: a system-wide
+ * profile captures every short-lived shell and compiler, and opening each
+ * one's ELF files (libdwfl's per-process Dwfl) was most of the CPU a
+ * profile of frame-pointer stacks took.
+ */
+struct ufile {
+	uint64_t dev, ino;
+	int fd;	    /* until the module is made from it; -1 then, or when it could not be opened */
+	char *name; /* the path the maps give: the module's name */
+	char *path; /* the path opened (through the process's root): its debug link is looked for beside it */
+	bool tried;
+	Dwfl *dwfl; /* of this one file, at its link-time addresses */
+	Dwfl_Module *m;
+	GElf_Phdr *load; /* its PT_LOAD headers: file offset to address */
+	size_t nload;
+	struct ufile *next;
+};
+#define FILE_BUCKETS 1024
+
+/* An executable mapping of a process captured without unwinding. */
+struct umap {
+	uint64_t start, end, pgoff;
+	struct ufile *f;
+};
 
 struct uproc {
 	uint32_t pid;
-	Dwfl *dwfl; /* NULL: the process was gone before it could be captured */
+	Dwfl *dwfl; /* NULL: the process was gone before it could be captured, or it has maps */
+	struct umap *maps; /* without unwinding: sorted by start */
+	size_t nmaps;
+	bool maps_reread; /* once, for an address outside them (a library loaded since) */
 	bool attached, attach_failed, jit_reloaded;
 	struct jit_sym *jit;
 	size_t njit;
 	char root[32]; /* "/proc/PID/root" when the process sees another root (a container), else "" */
-	struct inl_entry *inl; /* ks_usyms_inlines' answers, INL_SLOTS, made at the first question */
 	/* the sample being unwound, read by the callbacks */
 	uint32_t tid;
 	const uint64_t *regs;
@@ -60,13 +105,38 @@ struct mod_shared {
 	bool dw_tried;
 	Dwarf *dw;	 /* @m's DWARF, once tried; NULL: it has none */
 	Dwarf_Addr dbias;
+	struct sym_range *ranges; /* sorted by start, none overlapping */
+	size_t nranges, cap_ranges;
 	struct mod_shared *next;
 };
 #define MOD_BUCKETS 256
 
+/*
+ * A sized symbol found in a shared module, [start, end) in @m's addresses:
+ * another address within it has the same name without another walk of the
+ * symbol table (a hot function's samples fall on many of its
+ * instructions).  Sized symbols of code do not overlap but for aliases,
+ * which begin and end together; the first one named stands for them.
+ */
+struct sym_range {
+	uint64_t start, end;
+	char *name;
+};
+
 struct ks_usyms {
+	bool unwind; /* a Dwfl per process, for ks_usyms_unwind; else struct umap and ufile */
 	struct uproc *b[NBUCKETS];
+	struct ufile *files[FILE_BUCKETS];
+	struct ufile *vdso; /* ours, which every process maps too (the same kernel) */
+	uint64_t vdso_size; /* of its mapping, pages */
+	bool vdso_tried;
+	dev_t root_dev; /* of "/" as ksight sees it: a process whose root differs is in a container */
+	ino_t root_ino;
+	char *mbuf; /* a process's maps as read */
+	size_t mcap;
 	struct mod_shared *mods[MOD_BUCKETS];
+	struct addr_memo *memo; /* open addressing, at most half full */
+	size_t nmemo, memo_cap;
 };
 
 /* NULL: libdwfl's default path (the file's directory, .debug/, /usr/lib/debug and its .build-id tree) */
@@ -78,9 +148,37 @@ static const Dwfl_Callbacks proc_cbs = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-struct ks_usyms *ks_usyms_new(void)
+static const Dwfl_Callbacks file_cbs = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+struct ks_usyms *ks_usyms_new(bool unwind)
 {
-	return calloc(1, sizeof(struct ks_usyms));
+	struct ks_usyms *u = calloc(1, sizeof(struct ks_usyms));
+	struct stat st;
+
+	if (!u)
+		return NULL;
+	u->unwind = unwind;
+	if (!stat("/", &st)) {
+		u->root_dev = st.st_dev;
+		u->root_ino = st.st_ino;
+	}
+	return u;
+}
+
+static void file_free(struct ufile *f)
+{
+	if (f->dwfl)
+		dwfl_end(f->dwfl);
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->name);
+	free(f->path);
+	free(f->load);
+	free(f);
 }
 
 static void jit_free(struct uproc *p)
@@ -103,9 +201,7 @@ void ks_usyms_free(struct ks_usyms *u)
 			n = p->next;
 			if (p->dwfl)
 				dwfl_end(p->dwfl);
-			for (int i = 0; p->inl && i < INL_SLOTS; i++)
-				free(p->inl[i].names);
-			free(p->inl);
+			free(p->maps);
 			jit_free(p);
 			free(p);
 		}
@@ -113,10 +209,130 @@ void ks_usyms_free(struct ks_usyms *u)
 	for (int i = 0; i < MOD_BUCKETS; i++) {
 		for (struct mod_shared *s = u->mods[i], *n; s; s = n) {
 			n = s->next;
+			for (size_t k = 0; k < s->nranges; k++)
+				free(s->ranges[k].name);
+			free(s->ranges);
 			free(s);
 		}
 	}
+	for (int i = 0; i < FILE_BUCKETS; i++) {
+		for (struct ufile *f = u->files[i], *n; f; f = n) {
+			n = f->next;
+			file_free(f);
+		}
+	}
+	if (u->vdso)
+		file_free(u->vdso);
+	free(u->mbuf);
+	for (size_t i = 0; i < u->memo_cap; i++) {
+		free(u->memo[i].name);
+		free(u->memo[i].inl);
+	}
+	free(u->memo);
 	free(u);
+}
+
+static struct mod_shared *shared_of(struct ks_usyms *u, Dwfl_Module *m, bool make, Dwarf_Addr *bias);
+
+static size_t memo_slot(const struct addr_memo *t, size_t cap, const Dwfl_Module *m, uint64_t a)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)m ^ a) * 0x9e3779b97f4a7c15ull;
+	size_t i = (size_t)(h >> 20) & (cap - 1);
+
+	while (t[i].m && (t[i].m != m || t[i].a != a))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* @name without a dynamic symbol's version ("@@GLIBC_2.34"), which is not part of the function's name; NULL: no memory. */
+static char *symbol_name(const char *name)
+{
+	const char *at = strchr(name + 1, '@');
+
+	return strndup(name, at ? (size_t)(at - name) : strlen(name));
+}
+
+/* Keeps [@start, @end) as @name's in @s, in order (not where it would overlap one kept: no memory is no loss). */
+static void range_add(struct mod_shared *s, uint64_t start, uint64_t end, const char *name)
+{
+	size_t i = ks_sym_upper(s->ranges, s->nranges, sizeof(*s->ranges), start);
+	char *copy;
+
+	if (!name || (i && s->ranges[i - 1].end > start) || (i < s->nranges && s->ranges[i].start < end))
+		return;
+	if (s->nranges == s->cap_ranges) {
+		size_t cap = s->cap_ranges ? s->cap_ranges * 2 : 64;
+		struct sym_range *r = realloc(s->ranges, cap * sizeof(*r));
+
+		if (!r)
+			return;
+		s->ranges = r;
+		s->cap_ranges = cap;
+	}
+	copy = strdup(name);
+	if (!copy)
+		return;
+	memmove(s->ranges + i + 1, s->ranges + i, (s->nranges - i) * sizeof(*s->ranges));
+	s->ranges[i] = (struct sym_range){ start, end, copy };
+	s->nranges++;
+}
+
+/*
+ * The memo of address @a of module @m, made when new (name looked up, the
+ * inlined calls not yet); NULL: no memory.
+ */
+static struct addr_memo *memo_of(struct ks_usyms *u, Dwfl_Module *m, uint64_t a)
+{
+	struct addr_memo *e;
+	const char *name;
+	struct mod_shared *s;
+	Dwarf_Addr bias;
+	GElf_Off off;
+	GElf_Sym sym;
+
+	if (u->memo_cap) {
+		e = &u->memo[memo_slot(u->memo, u->memo_cap, m, a)];
+		if (e->m)
+			return e;
+	}
+	if ((u->nmemo + 1) * 2 > u->memo_cap) {
+		size_t cap = u->memo_cap ? u->memo_cap * 2 : 4096;
+		struct addr_memo *t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < u->memo_cap; i++)
+			if (u->memo[i].m)
+				t[memo_slot(t, cap, u->memo[i].m, u->memo[i].a)] = u->memo[i];
+		free(u->memo);
+		u->memo = t;
+		u->memo_cap = cap;
+	}
+	e = &u->memo[memo_slot(u->memo, u->memo_cap, m, a)];
+	*e = (struct addr_memo){ .m = m, .a = a, .ninl = -1 };
+	u->nmemo++;
+	/* the file's first process answers: its symbol table is the one read */
+	s = shared_of(u, m, false, &bias);
+	if (s) {
+		uint64_t sa = a - bias + s->bias;
+		size_t i = ks_sym_upper(s->ranges, s->nranges, sizeof(*s->ranges), sa);
+
+		if (i && sa < s->ranges[i - 1].end) {
+			e->name = strdup(s->ranges[i - 1].name);
+			return e;
+		}
+		name = dwfl_module_addrinfo(s->m, sa, &off, &sym, NULL, NULL, NULL);
+		if (name && *name && sym.st_size && off < sym.st_size) {
+			e->name = symbol_name(name);
+			range_add(s, sa - off, sa - off + sym.st_size, e->name);
+			return e;
+		}
+	} else {
+		name = dwfl_module_addrinfo(m, a, &off, &sym, NULL, NULL, NULL);
+	}
+	if (name && *name)
+		e->name = symbol_name(name);
+	return e;
 }
 
 static struct uproc *find(struct ks_usyms *u, uint32_t pid)
@@ -265,17 +481,296 @@ static FILE *maps_through_root(const struct uproc *p, char **buf, size_t *len)
 	return fmemopen(*buf, *len, "r");
 }
 
+/*
+ * The file at @name (as /proc/PID/maps names it, @dev and @ino) mapped at
+ * [@start, @end) by @p: made and opened when no process has shown it yet;
+ * NULL: no memory.  A file deleted since it was mapped is opened through
+ * /proc/PID/map_files, the mapping itself.
+ */
+static struct ufile *file_of(struct ks_usyms *u, const struct uproc *p, uint64_t dev, uint64_t ino,
+			     const char *name, uint64_t start, uint64_t end)
+{
+	struct ufile **b = &u->files[(dev * 31 + ino) % FILE_BUCKETS], *f;
+	static const char deleted[] = " (deleted)";
+	size_t l = strlen(name), dl = sizeof(deleted) - 1;
+	bool gone = l > dl && !strcmp(name + l - dl, deleted);
+	char mf[96];
+
+	for (f = *b; f; f = f->next)
+		if (f->dev == dev && f->ino == ino)
+			return f;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->dev = dev;
+	f->ino = ino;
+	f->name = strndup(name, gone ? l - dl : l);
+	if (gone) {
+		snprintf(mf, sizeof(mf), "/proc/%u/map_files/%llx-%llx", p->pid, (unsigned long long)start,
+			 (unsigned long long)end);
+		f->path = strdup(mf);
+	} else if (asprintf(&f->path, "%s%s", p->root, name) < 0) {
+		f->path = NULL;
+	}
+	if (!f->name || !f->path) {
+		free(f->name);
+		free(f->path);
+		free(f);
+		return NULL;
+	}
+	f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	f->next = *b;
+	*b = f;
+	return f;
+}
+
+/*
+ * Our own vDSO, as a file (a memfd) for libdwfl: every 64-bit process maps
+ * the same image, whose end is that of its section headers.
+ */
+static struct ufile *vdso_file(struct ks_usyms *u, uint64_t size)
+{
+	const unsigned char *img = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+	const GElf_Ehdr *eh = (const GElf_Ehdr *)img;
+	uint64_t len, page = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct ufile *f;
+
+	if (!u->vdso_tried) {
+		u->vdso_tried = true;
+		if (!img || memcmp(img, ELFMAG, SELFMAG) || img[EI_CLASS] != ELFCLASS64)
+			return NULL;
+		len = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+		f = calloc(1, sizeof(*f));
+		if (!f)
+			return NULL;
+		f->fd = memfd_create("vdso", MFD_CLOEXEC);
+		f->name = strdup("[vdso]");
+		f->path = strdup("[vdso]");
+		if (f->fd < 0 || !f->name || !f->path || write(f->fd, img, len) != (ssize_t)len) {
+			file_free(f);
+			return NULL;
+		}
+		u->vdso = f;
+		u->vdso_size = (len + page - 1) / page * page;
+	}
+	/* another image (a 32-bit process's) is not ours: left unknown */
+	return u->vdso && u->vdso_size == size ? u->vdso : NULL;
+}
+
+static int cmp_umap(const void *a, const void *b)
+{
+	const struct umap *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Reads /proc/PID/maps whole into u->mbuf, NUL-terminated; 0 or negative errno. */
+static int read_maps(struct ks_usyms *u, uint32_t pid)
+{
+	char path[64];
+	size_t len = 0;
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	do {
+		if (len + 4096 + 1 > u->mcap) {
+			size_t cap = u->mcap ? u->mcap * 2 : 65536;
+			char *n = realloc(u->mbuf, cap);
+
+			if (!n) {
+				close(fd);
+				return -ENOMEM;
+			}
+			u->mbuf = n;
+			u->mcap = cap;
+		}
+		r = read(fd, u->mbuf + len, u->mcap - len - 1);
+		if (r > 0)
+			len += (size_t)r;
+	} while (r > 0 || (r < 0 && errno == EINTR));
+	close(fd);
+	if (r < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	u->mbuf[len] = 0;
+	return 0;
+}
+
+/* Appends @e to *@m (*@n of *@cap); -ENOMEM, *@m freed. */
+static int umap_push(struct umap **m, size_t *n, size_t *cap, const struct umap *e)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 32;
+		struct umap *g = realloc(*m, c * sizeof(*g));
+
+		if (!g) {
+			free(*m);
+			*m = NULL;
+			return -ENOMEM;
+		}
+		*m = g;
+		*cap = c;
+	}
+	(*m)[(*n)++] = *e;
+	return 0;
+}
+
+/*
+ * Captures @p's executable file mappings (and the vDSO), opening the files
+ * no process has shown yet.  Mappings already known that the maps no
+ * longer have (unmapped since, where earlier samples may still be) are
+ * kept.  0 or negative errno.
+ */
+static int capture_maps(struct ks_usyms *u, struct uproc *p)
+{
+	struct umap *m = NULL;
+	size_t n = 0, cap = 0;
+	char *line, *nl;
+	int err = read_maps(u, p->pid);
+
+	if (err)
+		return err;
+	for (line = u->mbuf; *line; line = nl ? nl + 1 : line + strlen(line)) {
+		unsigned long long start, end, pgoff, ino;
+		unsigned int maj, min;
+		char perms[5];
+		struct ufile *f;
+		int off = 0;
+
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj, &min, &ino,
+			   &off) < 7 ||
+		    perms[2] != 'x' || !off)
+			continue;
+		if (ino)
+			f = file_of(u, p, makedev(maj, min), ino, line + off, start, end);
+		else if (!strcmp(line + off, "[vdso]"))
+			f = vdso_file(u, end - start);
+		else
+			continue; /* anonymous: a JIT's code, named by its perf map */
+		if (f && umap_push(&m, &n, &cap, &(struct umap){ start, end, pgoff, f }))
+			return -ENOMEM;
+	}
+	/* a re-read: the old mappings the new ones do not overlap stay (both lists sorted; those kept go after) */
+	for (size_t i = 0, j = 0, nnew = n; i < p->nmaps; i++) {
+		while (j < nnew && m[j].end <= p->maps[i].start)
+			j++;
+		if (j < nnew && m[j].start < p->maps[i].end)
+			continue;
+		if (umap_push(&m, &n, &cap, &p->maps[i]))
+			return -ENOMEM;
+	}
+	if (n > 1)
+		qsort(m, n, sizeof(*m), cmp_umap);
+	free(p->maps);
+	p->maps = m;
+	p->nmaps = n;
+	return 0;
+}
+
+/* The module of @f, made from its file at the first address looked up in it; NULL: not an ELF file. */
+static Dwfl_Module *file_module(struct ks_usyms *u, struct ufile *f)
+{
+	Dwarf_Addr bias;
+	size_t nph;
+	Elf *elf;
+
+	if (f->tried)
+		return f->m;
+	f->tried = true;
+	if (f->fd < 0 || !(f->dwfl = dwfl_begin(&file_cbs)))
+		return NULL;
+	dwfl_report_begin(f->dwfl);
+	/* at the addresses it was linked at: a process's are translated by its mapping */
+	f->m = dwfl_report_elf(f->dwfl, f->name, f->path, f->fd, 0, true);
+	if (!f->m)
+		close(f->fd); /* only taken on success */
+	f->fd = -1;
+	dwfl_report_end(f->dwfl, NULL, NULL);
+	elf = f->m ? dwfl_module_getelf(f->m, &bias) : NULL;
+	if (!elf || elf_getphdrnum(elf, &nph) || !(f->load = calloc(nph ? nph : 1, sizeof(*f->load)))) {
+		f->m = NULL;
+		return NULL;
+	}
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			ph.p_vaddr += bias;
+			f->load[f->nload++] = ph;
+		}
+	}
+	/* the first file of its build-id reads the symbols and DWARF its copies use */
+	shared_of(u, f->m, true, &bias);
+	return f->m;
+}
+
+/*
+ * The module and module address @ma of address @a of @p captured without
+ * unwinding; NULL where no file is mapped (after one more read of the maps,
+ * while the process lives, for a library it loaded since).
+ */
+static Dwfl_Module *map_module(struct ks_usyms *u, struct uproc *p, uint64_t a, uint64_t *ma)
+{
+	size_t i = ks_sym_upper(p->maps, p->nmaps, sizeof(*p->maps), a);
+	const struct umap *mp = i ? &p->maps[i - 1] : NULL;
+	Dwfl_Module *m;
+	uint64_t off;
+
+	if (!mp || a >= mp->end) {
+		if (p->maps_reread)
+			return NULL;
+		p->maps_reread = true;
+		if (capture_maps(u, p))
+			return NULL;
+		return map_module(u, p, a, ma);
+	}
+	m = file_module(u, mp->f);
+	if (!m)
+		return NULL;
+	off = a - mp->start + mp->pgoff;
+	*ma = off;
+	for (size_t k = 0; k < mp->f->nload; k++) {
+		const GElf_Phdr *ph = &mp->f->load[k];
+
+		if (off >= ph->p_offset && off - ph->p_offset < ph->p_memsz) {
+			*ma = off - ph->p_offset + ph->p_vaddr;
+			break;
+		}
+	}
+	return m;
+}
+
+/* The module of address @a of @p, *@ma the address in it; NULL: none. */
+static Dwfl_Module *module_at(struct ks_usyms *u, struct uproc *p, uint64_t a, uint64_t *ma)
+{
+	*ma = a;
+	if (u->unwind) /* no Dwfl: the process was gone at its capture */
+		return p->dwfl ? dwfl_addrmodule(p->dwfl, a) : NULL;
+	return p->nmaps || !p->maps_reread ? map_module(u, p, a, ma) : NULL;
+}
+
 int ks_usyms_capture(struct ks_usyms *u, uint32_t pid)
 {
-	struct stat a, b;
+	struct stat a;
 	struct uproc *p;
 	char path[64], *buf = NULL;
 	size_t len = 0;
 	FILE *maps;
 	int err = 0;
 
-	if (find(u, pid))
+	p = find(u, pid);
+	if (p) {
+		/* announced again: it exec'd (or the kernel's list forgot it); its new mappings join the old */
+		if (!u->unwind && p->nmaps)
+			return capture_maps(u, p);
 		return 0;
+	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
@@ -283,8 +778,15 @@ int ks_usyms_capture(struct ks_usyms *u, uint32_t pid)
 	p->next = u->b[pid % NBUCKETS];
 	u->b[pid % NBUCKETS] = p;
 	snprintf(path, sizeof(path), "/proc/%u/root", pid);
-	if (!stat(path, &a) && !stat("/", &b) && (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+	if (!stat(path, &a) && (a.st_dev != u->root_dev || a.st_ino != u->root_ino))
 		snprintf(p->root, sizeof(p->root), "/proc/%u/root", pid);
+	if (!u->unwind) {
+		err = capture_maps(u, p);
+		if (err == -ESRCH)
+			p->maps_reread = true; /* gone: nothing more to read */
+		jit_load(p);
+		return err;
+	}
 	maps = maps_through_root(p, &buf, &len);
 	if (!maps) {
 		err = errno == ENOENT ? -ESRCH : -errno;
@@ -315,29 +817,18 @@ enum ks_ufr_kind ks_usyms_name(struct ks_usyms *u, uint32_t pid, uint64_t pc, bo
 	uint64_t a = ret && pc ? pc - 1 : pc;
 	const char *name, *mod, *base;
 	Dwfl_Module *m;
+	uint64_t ma;
 
 	if (!p) {
 		ks_usyms_capture(u, pid);
 		p = find(u, pid);
 	}
-	m = p && p->dwfl ? dwfl_addrmodule(p->dwfl, a) : NULL;
+	m = p ? module_at(u, p, a, &ma) : NULL;
 	if (m) {
-		struct mod_shared *s;
-		Dwarf_Addr bias;
-		GElf_Off off;
-		GElf_Sym sym;
+		struct addr_memo *e = memo_of(u, m, ma);
 
-		/* the file's first process answers: its symbol table is the one read */
-		s = shared_of(u, m, false, &bias);
-		if (s)
-			name = dwfl_module_addrinfo(s->m, a - bias + s->bias, &off, &sym, NULL, NULL, NULL);
-		else
-			name = dwfl_module_addrinfo(m, a, &off, &sym, NULL, NULL, NULL);
-		if (name && *name) {
-			/* a dynamic symbol's version ("@@GLIBC_2.34") is not part of the function's name */
-			const char *at = strchr(name + 1, '@');
-
-			snprintf(buf, len, "%.*s", at ? (int)(at - name) : (int)strlen(name), name);
+		if (e && e->name) {
+			snprintf(buf, len, "%s", e->name);
 			return KS_UFR_USER;
 		}
 		mod = dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
@@ -389,10 +880,9 @@ static Dwarf_Die *cu_of(struct ks_usyms *u, Dwfl_Module *m, uint64_t a, Dwarf_Di
 	return dwarf_addrdie(s->dw, *addr, mem);
 }
 
-/* The inlined calls at @a, innermost first, from the module's DWARF; how many. */
-static int inlines_of(struct ks_usyms *u, Dwfl *dwfl, uint64_t a, ks_uinline_name *names, int max)
+/* The inlined calls at @a of module @m, innermost first, from the module's DWARF; how many. */
+static int inlines_of(struct ks_usyms *u, Dwfl_Module *m, uint64_t a, ks_uinline_name *names, int max)
 {
-	Dwfl_Module *m = dwfl_addrmodule(dwfl, a);
 	Dwarf_Die mem, *cu, *scopes = NULL;
 	Dwarf_Addr addr;
 	int ns, k = 0;
@@ -425,38 +915,36 @@ int ks_usyms_inlines(struct ks_usyms *u, uint32_t pid, uint64_t pc, bool ret, ks
 	struct uproc *p = find(u, pid);
 	uint64_t a = ret && pc ? pc - 1 : pc;
 	ks_uinline_name in[KS_UINLINE_MAX];
-	struct inl_entry *e;
+	uint64_t ma;
+	Dwfl_Module *m = p && max > 0 ? module_at(u, p, a, &ma) : NULL;
+	struct addr_memo *e = m ? memo_of(u, m, ma) : NULL;
 	size_t off = 0;
 	int n;
 
-	if (!p || !p->dwfl || max <= 0)
+	if (!e)
 		return 0;
-	if (!p->inl && !(p->inl = calloc(INL_SLOTS, sizeof(*p->inl))))
-		return 0;
-	e = &p->inl[(a ^ (a >> 9)) % INL_SLOTS];
-	if (!e->used || e->a != a) {
-		free(e->names);
-		*e = (struct inl_entry){ .a = a, .used = true };
-		n = inlines_of(u, p->dwfl, a, in, KS_UINLINE_MAX);
+	if (e->ninl < 0) {
+		e->ninl = 0;
+		n = inlines_of(u, m, ma, in, KS_UINLINE_MAX);
 		for (int i = 0; i < n; i++)
 			off += strlen(in[i]) + 1;
-		if (n && (e->names = malloc(off))) {
+		if (n && (e->inl = malloc(off))) {
 			off = 0;
 			/* kept outermost first, as they are given */
 			for (int i = n - 1; i >= 0; i--) {
 				size_t l = strlen(in[i]) + 1;
 
-				memcpy(e->names + off, in[i], l);
+				memcpy(e->inl + off, in[i], l);
 				off += l;
 			}
-			e->n = n;
+			e->ninl = n;
 		}
 	}
-	n = e->n < max ? e->n : max;
+	n = e->ninl < max ? e->ninl : max;
 	off = 0;
 	for (int i = 0; i < n; i++) {
-		snprintf(names[i], sizeof(names[0]), "%s", e->names + off);
-		off += strlen(e->names + off) + 1;
+		snprintf(names[i], sizeof(names[0]), "%s", e->inl + off);
+		off += strlen(e->inl + off) + 1;
 	}
 	return n;
 }

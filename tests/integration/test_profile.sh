@@ -119,6 +119,14 @@ f_share "$T_TMP/inl.folded" ';hot_spin$' ';sort_loop;.*qsort[^;]*;.*;cmp_inl;wei
 	t_fail "inline: the inlined frame" "$IN of $HOT: $(sort -k2 -nr "$T_TMP/inl.folded" | head -c 300)"
 t_eq "inline: JSON gives weigh the kind inline" "inline" \
 	"$(jq -r '[.stacks[].frames[] | select(.name == "weigh") | .kind] | unique | join(",")' "$T_TMP/inl.json")"
+# --no-inline: the same stacks without the inlined frame (and without reading DWARF for it)
+q_start 30 "$W" -i || t_fail "no-inline: workload" "did not start"
+"$KSIGHT" profile -p "$Q_PID" -F $HZ -d 2 --call-graph dwarf --no-inline -o "$T_TMP/noinl.folded" 2>/dev/null
+kill "$Q_BG" 2>/dev/null; wait "$Q_BG" 2>/dev/null
+f_share "$T_TMP/noinl.folded" ';hot_spin$' ';sort_loop;.*qsort[^;]*;.*;cmp_inl;hot_spin$' 0.9 &&
+	t_pass "no-inline: cmp_inl -> hot_spin in $IN of $HOT hot_spin samples" ||
+	t_fail "no-inline: cmp_inl -> hot_spin" "$IN of $HOT: $(sort -k2 -nr "$T_TMP/noinl.folded" | head -c 300)"
+t_eq "no-inline: no inlined frames" "0" "$(grep -c '_\[i\]' "$T_TMP/noinl.folded")"
 
 # --- the same binary in two processes (a copy: the same build-id, another comm): the second
 # reads its inlined calls from the DWARF the first opened (shared by build-id), and gets them all
@@ -147,6 +155,17 @@ total=$(fsum "$T_TMP/ex.folded" '.')
 awk -v h="$hot" -v n="$total" 'BEGIN { exit !(h >= 20 && h >= 0.5 * n) }' &&
 	t_pass "exited: $hot of $total samples on hot_spin" ||
 	t_fail "exited: symbolized after exit" "$hot of $total samples on hot_spin"
+
+# --- a process sampled before it exec'd (bash's loop, then the workload under the same pid): the
+# workload's samples name its functions (its mappings are read again at the exec), not [unknown]
+# (all of them were, when the kernel announced a pid once)
+bash -c 'for i in $(seq 300000); do :; done; exec "$0" 2 > /dev/null' "$W" &
+EX=$!
+"$KSIGHT" profile -p "$EX" -F $HZ -o "$T_TMP/exec.folded" 2>/dev/null
+wait "$EX" 2>/dev/null
+f_share "$T_TMP/exec.folded" '^prof_qsort;' '^prof_qsort;[^;]*hot_spin' 0.9 &&
+	t_pass "exec: $IN of $HOT samples after the exec on hot_spin" ||
+	t_fail "exec: symbolized after the exec" "$IN of $HOT: $(sort -k2 -nr "$T_TMP/exec.folded" | head -c 300)"
 
 # --- JSON, --user-only, --kernel-only
 q_start 60 || t_fail "json: workload" "did not start"
