@@ -570,6 +570,8 @@ static int drain_period(struct prof_run *pr, struct ring_buffer *rb)
 
 	if (ring_buffer__consume(rb) < 0)
 		return 0;
+	if (pr->usyms)
+		ks_usyms_refresh(pr->usyms);
 	err = drain_half(pr, old, true);
 	if (!err && pr->rows.bytes + pr->ips.bytes > RAW_BYTES_MAX)
 		err = flush_rows(pr);

@@ -52,6 +52,8 @@ void ks_usyms_free(struct ks_usyms *u);
  * show kept for its earlier samples.
  */
 int ks_usyms_capture(struct ks_usyms *u, uint32_t pid);
+/* Reads again the maps of the processes announced again (exec'd) since the last call: a drain later, their new program is mapped. */
+void ks_usyms_refresh(struct ks_usyms *u);
 /*
  * Names @pc of @pid into @buf: "function", or "[unknown] (module)" /
  * "[unknown]".  @ret: @pc is a return address (looked up at pc - 1, the

@@ -74,6 +74,7 @@ struct uproc {
 	struct umap *maps; /* without unwinding: sorted by start */
 	size_t nmaps;
 	bool maps_reread; /* once, for an address outside them (a library loaded since) */
+	bool exec_reread; /* announced again (an exec): its maps are read once more at ks_usyms_refresh */
 	bool attached, attach_failed, jit_reloaded;
 	struct jit_sym *jit;
 	size_t njit;
@@ -126,6 +127,7 @@ struct sym_range {
 struct ks_usyms {
 	bool unwind; /* a Dwfl per process, for ks_usyms_unwind; else struct umap and ufile */
 	struct uproc *b[NBUCKETS];
+	size_t exec_rereads; /* processes with exec_reread set */
 	struct ufile *files[FILE_BUCKETS];
 	struct ufile *vdso; /* ours, which every process maps too (the same kernel) */
 	uint64_t vdso_size; /* of its mapping, pages */
@@ -755,6 +757,17 @@ static Dwfl_Module *module_at(struct ks_usyms *u, struct uproc *p, uint64_t a, u
 	return p->nmaps || !p->maps_reread ? map_module(u, p, a, ma) : NULL;
 }
 
+void ks_usyms_refresh(struct ks_usyms *u)
+{
+	for (int i = 0; u->exec_rereads && i < NBUCKETS; i++)
+		for (struct uproc *p = u->b[i]; p; p = p->next)
+			if (p->exec_reread) {
+				p->exec_reread = false;
+				u->exec_rereads--;
+				capture_maps(u, p); /* gone since: the first read stands */
+			}
+}
+
 int ks_usyms_capture(struct ks_usyms *u, uint32_t pid)
 {
 	struct stat a;
@@ -766,9 +779,20 @@ int ks_usyms_capture(struct ks_usyms *u, uint32_t pid)
 
 	p = find(u, pid);
 	if (p) {
-		/* announced again: it exec'd (or the kernel's list forgot it); its new mappings join the old */
-		if (!u->unwind && p->nmaps)
+		/*
+		 * Announced again: it exec'd (or the kernel's list forgot it); its
+		 * new mappings join the old.  The sample that announced it may be
+		 * inside the exec, before the new program is mapped (3 runs in 8
+		 * had every sample after the exec [unknown]): the maps are read
+		 * again at the next ks_usyms_refresh, a drain later, and an address
+		 * outside them may read them once more.
+		 */
+		if (!u->unwind && p->nmaps) {
+			p->maps_reread = false;
+			p->exec_reread = true;
+			u->exec_rereads++;
 			return capture_maps(u, p);
+		}
 		return 0;
 	}
 	p = calloc(1, sizeof(*p));
