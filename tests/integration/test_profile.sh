@@ -156,10 +156,10 @@ awk -v h="$hot" -v n="$total" 'BEGIN { exit !(h >= 20 && h >= 0.5 * n) }' &&
 	t_pass "exited: $hot of $total samples on hot_spin" ||
 	t_fail "exited: symbolized after exit" "$hot of $total samples on hot_spin"
 
-# --- a process sampled before it exec'd (bash's loop, then the workload under the same pid): the
+# --- a process sampled before it exec'd (a shell's loop, then the workload under the same pid; sh, as the guests have no bash): the
 # workload's samples name its functions (its mappings are read again at the exec), not [unknown]
 # (all of them were, when the kernel announced a pid once)
-bash -c 'for i in $(seq 300000); do :; done; exec "$0" 2 > /dev/null' "$W" &
+sh -c 'for i in $(seq 300000); do :; done; exec "$0" 2 > /dev/null' "$W" &
 EX=$!
 "$KSIGHT" profile -p "$EX" -F $HZ -o "$T_TMP/exec.folded" 2>/dev/null
 wait "$EX" 2>/dev/null
