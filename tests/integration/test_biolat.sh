@@ -224,7 +224,7 @@ sum_rows() {
 # events reach tracefs but not a raw_tp/tp_btf program, with no recursion miss counted; measured as
 # tracefs's count of the device's completions minus the program's own, equal to the run's
 # key_collisions) is counted lost when its request is used again; one whose request is not used again
-# before the end goes uncounted (at most 1 seen in ~500 runs): 2 are allowed.  Collisions stay <= 0.5%.
+# before the end goes uncounted (at most 1 seen in ~400 runs): 2 are allowed.  Collisions stay <= 0.5%.
 ds_acct() {
 	_kc=$(k_jq '.lost_by.key_collisions')
 	_rem=$((S_DELTA - $2 - _kc))
