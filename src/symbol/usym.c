@@ -13,6 +13,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include "symbol/symbol.h"
+#include "symbol/symtab.h"
 
 #define NBUCKETS 1024
 
@@ -106,23 +107,11 @@ struct mod_shared {
 	bool dw_tried;
 	Dwarf *dw;	 /* @m's DWARF, once tried; NULL: it has none */
 	Dwarf_Addr dbias;
-	struct sym_range *ranges; /* sorted by start, none overlapping */
-	size_t nranges, cap_ranges;
+	bool tab_tried;
+	struct ks_symtab tab; /* @m's symbols by address, read at the first lookup */
 	struct mod_shared *next;
 };
 #define MOD_BUCKETS 256
-
-/*
- * A sized symbol found in a shared module, [start, end) in @m's addresses:
- * another address within it has the same name without another walk of the
- * symbol table (a hot function's samples fall on many of its
- * instructions).  Sized symbols of code do not overlap but for aliases,
- * which begin and end together; the first one named stands for them.
- */
-struct sym_range {
-	uint64_t start, end;
-	char *name;
-};
 
 struct ks_usyms {
 	bool unwind; /* a Dwfl per process, for ks_usyms_unwind; else struct umap and ufile */
@@ -211,9 +200,7 @@ void ks_usyms_free(struct ks_usyms *u)
 	for (int i = 0; i < MOD_BUCKETS; i++) {
 		for (struct mod_shared *s = u->mods[i], *n; s; s = n) {
 			n = s->next;
-			for (size_t k = 0; k < s->nranges; k++)
-				free(s->ranges[k].name);
-			free(s->ranges);
+			ks_symtab_free(&s->tab);
 			free(s);
 		}
 	}
@@ -254,31 +241,6 @@ static char *symbol_name(const char *name)
 	return strndup(name, at ? (size_t)(at - name) : strlen(name));
 }
 
-/* Keeps [@start, @end) as @name's in @s, in order (not where it would overlap one kept: no memory is no loss). */
-static void range_add(struct mod_shared *s, uint64_t start, uint64_t end, const char *name)
-{
-	size_t i = ks_sym_upper(s->ranges, s->nranges, sizeof(*s->ranges), start);
-	char *copy;
-
-	if (!name || (i && s->ranges[i - 1].end > start) || (i < s->nranges && s->ranges[i].start < end))
-		return;
-	if (s->nranges == s->cap_ranges) {
-		size_t cap = s->cap_ranges ? s->cap_ranges * 2 : 64;
-		struct sym_range *r = realloc(s->ranges, cap * sizeof(*r));
-
-		if (!r)
-			return;
-		s->ranges = r;
-		s->cap_ranges = cap;
-	}
-	copy = strdup(name);
-	if (!copy)
-		return;
-	memmove(s->ranges + i + 1, s->ranges + i, (s->nranges - i) * sizeof(*s->ranges));
-	s->ranges[i] = (struct sym_range){ start, end, copy };
-	s->nranges++;
-}
-
 /*
  * The memo of address @a of module @m, made when new (name looked up, the
  * inlined calls not yet); NULL: no memory.
@@ -317,18 +279,23 @@ static struct addr_memo *memo_of(struct ks_usyms *u, Dwfl_Module *m, uint64_t a)
 	s = shared_of(u, m, false, &bias);
 	if (s) {
 		uint64_t sa = a - bias + s->bias;
-		size_t i = ks_sym_upper(s->ranges, s->nranges, sizeof(*s->ranges), sa);
+		const struct ks_symtab_ent *t;
 
-		if (i && sa < s->ranges[i - 1].end) {
-			e->name = strdup(s->ranges[i - 1].name);
+		if (!s->tab_tried) {
+			s->tab_tried = true;
+			/* no memory: an empty table, and libdwfl answers each address */
+			if (ks_symtab_build(&s->tab, s->m))
+				memset(&s->tab, 0, sizeof(s->tab));
+		}
+		t = ks_symtab_find(&s->tab, sa, &off);
+		if (t) {
+			e->name = symbol_name(t->name);
 			return e;
 		}
-		name = dwfl_module_addrinfo(s->m, sa, &off, &sym, NULL, NULL, NULL);
-		if (name && *name && sym.st_size && off < sym.st_size) {
-			e->name = symbol_name(name);
-			range_add(s, sa - off, sa - off + sym.st_size, e->name);
-			return e;
-		}
+		/* a label may be the answer, or the table could not be read: libdwfl's own walk */
+		name = off == UINT64_MAX || !s->tab.max_end
+			       ? dwfl_module_addrinfo(s->m, sa, &off, &sym, NULL, NULL, NULL)
+			       : NULL;
 	} else {
 		name = dwfl_module_addrinfo(m, a, &off, &sym, NULL, NULL, NULL);
 	}
