@@ -72,6 +72,8 @@ struct umap {
 struct uproc {
 	uint32_t pid;
 	Dwfl *dwfl; /* NULL: the process was gone before it could be captured, or it has maps */
+	Dwfl **old;  /* earlier views (before an exec), newest last: their modules stay valid */
+	size_t nold;
 	struct umap *maps; /* without unwinding: sorted by start */
 	size_t nmaps;
 	bool maps_reread; /* once, for an address outside them (a library loaded since) */
@@ -192,6 +194,9 @@ void ks_usyms_free(struct ks_usyms *u)
 			n = p->next;
 			if (p->dwfl)
 				dwfl_end(p->dwfl);
+			for (size_t k = 0; k < p->nold; k++)
+				dwfl_end(p->old[k]);
+			free(p->old);
 			free(p->maps);
 			jit_free(p);
 			free(p);
@@ -719,9 +724,63 @@ static Dwfl_Module *map_module(struct ks_usyms *u, struct uproc *p, uint64_t a, 
 static Dwfl_Module *module_at(struct ks_usyms *u, struct uproc *p, uint64_t a, uint64_t *ma)
 {
 	*ma = a;
-	if (u->unwind) /* no Dwfl: the process was gone at its capture */
-		return p->dwfl ? dwfl_addrmodule(p->dwfl, a) : NULL;
+	if (u->unwind) {
+		/* no Dwfl: the process was gone at its capture; else the newest view that maps @a */
+		Dwfl_Module *m = p->dwfl ? dwfl_addrmodule(p->dwfl, a) : NULL;
+
+		for (size_t k = p->nold; !m && k-- > 0;)
+			m = dwfl_addrmodule(p->old[k], a);
+		return m;
+	}
 	return p->nmaps || !p->maps_reread ? map_module(u, p, a, ma) : NULL;
+}
+
+/*
+ * Unwinding: a Dwfl of @p's mappings now.  A view it had (before an exec)
+ * is kept, not ended: the modules in it may be the shared ones other
+ * processes' files use (mod_shared), and addresses sampled before the exec
+ * are named from it.
+ */
+static int capture_dwfl(struct ks_usyms *u, struct uproc *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *maps = maps_through_root(p, &buf, &len);
+	Dwfl *d = NULL, **old;
+	int err = 0;
+
+	if (!maps) {
+		err = errno == ENOENT ? -ESRCH : -errno;
+		goto out;
+	}
+	d = dwfl_begin(&proc_cbs);
+	if (!d) {
+		err = -ENOMEM;
+		goto out;
+	}
+	dwfl_report_begin(d);
+	if (dwfl_linux_proc_maps_report(d, maps) != 0)
+		err = -EIO;
+	dwfl_report_end(d, NULL, NULL);
+	if (p->dwfl) {
+		old = realloc(p->old, (p->nold + 1) * sizeof(*old));
+		if (!old) {
+			dwfl_end(d);
+			err = -ENOMEM;
+			goto out;
+		}
+		p->old = old;
+		p->old[p->nold++] = p->dwfl;
+	}
+	p->dwfl = d;
+	p->attached = p->attach_failed = false; /* the new view is attached at its first unwind */
+	dwfl_getmodules(d, open_module, u, 0);
+	jit_load(p);
+out:
+	if (maps)
+		fclose(maps);
+	free(buf);
+	return err;
 }
 
 void ks_usyms_refresh(struct ks_usyms *u)
@@ -731,7 +790,11 @@ void ks_usyms_refresh(struct ks_usyms *u)
 			if (p->exec_reread) {
 				p->exec_reread = false;
 				u->exec_rereads--;
-				capture_maps(u, p); /* gone since: the first read stands */
+				/* gone since: the first read stands */
+				if (u->unwind)
+					capture_dwfl(u, p);
+				else
+					capture_maps(u, p);
 			}
 }
 
@@ -739,26 +802,27 @@ int ks_usyms_capture(struct ks_usyms *u, uint32_t pid)
 {
 	struct stat a;
 	struct uproc *p;
-	char path[64], *buf = NULL;
-	size_t len = 0;
-	FILE *maps;
+	char path[64];
 	int err = 0;
 
 	p = find(u, pid);
 	if (p) {
 		/*
 		 * Announced again: it exec'd (or the kernel's list forgot it); its
-		 * new mappings join the old.  The sample that announced it may be
+		 * new mappings join the old (unwinding: a new view, the old one
+		 * kept for addresses sampled before).  The sample that announced it may be
 		 * inside the exec, before the new program is mapped (3 runs in 8
 		 * had every sample after the exec [unknown]): the maps are read
 		 * again at the next ks_usyms_refresh, a drain later, and an address
 		 * outside them may read them once more.
 		 */
-		if (!u->unwind && p->nmaps) {
+		if (u->unwind ? p->dwfl != NULL : p->nmaps != 0) {
 			p->maps_reread = false;
-			p->exec_reread = true;
-			u->exec_rereads++;
-			return capture_maps(u, p);
+			if (!p->exec_reread) {
+				p->exec_reread = true;
+				u->exec_rereads++;
+			}
+			return u->unwind ? capture_dwfl(u, p) : capture_maps(u, p);
 		}
 		return 0;
 	}
@@ -778,27 +842,7 @@ int ks_usyms_capture(struct ks_usyms *u, uint32_t pid)
 		jit_load(p);
 		return err;
 	}
-	maps = maps_through_root(p, &buf, &len);
-	if (!maps) {
-		err = errno == ENOENT ? -ESRCH : -errno;
-		goto out;
-	}
-	p->dwfl = dwfl_begin(&proc_cbs);
-	if (!p->dwfl) {
-		err = -ENOMEM;
-		goto out;
-	}
-	dwfl_report_begin(p->dwfl);
-	if (dwfl_linux_proc_maps_report(p->dwfl, maps) != 0)
-		err = -EIO;
-	dwfl_report_end(p->dwfl, NULL, NULL);
-	dwfl_getmodules(p->dwfl, open_module, u, 0);
-	jit_load(p);
-out:
-	if (maps)
-		fclose(maps);
-	free(buf);
-	return err;
+	return capture_dwfl(u, p);
 }
 
 enum ks_ufr_kind ks_usyms_name(struct ks_usyms *u, uint32_t pid, uint64_t pc, bool ret, char *buf,
@@ -1022,6 +1066,16 @@ int ks_usyms_unwind(struct ks_usyms *u, uint32_t pid, uint32_t tid, const uint64
 	if (!p) {
 		ks_usyms_capture(u, pid);
 		p = find(u, pid);
+	}
+	/*
+	 * A pc in no module of the view: a library loaded since, or a view read
+	 * inside an exec, before the new program was mapped (the announcing
+	 * sample is often there, and this sample is consumed later): read the
+	 * maps once more, once per view.
+	 */
+	if (p && p->dwfl && !p->maps_reread && !dwfl_addrmodule(p->dwfl, regs[16])) {
+		p->maps_reread = true;
+		capture_dwfl(u, p);
 	}
 	if (!p || !p->dwfl || p->attach_failed)
 		return 1;

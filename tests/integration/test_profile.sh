@@ -167,6 +167,17 @@ f_share "$T_TMP/exec.folded" '^prof_qsort;' '^prof_qsort;[^;]*hot_spin' 0.9 &&
 	t_pass "exec: $IN of $HOT samples after the exec on hot_spin" ||
 	t_fail "exec: symbolized after the exec" "$IN of $HOT: $(sort -k2 -nr "$T_TMP/exec.folded" | head -c 300)"
 
+# --- the same under --call-graph dwarf, where stacks are unwound as they arrive: the unwinder's
+# view of the process is read again at the exec (every sample after it was [unknown], depth 1, in
+# runs where the shell was sampled first: 1 of 2 before this check; 8 of 8 full stacks after)
+sh -c 'for i in $(seq 300000); do :; done; exec "$0" 2 > /dev/null' "$W" &
+EX=$!
+"$KSIGHT" profile -p "$EX" -F $HZ --call-graph dwarf -o "$T_TMP/exec_dw.folded" 2>/dev/null
+wait "$EX" 2>/dev/null
+f_share "$T_TMP/exec_dw.folded" '^prof_qsort;.*hot_spin$' '^prof_qsort;.*;main;sort_loop;.*qsort[^;]*;.*;cmp;hot_spin$' 0.9 &&
+	t_pass "exec, dwarf: $IN of $HOT hot_spin samples after the exec with the stack from main through qsort" ||
+	t_fail "exec, dwarf: unwound after the exec" "$IN of $HOT: $(sort -k2 -nr "$T_TMP/exec_dw.folded" | head -c 300)"
+
 # --- JSON, --user-only, --kernel-only
 q_start 60 || t_fail "json: workload" "did not start"
 "$KSIGHT" profile -p "$Q_PID" -F $HZ -d 2 -j > "$T_TMP/p.json" 2> /dev/null
