@@ -747,27 +747,6 @@ static int sc_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mod
 	return 0;
 }
 
-static int sc_drain(void *vctx, struct ks_report *r)
-{
-	return sc_drain_mode(vctx, r, KS_DRAIN_TAKE);
-}
-
-/* Both phases for a caller that runs this collector alone. */
-static int sc_collect(void *vctx, struct ks_report *r)
-{
-	int err = sc_mark(vctx);
-
-	if (err)
-		return err;
-	ks_sync_programs();
-	return sc_drain(vctx, r);
-}
-
-static struct bpf_object *sc_object(void *vctx)
-{
-	return ((struct sc_ctx *)vctx)->skel->obj;
-}
-
 /*
  * The --pin cursor: to_other (cumulative in .bss) as last reported, and
  * hnext's shape, then (index, value) of its non-zero slots, most being
@@ -864,11 +843,9 @@ const struct ks_collector ks_syscalls_collector = {
 	.parse_opt = sc_parse_opt,
 	.open = sc_open,
 	.hook = sc_hook,
-	.collect = sc_collect,
 	.mark = sc_mark,
-	.drain = sc_drain,
 	.drain_mode = sc_drain_mode,
-	.object = sc_object,
+	.skel_at = offsetof(struct sc_ctx, skel),
 	.cursor_get = sc_cursor_get,
 	.cursor_set = sc_cursor_set,
 	.schema = &sc_schema,
