@@ -678,40 +678,8 @@ static int bl_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mod
 	return 0;
 }
 
-static int bl_drain(void *vctx, struct ks_report *r)
-{
-	return bl_drain_mode(vctx, r, KS_DRAIN_TAKE);
-}
-
-static struct bpf_object *bl_object(void *vctx)
-{
-	return ((struct bl_ctx *)vctx)->skel->obj;
-}
-
 /* --pin: the two counters cumulative in .bss; the restart reports them from the read its saved totals hold */
-static int bl_cursor_get(void *vctx, void **buf, size_t *len)
-{
-	struct bl_ctx *ctx = vctx;
-	uint64_t *const f[] = { (uint64_t *)&ctx->seen.unmatched, (uint64_t *)&ctx->seen.reissued };
-
-	return ks_cursor_get_u64(f, 2, buf, len);
-}
-
-static int bl_cursor_set(void *vctx, const void *buf, size_t len)
-{
-	struct bl_ctx *ctx = vctx;
-	uint64_t *const f[] = { (uint64_t *)&ctx->seen.unmatched, (uint64_t *)&ctx->seen.reissued };
-
-	return ks_cursor_set_u64(f, 2, buf, len);
-}
-
-/* Both phases for a caller that runs this collector alone. */
-static int bl_collect(void *vctx, struct ks_report *r)
-{
-	bl_mark(vctx);
-	ks_sync_programs();
-	return bl_drain(vctx, r);
-}
+static const size_t bl_cursor[] = { offsetof(struct bl_ctx, seen.unmatched), offsetof(struct bl_ctx, seen.reissued) };
 
 static void bl_close(void *vctx)
 {
@@ -736,13 +704,10 @@ const struct ks_collector ks_biolat_collector = {
 	.parse_opt = bl_parse_opt,
 	.open = bl_open,
 	.hook = bl_hook,
-	.collect = bl_collect,
 	.mark = bl_mark,
-	.drain = bl_drain,
 	.drain_mode = bl_drain_mode,
-	.object = bl_object,
-	.cursor_get = bl_cursor_get,
-	.cursor_set = bl_cursor_set,
+	.skel_at = offsetof(struct bl_ctx, skel),
+	.cursor_u64 = { bl_cursor, 2 },
 	.schema = &bl_schema,
 	.close = bl_close,
 };

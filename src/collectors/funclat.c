@@ -633,15 +633,6 @@ static int fl_drain(void *vctx, struct ks_report *r)
 	return 0;
 }
 
-static int fl_collect(void *vctx, struct ks_report *r)
-{
-	struct fl_ctx *ctx = vctx;
-
-	fl_mark(ctx);
-	ks_sync_programs();
-	return fl_drain(ctx, r);
-}
-
 static void fl_close(void *vctx)
 {
 	struct fl_ctx *ctx = vctx;
@@ -679,7 +670,6 @@ const struct ks_collector ks_funclat_collector = {
 	.prepare = fl_prepare,
 	.open = fl_open,
 	.hook = fl_hook,
-	.collect = fl_collect,
 	.mark = fl_mark,
 	.drain = fl_drain,
 	.close = fl_close,

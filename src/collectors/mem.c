@@ -587,42 +587,9 @@ static int mem_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mo
 	return 0;
 }
 
-static int mem_drain(void *vctx, struct ks_report *r)
-{
-	return mem_drain_mode(vctx, r, KS_DRAIN_TAKE);
-}
-
-static struct bpf_object *mem_object(void *vctx)
-{
-	return ((struct mem_ctx *)vctx)->skel->obj;
-}
-
 /* --pin: the counters cumulative in .bss (not the losses: serve rebases those); from the read the saved totals hold */
-static int mem_cursor_get(void *vctx, void **buf, size_t *len)
-{
-	struct mem_ctx *ctx = vctx;
-	uint64_t *const f[] = { (uint64_t *)&ctx->seen.oom_kills, (uint64_t *)&ctx->seen.to_other,
-				(uint64_t *)&ctx->seen.row_errors };
-
-	return ks_cursor_get_u64(f, 3, buf, len);
-}
-
-static int mem_cursor_set(void *vctx, const void *buf, size_t len)
-{
-	struct mem_ctx *ctx = vctx;
-	uint64_t *const f[] = { (uint64_t *)&ctx->seen.oom_kills, (uint64_t *)&ctx->seen.to_other,
-				(uint64_t *)&ctx->seen.row_errors };
-
-	return ks_cursor_set_u64(f, 3, buf, len);
-}
-
-/* Both phases for a caller that runs this collector alone. */
-static int mem_collect(void *vctx, struct ks_report *r)
-{
-	mem_mark(vctx);
-	ks_sync_programs();
-	return mem_drain(vctx, r);
-}
+static const size_t mem_cursor[] = { offsetof(struct mem_ctx, seen.oom_kills), offsetof(struct mem_ctx, seen.to_other),
+				     offsetof(struct mem_ctx, seen.row_errors) };
 
 static void mem_close(void *vctx)
 {
@@ -648,13 +615,10 @@ const struct ks_collector ks_mem_collector = {
 	.ctx_size = sizeof(struct mem_ctx),
 	.open = mem_open,
 	.hook = mem_hook,
-	.collect = mem_collect,
 	.mark = mem_mark,
-	.drain = mem_drain,
 	.drain_mode = mem_drain_mode,
-	.object = mem_object,
-	.cursor_get = mem_cursor_get,
-	.cursor_set = mem_cursor_set,
+	.skel_at = offsetof(struct mem_ctx, skel),
+	.cursor_u64 = { mem_cursor, 3 },
 	.schema = &mem_schema,
 	.close = mem_close,
 };

@@ -105,11 +105,9 @@ const struct ks_collector ks_offcpu_collector = {
 	.parse_opt = off_parse_opt,
 	.open = offcpu_open,
 	.hook = offcpu_hook,
-	.collect = offcpu_collect,
 	.mark = offcpu_mark,
-	.drain = offcpu_drain,
 	.drain_mode = offcpu_drain_mode,
-	.object = offcpu_object,
+	.skel_at = offsetof(struct off_ctx, skel),
 	.schema = &off_schema,
 	.close = offcpu_close,
 };

@@ -96,11 +96,9 @@ const struct ks_collector ks_runqlat_collector = {
 	.ctx_size = sizeof(struct rq_ctx),
 	.open = runqlat_open,
 	.hook = runqlat_hook,
-	.collect = runqlat_collect,
 	.mark = runqlat_mark,
-	.drain = runqlat_drain,
 	.drain_mode = runqlat_drain_mode,
-	.object = runqlat_object,
+	.skel_at = offsetof(struct rq_ctx, skel),
 	.schema = &rq_schema,
 	.close = runqlat_close,
 };

@@ -155,11 +155,10 @@ extern const char *const ks_sched_hooks[];
 
 /*
  * The glue between a collector's typed skeleton ks_<name> and the shared
- * run: defines <name>_open, <name>_hook, <name>_mark, <name>_drain, <name>_drain_mode,
- * <name>_object, <name>_collect
- * (mark, one wait, drain: the fallback) and <name>_close
- * for a context type @ctx_t with members run, skel and r, rows of @nsub
- * splits of @value_t, drained by @take_row into the report.
+ * run: defines <name>_open, <name>_hook, <name>_mark, <name>_drain_mode
+ * and <name>_close for a context type @ctx_t with members run, skel and
+ * r, rows of @nsub splits of @value_t, drained by @take_row into the
+ * report.
  */
 #define KS_SCHED_GLUE(name, ctx_t, nsub, value_t, hist_name, take_row)                          \
 	static int name##_configure(void *vctx, void *skel, const char *hook)                   \
@@ -233,20 +232,6 @@ extern const char *const ks_sched_hooks[];
 					    mode);                                                      \
 		ctx->r = NULL;                                                                  \
 		return err;                                                                     \
-	}                                                                                       \
-	static int name##_drain(void *vctx, struct ks_report *r)                                \
-	{                                                                                       \
-		return name##_drain_mode(vctx, r, KS_DRAIN_TAKE);                               \
-	}                                                                                       \
-	static struct bpf_object *name##_object(void *vctx)                                     \
-	{                                                                                       \
-		return ((ctx_t *)vctx)->skel->obj;                                              \
-	}                                                                                       \
-	static int name##_collect(void *vctx, struct ks_report *r)                              \
-	{                                                                                       \
-		name##_mark(vctx);                                                              \
-		ks_sync_programs();                                                             \
-		return name##_drain(vctx, r);                                                   \
 	}                                                                                       \
 	static void name##_close(void *vctx)                                                    \
 	{                                                                                       \

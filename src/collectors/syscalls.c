@@ -631,6 +631,32 @@ static int collect_other(struct sc_ctx *ctx, struct ks_report *r, unsigned int g
 	return err;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The names of the pids of the rows drained, deleted in one batch: each pid once, though it has a row per syscall. */
+static int forget_names(struct sc_ctx *ctx)
+{
+	uint32_t *ids = malloc((size_t)ctx->nrkeys * sizeof(*ids) + 1), n = 0, u = 0;
+
+	if (!ids)
+		return -ENOMEM;
+	for (int i = 0; i < ctx->nrkeys; i++)
+		if (!ctx->rkeys[i].other)
+			ids[n++] = ctx->rkeys[i].t.id;
+	qsort(ids, n, sizeof(*ids), cmp_u32);
+	for (uint32_t i = 0; i < n; i++)
+		if (!u || ids[i] != ids[u - 1])
+			ids[u++] = ids[i];
+	ks_map_delete_keys(bpf_map__fd(ctx->skel->maps.pid_comm), ids, u, sizeof(*ids));
+	free(ids);
+	return 0;
+}
+
 /* Drains both hash maps of the pid, comm and combined modes for buffer half @gen (in @mode). */
 static int collect_hash(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen, enum ks_drain_mode mode)
 {
@@ -658,9 +684,8 @@ static int collect_hash(struct sc_ctx *ctx, struct ks_report *r, unsigned int ge
 	 * write them again with a new row.  A CLEAR after an adoption knows
 	 * no rows (nrkeys 0): those names stay, as a kill -9 leaves them.
 	 */
-	for (int i = 0; !err && by_tgid(ctx) && i < ctx->nrkeys; i++)
-		if (!ctx->rkeys[i].other)
-			bpf_map_delete_elem(bpf_map__fd(ctx->skel->maps.pid_comm), &ctx->rkeys[i].t.id);
+	if (!err && by_tgid(ctx))
+		err = forget_names(ctx);
 	if (mode == KS_DRAIN_CLEAR)
 		ctx->nrkeys = 0;
 	return err;
@@ -745,27 +770,6 @@ static int sc_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mod
 	if (ctx->errors_only)
 		ks_report_meta_str(r, "errors_only", "true");
 	return 0;
-}
-
-static int sc_drain(void *vctx, struct ks_report *r)
-{
-	return sc_drain_mode(vctx, r, KS_DRAIN_TAKE);
-}
-
-/* Both phases for a caller that runs this collector alone. */
-static int sc_collect(void *vctx, struct ks_report *r)
-{
-	int err = sc_mark(vctx);
-
-	if (err)
-		return err;
-	ks_sync_programs();
-	return sc_drain(vctx, r);
-}
-
-static struct bpf_object *sc_object(void *vctx)
-{
-	return ((struct sc_ctx *)vctx)->skel->obj;
 }
 
 /*
@@ -864,11 +868,9 @@ const struct ks_collector ks_syscalls_collector = {
 	.parse_opt = sc_parse_opt,
 	.open = sc_open,
 	.hook = sc_hook,
-	.collect = sc_collect,
 	.mark = sc_mark,
-	.drain = sc_drain,
 	.drain_mode = sc_drain_mode,
-	.object = sc_object,
+	.skel_at = offsetof(struct sc_ctx, skel),
 	.cursor_get = sc_cursor_get,
 	.cursor_set = sc_cursor_set,
 	.schema = &sc_schema,

@@ -590,40 +590,8 @@ static int tcp_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mo
 	return 0;
 }
 
-static int tcp_drain(void *vctx, struct ks_report *r)
-{
-	return tcp_drain_mode(vctx, r, KS_DRAIN_TAKE);
-}
-
-static struct bpf_object *tcp_object(void *vctx)
-{
-	return ((struct tcp_ctx *)vctx)->skel->obj;
-}
-
 /* --pin: to_other is cumulative in .bss; the restart reports it from the read its saved totals hold */
-static int tcp_cursor_get(void *vctx, void **buf, size_t *len)
-{
-	struct tcp_ctx *ctx = vctx;
-	uint64_t *const f[] = { (uint64_t *)&ctx->seen.to_other };
-
-	return ks_cursor_get_u64(f, 1, buf, len);
-}
-
-static int tcp_cursor_set(void *vctx, const void *buf, size_t len)
-{
-	struct tcp_ctx *ctx = vctx;
-	uint64_t *const f[] = { (uint64_t *)&ctx->seen.to_other };
-
-	return ks_cursor_set_u64(f, 1, buf, len);
-}
-
-/* Both phases for a caller that runs this collector alone. */
-static int tcp_collect(void *vctx, struct ks_report *r)
-{
-	tcp_mark(vctx);
-	ks_sync_programs();
-	return tcp_drain(vctx, r);
-}
+static const size_t tcp_cursor[] = { offsetof(struct tcp_ctx, seen.to_other) };
 
 static void tcp_close(void *vctx)
 {
@@ -651,13 +619,10 @@ const struct ks_collector ks_tcp_collector = {
 	.parse_opt = tcp_parse_opt,
 	.open = tcp_open,
 	.hook = tcp_hook,
-	.collect = tcp_collect,
 	.mark = tcp_mark,
-	.drain = tcp_drain,
 	.drain_mode = tcp_drain_mode,
-	.object = tcp_object,
-	.cursor_get = tcp_cursor_get,
-	.cursor_set = tcp_cursor_set,
+	.skel_at = offsetof(struct tcp_ctx, skel),
+	.cursor_u64 = { tcp_cursor, 1 },
 	.schema = &tcp_schema,
 	.close = tcp_close,
 };

@@ -19,6 +19,9 @@
 #include "core/bpfutil.h"
 #include "core/procfs.h"
 
+/* The kernel's "operation not supported" for a map without batch operations (not in <errno.h>). */
+#define ENOTSUPP_ 524
+
 void ks_sync_programs(void)
 {
 	/* MEMBARRIER_CMD_GLOBAL is synchronize_rcu(); refused under nohz_full */
@@ -91,7 +94,8 @@ uint64_t ks_pid_max(void)
 	return ks_procfs_pid_max(NULL);
 }
 
-int ks_hash_drain_half(const struct ks_hash_half *h, enum ks_drain_mode mode)
+/* The drain a key at a time: where the kernel has no batch operations on hashes (before 5.6). */
+static int drain_by_key(const struct ks_hash_half *h, enum ks_drain_mode mode)
 {
 	size_t key_size = h->key_size;
 	char *keys = NULL, *cur = malloc(key_size), *next = malloc(key_size);
@@ -145,6 +149,217 @@ out:
 	free(cur);
 	free(next);
 	return err;
+}
+
+/*
+ * Whether the kernel has batch operations on hashes (5.6+): decided by
+ * the first drain's first batch read, for the process (0: not yet, 1: yes,
+ * -1: no).  Every row map drained here is a (per-CPU) hash.
+ */
+static int hash_batch;
+
+void ks_hash_drain_batch(bool on)
+{
+	__atomic_store_n(&hash_batch, on ? 1 : -1, __ATOMIC_RELAXED);
+}
+
+/* The size of one element's value as a lookup copies it (all CPUs' for a per-CPU map), and of its key. */
+static int map_sizes(int fd, size_t *key_size, size_t *value_size)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	size_t v;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	v = info.value_size;
+	if (info.type == BPF_MAP_TYPE_PERCPU_HASH || info.type == BPF_MAP_TYPE_LRU_PERCPU_HASH)
+		v = ((v + 7) & ~(size_t)7) * (size_t)ks_ncpus();
+	*key_size = info.key_size;
+	*value_size = v;
+	return 0;
+}
+
+/* Whether a batch operation failed only because the kernel has none for this map. */
+static bool batch_unsupported(int err)
+{
+	return err == EINVAL || err == ENOTSUPP_ || err == EOPNOTSUPP;
+}
+
+/*
+ * Zeroes the @n rows of @keys in place (@vals: as many copies of the zero
+ * value), one batch update where it succeeds.  A row that cannot be
+ * zeroed (a map without preallocation may lack an element for the swap)
+ * is deleted, as a key at a time: left as it is, it would be counted
+ * again.  The batch update takes no BPF_EXIST (only BPF_F_LOCK), and needs
+ * none: the programs never delete rows, and this half is quiet.
+ */
+static void zero_rows(int fd, const char *keys, const char *vals, uint32_t n, size_t ksz, size_t vsz)
+{
+	uint32_t at = 0;
+
+	while (at < n) {
+		uint32_t cnt = n - at;
+
+		if (!bpf_map_update_batch(fd, keys + at * ksz, vals + at * vsz, &cnt, NULL))
+			return;
+		/* cnt rows were zeroed before the one that failed */
+		at += cnt;
+		if (at >= n)
+			return;
+		if (bpf_map_update_elem(fd, keys + at * ksz, vals + at * vsz, BPF_EXIST))
+			bpf_map_delete_elem(fd, keys + at * ksz);
+		at++;
+	}
+}
+
+void ks_map_delete_keys(int fd, const void *vkeys, uint32_t n, size_t ksz)
+{
+	const char *keys = vkeys;
+	bool batch = __atomic_load_n(&hash_batch, __ATOMIC_RELAXED) >= 0;
+	uint32_t at = 0;
+
+	while (at < n) {
+		uint32_t cnt = n - at;
+
+		/* a key at a time where this process found no batch operations, or this map has none */
+		if (!batch || (bpf_map_delete_batch(fd, keys + at * ksz, &cnt, NULL) && batch_unsupported(errno) && !cnt)) {
+			for (; at < n; at++)
+				bpf_map_delete_elem(fd, keys + at * ksz);
+			return;
+		}
+		if (cnt == n - at)
+			return;
+		/* cnt deleted, then one failed (ENOENT: deleted meanwhile): on past it */
+		at += cnt + 1;
+	}
+}
+
+/*
+ * One batch of rows read: those of the half are handed to @cb and
+ * emptied, or only one of the two (@mode).  A row is emptied even when
+ * @cb fails on it, and the rows after it are not touched, as a key at a
+ * time did.  The values are all read before the zero values are written
+ * over them.  0 or @cb's error.
+ */
+static int take_batch(const struct ks_hash_half *h, enum ks_drain_mode mode, char *keys, char *vals, uint32_t n,
+		      size_t ksz, size_t vsz, char *del, char *kept)
+{
+	uint32_t ndel = 0, nkept = 0;
+	int err = 0;
+
+	for (uint32_t i = 0; i < n && !err; i++) {
+		const char *k = keys + i * ksz, *v = vals + i * vsz;
+
+		if (h->match && !h->match(k, h->arg))
+			continue;
+		if (mode != KS_DRAIN_READ) {
+			if (h->keep && h->keep(k, v, h->arg))
+				memcpy(kept + nkept++ * ksz, k, ksz);
+			else
+				memcpy(del + ndel++ * ksz, k, ksz);
+		}
+		if (mode != KS_DRAIN_CLEAR)
+			err = h->cb(k, v, h->arg);
+	}
+	for (uint32_t i = 0; i < nkept; i++)
+		memcpy(vals + i * vsz, h->zero, vsz);
+	zero_rows(h->fd, kept, vals, nkept, ksz, vsz);
+	ks_map_delete_keys(h->fd, del, ndel, ksz);
+	return err;
+}
+
+/* What a batch holds at first: 64 KiB of rows, at least 8 (more when a bucket holds more). */
+#define BATCH_BYTES (64 * 1024)
+
+/*
+ * The drain in batches (5.6+): the map read a batch of buckets at a time,
+ * and the rows of the half in it emptied with one batch update (kept
+ * rows) and one batch delete, where a key at a time made three system
+ * calls a row and one more for each row of the other half.  A batch's
+ * cursor is a bucket number, so rows deleted behind it do not move it
+ * (get_next_key from a deleted key starts over at the first).  The rows
+ * of the half are final: the programs write the other half since the
+ * mark, and its grace period (ks_sync_programs) waited out those that
+ * read the old index, so emptying after reading drops nothing.  Rows the
+ * programs create meanwhile are the other half's, never emptied here.
+ * -EOPNOTSUPP when the first read says the kernel has no batch operations
+ * on this map, before anything changed.
+ */
+static int drain_batch(const struct ks_hash_half *h, enum ks_drain_mode mode)
+{
+	size_t ksz = 0, vsz = 0;
+	uint32_t cap, batch;
+	char *keys = NULL, *vals = NULL, *del = NULL, *kept = NULL;
+	void *in = NULL;
+	bool first = true, done = false;
+	int err = map_sizes(h->fd, &ksz, &vsz);
+
+	if (err)
+		return err;
+	if (ksz != h->key_size)
+		return -EINVAL;
+	cap = (uint32_t)(BATCH_BYTES / (ksz + vsz));
+	if (cap < 8)
+		cap = 8;
+	while (!done && !err) {
+		uint32_t n = cap;
+
+		if (!keys) {
+			keys = malloc(cap * ksz);
+			vals = malloc(cap * vsz);
+			del = malloc(cap * ksz);
+			kept = malloc(cap * ksz);
+			if (!keys || !vals || !del || !kept) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		if (bpf_map_lookup_batch(h->fd, in, &batch, keys, vals, &n, NULL)) {
+			if (errno == ENOSPC && !n && cap < (1u << 20)) {
+				/* a bucket holds more than the batch: larger buffers, the same cursor */
+				cap *= 2;
+				free(keys), free(vals), free(del), free(kept);
+				keys = vals = del = kept = NULL;
+				continue;
+			}
+			if (first && batch_unsupported(errno)) {
+				err = -EOPNOTSUPP;
+				break;
+			}
+			if (errno != ENOENT) {
+				err = -errno;
+				break;
+			}
+			done = true; /* the last batch, n rows in it */
+		}
+		first = false;
+		err = take_batch(h, mode, keys, vals, n, ksz, vsz, del, kept);
+		in = &batch;
+	}
+	free(keys);
+	free(vals);
+	free(del);
+	free(kept);
+	return err;
+}
+
+int ks_hash_drain_half(const struct ks_hash_half *h, enum ks_drain_mode mode)
+{
+	int batch = __atomic_load_n(&hash_batch, __ATOMIC_RELAXED);
+
+	if (batch >= 0) {
+		int err = drain_batch(h, mode);
+
+		if (err != -EOPNOTSUPP) {
+			/* decided by a drain that went through, not one that failed for another reason */
+			if (!batch && !err)
+				__atomic_store_n(&hash_batch, 1, __ATOMIC_RELAXED);
+			return err;
+		}
+		__atomic_store_n(&hash_batch, -1, __ATOMIC_RELAXED);
+	}
+	return drain_by_key(h, mode);
 }
 
 int ks_hash_drain(int fd, size_t key_size, bool (*match)(const void *key, void *arg),

@@ -62,8 +62,22 @@ struct ks_hash_half {
 	void *arg;
 	void *value_buf; /* a per-CPU value's size for a per-CPU map */
 };
-/* Keys are gathered first: deleting while walking restarts get_next_key.  0 or the first negative errno. */
+/*
+ * Reads the map in batches where the kernel has batch operations on
+ * hashes (5.6+, decided once per process), else a key at a time (keys
+ * gathered first: deleting while walking restarts get_next_key).  @h->zero
+ * and @h->value_buf are read as large as the map's value (all CPUs' for a
+ * per-CPU map).  0 or the first negative errno.
+ */
 int ks_hash_drain_half(const struct ks_hash_half *h, enum ks_drain_mode mode);
+/* Test and bench only: batch operations on (@on) or off, in place of the first drain's decision. */
+void ks_hash_drain_batch(bool on);
+/*
+ * Deletes the @n keys at @keys (@key_size bytes each) from the map @fd,
+ * in one batch where the kernel has batch operations (5.6+), else one at
+ * a time; keys not in the map are passed over.
+ */
+void ks_map_delete_keys(int fd, const void *keys, uint32_t n, size_t key_size);
 /*
  * Drains a hash map: every key for which @match returns true (all keys
  * when @match is NULL) is looked up into @value_buf (sized for a per-CPU

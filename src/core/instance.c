@@ -10,6 +10,7 @@
 #include "core/driver.h"
 #include "core/filter.h"
 #include "core/instance.h"
+#include "core/loader.h"
 #include "core/log.h"
 #include "core/pin.h"
 
@@ -172,7 +173,65 @@ void ks_instance_report_init(const struct ks_instance *in, struct ks_report *r)
 
 static bool has_phases(const struct ks_collector *col)
 {
-	return col->mark && col->drain;
+	return col->mark && (col->drain || col->drain_mode);
+}
+
+/* The one-pass drain: drain_mode(TAKE) where the collector has modes, so that it need not wrap it as drain(). */
+static int drain_take(struct ks_instance *in, struct ks_report *r)
+{
+	if (in->col->drain_mode)
+		return in->col->drain_mode(in->ctx, r, KS_DRAIN_TAKE);
+	return in->col->drain(in->ctx, r);
+}
+
+struct bpf_object *ks_instance_object(const struct ks_instance *in)
+{
+	const struct ks_skel_head *s;
+
+	if (!in->col->drain_mode || !in->ctx)
+		return NULL;
+	s = *(const struct ks_skel_head *const *)((const char *)in->ctx + in->col->skel_at);
+	return s ? s->obj : NULL;
+}
+
+/* The u64 counters of @in's context that its cursor_u64 names; -E2BIG past what a cursor holds. */
+static int cursor_fields(const struct ks_instance *in, uint64_t **f)
+{
+	const struct ks_cursor_u64 *c = &in->col->cursor_u64;
+
+	if (c->n > 15)
+		return -E2BIG;
+	for (int i = 0; i < c->n; i++)
+		f[i] = (uint64_t *)((char *)in->ctx + c->at[i]);
+	return 0;
+}
+
+int ks_instance_cursor_get(const struct ks_instance *in, void **buf, size_t *len)
+{
+	uint64_t *f[15];
+	int err;
+
+	*buf = NULL;
+	*len = 0;
+	if (in->col->cursor_get)
+		return in->col->cursor_get(in->ctx, buf, len);
+	if (!in->col->cursor_u64.n)
+		return 0;
+	err = cursor_fields(in, f);
+	return err ? err : ks_cursor_get_u64(f, in->col->cursor_u64.n, buf, len);
+}
+
+int ks_instance_cursor_set(struct ks_instance *in, const void *buf, size_t len)
+{
+	uint64_t *f[15];
+	int err;
+
+	if (in->col->cursor_set)
+		return in->col->cursor_set(in->ctx, buf, len);
+	if (!in->col->cursor_u64.n)
+		return 0;
+	err = cursor_fields(in, f);
+	return err ? err : ks_cursor_set_u64(f, in->col->cursor_u64.n, buf, len);
 }
 
 /* Pinned and able to drain in two steps: the --pin path. */
@@ -183,11 +242,14 @@ static bool split_drain(const struct ks_instance *in)
 
 int ks_instance_pin(struct ks_instance *in)
 {
+	struct bpf_object *obj = ks_instance_object(in);
 	int fd;
 
-	if (!in->col->drain_mode || !in->col->object || !ks_pin_dir())
+	if (!in->col->drain_mode || !ks_pin_dir())
 		return 0;
-	fd = ks_pin_seq_open(in->col->object(in->ctx), &in->seq_id);
+	if (!obj)
+		return -EINVAL; /* not opened */
+	fd = ks_pin_seq_open(obj, &in->seq_id);
 	if (fd < 0)
 		return fd;
 	in->seq_fd = fd;
@@ -252,8 +314,8 @@ int ks_instance_resume(struct ks_instance *in, uint64_t saved, uint32_t saved_id
 		break;
 	}
 	/* the cursor goes with the totals it was saved with, which count from these maps only when paired */
-	if (d != KS_RESUME_FRESH && cursor && in->col->cursor_set) {
-		err = in->col->cursor_set(in->ctx, cursor, len);
+	if (d != KS_RESUME_FRESH && cursor) {
+		err = ks_instance_cursor_set(in, cursor, len);
 		if (err)
 			return err;
 	}
@@ -306,7 +368,7 @@ int ks_instances_collect(struct ks_instance *in, int n, struct ks_report *report
 			errs[i] = in[i].col->drain_mode(in[i].ctx, &reports[i], KS_DRAIN_READ);
 			in[i].clear_due = !errs[i];
 		} else if (in[i].marked) {
-			errs[i] = in[i].col->drain(in[i].ctx, &reports[i]);
+			errs[i] = drain_take(&in[i], &reports[i]);
 		}
 		in[i].marked = false;
 		if (errs[i] && !first)

@@ -137,6 +137,15 @@ int ks_instances_clear(struct ks_instance *in, int n);
  * the first instance emptied, its sequence not yet written).
  */
 void ks_fault_point(const char *point);
+/* The BPF object of an opened instance whose collector has drain_mode (by its skel_at), else NULL. */
+struct bpf_object *ks_instance_object(const struct ks_instance *in);
+/*
+ * @in's --pin cursor (core/collector.h): its collector's cursor_get, or
+ * the counters its cursor_u64 names; *@buf NULL (and 0) when it has none.
+ * set puts a saved one back (0 when it has none).  0 or negative errno.
+ */
+int ks_instance_cursor_get(const struct ks_instance *in, void **buf, size_t *len);
+int ks_instance_cursor_set(struct ks_instance *in, const void *buf, size_t len);
 /* Detaches and frees; safe on an instance that never opened. */
 void ks_instance_close(struct ks_instance *in);
 

@@ -3,6 +3,7 @@
 #define KS_CORE_LOADER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <bpf/libbpf.h>
 
 /* Hook variants, cheapest first in most collectors' preference lists. */
@@ -40,6 +41,16 @@ int ks_load_first(const char *const *hooks, int (*try)(void *ctx, const char *ho
 const char *ks_load_error(void);
 
 /*
+ * How every bpftool skeleton starts (bpftool gen skeleton), so that core
+ * finds the object of a context's skeleton by the pointer's offset alone
+ * (struct ks_collector's skel_at); KS_SKEL_OPS checks each skeleton.
+ */
+struct ks_skel_head {
+	struct bpf_object_skeleton *skeleton;
+	struct bpf_object *obj;
+};
+
+/*
  * A skeleton seen through void pointers: bpftool's skeleton functions are
  * static inline and typed per object; KS_SKEL_OPS(ks_NAME) wraps them as
  * ks_NAME_ops.
@@ -54,6 +65,9 @@ struct ks_skel_ops {
 };
 
 #define KS_SKEL_OPS(name)                                                                        \
+	_Static_assert(offsetof(struct name, obj) == offsetof(struct ks_skel_head, obj) &&       \
+			       offsetof(struct name, skeleton) == offsetof(struct ks_skel_head, skeleton), \
+		       #name " does not start as struct ks_skel_head");                          \
 	static void *name##_ops_open(void)                                                       \
 	{                                                                                        \
 		return name##__open();                                                           \

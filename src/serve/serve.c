@@ -404,8 +404,7 @@ static int collect_once(struct serve_state *st)
 		for (int i = 0; i < st->n && !e; i++) {
 			d[i].drains = ks_instance_drains(&st->in[i]);
 			d[i].seq_id = st->in[i].seq_id;
-			if (st->in[i].col->cursor_get)
-				e = st->in[i].col->cursor_get(st->in[i].ctx, &d[i].cursor, &d[i].cursor_len);
+			e = ks_instance_cursor_get(&st->in[i], &d[i].cursor, &d[i].cursor_len);
 		}
 		if (!e)
 			e = ks_pinstate_save(st->pin, st->acc, st->names, st->n, d);

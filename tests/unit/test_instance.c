@@ -1,6 +1,8 @@
-/* Unit tests of the instance phases with fake collectors: every mark before any drain, collect() as the fallback. */
+/* Unit tests of the instance phases with fake collectors: every mark before any drain, collect() as the fallback, drain_mode as the drain. */
 #include "test.h"
+#include <stddef.h>
 #include "core/instance.h"
+#include "core/loader.h"
 
 static char trace[64];
 
@@ -109,6 +111,97 @@ TEST(collect_error_is_per_instance)
 	EXPECT_EQ_INT(ks_instances_collect(&in, 1, &r, &err), 0);
 	EXPECT_EQ_INT(err, 0);
 	ks_report_free(&r);
+	ks_instance_close(&in);
+}
+
+/* A collector with drain modes and no drain(), as every serve collector: core calls drain_mode itself. */
+struct moded_ctx {
+	int modes[3], ndrains; /* drains per mode, all of them */
+	uint64_t seen_a, other, seen_b; /* .bss counters' last read, two of them the cursor */
+	struct ks_skel_head *skel;
+};
+
+static int m_mark(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+static int m_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
+{
+	struct moded_ctx *ctx = vctx;
+
+	ctx->modes[mode]++;
+	ctx->ndrains++;
+	return mode == KS_DRAIN_CLEAR || r ? 0 : -EINVAL;
+}
+
+static const size_t m_cursor[] = { offsetof(struct moded_ctx, seen_a), offsetof(struct moded_ctx, seen_b) };
+
+static const struct ks_collector moded = {
+	.spec = { .name = "moded" }, .ctx_size = sizeof(struct moded_ctx), .mark = m_mark,
+	.drain_mode = m_drain_mode, .skel_at = offsetof(struct moded_ctx, skel), .cursor_u64 = { m_cursor, 2 },
+};
+
+TEST(drain_mode_is_the_drain)
+{
+	struct ks_instance in;
+	struct ks_report r;
+	struct moded_ctx *ctx;
+	int err;
+
+	ASSERT_EQ_INT(ks_instance_init(&in, &moded), 0);
+	ctx = in.ctx;
+	ks_instance_report_init(&in, &r);
+	EXPECT_EQ_INT(ks_instances_collect(&in, 1, &r, &err), 0);
+	EXPECT_EQ_INT(err, 0);
+	/* unpinned: one pass that reads and empties */
+	EXPECT_EQ_INT(ctx->modes[KS_DRAIN_TAKE], 1);
+	EXPECT_EQ_INT(ctx->ndrains, 1);
+	/* pinned (a sequence beside the pins): only read; the clear comes after the save */
+	in.seq_fd = 1 << 20;
+	EXPECT_EQ_INT(ks_instances_collect(&in, 1, &r, &err), 0);
+	EXPECT_EQ_INT(ctx->modes[KS_DRAIN_READ], 1);
+	EXPECT_EQ_INT(ctx->ndrains, 2);
+	EXPECT_TRUE(in.clear_due);
+	in.seq_fd = -1; /* not a real map: nothing to close */
+	ks_report_free(&r);
+	ks_instance_close(&in);
+}
+
+TEST(object_and_cursor_from_the_descriptor)
+{
+	struct ks_skel_head head = { NULL, (struct bpf_object *)&head };
+	struct ks_instance in;
+	struct moded_ctx *ctx;
+	void *buf = NULL;
+	size_t len = 0;
+
+	ASSERT_EQ_INT(ks_instance_init(&in, &moded), 0);
+	ctx = in.ctx;
+	/* not opened: no skeleton, no object */
+	EXPECT_TRUE(ks_instance_object(&in) == NULL);
+	ctx->skel = &head;
+	EXPECT_TRUE(ks_instance_object(&in) == (struct bpf_object *)&head);
+	ctx->seen_a = 7;
+	ctx->other = 5;
+	ctx->seen_b = 1ull << 40;
+	ASSERT_EQ_INT(ks_instance_cursor_get(&in, &buf, &len), 0);
+	EXPECT_EQ_INT(len, 3 * sizeof(uint64_t));
+	ctx->seen_a = ctx->seen_b = ctx->other = 0;
+	EXPECT_EQ_INT(ks_instance_cursor_set(&in, buf, len), 0);
+	EXPECT_EQ_U64(ctx->seen_a, 7);
+	EXPECT_EQ_U64(ctx->seen_b, 1ull << 40);
+	EXPECT_EQ_U64(ctx->other, 0); /* not in the cursor */
+	EXPECT_EQ_INT(ks_instance_cursor_set(&in, buf, len - 1), -EBADMSG);
+	free(buf);
+	ctx->skel = NULL;
+	ks_instance_close(&in);
+	/* a collector without a cursor saves none */
+	ASSERT_EQ_INT(ks_instance_init(&in, &legacy), 0);
+	buf = &head;
+	EXPECT_EQ_INT(ks_instance_cursor_get(&in, &buf, &len), 0);
+	EXPECT_TRUE(buf == NULL && len == 0);
 	ks_instance_close(&in);
 }
 
