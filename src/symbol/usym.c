@@ -13,6 +13,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include "symbol/symbol.h"
+#include "symbol/debugcache.h"
 #include "symbol/symtab.h"
 
 #define NBUCKETS 1024
@@ -135,15 +136,44 @@ struct ks_usyms {
 /* NULL: libdwfl's default path (the file's directory, .debug/, /usr/lib/debug and its .build-id tree) */
 static char *debuginfo_path;
 
+/*
+ * A module's debug file: its decompressed copy from the debug cache, else
+ * libdwfl's search, whose file, when compressed (Debian's -dbg files are),
+ * is copied decompressed for the next runs: libdw inflates every section
+ * of a compressed file at each open (see debugcache.c).  The cache comes
+ * first because libdwfl's search keeps the file it found open in the
+ * module (to check its build-id) and uses that one, whatever fd this
+ * returns.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			  char **debuginfo_file_name)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &bits, &vaddr), fd;
+
+	if (len > 0) {
+		fd = ks_debugcache_find(bits, len, debuginfo_file_name);
+		if (fd >= 0)
+			return fd;
+	}
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+					  debuginfo_file_name);
+	if (fd >= 0 && len > 0)
+		ks_debugcache_add(fd, bits, len);
+	return fd;
+}
+
 static const Dwfl_Callbacks proc_cbs = {
 	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 
 static const Dwfl_Callbacks file_cbs = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 
