@@ -898,6 +898,10 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 			goto out;
 		}
 		pr.cfi_fd = bpf_map__fd(pr.skel->maps.cfi_stacks);
+		/* -p: its tables before the first sample, which would otherwise end at the leaf (no_process)
+		 * while they are compiled: ~20 ms here, a second and more under emulation */
+		if (o->c->pid)
+			ks_cfi_load_pid(pr.cfi, (uint32_t)o->c->pid);
 	}
 	{
 		rb = ring_buffer__new(bpf_map__fd(pr.skel->maps.samples), on_sample, &pr, NULL);

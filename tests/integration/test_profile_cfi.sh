@@ -67,8 +67,15 @@ awk -v f="$full" -v h="$hot" 'BEGIN { exit !(h > 0 && f >= 0.9 * h) }' &&
 # samples before the process's tables were in, and the few in the kernel's entry/exit code paths
 j=$T_TMP/cfi.json
 t_eq "cfi: one walk a sample" "$(jq '.samples' "$j")" "$(jq '.unwind.cfi.walks' "$j")"
-t_eq "cfi: no unsupported rule, no read fault, no depth cap" "0 0 0" \
-	"$(jq -r '.unwind.cfi.stops | "\(.unsupported) \(.read_fault) \(.depth_cap)"' "$j")"
+t_eq "cfi: no unsupported rule, no depth cap" "0 0" "$(jq -r '.unwind.cfi.stops | "\(.unsupported) \(.depth_cap)"' "$j")"
+# a read of the stack can fail (bpf_probe_read_user does not fault pages in): 0 on the host,
+# 2 of 385 walks once in the 6.1 guest under TCG; at most 2% of the walks
+fault=$(jq '.unwind.cfi.stops.read_fault' "$j")
+awk -v f="$fault" -v n="$total" 'BEGIN { exit !(f <= 0.02 * n) }' &&
+	t_pass "cfi: $fault of $total walks end at a read fault" ||
+	t_fail "cfi: read faults" "$fault of $total walks"
+# -p: the process's tables are loaded before the program is attached
+t_eq "cfi: -p loads the tables before the first sample" "0" "$(jq '.unwind.cfi.stops.no_process' "$j")"
 outer=$(jq '.unwind.cfi.stops.outermost' "$j")
 awk -v o="$outer" -v n="$total" 'BEGIN { exit !(o >= 0.9 * n) }' &&
 	t_pass "cfi: $outer of $total walks end at the outermost frame" ||
@@ -95,7 +102,8 @@ while read -r s; do
 done <<EOF
 $(awk -v h="$hot" '/;hot_spin [0-9]+$/ && $NF >= 0.05 * h { sub(/ [0-9]+$/, ""); print }' "$T_TMP/cfi.folded")
 EOF
-t_eq "cfi vs dwarf: cfi's main hot_spin stacks are dwarf's too" "0" "$missing"
+[ "$missing" = 0 ] && t_pass "cfi vs dwarf: cfi's main hot_spin stacks are dwarf's too" ||
+	t_fail "cfi vs dwarf: cfi's main hot_spin stacks are dwarf's too" "$missing are not; cfi stops: $(jq -c '.unwind.cfi.stops' "$j")"
 
 # --- fp mode on the same run cannot pass through Debian's libc (no frame pointers): the reason for cfi
 fhot=$(fsum "$T_TMP/fp.folded" ';hot_spin$')
