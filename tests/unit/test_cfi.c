@@ -1,4 +1,5 @@
 /* Unit tests of --call-graph cfi's table compiler (src/profile/cfi.c): its rows against readelf's own reading of the same CFI. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,11 @@
  * CFA rule and rbp rule at that address.  The number of rows checked goes
  * to @checked; -1 when readelf is missing.
  */
-static int check_against_readelf(const char *file, const struct ks_cfi_table *t, int *checked, int *plt)
+static int check_against_readelf(const char *file, const char *sec, const struct ks_cfi_table *t, int *checked, int *plt)
 {
+	char want_sec[64];
+	bool in_sec = false;
+
 	char cmd[512], line[1024], cols[16][32];
 	int ncols = 0, bad = 0, in_fde = 0;
 	FILE *p;
@@ -31,8 +35,14 @@ static int check_against_readelf(const char *file, const struct ks_cfi_table *t,
 		const struct ks_cfi_row *r;
 		int want_kind = -1, want_cfa = 0, want_rbp = 0;
 
-		if (strstr(line, "Contents of the .debug_frame"))
-			break; /* the table is from .eh_frame where it has one */
+		/* the section the table was compiled from */
+		if (strstr(line, "Contents of the ")) {
+			snprintf(want_sec, sizeof(want_sec), "Contents of the %s section", sec);
+			in_sec = strstr(line, want_sec) != NULL;
+			continue;
+		}
+		if (!in_sec)
+			continue;
 		/* a CIE's rows are its initial state, at address 0: only an FDE's are addresses */
 		if (strstr(line, " CIE ") || strstr(line, " FDE ")) {
 			in_fde = strstr(line, " FDE ") != NULL;
@@ -113,7 +123,7 @@ TEST(rows_match_readelf_on_this_binary)
 			ASSERT_TRUE(!"rows out of order");
 	/* past the last FDE: nothing */
 	EXPECT_EQ_INT(t.rows[t.n - 1].kind, KS_CFI_NONE);
-	bad = check_against_readelf(self, &t, &checked, &plt);
+	bad = check_against_readelf(self, ".eh_frame", &t, &checked, &plt);
 	if (bad < 0) {
 		fprintf(stderr, "  (readelf not installed: the comparison is skipped)\n");
 	} else {
@@ -138,7 +148,7 @@ TEST(rows_match_readelf_on_libc)
 	EXPECT_TRUE(t.plt >= 1);
 	/* expressions other than the PLT's are rare in libc (a few hand-written assembly functions) */
 	EXPECT_TRUE(t.unsup * 100 < t.n);
-	bad = check_against_readelf(libc, &t, &checked, &plt);
+	bad = check_against_readelf(libc, ".eh_frame", &t, &checked, &plt);
 	if (bad >= 0) {
 		EXPECT_EQ_INT(bad, 0);
 		EXPECT_TRUE(checked > 10000);
@@ -193,3 +203,44 @@ TEST(not_elf_and_missing_files)
 }
 
 
+
+/*
+ * .debug_frame where the file has no .eh_frame_hdr: a program built with
+ * -fno-asynchronous-unwind-tables -g (its functions' CFI only in
+ * .debug_frame) and linked without the header.  Needs cc and readelf.
+ */
+TEST(debug_frame_when_no_eh_frame_hdr)
+{
+	char dir[] = "/tmp/ks-cfi-XXXXXX", src[64], bin[64], cmd[512];
+	struct ks_cfi_table t;
+	int checked, plt, bad;
+	FILE *f;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(src, sizeof(src), "%s/p.c", dir);
+	snprintf(bin, sizeof(bin), "%s/p", dir);
+	f = fopen(src, "w");
+	ASSERT_TRUE(f != NULL);
+	fputs("#include <stdlib.h>\n"
+	      "__attribute__((noinline)) long leaf(long *a, int n) { long s = 0; for (int i = 0; i < n; i++) s += a[i] * a[i]; return s; }\n"
+	      "__attribute__((noinline)) long mid(int n) { long a[64]; for (int i = 0; i < 64; i++) a[i] = i * n; return leaf(a, 64) + leaf(a, n & 63); }\n"
+	      "int main(int c, char **v) { (void)v; return (int)mid(c); }\n",
+	      f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cc -O2 -g -fno-asynchronous-unwind-tables -Wl,--no-eh-frame-hdr -o %s %s 2>/dev/null", bin, src);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "  (cc failed or missing: skipped)\n");
+	} else {
+		ASSERT_EQ_INT(ks_cfi_compile(bin, &t), 0);
+		EXPECT_TRUE(t.debug_frame);
+		EXPECT_TRUE(t.fdes >= 3);
+		bad = check_against_readelf(bin, ".debug_frame", &t, &checked, &plt);
+		if (bad >= 0) {
+			EXPECT_EQ_INT(bad, 0);
+			EXPECT_TRUE(checked >= 3);
+		}
+		ks_cfi_table_free(&t);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	EXPECT_EQ_INT(system(cmd), 0);
+}
