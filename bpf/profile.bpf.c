@@ -211,7 +211,13 @@ static __always_inline int dwarf_sample(void *ctx, __u64 pid_tgid, __s32 kstack,
  * compiles from each module's CFI (src/profile/cfi.c) and loads when a
  * process is announced.  Sized by the loader; 1 entry in the other modes.
  */
-const volatile __u32 cfi_base = 1; /* CFI stack ids are cfi_base + (hash & (cfi_base - 1)) */
+/*
+ * CFI stack ids are cfi_base + (hash & cfi_mask): above the stack maps' ids
+ * (below cfi_base), over a range wider than the map holds (a hash, not a
+ * stack map's array of buckets), so that distinct stacks rarely collide.
+ */
+const volatile __u32 cfi_base = 1;
+const volatile __u32 cfi_mask = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -372,29 +378,44 @@ fault:
 	return 1;
 }
 
-/* Stores the walked stack (@w->st, @w->n frames) in half @gen of cfi_stacks; its id, or -ENOSPC/-EEXIST lost. */
+/*
+ * Stores the walked stack (@w->st, @w->n frames) in half @gen of
+ * cfi_stacks; its id, or -ENOSPC/-EEXIST lost.  Two candidate ids (the
+ * hash's low and high halves): a stack whose first is taken by another
+ * takes the second.
+ */
 static __always_inline __s32 cfi_store(struct cfi_walk *w, __u32 gen)
 {
-	__u32 id = cfi_base + ((__u32)w->hash & (cfi_base - 1)), key = id | (gen ? KS_CFI_GEN_BIT : 0);
 	struct ks_cfi_stack *old;
+	__u32 id, key;
 	long e;
 
 	for (int tries = 0; tries < 2; tries++) {
+		id = cfi_base + ((__u32)(tries ? w->hash >> 32 : w->hash) & cfi_mask);
+		key = id | (gen ? KS_CFI_GEN_BIT : 0);
 		old = bpf_map_lookup_elem(&cfi_stacks, &key);
 		if (old) {
+			bool same = true;
+
 			for (int i = 0; i < KS_PROF_DEPTH; i++) {
-				if (old->ips[i] != w->st->ips[i])
-					return -17; /* another stack holds the bucket */
+				if (old->ips[i] != w->st->ips[i]) {
+					same = false; /* another stack holds the id */
+					break;
+				}
 				if (!old->ips[i])
 					break;
 			}
-			return id;
+			if (same)
+				return id;
+			continue;
 		}
 		e = bpf_map_update_elem(&cfi_stacks, &key, w->st, BPF_NOEXIST);
 		if (!e)
 			return id;
 		if (e != -17)
 			return -28; /* full */
+		/* another CPU stored a stack at this id meanwhile: the next id (the same stack stored
+		 * twice is harmless: user space merges rows by the stacks' frames) */
 	}
 	return -17;
 }
@@ -426,10 +447,12 @@ static __always_inline __s32 cfi_stack(__u32 pid, __u32 gen)
 	w.n = 1;
 	w.hash = (0xcbf29ce484222325ull ^ w.pc) * 0x100000001b3ull;
 	__sync_fetch_and_add(&stats.cfi_samples, 1);
-	if (!w.proc)
+	if (!w.proc) {
+		/* its tables are not in yet (a process's first samples): frame pointers meanwhile */
 		__sync_fetch_and_add(&stats.cfi_no_proc, 1);
-	else
-		bpf_loop(KS_PROF_DEPTH, cfi_step, &w, 0);
+		return -2;
+	}
+	bpf_loop(KS_PROF_DEPTH, cfi_step, &w, 0);
 	switch (w.why) {
 	case CW_END: __sync_fetch_and_add(&stats.cfi_end, 1); break;
 	case CW_NO_MAP: __sync_fetch_and_add(&stats.cfi_no_map, 1); break;
@@ -437,7 +460,7 @@ static __always_inline __s32 cfi_stack(__u32 pid, __u32 gen)
 	case CW_UNSUP: __sync_fetch_and_add(&stats.cfi_unsup, 1); break;
 	case CW_FAULT: __sync_fetch_and_add(&stats.cfi_fault, 1); break;
 	case CW_DEPTH: __sync_fetch_and_add(&stats.cfi_depth, 1); break;
-	case CW_GO: if (w.proc) __sync_fetch_and_add(&stats.cfi_depth, 1); break;
+	case CW_GO: __sync_fetch_and_add(&stats.cfi_depth, 1); break;
 	}
 	__sync_fetch_and_add(&stats.cfi_frames, w.n);
 	id = cfi_store(&w, gen);
@@ -460,8 +483,13 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	k.gen = k.sgen = ks_gen & 1;
 	/* dwarf: the user stack is copied, not walked; cfi: walked here, below */
 	take_stacks(ctx, k.gen, k.pid, &k.kstack, &k.ustack, mode == KS_PROF_FP);
-	if (mode == KS_PROF_CFI && want_user)
+	if (mode == KS_PROF_CFI && want_user) {
 		k.ustack = cfi_stack(k.pid, k.gen);
+		if (k.ustack == -2) {
+			k.ustack = stackid(ctx, k.gen, BPF_F_USER_STACK);
+			count_stack_err(k.ustack, &stats.ustack_lost);
+		}
+	}
 	if (mode == KS_PROF_DWARF)
 		return dwarf_sample(ctx, pid_tgid, k.kstack, k.gen);
 	bpf_get_current_comm(k.comm, sizeof(k.comm));

@@ -54,10 +54,11 @@ struct ks_cfi_proc {
 };
 /*
  * CFI stacks are stored by the program in a hash by the frames' hash, ids
- * in [cfi_base, 2 * cfi_base) apart from the stack maps' [0, cfi_base);
- * the map's key is the id with the half (sgen) in bit 30.
+ * in [cfi_base, cfi_base * (1 + KS_CFI_ID_SPREAD)) apart from the stack
+ * maps' [0, cfi_base); the map's key is the id with the half (sgen) in bit 30.
  */
 #define KS_CFI_GEN_BIT (1u << 30)
+#define KS_CFI_ID_SPREAD 16
 struct ks_cfi_stack {
 	__u64 ips[KS_PROF_DEPTH];
 };
@@ -133,7 +134,7 @@ struct ks_prof_stats {
 	/* --call-graph cfi: samples walked, frames recovered, and why each walk ended */
 	__u64 cfi_samples, cfi_frames;
 	__u64 cfi_end;	     /* the outermost frame reached (return address undefined, or 0) */
-	__u64 cfi_no_proc;   /* the process's tables not loaded yet (its first samples) */
+	__u64 cfi_no_proc;   /* the process's tables not loaded yet (its first samples): frame pointers instead */
 	__u64 cfi_no_map;    /* a pc in no executable mapping known (anonymous, JIT, vdso) */
 	__u64 cfi_no_row;    /* a pc no CFI row covers */
 	__u64 cfi_unsup;     /* a rule the walker cannot evaluate */
