@@ -448,8 +448,14 @@ static __always_inline __s32 cfi_stack(__u32 pid, __u32 gen)
 	w.hash = (0xcbf29ce484222325ull ^ w.pc) * 0x100000001b3ull;
 	__sync_fetch_and_add(&stats.cfi_samples, 1);
 	if (!w.proc) {
-		/* its tables are not in yet (a process's first samples): frame pointers meanwhile */
+		/*
+		 * Its tables are not in yet (a process's first samples), or the LRU
+		 * evicted them: frame pointers meanwhile, and it is announced again
+		 * at its next sample (user space stores an empty entry for a
+		 * process whose maps it cannot read, so this ends).
+		 */
 		__sync_fetch_and_add(&stats.cfi_no_proc, 1);
+		bpf_map_delete_elem(&seen, &pid);
 		return -2;
 	}
 	bpf_loop(KS_PROF_DEPTH, cfi_step, &w, 0);

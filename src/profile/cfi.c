@@ -533,6 +533,11 @@ int ks_cfi_load_pid(struct ks_cfi_loader *l, uint32_t pid)
 	if (!f) {
 		err = -errno;
 		l->st.procs_lost++;
+		/* one mapping over the whole address space with no table: its walks take frame pointers,
+		 * as fp mode would, instead of announcing it again at each sample */
+		pr->n = 1;
+		pr->m[0].end = UINT64_MAX;
+		bpf_map_update_elem(l->procs_fd, &pid, pr, BPF_ANY);
 		free(pr);
 		return err;
 	}

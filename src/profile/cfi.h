@@ -37,7 +37,7 @@ const struct ks_cfi_row *ks_cfi_lookup(const struct ks_cfi_table *t, uint64_t pc
 struct ks_cfi_loader;
 
 struct ks_cfi_stats {
-	uint64_t procs, procs_lost;	/* processes loaded; not (the map full, unreadable maps) */
+	uint64_t procs, procs_lost;	/* processes loaded; not (the map full, unreadable maps: frame pointers there) */
 	uint64_t modules, modules_fp;	/* modules compiled; those whose table did not fit (frame pointers) */
 	uint64_t modules_none;		/* modules with no CFI or unreadable: their frames end the walk */
 	uint64_t maps_lost;		/* executable mappings past KS_CFI_MAPS in one process */
