@@ -1,8 +1,8 @@
 #!/bin/bash
-# Benchmark: `ksight profile -F 99` system-wide (fp and dwarf) against `perf record -F 99 -g` + `perf script` and `perf record --call-graph dwarf` + `perf script` on one busy workload; funclat's uprobe cost per call against bpftrace's.
+# Benchmark: `ksight profile -F 99` system-wide (fp, dwarf and cfi) against `perf record -F 99 -g` + `perf script` and `perf record --call-graph dwarf` + `perf script` on one busy workload; funclat's uprobe cost per call against bpftrace's.
 #
 # Usage: bash bench/profile.sh [SECONDS [ROUNDS]]   (root; make all first; default 10 s, 3 rounds)
-#   TOOLS="ksight-fp perf-fp"   only these (default: ksight-fp ksight-dwarf perf-fp perf-dwarf; also
+#   TOOLS="ksight-fp perf-fp"   only these (default: ksight-fp ksight-dwarf ksight-cfi perf-fp perf-dwarf; also
 #                               ksight-fp-noinl: fp with --no-inline, as perf script here shows no inlined calls)
 #   KSIGHT_BASE=FILE            another ksight binary (an older build) as ksight-fp-base, in the same
 #                               alternating rounds: a before/after figure on the same load and noise
@@ -14,8 +14,10 @@
 # no frame pointers).  Each tool profiles the whole machine for SECONDS at 99 Hz, rounds
 # alternating the tools; per tool the medians of: the tool's own CPU time (user + system, from
 # start to its report or `perf script`'s end: symbolization included), the in-kernel BPF time of
-# ksight's program (kernel.bpf_stats_enabled), samples, and the mean stack depth of the samples
-# of prof_qsort (frames below the comm).  perf's kernel-side cost (copying stacks at each
+# ksight's program (kernel.bpf_stats_enabled) in all and per run of the program (bpf_ns_run:
+# run_time_ns / run_cnt, the in-kernel cost of a sample: cfi walks the user stack there), the
+# user-space unwinding per sample (uw_ns: dwarf's libdw unwind), samples, and the mean stack depth
+# of the samples of prof_qsort (frames below the comm).  perf's kernel-side cost (copying stacks at each
 # sample, in the interrupted task) is not in its figure, as ksight's BPF time is shown apart.
 #
 # uprobes: fl_calls calls a trivial function N times back to back, untraced, under `ksight
@@ -42,7 +44,7 @@ rss_of() { awk '$3 > m { m = $3 } END { printf "%.0f\n", m / 1024 }' "$@"; }
 
 # one profiling run of TOOL; appends "tool cpu_s bpf_ns samples depth rss_mib" to $TMP/prof.txt
 prof_once() {
-	local tool=$1 out=$TMP/$1.out data=$TMP/perf.data cpu bpf=0 samples depth rss
+	local tool=$1 out=$TMP/$1.out data=$TMP/perf.data cpu bpf=0 samples depth rss bpfrun=- uw=-
 	$W/prof_qsort $((SECS + 4)) >/dev/null &
 	$W/prof_qsort $((SECS + 4)) >/dev/null &
 	if [ "${CHURN:-0}" = 1 ]; then
@@ -50,7 +52,7 @@ prof_once() {
 	fi
 	sleep 1
 	case $tool in
-	ksight-fp | ksight-dwarf | ksight-fp-base | ksight-fp-noinl)
+	ksight-fp | ksight-dwarf | ksight-cfi | ksight-fp-base | ksight-fp-noinl)
 		local cg=${tool#ksight-} bin=$K more=
 		[ "$tool" = ksight-fp-base ] && { cg=fp; bin=$KSIGHT_BASE; }
 		[ "$tool" = ksight-fp-noinl ] && { cg=fp; more=--no-inline; }
@@ -62,14 +64,16 @@ prof_once() {
 		local kp
 		kp=$(pgrep -P "$tp") # this run's own (other ksight processes may be running; KSIGHT_BASE's has another name)
 		sleep $((SECS - 2))
-		bpf=$(cat /proc/"$kp"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -u |
+		read -r bpf bpfrun < <(cat /proc/"$kp"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -u |
 			while read -r id; do bpftool -j prog show id "$id" 2>/dev/null; done |
-			jq -s '[.[] | .run_time_ns // 0] | add // 0')
+			jq -rs '([.[] | .run_time_ns // 0] | add // 0) as $t | ([.[] | .run_cnt // 0] | add // 0) as $c |
+				"\($t) \(if $c > 0 then ($t / $c | floor) else "-" end)"')
 		wait $tp
 		sysctl -qw kernel.bpf_stats_enabled=0
 		cpu=$(cpu_of "$TMP/time")
 		rss=$(rss_of "$TMP/time")
 		samples=$(jq '.samples' "$out")
+		[ "$tool" = ksight-dwarf ] && uw=$(jq '.unwind.user_ns_per_sample | floor' "$out")
 		depth=$(jq '[.stacks[] | select(.frames[0].name == "prof_qsort") | {c: .count, d: ((.frames | length) - 1)}] | (map(.c * .d) | add) / (map(.c) | add)' "$out")
 		;;
 	perf-fp | perf-dwarf)
@@ -86,10 +90,10 @@ prof_once() {
 		;;
 	esac
 	wait
-	echo "$tool $cpu $bpf $samples $depth $rss" >>"$TMP/prof.txt"
+	echo "$tool $cpu $bpf $samples $depth $rss $bpfrun $uw" >>"$TMP/prof.txt"
 }
 
-tools="ksight-fp ksight-dwarf"
+tools="ksight-fp ksight-dwarf ksight-cfi"
 command -v perf >/dev/null && tools="$tools perf-fp perf-dwarf"
 tools=${TOOLS:-$tools}
 if [ -n "${KSIGHT_BASE:-}" ]; then
@@ -102,22 +106,26 @@ for r in $(seq "$ROUNDS"); do
 		prof_once "$t"
 	done
 done
-printf "%-13s %10s %10s %9s %12s %9s\n" tool "cpu_s" "bpf_ms" samples "mean_depth" "rss_mib"
+printf "%-13s %10s %10s %9s %12s %9s %11s %8s\n" tool "cpu_s" "bpf_ms" samples "mean_depth" "rss_mib" bpf_ns_run uw_ns
 for t in $tools; do
-	printf "%-13s %10s %10s %9s %12s %9s\n" "$t" \
+	printf "%-13s %10s %10s %9s %12s %9s %11s %8s\n" "$t" \
 		"$(awk -v t="$t" '$1 == t { print $2 }' "$TMP/prof.txt" | median)" \
 		"$(awk -v t="$t" '$1 == t { print $3 / 1e6 }' "$TMP/prof.txt" | median)" \
 		"$(awk -v t="$t" '$1 == t { print $4 }' "$TMP/prof.txt" | median)" \
 		"$(awk -v t="$t" '$1 == t { print $5 }' "$TMP/prof.txt" | median)" \
-		"$(awk -v t="$t" '$1 == t { print $6 }' "$TMP/prof.txt" | median)"
+		"$(awk -v t="$t" '$1 == t { print $6 }' "$TMP/prof.txt" | median)" \
+		"$(awk -v t="$t" '$1 == t && $7 != "-" { print $7 }' "$TMP/prof.txt" | median)" \
+		"$(awk -v t="$t" '$1 == t && $8 != "-" { print $8 }' "$TMP/prof.txt" | median)"
 done
 # every round, for the spread behind the medians
 sed 's/^/# /' "$TMP/prof.txt"
 # each round's ratio of ksight fp's CPU to perf -g's (the rounds alternate the tools), then the median
-for k in ksight-fp ksight-fp-noinl ksight-fp-base; do
-	grep -q "^$k " "$TMP/prof.txt" && grep -q '^perf-fp ' "$TMP/prof.txt" || continue
-	echo "$k / perf-fp CPU, median of the rounds' ratios: $(awk -v k="$k" '$1 == k { a[++na] = $2 } $1 == "perf-fp" { p[++np] = $2 }
-		END { for (i = 1; i <= na && i <= np; i++) if (p[i] > 0) print a[i] / p[i] }' "$TMP/prof.txt" | median)"
+for k in ksight-fp ksight-fp-noinl ksight-fp-base ksight-cfi ksight-dwarf; do
+	for pf in perf-fp perf-dwarf; do
+		grep -q "^$k " "$TMP/prof.txt" && grep -q "^$pf " "$TMP/prof.txt" || continue
+		echo "$k / $pf CPU, median of the rounds' ratios: $(awk -v k="$k" -v pf="$pf" '$1 == k { a[++na] = $2 } $1 == pf { p[++np] = $2 }
+			END { for (i = 1; i <= na && i <= np; i++) if (p[i] > 0) print a[i] / p[i] }' "$TMP/prof.txt" | median)"
+	done
 done
 [ "${UPROBES:-1}" = 0 ] && exit 0
 

@@ -62,8 +62,15 @@ static __always_inline void note_pid(__u32 pid)
 		if (*v == mm)
 			return;
 		*v = mm; /* two CPUs may both announce it: read twice, harmlessly */
-	} else if (bpf_map_update_elem(&seen, &pid, &mm, BPF_NOEXIST)) {
-		return;
+	} else {
+		long e = bpf_map_update_elem(&seen, &pid, &mm, BPF_NOEXIST);
+
+		/* -EEXIST: another CPU announces it; anything else is a loss */
+		if (e) {
+			if (e != -17)
+				__sync_fetch_and_add(&stats.map_errors, 1);
+			return;
+		}
 	}
 	n = bpf_ringbuf_reserve(&samples, sizeof(*n), 0);
 	if (!n) {
@@ -199,6 +206,275 @@ static __always_inline int dwarf_sample(void *ctx, __u64 pid_tgid, __s32 kstack,
 	return 0;
 }
 
+/*
+ * --call-graph cfi: user stacks walked here with unwind tables user space
+ * compiles from each module's CFI (src/profile/cfi.c) and loads when a
+ * process is announced.  Sized by the loader; 1 entry in the other modes.
+ */
+/*
+ * CFI stack ids are cfi_base + (hash & cfi_mask): above the stack maps' ids
+ * (below cfi_base), over a range wider than the map holds (a hash, not a
+ * stack map's array of buckets), so that distinct stacks rarely collide.
+ */
+const volatile __u32 cfi_base = 1;
+const volatile __u32 cfi_mask = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE); /* user space writes the rows in place */
+	__type(key, __u32);
+	__type(value, struct ks_cfi_row);
+} cfi_rows SEC(".maps");
+
+/* By pid: its executable mappings and their tables.  LRU: a process forgotten is announced again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ks_cfi_proc);
+} cfi_procs SEC(".maps");
+
+/* The stacks walked, by id | half (KS_CFI_GEN_BIT); like a stack map, a collision is counted lost. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ks_cfi_stack);
+} cfi_stacks SEC(".maps");
+
+/*
+ * The frames of the walk in progress, one entry per possible CPU (a
+ * perf_event program does not nest on its CPU): 1 KiB is more than the BPF
+ * stack holds.  A plain array indexed by CPU, as the budget counts it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ks_cfi_stack);
+} cfi_scratch SEC(".maps");
+
+struct cfi_walk {
+	__u64 pc, sp, bp, hash;
+	struct ks_cfi_proc *proc;
+	struct ks_cfi_stack *st;
+	__u32 n;   /* frames in st */
+	__u32 why; /* 0: going on; else the stat that ended the walk (an index into cfi_stop) */
+};
+
+enum { CW_GO, CW_END, CW_NO_MAP, CW_NO_ROW, CW_UNSUP, CW_FAULT, CW_DEPTH };
+
+/* The largest i in [lo, hi) with rows[i].pc <= rel; -1 for none.  25 halvings: tables up to 32M rows. */
+static __always_inline struct ks_cfi_row *cfi_find_row(__u32 lo, __u32 hi, __u64 rel)
+{
+	struct ks_cfi_row *r;
+	__u32 mid;
+
+	r = bpf_map_lookup_elem(&cfi_rows, &lo);
+	if (!r || r->pc > rel)
+		return NULL;
+	for (int k = 0; k < 25 && hi - lo > 1; k++) {
+		mid = lo + (hi - lo) / 2;
+		r = bpf_map_lookup_elem(&cfi_rows, &mid);
+		if (!r)
+			return NULL;
+		if (r->pc <= rel)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return bpf_map_lookup_elem(&cfi_rows, &lo);
+}
+
+/* One frame: from (pc, sp, bp), the caller's; bpf_loop's callback, 1 ends the loop. */
+static long cfi_step(__u32 i, void *arg)
+{
+	struct cfi_walk *w = arg;
+	struct ks_cfi_proc *p = w->proc;
+	struct ks_cfi_map *m = NULL;
+	struct ks_cfi_row *row;
+	__u64 pc = w->pc, look, cfa, ra = 0, bp = w->bp;
+	__u32 lo = 0, hi, mid, n;
+
+	if (!p || !w->st)
+		return 1;
+	/* past the first frame pc is a return address: the call is the byte before */
+	look = i ? pc - 1 : pc;
+	hi = p->n;
+	if (hi > KS_CFI_MAPS)
+		hi = KS_CFI_MAPS;
+	for (int k = 0; k < 7 && lo < hi; k++) {
+		mid = (lo + (hi - lo) / 2) & (KS_CFI_MAPS - 1);
+		if (look < p->m[mid].start)
+			hi = mid;
+		else if (look >= p->m[mid].end)
+			lo = mid + 1;
+		else {
+			m = &p->m[mid];
+			break;
+		}
+	}
+	if (!m) {
+		w->why = CW_NO_MAP;
+		return 1;
+	}
+	if (!m->nrows) {
+		/* no table (it did not fit): the frame pointer, as bpf_get_stackid would */
+		cfa = bp + 16;
+		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(bp)))
+			goto fault;
+		__sync_fetch_and_add(&stats.cfi_fp_frames, 1);
+	} else {
+		row = cfi_find_row(m->row, m->row + m->nrows, look - m->bias);
+		if (!row) {
+			w->why = CW_NO_ROW;
+			return 1;
+		}
+		switch (row->kind) {
+		case KS_CFI_RSP:
+			cfa = w->sp + row->cfa_off;
+			break;
+		case KS_CFI_RBP:
+			cfa = bp + row->cfa_off;
+			break;
+		case KS_CFI_PLT:
+			cfa = w->sp + row->cfa_off + ((pc & 15) >= (__u64)row->rbp_off ? 8 : 0);
+			break;
+		case KS_CFI_END:
+			w->why = CW_END;
+			return 1;
+		case KS_CFI_NONE:
+			w->why = CW_NO_ROW;
+			return 1;
+		default:
+			w->why = CW_UNSUP;
+			return 1;
+		}
+		if (row->kind != KS_CFI_PLT && row->rbp_off &&
+		    bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + (__s64)row->rbp_off * 8)))
+			goto fault;
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+		goto fault;
+	if (!ra) {
+		w->why = CW_END;
+		return 1;
+	}
+	w->pc = ra;
+	w->sp = cfa;
+	w->bp = bp;
+	w->hash = (w->hash ^ ra) * 0x100000001b3ull;
+	n = w->n;
+	if (n >= KS_PROF_DEPTH) {
+		w->why = CW_DEPTH;
+		return 1;
+	}
+	w->st->ips[n] = ra;
+	w->n = n + 1;
+	return 0;
+fault:
+	w->why = CW_FAULT;
+	return 1;
+}
+
+/*
+ * Stores the walked stack (@w->st, @w->n frames) in half @gen of
+ * cfi_stacks; its id, or -ENOSPC/-EEXIST lost.  Two candidate ids (the
+ * hash's low and high halves): a stack whose first is taken by another
+ * takes the second.
+ */
+static __always_inline __s32 cfi_store(struct cfi_walk *w, __u32 gen)
+{
+	struct ks_cfi_stack *old;
+	__u32 id, key;
+	long e;
+
+	for (int tries = 0; tries < 2; tries++) {
+		id = cfi_base + ((__u32)(tries ? w->hash >> 32 : w->hash) & cfi_mask);
+		key = id | (gen ? KS_CFI_GEN_BIT : 0);
+		old = bpf_map_lookup_elem(&cfi_stacks, &key);
+		if (old) {
+			bool same = true;
+
+			for (int i = 0; i < KS_PROF_DEPTH; i++) {
+				if (old->ips[i] != w->st->ips[i]) {
+					same = false; /* another stack holds the id */
+					break;
+				}
+				if (!old->ips[i])
+					break;
+			}
+			if (same)
+				return id;
+			continue;
+		}
+		e = bpf_map_update_elem(&cfi_stacks, &key, w->st, BPF_NOEXIST);
+		if (!e)
+			return id;
+		if (e != -17)
+			return -28; /* full */
+		/* another CPU stored a stack at this id meanwhile: the next id (the same stack stored
+		 * twice is harmless: user space merges rows by the stacks' frames) */
+	}
+	return -17;
+}
+
+/* The current task's user stack walked by CFI into half @gen; its id, or a negative errno (-EFAULT: none). */
+static __always_inline __s32 cfi_stack(__u32 pid, __u32 gen)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct cfi_walk w = {};
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct pt_regs *r;
+	__s32 id;
+
+	if (!pid || (t->flags & 0x00200000 /* PF_KTHREAD */))
+		return -14;
+	note_pid(pid);
+	w.st = bpf_map_lookup_elem(&cfi_scratch, &cpu);
+	if (!w.st)
+		return -14;
+	w.proc = bpf_map_lookup_elem(&cfi_procs, &pid);
+	r = (struct pt_regs *)bpf_task_pt_regs(t);
+	w.pc = BPF_CORE_READ(r, ip);
+	w.sp = BPF_CORE_READ(r, sp);
+	w.bp = BPF_CORE_READ(r, bp);
+	if (!w.pc)
+		return -14;
+	__builtin_memset(w.st, 0, sizeof(*w.st));
+	w.st->ips[0] = w.pc;
+	w.n = 1;
+	w.hash = (0xcbf29ce484222325ull ^ w.pc) * 0x100000001b3ull;
+	__sync_fetch_and_add(&stats.cfi_samples, 1);
+	if (!w.proc) {
+		/*
+		 * Its tables are not in yet (a process's first samples), or the LRU
+		 * evicted them: frame pointers meanwhile, and it is announced again
+		 * at its next sample (user space stores an empty entry for a
+		 * process whose maps it cannot read, so this ends).
+		 */
+		__sync_fetch_and_add(&stats.cfi_no_proc, 1);
+		bpf_map_delete_elem(&seen, &pid);
+		return -2;
+	}
+	bpf_loop(KS_PROF_DEPTH, cfi_step, &w, 0);
+	switch (w.why) {
+	case CW_END: __sync_fetch_and_add(&stats.cfi_end, 1); break;
+	case CW_NO_MAP: __sync_fetch_and_add(&stats.cfi_no_map, 1); break;
+	case CW_NO_ROW: __sync_fetch_and_add(&stats.cfi_no_row, 1); break;
+	case CW_UNSUP: __sync_fetch_and_add(&stats.cfi_unsup, 1); break;
+	case CW_FAULT: __sync_fetch_and_add(&stats.cfi_fault, 1); break;
+	case CW_DEPTH: __sync_fetch_and_add(&stats.cfi_depth, 1); break;
+	case CW_GO: __sync_fetch_and_add(&stats.cfi_depth, 1); break;
+	}
+	__sync_fetch_and_add(&stats.cfi_frames, w.n);
+	id = cfi_store(&w, gen);
+	if (id < 0)
+		__sync_fetch_and_add(&stats.ustack_lost, 1);
+	return id;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -211,8 +487,15 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	k.pid = pid_tgid >> 32;
 	/* read once: the stacks and their count go to one half */
 	k.gen = k.sgen = ks_gen & 1;
-	/* dwarf: the user stack is copied, not walked */
-	take_stacks(ctx, k.gen, k.pid, &k.kstack, &k.ustack, mode != KS_PROF_DWARF);
+	/* dwarf: the user stack is copied, not walked; cfi: walked here, below */
+	take_stacks(ctx, k.gen, k.pid, &k.kstack, &k.ustack, mode == KS_PROF_FP);
+	if (mode == KS_PROF_CFI && want_user) {
+		k.ustack = cfi_stack(k.pid, k.gen);
+		if (k.ustack == -2) {
+			k.ustack = stackid(ctx, k.gen, BPF_F_USER_STACK);
+			count_stack_err(k.ustack, &stats.ustack_lost);
+		}
+	}
 	if (mode == KS_PROF_DWARF)
 		return dwarf_sample(ctx, pid_tgid, k.kstack, k.gen);
 	bpf_get_current_comm(k.comm, sizeof(k.comm));
@@ -240,6 +523,7 @@ static __always_inline void end_interval(__u32 tid, __u64 now)
 {
 	struct ks_prof_start *st = bpf_map_lookup_elem(&off_starts, &tid);
 	struct ks_prof_key k = {};
+	long del;
 
 	if (!st)
 		return;
@@ -252,7 +536,10 @@ static __always_inline void end_interval(__u32 tid, __u64 now)
 	__builtin_memcpy(k.comm, st->comm, sizeof(k.comm));
 	now = now > st->ts ? now - st->ts : 0;
 	count_add(&k, now);
-	bpf_map_delete_elem(&off_starts, &tid);
+	/* -ENOENT: the LRU evicted it meanwhile (its count is in); any other failure leaves a stale interval */
+	del = bpf_map_delete_elem(&off_starts, &tid);
+	if (del && del != -2)
+		__sync_fetch_and_add(&stats.map_errors, 1);
 }
 
 /*

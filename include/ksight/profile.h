@@ -15,6 +15,52 @@
 enum ks_prof_mode {
 	KS_PROF_FP = 0,	   /* frame pointers: bpf_get_stackid(BPF_F_USER_STACK) */
 	KS_PROF_DWARF = 1, /* copy registers and the top of the stack to the ring buffer */
+	KS_PROF_CFI = 2,   /* walk the user stack in the kernel with CFI tables (x86-64) */
+};
+
+/*
+ * --call-graph cfi: one row of a module's unwind table, compiled from its
+ * .eh_frame (or .debug_frame) by src/profile/cfi.c.  A row holds from @pc
+ * (an ELF virtual address of the module, as in its CFI) to the next row's.
+ * The return address is always at CFA - 8 (x86-64 calls push it there).
+ */
+enum ks_cfi_kind {
+	KS_CFI_RSP = 0,	   /* CFA = rsp + cfa_off */
+	KS_CFI_RBP = 1,	   /* CFA = rbp + cfa_off */
+	KS_CFI_PLT = 2,	   /* the PLT's expression: rsp + cfa_off, + 8 more when (rip & 15) >= rbp_off */
+	KS_CFI_END = 3,	   /* the return address is undefined: the outermost frame (_start, clone's child) */
+	KS_CFI_NONE = 4,   /* no CFI covers this address */
+	KS_CFI_UNSUP = 5,  /* a rule the walker cannot evaluate (an expression, a register rule) */
+};
+struct ks_cfi_row {
+	__u32 pc;
+	__s16 cfa_off;
+	__u8 kind;    /* enum ks_cfi_kind */
+	__s8 rbp_off; /* rbp saved at CFA + 8 * rbp_off; 0: rbp keeps its value (KS_CFI_PLT: the threshold) */
+};
+_Static_assert(sizeof(struct ks_cfi_row) == 8, "ks_cfi_row layout");
+
+/* Executable mappings of a process the walker knows, sorted by start; more are counted, not walked. */
+#define KS_CFI_MAPS 64
+/* A mapping: pc - bias is the module's ELF address; its rows are [row, row + nrows) of cfi_rows. */
+struct ks_cfi_map {
+	__u64 start, end, bias;
+	__u32 row, nrows; /* nrows 0: no table (it did not fit): frame pointers there */
+};
+struct ks_cfi_proc {
+	__u32 n;
+	__u32 pad;
+	struct ks_cfi_map m[KS_CFI_MAPS];
+};
+/*
+ * CFI stacks are stored by the program in a hash by the frames' hash, ids
+ * in [cfi_base, cfi_base * (1 + KS_CFI_ID_SPREAD)) apart from the stack
+ * maps' [0, cfi_base); the map's key is the id with the half (sgen) in bit 30.
+ */
+#define KS_CFI_GEN_BIT (1u << 30)
+#define KS_CFI_ID_SPREAD 16
+struct ks_cfi_stack {
+	__u64 ips[KS_PROF_DEPTH];
 };
 
 /*
@@ -84,6 +130,17 @@ struct ks_prof_stats {
 	__u64 counts_full;   /* counts map full */
 	__u64 ring_lost;     /* dwarf samples the ring buffer had no room for */
 	__u64 ustack_unread; /* dwarf: the user stack could not be read */
+	__u64 map_errors;    /* other map updates and deletes that failed (seen, off_starts) */
+	/* --call-graph cfi: samples walked, frames recovered, and why each walk ended */
+	__u64 cfi_samples, cfi_frames;
+	__u64 cfi_end;	     /* the outermost frame reached (return address undefined, or 0) */
+	__u64 cfi_no_proc;   /* the process's tables not loaded yet (its first samples): frame pointers instead */
+	__u64 cfi_no_map;    /* a pc in no executable mapping known (anonymous, JIT, vdso) */
+	__u64 cfi_no_row;    /* a pc no CFI row covers */
+	__u64 cfi_unsup;     /* a rule the walker cannot evaluate */
+	__u64 cfi_fault;     /* a read of the stack failed */
+	__u64 cfi_depth;     /* KS_PROF_DEPTH frames: cut there */
+	__u64 cfi_fp_frames; /* frames walked by frame pointers, in modules whose table did not fit */
 };
 
 #endif /* KSIGHT_PROFILE_H */

@@ -26,8 +26,9 @@ static const struct ks_optdef profile_opts[] = {
 				 "branch-misses; a hardware event this CPU lacks falls back to cpu-clock" },
 	{ "kernel-only", O_KONLY, NULL, "kernel stacks only" },
 	{ "user-only", O_UONLY, NULL, "user stacks only" },
-	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel; default) or dwarf "
-					     "(copy 16 KiB of stack, unwind with .eh_frame/.debug_frame)" },
+	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel; default), dwarf "
+					     "(copy 16 KiB of stack, unwind with .eh_frame/.debug_frame in user space) or cfi "
+					     "(walk .eh_frame/.debug_frame tables in the kernel; x86-64)" },
 	{ "no-inline", O_NOINLINE, NULL, "no frames for calls the compiler inlined (spares reading DWARF, "
 					  "libc's alone ~0.1 s of CPU)" },
 	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
@@ -146,11 +147,19 @@ static int on_opt(void *ctx, int id, const char *arg)
 		cl->uonly = true;
 		return 0;
 	case O_CALLGRAPH:
-		if (strcmp(arg, "fp") && strcmp(arg, "dwarf")) {
-			p_err("invalid --call-graph '%s': expected fp or dwarf", KS_ESC(arg));
+		if (strcmp(arg, "fp") && strcmp(arg, "dwarf") && strcmp(arg, "cfi")) {
+			p_err("invalid --call-graph '%s': expected fp, dwarf or cfi", KS_ESC(arg));
 			return -EINVAL;
 		}
 		cl->o.dwarf = !strcmp(arg, "dwarf");
+		cl->o.cfi = !strcmp(arg, "cfi");
+#if !defined(__x86_64__)
+		if (cl->o.cfi) {
+			/* the tables' rules and the walker are x86-64's (rsp, rbp, the return address at CFA - 8) */
+			p_err("--call-graph cfi is available on x86-64 only: use dwarf here");
+			return -EINVAL;
+		}
+#endif
 		return 0;
 	case O_NOINLINE:
 		cl->o.no_inline = true;
@@ -187,7 +196,7 @@ static int write_json(const struct ks_profile_result *res, const struct cli *cl,
 	ks_json_kv_str(j, "unit", res->st.unit);
 	ks_json_kv_str(j, "event", res->event ? res->event : "cpu-clock");
 	ks_json_kv_u64(j, "frequency_hz", cl->o.hz);
-	ks_json_kv_str(j, "call_graph", cl->o.dwarf ? "dwarf" : "fp");
+	ks_json_kv_str(j, "call_graph", cl->o.dwarf ? "dwarf" : cl->o.cfi ? "cfi" : "fp");
 	ks_json_kv_double(j, "duration_s", res->duration_s);
 	ks_json_kv_u64(j, "samples", s->samples);
 	ks_json_key(j, "kernel_symbols_hidden");
@@ -199,6 +208,7 @@ static int write_json(const struct ks_profile_result *res, const struct cli *cl,
 	ks_json_kv_u64(j, "counts_full", s->counts_full);
 	ks_json_kv_u64(j, "ring_full", s->ring_lost);
 	ks_json_kv_u64(j, "user_stack_unreadable", s->ustack_unread);
+	ks_json_kv_u64(j, "map_errors", s->map_errors);
 	ks_json_obj_end(j);
 	ks_json_key(j, "unwind");
 	ks_json_obj_begin(j);
@@ -207,6 +217,36 @@ static int write_json(const struct ks_profile_result *res, const struct cli *cl,
 			  cl->o.dwarf ? (res->unwound ? (double)res->user_frames / res->unwound : 0)
 				      : (res->ustacks ? (double)res->ustack_frames / res->ustacks : 0));
 	ks_json_kv_double(j, "user_ns_per_sample", res->unwound ? (double)res->unwind_ns / res->unwound : 0);
+	if (cl->o.cfi) {
+		const struct ks_cfi_stats *c = &res->cfi;
+
+		ks_json_key(j, "cfi");
+		ks_json_obj_begin(j);
+		ks_json_kv_u64(j, "walks", s->cfi_samples);
+		ks_json_kv_u64(j, "frames", s->cfi_frames);
+		ks_json_kv_u64(j, "fp_frames", s->cfi_fp_frames);
+		ks_json_key(j, "stops");
+		ks_json_obj_begin(j);
+		ks_json_kv_u64(j, "outermost", s->cfi_end);
+		ks_json_kv_u64(j, "no_process", s->cfi_no_proc);
+		ks_json_kv_u64(j, "no_mapping", s->cfi_no_map);
+		ks_json_kv_u64(j, "no_row", s->cfi_no_row);
+		ks_json_kv_u64(j, "unsupported", s->cfi_unsup);
+		ks_json_kv_u64(j, "read_fault", s->cfi_fault);
+		ks_json_kv_u64(j, "depth_cap", s->cfi_depth);
+		ks_json_obj_end(j);
+		ks_json_kv_u64(j, "processes", c->procs);
+		ks_json_kv_u64(j, "processes_lost", c->procs_lost);
+		ks_json_kv_u64(j, "modules", c->modules);
+		ks_json_kv_u64(j, "modules_no_cfi", c->modules_none);
+		ks_json_kv_u64(j, "modules_fp", c->modules_fp);
+		ks_json_kv_u64(j, "mappings_lost", c->maps_lost);
+		ks_json_kv_u64(j, "rows", c->rows);
+		ks_json_kv_u64(j, "rows_capacity", c->rows_cap);
+		ks_json_kv_u64(j, "rows_dropped", c->rows_dropped);
+		ks_json_kv_double(j, "table_ms", c->compile_ns / 1e6);
+		ks_json_obj_end(j);
+	}
 	ks_json_obj_end(j);
 	ks_json_key(j, "maps");
 	ks_budget_write_json(&res->budget, j);
@@ -277,8 +317,12 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 		p_err("--kernel-only and --user-only exclude each other");
 		return 2;
 	}
-	if (cl.konly && cl.o.dwarf) {
-		p_err("--call-graph dwarf unwinds user stacks: it makes no sense with --kernel-only");
+	if (cl.konly && (cl.o.dwarf || cl.o.cfi)) {
+		p_err("--call-graph %s unwinds user stacks: it makes no sense with --kernel-only", cl.o.dwarf ? "dwarf" : "cfi");
+		return 2;
+	}
+	if (cl.o.cfi && mode != M_PROFILE) {
+		p_err("--call-graph cfi is profile's only, for now: off-CPU and syscall stacks take fp or dwarf");
 		return 2;
 	}
 	if (mode != M_SYSCALLS)
@@ -304,6 +348,32 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 			p_info("%llu samples of %s at %u Hz in %.2f s, %zu stacks; user unwinding %.0f ns/sample",
 			       (unsigned long long)res.stats.samples, res.event, cl.o.hz, res.duration_s, res.st.n,
 			       res.unwound ? (double)res.unwind_ns / res.unwound : 0.0);
+		if (ks_verbose && cl.o.cfi) {
+			const struct ks_prof_stats *s = &res.stats;
+			const struct ks_cfi_stats *cs = &res.cfi;
+
+			p_info("cfi: %llu walks, %.1f frames each (%llu by frame pointers); stops: %llu outermost, %llu "
+			       "process not loaded yet, %llu no mapping, %llu no row, %llu unsupported rule, %llu read fault, "
+			       "%llu depth cap",
+			       (unsigned long long)s->cfi_samples, s->cfi_samples ? (double)s->cfi_frames / s->cfi_samples : 0.0,
+			       (unsigned long long)s->cfi_fp_frames, (unsigned long long)s->cfi_end,
+			       (unsigned long long)s->cfi_no_proc, (unsigned long long)s->cfi_no_map,
+			       (unsigned long long)s->cfi_no_row, (unsigned long long)s->cfi_unsup,
+			       (unsigned long long)s->cfi_fault, (unsigned long long)s->cfi_depth);
+			p_info("cfi: %llu processes (%llu lost), %llu modules (%llu without CFI), %llu rows of %llu, "
+			       "%.1f ms compiling and loading",
+			       (unsigned long long)cs->procs, (unsigned long long)cs->procs_lost, (unsigned long long)cs->modules,
+			       (unsigned long long)cs->modules_none, (unsigned long long)cs->rows,
+			       (unsigned long long)cs->rows_cap, cs->compile_ns / 1e6);
+		}
+		if (cl.o.cfi && (res.cfi.modules_fp || res.cfi.maps_lost))
+			p_warn("cfi: %llu modules' tables (%llu rows) did not fit and are walked by frame pointers, %llu "
+			       "mappings past %d a process are not walked (raise --max-memory)",
+			       (unsigned long long)res.cfi.modules_fp, (unsigned long long)res.cfi.rows_dropped,
+			       (unsigned long long)res.cfi.maps_lost, KS_CFI_MAPS);
+		if (res.stats.map_errors)
+			p_warn("%llu map updates failed (processes not announced, intervals left open)",
+			       (unsigned long long)res.stats.map_errors);
 		if (res.stats.kstack_lost + res.stats.ustack_lost + res.stats.counts_full + res.stats.ring_lost)
 			p_warn("lost: %llu kernel stacks, %llu user stacks, %llu samples to a full count map, "
 			       "%llu to a full ring buffer (raise --max-memory)",

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
@@ -16,6 +17,7 @@
 #include "core/parse.h"
 #include "core/procfs.h"
 #include "profile/blobs.h"
+#include "profile/cfi.h"
 #include "profile/profile.h"
 #include "symbol/symbol.h"
 #include "profile.skel.h"
@@ -76,6 +78,11 @@ struct prof_run {
 	unsigned int old; /* the half being drained */
 	uint8_t *keep;	  /* by stack id of the old half: still referenced by an interval or a row of the other half */
 	uint32_t nkeep;	  /* buckets of a stack map: every id is below */
+	uint32_t nids;	  /* ids of keep and sid_ips: nkeep, and as many CFI stack ids above (cfi) */
+	int cfi_fd;	  /* cfi: the program's cfi_stacks (ids nkeep.. of both halves); -1 otherwise */
+	struct ks_cfi_loader *cfi;
+	struct ks_cfi_row *cfi_rows; /* the mmap of cfi_rows, cfi_rows_len bytes */
+	size_t cfi_rows_len;
 	int32_t *sid_ips; /* by stack id of the old half: its number in ips + 2 once copied in this drain, 0 before */
 	struct ks_prof_key *bkeys; /* drain_rows_batch's buffers, count_entries rows each, made at its first */
 	uint64_t *bvals;
@@ -107,13 +114,19 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Reads stack @id of stack map @fd into @ips; its depth, 0 for none (an id < 0 is the helper's errno). */
-static int read_stack(int fd, int32_t id, uint64_t *ips)
+/* Reads stack @id of half @sgen into @ips; its depth, 0 for none (an id < 0 is the helper's errno). */
+static int read_stack(const struct prof_run *pr, unsigned int sgen, int32_t id, uint64_t *ips)
 {
-	int depth = 0;
+	int depth = 0, fd = pr->stacks_fd[sgen & 1];
+	uint32_t key = (uint32_t)id;
 
 	memset(ips, 0, KS_PROF_DEPTH * sizeof(*ips));
-	if (id < 0 || bpf_map_lookup_elem(fd, &id, ips))
+	/* ids from nkeep up are the CFI walker's, in its own map with the half in the key */
+	if (pr->cfi_fd >= 0 && id >= 0 && (uint32_t)id >= pr->nkeep) {
+		fd = pr->cfi_fd;
+		key |= sgen & 1 ? KS_CFI_GEN_BIT : 0;
+	}
+	if (id < 0 || bpf_map_lookup_elem(fd, &key, ips))
 		return 0;
 	while (depth < KS_PROF_DEPTH && ips[depth])
 		depth++;
@@ -229,7 +242,12 @@ static int handle_sample(struct prof_run *pr, void *data, size_t size)
 	double t0;
 
 	if (size == sizeof(struct ks_prof_note)) {
-		ks_usyms_capture(pr->usyms, ((const struct ks_prof_note *)data)->pid);
+		uint32_t pid = ((const struct ks_prof_note *)data)->pid;
+
+		ks_usyms_capture(pr->usyms, pid);
+		/* its tables: the walk of its samples stops at the first frame until they are in (cfi_no_proc) */
+		if (pr->cfi)
+			ks_cfi_load_pid(pr->cfi, pid);
 		return 0;
 	}
 	if (size < sizeof(*s))
@@ -244,7 +262,7 @@ static int handle_sample(struct prof_run *pr, void *data, size_t size)
 		pr->res->unwound++;
 		pr->res->user_frames += depth;
 	}
-	kdepth = read_stack(pr->stacks_fd[s->sgen & 1], s->kstack, kips);
+	kdepth = read_stack(pr, s->sgen, s->kstack, kips);
 	err = comm_frame(pr, s->comm, f, &n);
 	if (!err)
 		err = add_user(pr, s->pid, pcs, is_ret, depth, f, &n);
@@ -283,7 +301,7 @@ static int syscall_frame(struct prof_run *pr, uint32_t nr, uint32_t *f, uint32_t
  */
 static int64_t copy_stack(struct prof_run *pr, unsigned int sgen, int32_t id, uint64_t *depth_out)
 {
-	int32_t *memo = sgen == pr->old && id >= 0 && (uint32_t)id < pr->nkeep ? &pr->sid_ips[id] : NULL;
+	int32_t *memo = sgen == pr->old && id >= 0 && (uint32_t)id < pr->nids ? &pr->sid_ips[id] : NULL;
 	uint64_t ips[KS_PROF_DEPTH];
 	int64_t b;
 	int depth;
@@ -293,7 +311,7 @@ static int64_t copy_stack(struct prof_run *pr, unsigned int sgen, int32_t id, ui
 		*depth_out = b >= 0 ? pr->ips.len[b] / sizeof(ips[0]) : 0;
 		return b;
 	}
-	depth = read_stack(pr->stacks_fd[sgen & 1], id, ips);
+	depth = read_stack(pr, sgen, id, ips);
 	*depth_out = depth;
 	b = depth ? ks_blobs_add(&pr->ips, ips, depth * sizeof(ips[0]), 0) : -1;
 	if (memo && b >= -1)
@@ -374,9 +392,9 @@ static int flush_rows(struct prof_run *pr)
 /* Marks ids @kstack and @ustack of the half being drained as still referenced. */
 static void keep_ids(struct prof_run *pr, int32_t kstack, int32_t ustack)
 {
-	if (kstack >= 0 && (uint32_t)kstack < pr->nkeep)
+	if (kstack >= 0 && (uint32_t)kstack < pr->nids)
 		pr->keep[kstack] = 1;
-	if (ustack >= 0 && (uint32_t)ustack < pr->nkeep)
+	if (ustack >= 0 && (uint32_t)ustack < pr->nids)
 		pr->keep[ustack] = 1;
 }
 
@@ -468,6 +486,18 @@ static int empty_stacks(struct prof_run *pr)
 	}
 	for (uint32_t i = 0; i < n; i++)
 		bpf_map_delete_elem(fd, &ids[i]);
+	/* cfi: the walker's stacks of this half, keyed id | half */
+	n = 0;
+	prev = NULL;
+	while (pr->cfi_fd >= 0 && n < pr->nkeep && !bpf_map_get_next_key(pr->cfi_fd, prev, &id)) {
+		uint32_t sid = id & ~KS_CFI_GEN_BIT;
+
+		prev = &id;
+		if (!!(id & KS_CFI_GEN_BIT) == pr->old && (sid >= pr->nids || !pr->keep[sid]))
+			ids[n++] = id;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(pr->cfi_fd, &ids[i]);
 	free(ids);
 	return 0;
 }
@@ -536,8 +566,8 @@ static int drain_half(struct prof_run *pr, unsigned int old, bool empty)
 	int err = -EOPNOTSUPP;
 
 	pr->old = old;
-	memset(pr->keep, 0, pr->nkeep);
-	memset(pr->sid_ips, 0, pr->nkeep * sizeof(*pr->sid_ips));
+	memset(pr->keep, 0, pr->nids);
+	memset(pr->sid_ips, 0, pr->nids * sizeof(*pr->sid_ips));
 	if (empty && (pr->o->offcpu || pr->o->syscalls)) {
 		err = keep_open_intervals(pr);
 		if (err)
@@ -719,6 +749,29 @@ static int size_maps(void *arg)
 							ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_LRU_HASH, 4,
 									    sizeof(struct ks_prof_key) + 16, 0),
 							1024, 1u << 18, false));
+	/*
+	 * cfi: the tables (a row is 8 bytes: libc's 19k rows, a large C++
+	 * program's some hundreds of thousands) take an eighth of the budget,
+	 * 1M rows at the default 64M; the processes' mapping lists (2 KiB each)
+	 * a sixteenth; the walked stacks as many as the stack maps hold, both
+	 * halves in one hash; the walk's frames one entry per possible CPU.
+	 */
+	if (o->cfi) {
+		uint32_t nkeep = ks_pow2_at_least(res->stack_entries, 1u << 31); /* as ks_profile_run computes it */
+		uint64_t pbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_LRU_HASH, 4, sizeof(struct ks_cfi_proc), 0);
+		uint64_t cfbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_HASH, 4, sizeof(struct ks_cfi_stack), 0);
+		uint32_t rows = ks_budget_rows(&res->budget, 1.0 / 8, sizeof(struct ks_cfi_row), 4096, 1u << 26, false);
+
+		bpf_map__set_max_entries(skel->maps.cfi_rows, rows);
+		bpf_map__set_max_entries(skel->maps.cfi_procs, ks_budget_rows(&res->budget, 1.0 / 16, pbytes, 64, 1u << 16, false));
+		bpf_map__set_max_entries(skel->maps.cfi_stacks,
+					 ks_budget_rows(&res->budget, 1.0 / 8, cfbytes, 128, 2 * nkeep, false));
+		bpf_map__set_max_entries(skel->maps.cfi_scratch, (uint32_t)ps->ncpu);
+		skel->rodata->cfi_base = nkeep;
+		/* 16 ids a stack the map holds: 600 distinct stacks of a busy 2-CPU host in 8 s lost 132 of
+		 * 1542 samples to collisions over 4096 ids */
+		skel->rodata->cfi_mask = KS_CFI_ID_SPREAD * nkeep - 1;
+	}
 	while (rb_size < want && rb_size < cap)
 		rb_size <<= 1;
 	bpf_map__set_max_entries(skel->maps.samples, (uint32_t)rb_size);
@@ -746,7 +799,7 @@ int ks_profile_measure(const struct ks_profile_opts *o)
 
 int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *res)
 {
-	struct prof_run pr = { .o = o, .res = res };
+	struct prof_run pr = { .o = o, .res = res, .cfi_fd = -1 };
 	struct ring_buffer *rb = NULL;
 	struct bpf_link **links = NULL;
 	int ncpu = libbpf_num_possible_cpus(), err;
@@ -790,7 +843,7 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		goto out;
 	}
 	pr.skel->rodata->ks_filter = o->filter;
-	pr.skel->rodata->mode = o->dwarf ? KS_PROF_DWARF : KS_PROF_FP;
+	pr.skel->rodata->mode = o->dwarf ? KS_PROF_DWARF : o->cfi ? KS_PROF_CFI : KS_PROF_FP;
 	pr.skel->rodata->want_kernel = o->kernel;
 	pr.skel->rodata->want_user = o->user;
 	bpf_program__set_autoload(pr.skel->progs.on_sample, !o->offcpu && !o->syscalls && !o->bio);
@@ -820,12 +873,38 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	pr.stacks_fd[1] = bpf_map__fd(pr.skel->maps.stacks1);
 	/* the kernel rounds a stack map's buckets up to a power of two: ids are below that */
 	pr.nkeep = ks_pow2_at_least(res->stack_entries, 1u << 31);
-	pr.keep = calloc(pr.nkeep, 1);
-	pr.sid_ips = calloc(pr.nkeep, sizeof(*pr.sid_ips));
+	pr.nids = o->cfi ? (1 + KS_CFI_ID_SPREAD) * pr.nkeep : pr.nkeep;
+	pr.keep = calloc(pr.nids, 1);
+	pr.sid_ips = calloc(pr.nids, sizeof(*pr.sid_ips));
 	if (!pr.keep || !pr.sid_ips) {
 		err = -ENOMEM;
 		p_err("cannot set up the profile: %s", strerror(-err));
 		goto out;
+	}
+	if (o->cfi) {
+		uint32_t nrows = bpf_map__max_entries(pr.skel->maps.cfi_rows);
+		long pg = sysconf(_SC_PAGESIZE);
+
+		/* the rows are written in place: a module's table is one memcpy, not a system call a row */
+		pr.cfi_rows_len = ((size_t)nrows * sizeof(struct ks_cfi_row) + pg - 1) / pg * pg;
+		pr.cfi_rows = mmap(NULL, pr.cfi_rows_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(pr.skel->maps.cfi_rows), 0);
+		if (pr.cfi_rows == MAP_FAILED) {
+			pr.cfi_rows = NULL;
+			err = -errno;
+			p_err("cannot map the CFI table: %s", strerror(-err));
+			goto out;
+		}
+		pr.cfi = ks_cfi_loader_new(pr.cfi_rows, nrows, bpf_map__fd(pr.skel->maps.cfi_procs));
+		if (!pr.cfi) {
+			err = -ENOMEM;
+			p_err("cannot set up the CFI tables: %s", strerror(-err));
+			goto out;
+		}
+		pr.cfi_fd = bpf_map__fd(pr.skel->maps.cfi_stacks);
+		/* -p: its tables before the first sample, which would otherwise end at the leaf (no_process)
+		 * while they are compiled: ~20 ms here, a second and more under emulation */
+		if (o->c->pid)
+			ks_cfi_load_pid(pr.cfi, (uint32_t)o->c->pid);
 	}
 	{
 		rb = ring_buffer__new(bpf_map__fd(pr.skel->maps.samples), on_sample, &pr, NULL);
@@ -841,7 +920,7 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	ks_stop_install();
 	fprintf(stderr, "ksight: tracing %s (%s%s)%s\n",
 		o->offcpu ? "offcpu --stacks" : o->syscalls ? "syscalls --stacks" : o->bio ? "biolat --stacks" : "profile",
-		res->event, o->offcpu || o->syscalls || o->bio ? "" : o->dwarf ? ", dwarf" : ", fp",
+		res->event, o->offcpu || o->syscalls || o->bio ? "" : o->dwarf ? ", dwarf" : o->cfi ? ", cfi" : ", fp",
 		o->c->duration ? "" : o->c->pid ? "; Ctrl-C or the process's exit ends" : "; Ctrl-C to end");
 	start = now_s();
 	end = o->c->duration > 0 ? start + o->c->duration : 0;
@@ -891,6 +970,8 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	if (!err)
 		err = flush_rows(&pr);
 	res->stats = pr.skel->bss->stats;
+	if (pr.cfi)
+		res->cfi = *ks_cfi_loader_stats(pr.cfi);
 	if (err && err != -EINTR)
 		p_err("cannot build the profile: %s", strerror(-err));
 out:
@@ -899,6 +980,9 @@ out:
 			bpf_link__destroy(links[i]);
 	free(links);
 	ring_buffer__free(rb);
+	ks_cfi_loader_free(pr.cfi);
+	if (pr.cfi_rows)
+		munmap(pr.cfi_rows, pr.cfi_rows_len);
 	ks_profile__destroy(pr.skel);
 	ks_usyms_free(pr.usyms);
 	ks_ksyms_free(pr.ksyms);

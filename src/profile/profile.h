@@ -9,6 +9,7 @@
 #include "ksight/filter.h"
 #include "ksight/profile.h"
 #include "output/stacks.h"
+#include "profile/cfi.h"
 
 struct ks_profile_opts {
 	const struct ks_common *c; /* duration, pid (the run ends when it exits), cpus, max_memory */
@@ -17,6 +18,7 @@ struct ks_profile_opts {
 	const char *event; /* "cpu-clock" (NULL), or a hardware event name */
 	bool kernel, user; /* which stacks to take */
 	bool dwarf;	   /* --call-graph dwarf: copy the user stack, unwind with CFI in user space */
+	bool cfi;	   /* --call-graph cfi: walk the user stack in the kernel with CFI tables (x86-64) */
 	bool no_inline;	   /* --no-inline: no frames for inlined calls (no DWARF read for them) */
 	bool offcpu;	   /* offcpu --stacks: off-CPU time by blocking stack, at sched_switch */
 	bool syscalls;	   /* syscalls --stacks: time in syscall_nr (< 0: every one) by the caller's stack */
@@ -33,6 +35,7 @@ struct ks_profile_result {
 	uint64_t unwind_ns, unwound, user_frames; /* user-space unwinding cost and depth (dwarf) */
 	uint64_t ustack_frames, ustacks;	  /* user frames in frame-pointer stacks */
 	uint64_t stack_entries, count_entries;
+	struct ks_cfi_stats cfi; /* --call-graph cfi: tables loaded, and what did not fit */
 	struct ks_budget budget;
 };
 

@@ -70,14 +70,14 @@ modes() {
 	done
 	# The commands beyond the six collectors, in the modes that change their maps: record
 	# (one ring per possible CPU, or one shared; one event, several, the flight recorder),
-	# profile (frame pointers, dwarf copies of the stack, kernel or user alone), funclat
+	# profile (frame pointers, dwarf copies of the stack, cfi tables, kernel or user alone), funclat
 	# (uprobes on three functions and a USDT probe of the fl_calls workload) and serve with
 	# every collector at once (one process: its maps are all of theirs), funclat's share too.
 	printf '%s\n' "record:-e=sched:sched_switch" \
 		"record:-e=sched:sched_switch=-e=sched:sched_wakeup=-e=raw_syscalls:sys_enter=-e=raw_syscalls:sys_exit" \
 		"record:-e=raw_syscalls:sys_enter=--ring=shared" \
 		"record:-e=raw_syscalls:sys_enter=--flight=16M=--trigger=id>1000000" \
-		"profile" "profile:--call-graph=dwarf" "profile:--kernel-only" "profile:--user-only" \
+		"profile" "profile:--call-graph=dwarf" "profile:--call-graph=cfi" "profile:--kernel-only" "profile:--user-only" \
 		"funclat:$WORKLOADS/fl_calls:fl_*" "funclat:$WORKLOADS/fl_calls:fl_sleep=$WORKLOADS/fl_calls:ksight_test:tick" \
 		"serve" "serve:--funclat=$WORKLOADS/fl_calls:fl_*"
 }

@@ -162,7 +162,7 @@ fi
 # CAP_SYSLOG (kptr_restrict): a warning, not a failure.
 "$PRIV_DIR/cpuhog" -s 20 0 >"$T_TMP/hog.out" 2>&1 &
 HOG=$!
-for mode in fp dwarf; do
+for mode in fp dwarf cfi; do
 	as_user +bpf,+perfmon "$K" profile --call-graph $mode -p $HOG -d 1.5 -o "$U_DIR/prof.$mode" 2>"$T_TMP/prof.err"
 	t_eq "profile --call-graph $mode with +bpf,+perfmon: exit 0" 0 "$?"
 	# any sample shows the privilege is enough: how many depends on the CPU the hog gets on a

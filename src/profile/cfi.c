@@ -1,0 +1,595 @@
+/* --call-graph cfi: .eh_frame/.debug_frame CFI compiled with libdw into the compact rows bpf/profile.bpf.c walks, and their loading per process. */
+#include <dwarf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <elfutils/libdw.h>
+#include "profile/cfi.h"
+
+/* x86-64 DWARF register numbers */
+#define R_RBP 6
+#define R_RSP 7
+#define R_RA 16
+
+void ks_cfi_table_free(struct ks_cfi_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+static int push_row(struct ks_cfi_table *t, size_t *cap, const struct ks_cfi_row *r)
+{
+	struct ks_cfi_row *last = t->n ? &t->rows[t->n - 1] : NULL;
+
+	/* the same rule as the row before: that row holds on (the table's size is the walker's memory) */
+	if (last && last->kind == r->kind && last->cfa_off == r->cfa_off && last->rbp_off == r->rbp_off)
+		return 0;
+	/* a row at the same pc replaces it (an empty range, or a gap's end that is the next FDE's start) */
+	if (last && last->pc == r->pc) {
+		*last = *r;
+		return 0;
+	}
+	if (t->n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 1024;
+		struct ks_cfi_row *n = realloc(t->rows, nc * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->rows = n;
+		*cap = nc;
+	}
+	t->rows[t->n++] = *r;
+	return 0;
+}
+
+/*
+ * The PLT's CFA expression (GNU ld's .plt: each 16-byte entry pushes once
+ * at its 11th byte, 10th in some variants): DW_OP_breg7 8; DW_OP_breg16 0;
+ * DW_OP_lit15; DW_OP_and; DW_OP_litN; DW_OP_ge; DW_OP_lit3; DW_OP_shl;
+ * DW_OP_plus.  N (the threshold) goes in @thr.
+ */
+static bool plt_expr(const Dwarf_Op *o, size_t n, int *off, int *thr)
+{
+	if (n != 9 || o[0].atom != DW_OP_breg7 || o[1].atom != DW_OP_breg16 || o[1].number != 0 ||
+	    o[2].atom != DW_OP_lit15 || o[3].atom != DW_OP_and || o[4].atom < DW_OP_lit0 || o[4].atom > DW_OP_lit31 ||
+	    o[5].atom != DW_OP_ge || o[6].atom != DW_OP_lit3 || o[7].atom != DW_OP_shl || o[8].atom != DW_OP_plus)
+		return false;
+	*off = (int)(int64_t)o[0].number;
+	*thr = o[4].atom - DW_OP_lit0;
+	return true;
+}
+
+/* The row of @f at @pc: the CFA's rule, rbp's, and the return address's (which must be at CFA - 8). */
+static void frame_row(Dwarf_Frame *f, uint64_t pc, struct ks_cfi_row *r, struct ks_cfi_table *t)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int64_t off;
+	int poff, thr;
+
+	memset(r, 0, sizeof(*r));
+	r->pc = (uint32_t)pc;
+	r->kind = KS_CFI_UNSUP;
+	/* the return address: undefined at the outermost frame; otherwise it must be CFA - 8 */
+	if (dwarf_frame_register(f, R_RA, mem, &ops, &nops))
+		goto unsup;
+	if (nops == 0 && ops == mem) {
+		r->kind = KS_CFI_END;
+		return;
+	}
+	if (nops != 2 || ops[0].atom != DW_OP_call_frame_cfa || ops[1].atom != DW_OP_plus_uconst ||
+	    (int64_t)ops[1].number != -8)
+		goto unsup;
+	if (dwarf_frame_cfa(f, &ops, &nops) || nops == 0)
+		goto unsup;
+	/* a register + offset rule: libdw gives it as DW_OP_bregx reg, off (an expression may say breg7/breg6) */
+	if (nops == 1 && (ops[0].atom == DW_OP_bregx || ops[0].atom == DW_OP_breg7 || ops[0].atom == DW_OP_breg6)) {
+		int reg = ops[0].atom == DW_OP_bregx ? (int)ops[0].number : ops[0].atom - DW_OP_breg0;
+
+		off = (int64_t)(ops[0].atom == DW_OP_bregx ? ops[0].number2 : ops[0].number);
+		if ((reg != R_RSP && reg != R_RBP) || off < INT16_MIN || off > INT16_MAX)
+			goto unsup;
+		r->kind = reg == R_RSP ? KS_CFI_RSP : KS_CFI_RBP;
+		r->cfa_off = (int16_t)off;
+	} else if (plt_expr(ops, nops, &poff, &thr)) {
+		r->kind = KS_CFI_PLT;
+		r->cfa_off = (int16_t)poff;
+		r->rbp_off = (int8_t)thr;
+		t->plt++;
+		return; /* rbp: the PLT does not touch it */
+	} else {
+		goto unsup;
+	}
+	/* rbp: unchanged (same value, or undefined: the walker keeps what it has), or saved at CFA + off */
+	if (dwarf_frame_register(f, R_RBP, mem, &ops, &nops))
+		goto unsup;
+	if (nops == 0)
+		return;
+	if (nops == 1 && ops[0].atom == DW_OP_call_frame_cfa)
+		off = 0;
+	else if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst)
+		off = (int64_t)ops[1].number;
+	else
+		goto unsup;
+	if (off % 8 || off / 8 < INT8_MIN || off / 8 > INT8_MAX || off == 0)
+		goto unsup;
+	r->rbp_off = (int8_t)(off / 8);
+	return;
+unsup:
+	r->kind = KS_CFI_UNSUP;
+	r->cfa_off = 0;
+	r->rbp_off = 0;
+	t->unsup++;
+}
+
+/*
+ * Rows for every FDE starting at @starts[0..n) (sorted): each FDE's rows
+ * from libdw, one address range after another, and a KS_CFI_NONE row
+ * wherever no FDE covers.
+ */
+static int compile_starts(Dwarf_CFI *cfi, const uint64_t *starts, size_t n, struct ks_cfi_table *t)
+{
+	size_t cap = 0, i = 0;
+	uint64_t addr;
+	struct ks_cfi_row r;
+	int err;
+
+	if (!n)
+		return -ENODATA;
+	addr = starts[0];
+	for (;;) {
+		Dwarf_Frame *f = NULL;
+		Dwarf_Addr s, e;
+
+		if (addr > UINT32_MAX)
+			return -ERANGE;
+		if (!dwarf_cfi_addrframe(cfi, addr, &f) && dwarf_frame_info(f, &s, &e, NULL) >= 0 && e > addr) {
+			frame_row(f, addr, &r, t);
+			free(f);
+			err = push_row(t, &cap, &r);
+			if (err)
+				return err;
+			addr = e;
+			continue;
+		}
+		free(f);
+		/* no FDE covers addr: none up to the next one's start */
+		memset(&r, 0, sizeof(r));
+		r.pc = (uint32_t)addr;
+		r.kind = KS_CFI_NONE;
+		err = push_row(t, &cap, &r);
+		if (err)
+			return err;
+		while (i < n && starts[i] <= addr)
+			i++;
+		if (i == n)
+			return 0;
+		addr = starts[i];
+	}
+}
+
+/* Reads a DW_EH_PE-encoded pointer at *@p (fixed sizes only); @base is the section's address; false: unsupported. */
+static bool eh_ptr(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t pcaddr, uint64_t dataaddr, uint64_t *out)
+{
+	uint64_t v;
+	int64_t sv;
+	size_t sz;
+
+	switch (enc & 0x0f) {
+	case 0x00: case 0x04: case 0x0c: sz = 8; break;
+	case 0x02: case 0x0a: sz = 2; break;
+	case 0x03: case 0x0b: sz = 4; break;
+	default: return false;
+	}
+	if (*p + sz > end)
+		return false;
+	switch (enc & 0x0f) {
+	case 0x02: { uint16_t x; memcpy(&x, *p, 2); v = x; break; }
+	case 0x0a: { int16_t x; memcpy(&x, *p, 2); sv = x; v = (uint64_t)sv; break; }
+	case 0x03: { uint32_t x; memcpy(&x, *p, 4); v = x; break; }
+	case 0x0b: { int32_t x; memcpy(&x, *p, 4); sv = x; v = (uint64_t)sv; break; }
+	default: memcpy(&v, *p, 8); break;
+	}
+	switch (enc & 0x70) {
+	case 0x00: break;
+	case 0x10: v += pcaddr; break;
+	case 0x30: v += dataaddr; break;
+	default: return false;
+	}
+	*p += sz;
+	*out = v;
+	return true;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The FDEs' start addresses from .eh_frame_hdr's binary-search table (@d at address @addr). */
+static int hdr_starts(const Elf_Data *d, uint64_t addr, uint64_t **out, size_t *n)
+{
+	const uint8_t *b = d->d_buf, *p = b + 4, *end = b + d->d_size;
+	uint64_t ehp, count, *s;
+
+	if (d->d_size < 4 || b[0] != 1 || b[2] == 0xff || b[3] == 0xff)
+		return -ENODATA;
+	if (!eh_ptr(&p, end, b[1], addr + (p - b), addr, &ehp) || !eh_ptr(&p, end, b[2], addr + (p - b), addr, &count))
+		return -ENODATA;
+	if (count > (uint64_t)(end - p) / 8)
+		return -ENODATA;
+	s = malloc((count ? count : 1) * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t fde;
+
+		if (!eh_ptr(&p, end, b[3], addr + (p - b), addr, &s[i]) || !eh_ptr(&p, end, b[3], addr + (p - b), addr, &fde)) {
+			free(s);
+			return -ENODATA;
+		}
+	}
+	qsort(s, count, sizeof(*s), cmp_u64); /* sorted already, by the format; cheap to be sure */
+	*out = s;
+	*n = count;
+	return 0;
+}
+
+/* The FDEs' start addresses in .debug_frame (@d): absolute, the address's size. */
+static int debug_frame_starts(Elf *e, Elf_Data *d, uint64_t **out, size_t *n)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(e, NULL);
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry ent;
+	size_t cap = 0, k = 0;
+	uint64_t *s = NULL;
+
+	if (!ident)
+		return -ENOEXEC;
+	while (dwarf_next_cfi(ident, d, false, off, &next, &ent) == 0) {
+		if (ent.CIE_id != DW_CIE_ID_64 && ent.fde.start + 8 <= ent.fde.end) {
+			if (k == cap) {
+				uint64_t *ns = realloc(s, (cap = cap ? cap * 2 : 256) * sizeof(*s));
+
+				if (!ns) {
+					free(s);
+					return -ENOMEM;
+				}
+				s = ns;
+			}
+			memcpy(&s[k++], ent.fde.start, 8);
+		}
+		off = next;
+	}
+	if (!k) {
+		free(s);
+		return -ENODATA;
+	}
+	qsort(s, k, sizeof(*s), cmp_u64);
+	*out = s;
+	*n = k;
+	return 0;
+}
+
+static Elf_Scn *section(Elf *e, const char *name, GElf_Shdr *sh)
+{
+	size_t shstrndx;
+	Elf_Scn *s = NULL;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return NULL;
+	while ((s = elf_nextscn(e, s))) {
+		const char *n;
+
+		if (!gelf_getshdr(s, sh) || sh->sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(e, shstrndx, sh->sh_name);
+		if (n && !strcmp(n, name))
+			return s;
+	}
+	return NULL;
+}
+
+int ks_cfi_compile_fd(int fd, struct ks_cfi_table *t)
+{
+	Elf *e;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	Elf_Scn *s;
+	Elf_Data *d;
+	Dwarf *dw = NULL;
+	Dwarf_CFI *cfi = NULL;
+	uint64_t *starts = NULL;
+	size_t n = 0;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e)
+		return -ENOEXEC;
+	if (!gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64 || eh.e_ident[EI_CLASS] != ELFCLASS64) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	err = -ENODATA;
+	s = section(e, ".eh_frame_hdr", &sh);
+	if (s && (d = elf_getdata(s, NULL)) && (cfi = dwarf_getcfi_elf(e)))
+		err = hdr_starts(d, sh.sh_addr, &starts, &n);
+	if (err == -ENODATA && (s = section(e, ".debug_frame", &sh)) && (d = elf_getdata(s, NULL))) {
+		cfi = NULL;
+		dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
+		if (dw && (cfi = dwarf_getcfi(dw))) {
+			err = debug_frame_starts(e, d, &starts, &n);
+			t->debug_frame = true;
+		}
+	}
+	if (err)
+		goto out;
+	t->fdes = n;
+	err = compile_starts(cfi, starts, n, t);
+out:
+	if (err)
+		ks_cfi_table_free(t);
+	free(starts);
+	if (dw)
+		dwarf_end(dw);
+	else if (cfi)
+		dwarf_cfi_end(cfi);
+	elf_end(e);
+	return err;
+}
+
+int ks_cfi_compile(const char *path, struct ks_cfi_table *t)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = ks_cfi_compile_fd(fd, t);
+	close(fd);
+	return err;
+}
+
+const struct ks_cfi_row *ks_cfi_lookup(const struct ks_cfi_table *t, uint64_t pc)
+{
+	size_t lo = 0, hi = t->n;
+
+	if (!t->n || t->rows[0].pc > pc)
+		return NULL;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &t->rows[lo];
+}
+
+/* ---- loading per process ---- */
+
+/* A file's loadable segments, for the bias of a mapping of it. */
+#define MOD_LOADS 8
+struct cfi_mod {
+	uint64_t dev, ino;
+	uint32_t row, nrows; /* in cfi_rows; nrows 0 and fp: did not fit */
+	bool fp, none;	     /* fp: no room, frame pointers; none: no CFI (the walk stops there) */
+	int nload;
+	struct {
+		uint64_t off, vaddr, filesz;
+	} load[MOD_LOADS];
+};
+
+struct ks_cfi_loader {
+	struct ks_cfi_row *rows;
+	uint32_t cap, used;
+	int procs_fd;
+	struct cfi_mod *mods;
+	size_t nmods, capmods;
+	struct ks_cfi_stats st;
+};
+
+struct ks_cfi_loader *ks_cfi_loader_new(struct ks_cfi_row *rows, uint32_t cap, int procs_fd)
+{
+	struct ks_cfi_loader *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->rows = rows;
+	l->cap = cap;
+	l->procs_fd = procs_fd;
+	l->st.rows_cap = cap;
+	return l;
+}
+
+void ks_cfi_loader_free(struct ks_cfi_loader *l)
+{
+	if (!l)
+		return;
+	free(l->mods);
+	free(l);
+}
+
+const struct ks_cfi_stats *ks_cfi_loader_stats(const struct ks_cfi_loader *l)
+{
+	return &l->st;
+}
+
+static int read_loads(int fd, struct cfi_mod *m)
+{
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t np;
+	int err = 0;
+
+	if (!e)
+		return -ENOEXEC;
+	if (elf_getphdrnum(e, &np)) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	for (size_t i = 0; i < np && m->nload < MOD_LOADS; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			m->load[m->nload].off = ph.p_offset;
+			m->load[m->nload].vaddr = ph.p_vaddr;
+			m->load[m->nload].filesz = ph.p_filesz;
+			m->nload++;
+		}
+	}
+out:
+	elf_end(e);
+	return err;
+}
+
+/* The module of file (@dev, @ino), compiled (from @path under @pid's root) and loaded at its first sight. */
+static struct cfi_mod *module(struct ks_cfi_loader *l, uint32_t pid, uint64_t dev, uint64_t ino, const char *path)
+{
+	struct cfi_mod *m;
+	struct ks_cfi_table t;
+	struct stat sb;
+	char p[4096 + 64];
+	int fd;
+
+	for (size_t i = 0; i < l->nmods; i++)
+		if (l->mods[i].dev == dev && l->mods[i].ino == ino)
+			return &l->mods[i];
+	if (l->nmods == l->capmods) {
+		size_t nc = l->capmods ? l->capmods * 2 : 64;
+		struct cfi_mod *nm = realloc(l->mods, nc * sizeof(*nm));
+
+		if (!nm)
+			return NULL;
+		l->mods = nm;
+		l->capmods = nc;
+	}
+	m = &l->mods[l->nmods++];
+	memset(m, 0, sizeof(*m));
+	m->dev = dev;
+	m->ino = ino;
+	m->none = true;
+	l->st.modules++;
+	/* through the process's root: a container's files are its own */
+	snprintf(p, sizeof(p), "/proc/%u/root%s", pid, path);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) || sb.st_ino != ino || read_loads(fd, m) || ks_cfi_compile_fd(fd, &t)) {
+		if (fd >= 0)
+			close(fd);
+		l->st.modules_none++;
+		return m;
+	}
+	close(fd);
+	m->none = false;
+	if (t.n > l->cap - l->used) {
+		/* no room: frame pointers in this module, said in -v and JSON */
+		m->fp = true;
+		l->st.modules_fp++;
+		l->st.rows_dropped += t.n;
+	} else {
+		memcpy(l->rows + l->used, t.rows, t.n * sizeof(*t.rows));
+		m->row = l->used;
+		m->nrows = (uint32_t)t.n;
+		l->used += (uint32_t)t.n;
+		l->st.rows = l->used;
+	}
+	ks_cfi_table_free(&t);
+	return m;
+}
+
+static int cmp_map(const void *a, const void *b)
+{
+	const struct ks_cfi_map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int ks_cfi_load_pid(struct ks_cfi_loader *l, uint32_t pid)
+{
+	struct ks_cfi_proc *pr;
+	struct timespec t0, t1;
+	char path[64], line[4096 + 256];
+	FILE *f;
+	int err = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pr = calloc(1, sizeof(*pr));
+	if (!pr)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f) {
+		err = -errno;
+		l->st.procs_lost++;
+		/* one mapping over the whole address space with no table: its walks take frame pointers,
+		 * as fp mode would, instead of announcing it again at each sample */
+		pr->n = 1;
+		pr->m[0].end = UINT64_MAX;
+		bpf_map_update_elem(l->procs_fd, &pid, pr, BPF_ANY);
+		free(pr);
+		return err;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off, ino;
+		unsigned int maj, min;
+		char perms[8], file[4096];
+		struct cfi_mod *m;
+		struct ks_cfi_map *e;
+		int i;
+
+		file[0] = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095[^\n]", &start, &end, perms, &off, &maj, &min, &ino,
+			   file) < 7 || perms[2] != 'x' || !ino || file[0] != '/')
+			continue;
+		/* " (deleted)": the file is gone from its path; its mapping is unwound as no mapping */
+		m = module(l, pid, ((uint64_t)maj << 32) | min, ino, file);
+		if (!m) {
+			err = -ENOMEM;
+			break;
+		}
+		if (m->none)
+			continue;
+		if (pr->n == KS_CFI_MAPS) {
+			l->st.maps_lost++;
+			continue;
+		}
+		/* the segment that holds the mapping's file offset gives the bias: ELF address = pc - bias */
+		for (i = 0; i < m->nload; i++)
+			if (off >= (m->load[i].off & ~4095ull) && off < m->load[i].off + m->load[i].filesz)
+				break;
+		if (i == m->nload)
+			continue;
+		e = &pr->m[pr->n++];
+		e->start = start;
+		e->end = end;
+		e->bias = start - off + m->load[i].off - m->load[i].vaddr;
+		e->row = m->row;
+		e->nrows = m->fp ? 0 : m->nrows;
+	}
+	fclose(f);
+	if (!err) {
+		qsort(pr->m, pr->n, sizeof(pr->m[0]), cmp_map);
+		if (bpf_map_update_elem(l->procs_fd, &pid, pr, BPF_ANY)) {
+			err = -errno;
+			l->st.procs_lost++;
+		} else {
+			l->st.procs++;
+		}
+	}
+	free(pr);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	l->st.compile_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
+	return err;
+}

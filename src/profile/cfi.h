@@ -1,0 +1,59 @@
+/* --call-graph cfi's user side: compiles ELF CFI into the unwind tables bpf/profile.bpf.c walks, and loads them per process. */
+#ifndef KS_PROFILE_CFI_H
+#define KS_PROFILE_CFI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "ksight/profile.h"
+
+/*
+ * A module's unwind table: rows sorted by pc, each holding to the next
+ * one's pc; neighbours with the same rule are merged.  The last row is
+ * KS_CFI_NONE (past the last FDE).
+ */
+struct ks_cfi_table {
+	struct ks_cfi_row *rows;
+	size_t n;
+	uint64_t fdes;	  /* FDEs read */
+	uint64_t unsup;	  /* rows (before merging) with a rule the walker cannot evaluate */
+	uint64_t plt;	  /* rows of the PLT's CFA expression, evaluated specially */
+	bool debug_frame; /* from .debug_frame (no .eh_frame_hdr to list the FDEs) */
+};
+
+/*
+ * Compiles the CFI of the ELF file open at @fd: .eh_frame through its
+ * .eh_frame_hdr search table, or .debug_frame where the file has no
+ * .eh_frame_hdr.  x86-64 only.  0, or -ENOEXEC (not an x86-64 ELF),
+ * -ENODATA (no CFI), -ENOMEM.
+ */
+int ks_cfi_compile_fd(int fd, struct ks_cfi_table *t);
+int ks_cfi_compile(const char *path, struct ks_cfi_table *t);
+void ks_cfi_table_free(struct ks_cfi_table *t);
+/* The row holding @pc (binary search, as the BPF walker does), or NULL. */
+const struct ks_cfi_row *ks_cfi_lookup(const struct ks_cfi_table *t, uint64_t pc);
+
+/* Loads tables into the profile program's maps as processes are announced. */
+struct ks_cfi_loader;
+
+struct ks_cfi_stats {
+	uint64_t procs, procs_lost;	/* processes loaded; not (the map full, unreadable maps: frame pointers there) */
+	uint64_t modules, modules_fp;	/* modules compiled; those whose table did not fit (frame pointers) */
+	uint64_t modules_none;		/* modules with no CFI or unreadable: their frames end the walk */
+	uint64_t maps_lost;		/* executable mappings past KS_CFI_MAPS in one process */
+	uint64_t rows, rows_cap;	/* rows loaded, of the map's room */
+	uint64_t rows_dropped;		/* rows of modules that did not fit */
+	uint64_t compile_ns;		/* time compiling and loading tables */
+};
+
+/*
+ * @rows: the mmap of the cfi_rows array (@cap rows); @procs_fd: cfi_procs.
+ * NULL and errno on failure.
+ */
+struct ks_cfi_loader *ks_cfi_loader_new(struct ks_cfi_row *rows, uint32_t cap, int procs_fd);
+void ks_cfi_loader_free(struct ks_cfi_loader *l);
+/* Reads /proc/@pid/maps and loads its mappings' tables (compiled once per file); 0 or negative errno. */
+int ks_cfi_load_pid(struct ks_cfi_loader *l, uint32_t pid);
+const struct ks_cfi_stats *ks_cfi_loader_stats(const struct ks_cfi_loader *l);
+
+#endif
