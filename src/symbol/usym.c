@@ -1081,6 +1081,29 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 	return ++o->n < o->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
+/* One walk of the copied stack over @p's current view: the frames found (0: none, or no view). */
+static int walk(struct uproc *p, uint32_t tid, const uint64_t *regs, const uint8_t *stack, uint32_t len,
+		struct unwind_out *o)
+{
+	if (!p->dwfl || p->attach_failed)
+		return 0;
+	if (!p->attached) {
+		if (!dwfl_attach_state(p->dwfl, NULL, p->pid, &thread_cbs, p)) {
+			p->attach_failed = true;
+			return 0;
+		}
+		p->attached = true;
+	}
+	p->tid = tid;
+	p->regs = regs;
+	p->stack = stack;
+	p->len = len;
+	dwfl_getthread_frames(p->dwfl, tid, frame_cb, o);
+	p->regs = NULL;
+	p->stack = NULL;
+	return o->n;
+}
+
 int ks_usyms_unwind(struct ks_usyms *u, uint32_t pid, uint32_t tid, const uint64_t *regs,
 		    const uint8_t *stack, uint32_t len, uint64_t *pcs, bool *is_ret, int max)
 {
@@ -1097,31 +1120,27 @@ int ks_usyms_unwind(struct ks_usyms *u, uint32_t pid, uint32_t tid, const uint64
 		ks_usyms_capture(u, pid);
 		p = find(u, pid);
 	}
+	if (!p)
+		return 1;
 	/*
-	 * A pc in no module of the view: a library loaded since, or a view read
-	 * inside an exec, before the new program was mapped (the announcing
-	 * sample is often there, and this sample is consumed later): read the
-	 * maps once more, once per view.
+	 * A pc in no module of the view, the sampled one or a caller's where
+	 * the walk stopped: a library loaded since, or a view read inside an
+	 * exec (the announcing sample is often there, and this one is consumed
+	 * later), before the new program or, a moment later, its libraries
+	 * were mapped.  The maps are read once more, once per view, and the
+	 * stack walked again.
 	 */
-	if (p && p->dwfl && !p->maps_reread && !dwfl_addrmodule(p->dwfl, regs[16])) {
+	if (p->dwfl && !p->maps_reread && !dwfl_addrmodule(p->dwfl, regs[16])) {
 		p->maps_reread = true;
 		capture_dwfl(u, p);
 	}
-	if (!p || !p->dwfl || p->attach_failed)
-		return 1;
-	if (!p->attached) {
-		if (!dwfl_attach_state(p->dwfl, NULL, pid, &thread_cbs, p)) {
-			p->attach_failed = true;
-			return 1;
-		}
-		p->attached = true;
+	o.n = walk(p, tid, regs, stack, len, &o);
+	if (o.n > 1 && o.n < max && p->dwfl && !p->maps_reread &&
+	    !dwfl_addrmodule(p->dwfl, pcs[o.n - 1] - (is_ret[o.n - 1] ? 1 : 0))) {
+		p->maps_reread = true;
+		capture_dwfl(u, p);
+		o.n = 0;
+		o.n = walk(p, tid, regs, stack, len, &o);
 	}
-	p->tid = tid;
-	p->regs = regs;
-	p->stack = stack;
-	p->len = len;
-	dwfl_getthread_frames(p->dwfl, tid, frame_cb, &o);
-	p->regs = NULL;
-	p->stack = NULL;
 	return o.n ? o.n : 1;
 }
