@@ -239,8 +239,11 @@ static int quiet_add(const char *root, const char *rel, struct ks_blk_quiet *q)
 
 int ks_blockdev_quiet(const char *root, uint32_t dev, struct ks_blk_quiet *q)
 {
-	char dir[64], rel[PATH_MAX], b[16];
+	char dir[64], rel[PATH_MAX], b[16], link[PATH_MAX];
+	const char *name;
 	struct dirent *de;
+	size_t nlen;
+	ssize_t n;
 	DIR *d;
 	int err;
 
@@ -249,19 +252,30 @@ int ks_blockdev_quiet(const char *root, uint32_t dev, struct ks_blk_quiet *q)
 	snprintf(dir, sizeof(dir), "/sys/dev/block/%u:%u", KS_BLK_MAJOR(dev), KS_BLK_MINOR(dev));
 	snprintf(rel, sizeof(rel), "%s/stat", dir);
 	err = quiet_add(root, rel, q);
-	if (err)
+	/* a busy disk, the common case, costs this one read */
+	if (err || q->inflight)
 		return err;
 	snprintf(rel, sizeof(rel), "%s/queue/iostats", dir);
 	q->iostats = !ks_procfs_line(root, rel, b, sizeof(b)) && strcmp(b, "0") != 0;
-	/* the partitions: before 6.16 the disk's count holds theirs, from 6.16 each has its own */
+	/*
+	 * The partitions, subdirectories named after the disk (vda1,
+	 * nvme0n1p1): before 6.16 the disk's count holds theirs, from 6.16
+	 * each has its own.
+	 */
 	snprintf(rel, sizeof(rel), "%s%s", root_of(root), dir);
+	n = readlink(rel, link, sizeof(link) - 1);
+	if (n <= 0)
+		return -errno;
+	link[n] = 0;
+	name = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
+	nlen = strlen(name);
 	d = opendir(rel);
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
 		char p[PATH_MAX];
 
-		if (de->d_name[0] == '.')
+		if (strncmp(de->d_name, name, nlen) || !de->d_name[nlen])
 			continue;
 		snprintf(p, sizeof(p), "%s%s/%s/partition", root_of(root), dir, de->d_name);
 		if (access(p, F_OK))

@@ -1,5 +1,6 @@
 /* Unit test: block-device topology (disks, queues, scheduler, flush features, partitions, names) read from a fixture sysfs tree. */
 #include "core/blockdev.h"
+#include "collectors/rows.h"
 #include "test.h"
 
 #define ROOT "tests/unit/fixtures/blockdev"
@@ -133,4 +134,27 @@ TEST(quiet_idle_decision)
 	a = b = (struct ks_blk_quiet){ 0 }; /* nothing read */
 	a.iostats = b.iostats = true;
 	EXPECT_TRUE(!ks_blk_quiet_idle(&a, &b));
+}
+
+TEST(biolat_stale_requests)
+{
+	const uint64_t t0 = 1000;
+
+	/* 6.16+: every request the count covers, stamped before t0 */
+	EXPECT_TRUE(ks_bl_stale(KS_BL_OP_READ, 4096, 999, t0, true));
+	EXPECT_TRUE(ks_bl_stale(KS_BL_OP_FLUSH, 0, 1, t0, true));
+	EXPECT_TRUE(ks_bl_stale(KS_BL_OP_WRITE, 0, 1, t0, true));
+	EXPECT_TRUE(ks_bl_stale(KS_BL_OP_SEQ, 4096, 1, t0, true));
+	/* stamped at or after t0, or not at all: may have started after the count was read */
+	EXPECT_TRUE(!ks_bl_stale(KS_BL_OP_READ, 4096, 1000, t0, true));
+	EXPECT_TRUE(!ks_bl_stale(KS_BL_OP_READ, 4096, 0, t0, true));
+	/* passthrough commands are never counted in flight */
+	EXPECT_TRUE(!ks_bl_stale(KS_BL_OP_OTHER, 4096, 1, t0, true));
+	/* before 6.16: only requests started in the driver */
+	EXPECT_TRUE(ks_bl_stale(KS_BL_OP_READ, 4096, 1, t0, false));
+	EXPECT_TRUE(ks_bl_stale(KS_BL_OP_WRITE, 4096, 1, t0, false));
+	EXPECT_TRUE(ks_bl_stale(KS_BL_OP_DISCARD, 4096, 1, t0, false));
+	EXPECT_TRUE(!ks_bl_stale(KS_BL_OP_FLUSH, 0, 1, t0, false));
+	EXPECT_TRUE(!ks_bl_stale(KS_BL_OP_WRITE, 0, 1, t0, false));
+	EXPECT_TRUE(!ks_bl_stale(KS_BL_OP_SEQ, 4096, 1, t0, false));
 }
