@@ -586,6 +586,8 @@ static void map_for_stale(struct bl_ctx *ctx)
 	struct utsname u;
 	unsigned int maj = 0, min = 0;
 
+	if (!uname(&u) && sscanf(u.release, "%u.%u", &maj, &min) == 2)
+		ctx->precise_inflight = maj > 6 || (maj == 6 && min >= 16);
 	if (s == MAP_FAILED || d == MAP_FAILED) {
 		p_dbg("biolat: stale check without tag slots: cannot map them: %s", strerror(errno));
 		if (s != MAP_FAILED)
@@ -599,8 +601,6 @@ static void map_for_stale(struct bl_ctx *ctx)
 	ctx->slots_len = sl;
 	ctx->devs_len = dl;
 	ctx->nslots_mm = bpf_map__max_entries(sm);
-	if (!uname(&u) && sscanf(u.release, "%u.%u", &maj, &min) == 2)
-		ctx->precise_inflight = maj > 6 || (maj == 6 && min >= 16);
 }
 
 /* -Q: queue time needs block_rq_insert, which a disk without an I/O scheduler never fires. */
