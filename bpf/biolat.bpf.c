@@ -32,10 +32,15 @@ struct ks_bl_counts counts = {};
 /* Zeroed source for new rows (too big for the BPF stack). */
 static const struct ks_bl_stat zero_stat = {};
 
-/* Requests in flight of the default mode, by device, hardware queue and tag: see ks_bl_slot. */
+/*
+ * Requests in flight of the default mode, by device, hardware queue and
+ * tag: see ks_bl_slot.  Mapped by user space, whose stale check swaps
+ * issue_ts atomically (see ks_bl_slot).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, KS_BL_TAG_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct ks_bl_slot);
 } slots SEC(".maps");
@@ -48,10 +53,15 @@ struct {
 	__type(value, struct ks_bl_req);
 } inflight SEC(".maps");
 
-/* The devices known at start: depth, tag slots, row slot (see ks_bl_dev). */
+/*
+ * The devices known at start: depth, tag slots, row slot (see ks_bl_dev).
+ * Mapped by user space, whose stale check takes the requests it removes
+ * off the depth with an atomic add.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, KS_BL_DEV_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct ks_bl_dev);
 } devs SEC(".maps");
@@ -240,12 +250,17 @@ static __always_inline int remember_as(const struct ks_bl_rkey *k, const struct 
 	int replaced = 0;
 
 	if (err == -KS_EEXIST) {
-		struct ks_bl_req *e = issue ? bpf_map_lookup_elem(&inflight, k) : NULL;
+		struct ks_bl_req *e = bpf_map_lookup_elem(&inflight, k);
 
-		/* a request still in flight at the same place: the newer one wins */
-		__sync_fetch_and_add(e && reissue(issue, e->issue_ts) ? &counts.reissued : &counts.collisions, 1);
+		/*
+		 * A request still in flight at the same place: the newer one
+		 * wins.  One gone since the refused insert (completed, or taken
+		 * by the stale check, which counted it) is no collision.
+		 */
+		if (e)
+			__sync_fetch_and_add(issue && reissue(issue, e->issue_ts) ? &counts.reissued : &counts.collisions, 1);
 		err = ks_map_update(&inflight, k, r, BPF_ANY, &counts.update_failed);
-		replaced = 1;
+		replaced = e != NULL;
 	}
 	if (err == -KS_E2BIG || err == -KS_ENOMEM)
 		__sync_fetch_and_add(&counts.inflight_full, 1);
@@ -371,6 +386,7 @@ static __always_inline int on_submit(struct io *io)
 	}
 	if (empty_flush)
 		r.issue_ts = bpf_ktime_get_ns(); /* depth 0: not in the device's queue */
+	r.op = io->k.op;
 	remember(&io->id, &r);
 	return 0;
 }
@@ -420,6 +436,7 @@ static __always_inline int on_insert(struct io *io)
 	if (submit_info && !who_first_seen(&r, io))
 		return 0;
 	r.insert_ts = bpf_ktime_get_ns();
+	r.op = io->k.op;
 	remember(&io->id, &r);
 	return 0;
 }
@@ -453,14 +470,23 @@ static __always_inline __u32 issue_depth(__s64 *d, __u64 busy, bool same)
  */
 static __always_inline void issue_to_slot(struct ks_bl_slot *t, __s64 *d, const struct io *io)
 {
-	/* a kernel-stamped issue's time is in its request, until the kernel stamps this one */
-	__u64 last = t->issue_ts == KS_BL_TS_KERNEL ? io->kstart : t->issue_ts;
+	struct ks_bl_rkey was = t->k;
+	/*
+	 * The kernel's stamp, where valid, spares a clock read
+	 * (ks_kernel_issue_stamps()); the allocation stamp beside its bit
+	 * names the request to the stale check.
+	 */
+	__u64 ts = io->kstamp ? KS_BL_TS_KERNEL | io->alloc_ns : bpf_ktime_get_ns(), last;
 
-	t->depth = issue_depth(d, t->issue_ts, key_eq(&t->k, &io->k) && reissue(io, last));
 	t->k = io->k;
 	t->bytes = io->bytes;
-	/* the kernel's stamp, where valid, spares a clock read (ks_kernel_issue_stamps()) */
-	t->issue_ts = io->kstamp ? KS_BL_TS_KERNEL : bpf_ktime_get_ns();
+	/* one exchange: the stale check's compare-and-swap takes the old request, or this issue does */
+	ts = __sync_lock_test_and_set(&t->issue_ts, ts);
+	if (ts <= KS_BL_TS_SWEPT)
+		ts = 0; /* free, or taken by the stale check, which took it off the depth */
+	/* a kernel-stamped issue's time is in its request, until the kernel stamps this one */
+	last = ts & KS_BL_TS_KERNEL ? io->kstart : ts;
+	t->depth = issue_depth(d, ts, key_eq(&was, &io->k) && reissue(io, last));
 }
 
 static __always_inline int on_issue(struct io *io)
@@ -483,6 +509,7 @@ static __always_inline int on_issue(struct io *io)
 		r.depth = (__u32)*d + 1;
 		r.issue_ts = bpf_ktime_get_ns();
 		r.bytes = io->bytes;
+		r.op = io->k.op;
 		/* a replaced entry was counted in the depth already */
 		if (remember_as(&io->id, &r, io) == 0)
 			__sync_fetch_and_add(d, 1);
@@ -499,6 +526,7 @@ static __always_inline int on_issue(struct io *io)
 		r.depth = (__u32)*d + 1;
 		r.issue_ts = bpf_ktime_get_ns();
 		r.bytes = io->bytes;
+		r.op = io->k.op;
 		if (remember(&io->id, &r) == 0)
 			__sync_fetch_and_add(d, 1);
 		return 0;
@@ -516,10 +544,10 @@ static __always_inline int on_requeue(struct io *io)
 	struct ks_bl_slot *t = tag_slot(dv, io);
 	struct ks_bl_req *e;
 
-	if (t && t->issue_ts && key_eq(&t->k, &io->k)) {
+	if (t && t->issue_ts > KS_BL_TS_SWEPT && key_eq(&t->k, &io->k)) {
 		/* it gets a tag again when it is issued again */
-		t->issue_ts = 0;
-		depth_dec(io->k.dev, dv);
+		if (__sync_lock_test_and_set(&t->issue_ts, 0) > KS_BL_TS_SWEPT)
+			depth_dec(io->k.dev, dv);
 		return 0;
 	}
 	e = bpf_map_lookup_elem(&inflight, &io->id);
@@ -648,8 +676,11 @@ static __always_inline bool unpark(const struct io *io, const struct ks_bl_dev *
 	if (!e)
 		return false;
 	r = *e;
-	ks_map_delete(&inflight, &k, &counts.update_failed);
-	account(&io->k, &r, dv, bpf_ktime_get_ns() - r.issue_ts, error);
+	/* gone since the lookup: the stale check took it, and counted it */
+	if (ks_map_delete(&inflight, &k, &counts.update_failed) == -KS_ENOENT)
+		__sync_fetch_and_add(&counts.unseen_late, 1);
+	else
+		account(&io->k, &r, dv, bpf_ktime_get_ns() - r.issue_ts, error);
 	return true;
 }
 
@@ -661,7 +692,7 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 	struct ks_bl_req *e, r = {};
 	__u64 now, start;
 
-	if (t && t->issue_ts && key_eq(&t->k, &io->k)) {
+	if (t && t->issue_ts > KS_BL_TS_SWEPT && key_eq(&t->k, &io->k)) {
 		if ((done >> 9) < (t->bytes >> 9)) {
 			/* a partial completion: the rest starts further on, with the same tag */
 			t->k.sector += done >> 9;
@@ -669,13 +700,17 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 			return 0;
 		}
 		now = bpf_ktime_get_ns();
-		r.issue_ts = t->issue_ts;
 		r.bytes = t->bytes;
 		r.depth = t->depth;
 		/* freed now: the postflush borrows this tag (blk_kick_flush()) */
-		t->issue_ts = 0;
+		r.issue_ts = __sync_lock_test_and_set(&t->issue_ts, 0);
+		if (r.issue_ts <= KS_BL_TS_SWEPT) {
+			/* the stale check took it since the test above, and counted it */
+			__sync_fetch_and_add(&counts.unseen_late, 1);
+			return 0;
+		}
 		depth_dec(io->k.dev, dv);
-		if (r.issue_ts == KS_BL_TS_KERNEL) {
+		if (r.issue_ts & KS_BL_TS_KERNEL) {
 			r.issue_ts = io->kstamp ? io->kstart : 0;
 			if (!r.issue_ts || r.issue_ts > now) {
 				__sync_fetch_and_add(&counts.stamp_missing, 1);
@@ -686,6 +721,12 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 			park(io, &r);
 		else
 			account(&io->k, &r, dv, now - r.issue_ts, error);
+		return 0;
+	}
+	if (t && t->issue_ts == KS_BL_TS_SWEPT && key_eq(&t->k, &io->k)) {
+		/* the stale check took this request for lost: it counts there, not here */
+		t->issue_ts = 0;
+		__sync_fetch_and_add(&counts.unseen_late, 1);
 		return 0;
 	}
 	e = bpf_map_lookup_elem(&inflight, &io->id);
@@ -726,7 +767,11 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
-	ks_map_delete(&inflight, &io->id, &counts.update_failed);
+	if (ks_map_delete(&inflight, &io->id, &counts.update_failed) == -KS_ENOENT) {
+		/* gone since the lookup: the stale check took it (and its depth), and counted it */
+		__sync_fetch_and_add(&counts.unseen_late, 1);
+		return 0;
+	}
 	if (r.depth)
 		depth_dec(io->k.dev, dv);
 	if (io->flush_seq)

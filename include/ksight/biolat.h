@@ -55,7 +55,7 @@ struct ks_bl_req {
 	__u32 tgid;	 /* submitter (pid mode) */
 	__u32 bytes;	 /* still to complete, set at issue */
 	__u32 depth;	 /* requests in flight on the device at issue, this one included */
-	__u32 _pad;
+	__u32 op;	 /* the request's operation (KS_BL_OP_*; its key may name it by address): for the stale check */
 	char comm[KS_COMM_LEN]; /* submitter (pid and comm modes) */
 };
 
@@ -108,11 +108,28 @@ static __always_inline __u32 ks_bl_dev_slot(__u32 dev)
  * tag, use the inflight hash map instead.
  */
 #define KS_BL_TAG_SLOTS 32768
-/* A slot's issue_ts when the kernel stamped the issue (see ks_kernel_issue_stamps() in bpf/compat.bpf.h). */
-#define KS_BL_TS_KERNEL 1
+/*
+ * A slot's issue_ts when the kernel stamped the issue (see
+ * ks_kernel_issue_stamps() in bpf/compat.bpf.h): this bit, and in the
+ * others the request's allocation stamp (rq->start_time_ns), which names
+ * the request to the stale check in user space (0: unnamed).
+ */
+#define KS_BL_TS_KERNEL (1ull << 63)
+/*
+ * A slot's issue_ts after user space's stale check took its request
+ * (counted in unseen): free for the next issue; a completion that still
+ * finds it counts in unseen_late.  A clock stamp is never this small.
+ */
+#define KS_BL_TS_SWEPT 1
+/*
+ * issue_ts moves by atomic exchange in the programs and by compare-and-
+ * swap in user space (the map is mmapped), so that a request is taken
+ * once: by its completion, by the next issue in its place (a collision),
+ * or by the stale check.
+ */
 struct ks_bl_slot {
 	struct ks_bl_rkey k;
-	__u64 issue_ts; /* 0: free; KS_BL_TS_KERNEL: the request's io_start_time_ns holds it */
+	__u64 issue_ts; /* 0: free; above KS_BL_TS_SWEPT: in flight (a clock stamp, or KS_BL_TS_KERNEL's) */
 	__u32 bytes;
 	__u32 depth;
 };
@@ -174,6 +191,19 @@ struct ks_bl_counts {
 	 * the stamp (its queue stopped keeping statistics in between): untimed.
 	 */
 	__u64 stamp_missing;
+	/*
+	 * Written by user space, never by the programs: requests in flight
+	 * whose completion the programs never saw, found by the stale check
+	 * (src/collectors/biolat.c: bl_stale_check) on a disk with nothing in
+	 * flight, and taken out.  A stale entry that is reused first counts
+	 * in collisions instead: each is counted once.
+	 */
+	__u64 unseen;
+	/*
+	 * A completion of a request the stale check had taken (not a loss:
+	 * that request is counted in unseen, not in a row; expected 0).
+	 */
+	__u64 unseen_late;
 };
 
 _Static_assert(sizeof(struct ks_bl_rkey) == 16, "ks_bl_rkey layout");

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/blockdev.h"
@@ -18,6 +21,7 @@
 #include "core/log.h"
 #include "core/rowkey.h"
 #include "core/tracefs.h"
+#include "collectors/rows.h"
 #include "ksight/biolat.h"
 #include "biolat.skel.h"
 
@@ -45,7 +49,7 @@ struct bl_ctx {
 	struct ks_biolat *skel;
 	const char *hook;
 	unsigned int gen;
-	unsigned int old; /* the half bl_mark retired, for bl_drain */
+	unsigned int old; /* the half bl_mark retired, for bl_drain_mode */
 	struct ks_bl_counts seen; /* .bss counters already reported */
 	unsigned long long missed_seen;
 	void *vbuf; /* one per-CPU row value */
@@ -59,6 +63,12 @@ struct bl_ctx {
 	struct ks_budget budget;
 	struct ks_blockdev disks[BL_DISKS];
 	int ndisks;
+	/* the stale check (bl_stale_check): slots and devs mapped, NULL when they cannot be */
+	struct ks_bl_slot *slots_mm;
+	struct ks_bl_dev *devs_mm;
+	size_t slots_len, devs_len;
+	__u32 nslots_mm; /* slots in slots_mm */
+	bool precise_inflight; /* Linux 6.16+: see ks_blk_quiet.inflight */
 };
 
 static const struct ks_optdef bl_opts[] = {
@@ -379,6 +389,220 @@ static int loaded(void *vctx, void *skel)
 
 KS_SKEL_OPS(ks_biolat);
 
+bool ks_bl_stale(uint32_t op, uint32_t bytes, uint64_t stamp, uint64_t t0, bool precise)
+{
+	if (!stamp || stamp >= t0 || op == KS_BL_OP_OTHER || op == KS_BL_OP_RQ)
+		return false;
+	if (precise)
+		return true;
+	/* only requests started in the driver count before 6.16: not a flush, fsync's empty write, a parked write */
+	return op == KS_BL_OP_READ || op == KS_BL_OP_DISCARD || (op == KS_BL_OP_WRITE && bytes);
+}
+
+/* A request found in flight by the stale check: where it is, and what names it there. */
+struct stale {
+	__u32 dev;
+	__u32 slot;		/* its tag slot, or UINT32_MAX: in the inflight hash under @key */
+	struct ks_bl_rkey key;
+	struct ks_bl_req req;	/* the entry as read (the hash); for a slot, issue_ts only */
+};
+
+#define BL_STALE_MAX 1024 /* taken per check at most; the rest at the next one */
+
+/* The devs entry of @dev in the mapped devs, NULL when it has none. */
+static struct ks_bl_dev *dev_mm(struct bl_ctx *ctx, __u32 dev)
+{
+	struct ks_bl_dev *d = ctx->devs_mm ? &ctx->devs_mm[ks_bl_dev_slot(dev)] : NULL;
+
+	return d && d->dev == dev ? d : NULL;
+}
+
+/* The tag slots stamped before @t0 whose request is of a kind the in-flight count covers. */
+static int scan_slots(struct bl_ctx *ctx, uint64_t t0, struct stale *c, int n)
+{
+	for (__u32 k = 0; ctx->slots_mm && ctx->devs_mm && k < KS_BL_DEV_SLOTS; k++) {
+		const struct ks_bl_dev *d = &ctx->devs_mm[k];
+		__u32 end = d->tag_base + (__u32)d->nr_hw * d->nr_tags;
+
+		if (!d->dev || !d->nr_hw)
+			continue;
+		for (__u32 i = d->tag_base; i < end && i < ctx->nslots_mm && n < BL_STALE_MAX; i++) {
+			const struct ks_bl_slot *t = &ctx->slots_mm[i];
+			__u64 ts = __atomic_load_n(&t->issue_ts, __ATOMIC_ACQUIRE);
+			/* a kernel-stamped issue: the allocation stamp is its name, and earlier than the issue */
+			__u64 stamp = ts & KS_BL_TS_KERNEL ? ts & ~KS_BL_TS_KERNEL : ts;
+
+			if (ts <= KS_BL_TS_SWEPT || !ks_bl_stale(t->k.op, t->bytes, stamp, t0, ctx->precise_inflight))
+				continue;
+			c[n] = (struct stale){ .dev = d->dev, .slot = i, .key = t->k };
+			c[n].req.issue_ts = ts;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* The inflight hash's entries as scan_slots finds slots. */
+static int scan_hash(struct bl_ctx *ctx, uint64_t t0, struct stale *c, int n)
+{
+	int fd = bpf_map__fd(ctx->skel->maps.inflight);
+	struct ks_bl_rkey k, next;
+	void *prev = NULL;
+	/* a key deleted under the walk restarts it from the first: bounded */
+	__u32 steps = 2 * bpf_map__max_entries(ctx->skel->maps.inflight);
+
+	while (n < BL_STALE_MAX && steps-- && !bpf_map_get_next_key(fd, prev, &next)) {
+		struct ks_bl_req v;
+
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v))
+			continue;
+		/* a parked flush-sequence write is named by its key; a request named by address, by its entry */
+		if (!ks_bl_stale(k.op == KS_BL_OP_SEQ ? KS_BL_OP_SEQ : v.op, v.bytes, v.issue_ts, t0,
+				 ctx->precise_inflight))
+			continue;
+		c[n++] = (struct stale){ .dev = k.dev, .slot = UINT32_MAX, .key = k, .req = v };
+	}
+	return n;
+}
+
+/*
+ * Takes candidate @c out of its slot or entry, if it is still the same
+ * request: a compare-and-swap on the slot against the programs' exchanges
+ * (ks_bl_slot), an atomic lookup-and-delete of the entry, put back when
+ * another request took the name since.  True when taken: the caller
+ * counts it.  Its step of the disk's depth goes with it (devices without
+ * a devs slot keep their depth in a hash user space cannot add to
+ * atomically: theirs stays one too high, as it did until the reuse).
+ */
+static bool take(struct bl_ctx *ctx, const struct stale *c)
+{
+	struct ks_bl_dev *d = dev_mm(ctx, c->dev);
+	int fd = bpf_map__fd(ctx->skel->maps.inflight);
+	struct ks_bl_req v;
+
+	if (c->slot != UINT32_MAX) {
+		__u64 want = c->req.issue_ts;
+
+		if (!__atomic_compare_exchange_n(&ctx->slots_mm[c->slot].issue_ts, &want, KS_BL_TS_SWEPT, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return false;
+		if (d)
+			__atomic_fetch_sub(&d->n, 1, __ATOMIC_RELAXED);
+		return true;
+	}
+	if (bpf_map_lookup_and_delete_elem(fd, &c->key, &v))
+		return false; /* gone: completed, or replaced and counted, meanwhile */
+	if (v.issue_ts != c->req.issue_ts) {
+		/* another request under that name since the scan, in flight: put back (lost only if it ends meanwhile) */
+		if (bpf_map_update_elem(fd, &c->key, &v, BPF_NOEXIST))
+			p_dbg("biolat: stale check: cannot put an entry back: %s", strerror(errno));
+		return false;
+	}
+	/* as the completion would: a parked write left the depth at its data step, an empty flush never entered it */
+	if (d && v.depth && c->key.op != KS_BL_OP_SEQ)
+		__atomic_fetch_sub(&d->n, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns()'s clock */
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The stale check.  About 1 in 10^4-10^5 block_rq_complete events never
+ * reaches the programs on 6.18 (no recursion miss counted), and its
+ * request stays in the maps: counted in collisions when its slot or name
+ * is used again, never if not.  Here, at each drain: the requests in the
+ * maps stamped before t0 (taken before the stat files are read) are
+ * gathered; for each disk with some, its stat files (disk and partitions)
+ * are read twice after the scan; when both show nothing in flight and
+ * nothing started or ended in between (ks_blk_quiet_idle), every request
+ * of that disk made before t0 has ended, so those still in the maps ended
+ * unseen: each is taken out, atomically against the programs (take()),
+ * and counted in unseen.  On a disk never idle at a drain they wait for
+ * their reuse (collisions) or a later drain; on a disk idle at the last
+ * drain, the final account is exact.  Costs a walk of the slots in use
+ * and of the hash, and per disk with requests in the maps one read of its
+ * stat file while it is busy, two of its and its partitions' when idle:
+ * measured on 6.18 (2 CPUs, drains every 0.1 s, a loop device always
+ * busy), 16-106 us median per drain, p90 under 180 us.
+ */
+static void bl_stale_check(struct bl_ctx *ctx)
+{
+	struct stale *c = malloc(BL_STALE_MAX * sizeof(*c));
+	uint64_t t0 = mono_ns(), taken = 0;
+	int n, disks = 0;
+
+	if (!c)
+		return;
+	n = scan_slots(ctx, t0, c, 0);
+	n = scan_hash(ctx, t0, c, n);
+	for (int i = 0; i < n; i++) {
+		struct ks_blk_quiet q0, q1;
+		__u32 dev = c[i].dev;
+		bool idle;
+
+		if (!dev)
+			continue; /* done with this disk (set below), or no disk */
+		disks++;
+		idle = !ks_blockdev_quiet(NULL, dev, &q0) && !ks_blockdev_quiet(NULL, dev, &q1) &&
+		       ks_blk_quiet_idle(&q0, &q1);
+		for (int j = i; j < n; j++) {
+			if (c[j].dev != dev)
+				continue;
+			if (idle && take(ctx, &c[j])) {
+				taken++;
+				p_dbg("biolat: stale check: took %u:%u op %u sector %llu (%s), issued %llu ns before, op %u, %u bytes, depth %u",
+				      dev >> 20, dev & 0xfffff, c[j].key.op, (unsigned long long)c[j].key.sector,
+				      c[j].slot == UINT32_MAX ? "hash" : "slot",
+				      (unsigned long long)(t0 - (c[j].req.issue_ts & ~KS_BL_TS_KERNEL)), c[j].req.op,
+				      c[j].req.bytes, c[j].req.depth);
+			}
+			c[j].dev = 0;
+		}
+	}
+	if (taken)
+		__atomic_fetch_add(&ctx->skel->bss->counts.unseen, taken, __ATOMIC_RELAXED);
+	p_dbg("biolat: stale check: %d in flight from before, %d disks read, %llu taken, %llu us", n, disks,
+	      (unsigned long long)taken, (unsigned long long)(mono_ns() - t0) / 1000);
+	free(c);
+}
+
+/* Maps slots and devs for the stale check; without them (a pinned map of an older build) it checks the hash only. */
+static void map_for_stale(struct bl_ctx *ctx)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct bpf_map *sm = ctx->skel->maps.slots, *dm = ctx->skel->maps.devs;
+	size_t sl = ((size_t)bpf_map__max_entries(sm) * sizeof(struct ks_bl_slot) + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
+	size_t dl = ((size_t)bpf_map__max_entries(dm) * sizeof(struct ks_bl_dev) + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
+	void *s = mmap(NULL, sl, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(sm), 0);
+	void *d = mmap(NULL, dl, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(dm), 0);
+	struct utsname u;
+	unsigned int maj = 0, min = 0;
+
+	if (!uname(&u) && sscanf(u.release, "%u.%u", &maj, &min) == 2)
+		ctx->precise_inflight = maj > 6 || (maj == 6 && min >= 16);
+	if (s == MAP_FAILED || d == MAP_FAILED) {
+		p_dbg("biolat: stale check without tag slots: cannot map them: %s", strerror(errno));
+		if (s != MAP_FAILED)
+			munmap(s, sl);
+		if (d != MAP_FAILED)
+			munmap(d, dl);
+		return;
+	}
+	ctx->slots_mm = s;
+	ctx->devs_mm = d;
+	ctx->slots_len = sl;
+	ctx->devs_len = dl;
+	ctx->nslots_mm = bpf_map__max_entries(sm);
+}
+
 /* -Q: queue time needs block_rq_insert, which a disk without an I/O scheduler never fires. */
 static void warn_no_scheduler(const struct bl_ctx *ctx)
 {
@@ -432,12 +656,14 @@ static int bl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	err = ks_load_spec(&spec, ctx, (void **)&ctx->skel, &ctx->hook);
 	if (err)
 		return err;
+	map_for_stale(ctx);
 	if (ks_pin_adopted(ctx->skel->obj)) {
 		/* adopted programs kept counting: report from where they are, not from zero */
 		ctx->gen = ctx->skel->bss->ks_gen & 1;
 		ctx->old = ctx->gen ^ 1; /* what a KS_DRAIN_CLEAR empties */
 		ctx->seen.unmatched = ctx->skel->bss->counts.unmatched;
 		ctx->seen.reissued = ctx->skel->bss->counts.reissued;
+		ctx->seen.unseen_late = ctx->skel->bss->counts.unseen_late;
 		/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
 	}
 	return 0;
@@ -661,16 +887,20 @@ static int bl_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mod
 		err = ks_hash_drain_half(&h, mode);
 	if (err || mode == KS_DRAIN_CLEAR)
 		return err;
+	/* before the counters are read: what it finds counts in this report */
+	bl_stale_check(ctx);
 	now = ctx->skel->bss->counts;
 	ks_report_lost(r, "inflight_full", now.inflight_full - ctx->seen.inflight_full);
 	ks_report_lost(r, "map_full", now.map_full - ctx->seen.map_full);
 	ks_report_lost(r, "key_collisions", now.collisions - ctx->seen.collisions);
 	ks_report_lost(r, "map_update_failed", now.update_failed - ctx->seen.update_failed);
 	ks_report_lost(r, "stamp_missing", now.stamp_missing - ctx->seen.stamp_missing);
+	ks_report_lost(r, "unseen_completions", now.unseen - ctx->seen.unseen);
 	ks_report_lost(r, "recursion", ks_obj_missed_since(ctx->skel->obj, &ctx->missed_seen));
 	/* always present; with a filter other tasks' completions are unmatched by design, not counted */
 	ks_report_counter(r, "unmatched_completions", now.unmatched - ctx->seen.unmatched);
 	ks_report_counter(r, "reissued", now.reissued - ctx->seen.reissued);
+	ks_report_counter(r, "unseen_completed_later", now.unseen_late - ctx->seen.unseen_late);
 	if (ctx->disk)
 		ks_report_meta_str(r, "disk", ctx->disk_arg);
 	ks_budget_report(&ctx->budget, r);
@@ -678,13 +908,20 @@ static int bl_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mod
 	return 0;
 }
 
-/* --pin: the two counters cumulative in .bss; the restart reports them from the read its saved totals hold */
-static const size_t bl_cursor[] = { offsetof(struct bl_ctx, seen.unmatched), offsetof(struct bl_ctx, seen.reissued) };
+/* --pin: the three counters cumulative in .bss; the restart reports them from the read its saved totals hold */
+static const size_t bl_cursor[] = { offsetof(struct bl_ctx, seen.unmatched), offsetof(struct bl_ctx, seen.reissued),
+				    offsetof(struct bl_ctx, seen.unseen_late) };
 
 static void bl_close(void *vctx)
 {
 	struct bl_ctx *ctx = vctx;
 
+	if (ctx->slots_mm)
+		munmap(ctx->slots_mm, ctx->slots_len);
+	if (ctx->devs_mm)
+		munmap(ctx->devs_mm, ctx->devs_len);
+	ctx->slots_mm = NULL;
+	ctx->devs_mm = NULL;
 	ks_biolat__destroy(ctx->skel);
 	ctx->skel = NULL;
 	free(ctx->vbuf);
@@ -707,7 +944,7 @@ const struct ks_collector ks_biolat_collector = {
 	.mark = bl_mark,
 	.drain_mode = bl_drain_mode,
 	.skel_at = offsetof(struct bl_ctx, skel),
-	.cursor_u64 = { bl_cursor, 2 },
+	.cursor_u64 = { bl_cursor, sizeof(bl_cursor) / sizeof(bl_cursor[0]) },
 	.schema = &bl_schema,
 	.close = bl_close,
 };

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include "core/report.h"
 #include "collectors/sched.h"
+#include "ksight/biolat.h"
 #include "ksight/offcpu.h"
 #include "ksight/runqlat.h"
 #include "ksight/syscalls.h"
@@ -29,5 +30,22 @@ int ks_runqlat_row(struct ks_report *r, enum ks_sched_by by, const struct ks_sch
 /* offcpu: as ks_runqlat_row; @id->sub is the state the thread blocked in. */
 int ks_offcpu_row(struct ks_report *r, enum ks_sched_by by, const struct ks_sched_rowid *id,
 		  const struct ks_off_stat *v, int nvals);
+
+/*
+ * biolat's stale check (src/collectors/biolat.c): whether a request in
+ * flight of operation @op (KS_BL_OP_*; KS_BL_OP_SEQ: a flush-sequence
+ * write parked between its data step and its end) and @bytes, stamped at
+ * @stamp (its issue, or its allocation; 0: unknown), is one that the
+ * kernel's in-flight count covers until after its block_rq_complete and
+ * that was there before @t0, the clock reading taken before the count
+ * read 0 (see ks_blk_quiet.inflight): such a request, still in the maps,
+ * completed unseen.  @precise: the count is the per-CPU one of Linux
+ * 6.16+, which covers a request from when it is made to its end (flush
+ * requests too, through the request that asked for them); before, only
+ * requests started in the driver count, so flushes, fsync's data-less
+ * write and parked writes are never taken for stale.  Passthrough
+ * commands (op other) are counted by neither.
+ */
+bool ks_bl_stale(uint32_t op, uint32_t bytes, uint64_t stamp, uint64_t t0, bool precise);
 
 #endif

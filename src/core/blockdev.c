@@ -187,3 +187,110 @@ void ks_blockdev_name(const char *root, uint32_t dev, char *buf, size_t len)
 	base = strrchr(link, '/');
 	snprintf(buf, len, "%s", base ? base + 1 : link);
 }
+
+int ks_blk_stat_parse(const char *text, uint64_t *f, int max)
+{
+	int n = 0;
+
+	while (*text && n < max) {
+		char *end;
+		unsigned long long v;
+
+		while (*text == ' ' || *text == '\t')
+			text++;
+		if (!*text || *text == '\n')
+			break;
+		errno = 0;
+		v = strtoull(text, &end, 10);
+		if (end == text || errno || *text == '-')
+			return -EINVAL;
+		f[n++] = v;
+		text = end;
+	}
+	return n >= 11 ? n : -EINVAL;
+}
+
+/* FNV-1a over @s, continuing from @h. */
+static uint64_t fnv(uint64_t h, const char *s)
+{
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* Adds the stat file ROOT@rel to @q; negative errno when it cannot be read or parsed. */
+static int quiet_add(const char *root, const char *rel, struct ks_blk_quiet *q)
+{
+	char b[512];
+	uint64_t f[20];
+	int err = ks_procfs_line(root, rel, b, sizeof(b));
+
+	if (!err && ks_blk_stat_parse(b, f, 20) < 0)
+		err = -EINVAL;
+	if (err)
+		return err;
+	q->inflight += f[8];
+	q->sig = fnv(fnv(q->sig, rel), b);
+	q->files++;
+	return 0;
+}
+
+int ks_blockdev_quiet(const char *root, uint32_t dev, struct ks_blk_quiet *q)
+{
+	char dir[64], rel[PATH_MAX], b[16], link[PATH_MAX];
+	const char *name;
+	struct dirent *de;
+	size_t nlen;
+	ssize_t n;
+	DIR *d;
+	int err;
+
+	memset(q, 0, sizeof(*q));
+	q->sig = 0xcbf29ce484222325ull;
+	snprintf(dir, sizeof(dir), "/sys/dev/block/%u:%u", KS_BLK_MAJOR(dev), KS_BLK_MINOR(dev));
+	snprintf(rel, sizeof(rel), "%s/stat", dir);
+	err = quiet_add(root, rel, q);
+	/* a busy disk, the common case, costs this one read */
+	if (err || q->inflight)
+		return err;
+	snprintf(rel, sizeof(rel), "%s/queue/iostats", dir);
+	q->iostats = !ks_procfs_line(root, rel, b, sizeof(b)) && strcmp(b, "0") != 0;
+	/*
+	 * The partitions, subdirectories named after the disk (vda1,
+	 * nvme0n1p1): before 6.16 the disk's count holds theirs, from 6.16
+	 * each has its own.
+	 */
+	snprintf(rel, sizeof(rel), "%s%s", root_of(root), dir);
+	n = readlink(rel, link, sizeof(link) - 1);
+	if (n <= 0)
+		return -errno;
+	link[n] = 0;
+	name = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
+	nlen = strlen(name);
+	d = opendir(rel);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char p[PATH_MAX];
+
+		if (strncmp(de->d_name, name, nlen) || !de->d_name[nlen])
+			continue;
+		snprintf(p, sizeof(p), "%s%s/%s/partition", root_of(root), dir, de->d_name);
+		if (access(p, F_OK))
+			continue;
+		snprintf(rel, sizeof(rel), "%s/%s/stat", dir, de->d_name);
+		err = quiet_add(root, rel, q);
+		if (err)
+			break;
+	}
+	closedir(d);
+	return err;
+}
+
+bool ks_blk_quiet_idle(const struct ks_blk_quiet *before, const struct ks_blk_quiet *after)
+{
+	return before->iostats && after->iostats && !before->inflight && !after->inflight && before->files &&
+	       before->files == after->files && before->sig == after->sig;
+}

@@ -42,4 +42,45 @@ int ks_blockdev_partitions(const char *root, void (*fn)(uint32_t part, uint32_t 
 /* The name of block device @dev ("sda" for 8:0) into @buf; "?" when it is gone. */
 void ks_blockdev_name(const char *root, uint32_t dev, char *buf, size_t len);
 
+/*
+ * What the stat files of whole disk @dev and of its partitions
+ * (ROOT/sys/dev/block/MAJ:MIN/stat, .../PART/stat) say at one moment:
+ * the evidence of biolat's stale check, read twice around its scan.
+ */
+struct ks_blk_quiet {
+	/*
+	 * Requests in flight (field 9), the disk's and its partitions'
+	 * together: from Linux 6.16 (commit c151919080ad, "blk-mq: remove
+	 * blk_mq_in_flight()") the per-CPU count from a request's start of
+	 * accounting (blk_account_io_start(), when it is made) to its end
+	 * (blk_account_io_done(), after block_rq_complete), charged to the
+	 * partition it was made for; before, on blk-mq, the requests started
+	 * in the driver (state MQ_RQ_IN_FLIGHT, left before
+	 * block_rq_complete), which leaves out flush requests and requests
+	 * not yet issued.  Neither counts passthrough commands.
+	 */
+	uint64_t inflight;
+	uint64_t sig;	/* a hash of all those files' text: the same while no request starts or ends */
+	bool iostats;	/* queue/iostats is on: without it the kernel counts nothing in flight */
+	int files;	/* stat files read */
+};
+
+/* Reads @q for whole disk @dev; 0, or negative errno when its stat file cannot be read. */
+int ks_blockdev_quiet(const char *root, uint32_t dev, struct ks_blk_quiet *q);
+
+/*
+ * Parses the decimal fields of a stat file's @text into @f (at most
+ * @max); returns how many, or -EINVAL when fewer than 11 (Linux 2.6's).
+ */
+int ks_blk_stat_parse(const char *text, uint64_t *f, int max);
+
+/*
+ * True when @before and @after, read in that order, show the disk with
+ * nothing in flight either time, its statistics kept, and no request
+ * started or ended in between: every request of it that was in flight
+ * before @before was read had ended by then (see ks_blk_quiet.inflight
+ * for which ones the kernel counts).
+ */
+bool ks_blk_quiet_idle(const struct ks_blk_quiet *before, const struct ks_blk_quiet *after);
+
 #endif

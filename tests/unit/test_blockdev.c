@@ -1,5 +1,6 @@
 /* Unit test: block-device topology (disks, queues, scheduler, flush features, partitions, names) read from a fixture sysfs tree. */
 #include "core/blockdev.h"
+#include "collectors/rows.h"
 #include "test.h"
 
 #define ROOT "tests/unit/fixtures/blockdev"
@@ -87,4 +88,73 @@ TEST(names_from_dev)
 	EXPECT_EQ_STR(b, "vda1");
 	ks_blockdev_name(ROOT, KS_BLK_DEV(8, 0), b, sizeof(b));
 	EXPECT_EQ_STR(b, "?");
+}
+
+TEST(stat_fields_parse)
+{
+	uint64_t f[20];
+
+	EXPECT_EQ_INT(ks_blk_stat_parse("  1 2 3 4 5 6 7 8 9 10 11\n", f, 20), 11);
+	EXPECT_EQ_U64(f[8], 9);
+	EXPECT_EQ_INT(ks_blk_stat_parse("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17", f, 20), 17);
+	EXPECT_EQ_U64(f[16], 17);
+	/* fewer than Linux 2.6's 11, or not numbers: refused */
+	EXPECT_EQ_INT(ks_blk_stat_parse("1 2 3", f, 20), -EINVAL);
+	EXPECT_EQ_INT(ks_blk_stat_parse("1 2 3 4 5 6 7 8 x 10 11", f, 20), -EINVAL);
+	EXPECT_EQ_INT(ks_blk_stat_parse("1 2 3 4 5 6 7 8 -1 10 11", f, 20), -EINVAL);
+}
+
+TEST(quiet_reads_disk_and_partitions)
+{
+	struct ks_blk_quiet q;
+
+	ASSERT_EQ_INT(ks_blockdev_quiet(ROOT, KS_BLK_DEV(254, 0), &q), 0);
+	/* vda's count is 0, vda1's 1: from 6.16 a partition's requests count in its own file only */
+	EXPECT_EQ_INT(q.files, 2);
+	EXPECT_EQ_U64(q.inflight, 1);
+	EXPECT_TRUE(q.iostats);
+	EXPECT_EQ_INT(ks_blockdev_quiet(ROOT, KS_BLK_DEV(8, 0), &q), -ENOENT);
+}
+
+TEST(quiet_idle_decision)
+{
+	struct ks_blk_quiet a = { .inflight = 0, .sig = 42, .iostats = true, .files = 2 }, b = a;
+
+	EXPECT_TRUE(ks_blk_quiet_idle(&a, &b));
+	b.inflight = 1; /* a request in flight at the second read */
+	EXPECT_TRUE(!ks_blk_quiet_idle(&a, &b));
+	b = a;
+	b.sig = 43; /* one started and ended in between */
+	EXPECT_TRUE(!ks_blk_quiet_idle(&a, &b));
+	b = a;
+	b.files = 3; /* a partition appeared */
+	EXPECT_TRUE(!ks_blk_quiet_idle(&a, &b));
+	a.iostats = b.iostats = false; /* no statistics: in_flight is always 0 */
+	EXPECT_TRUE(!ks_blk_quiet_idle(&a, &b));
+	a = b = (struct ks_blk_quiet){ 0 }; /* nothing read */
+	a.iostats = b.iostats = true;
+	EXPECT_TRUE(!ks_blk_quiet_idle(&a, &b));
+}
+
+TEST(biolat_stale_requests)
+{
+	const uint64_t t0 = 1000;
+
+	/* 6.16+: every request the count covers, stamped before t0 */
+	EXPECT_TRUE(ks_bl_stale(KS_BL_OP_READ, 4096, 999, t0, true));
+	EXPECT_TRUE(ks_bl_stale(KS_BL_OP_FLUSH, 0, 1, t0, true));
+	EXPECT_TRUE(ks_bl_stale(KS_BL_OP_WRITE, 0, 1, t0, true));
+	EXPECT_TRUE(ks_bl_stale(KS_BL_OP_SEQ, 4096, 1, t0, true));
+	/* stamped at or after t0, or not at all: may have started after the count was read */
+	EXPECT_TRUE(!ks_bl_stale(KS_BL_OP_READ, 4096, 1000, t0, true));
+	EXPECT_TRUE(!ks_bl_stale(KS_BL_OP_READ, 4096, 0, t0, true));
+	/* passthrough commands are never counted in flight */
+	EXPECT_TRUE(!ks_bl_stale(KS_BL_OP_OTHER, 4096, 1, t0, true));
+	/* before 6.16: only requests started in the driver */
+	EXPECT_TRUE(ks_bl_stale(KS_BL_OP_READ, 4096, 1, t0, false));
+	EXPECT_TRUE(ks_bl_stale(KS_BL_OP_WRITE, 4096, 1, t0, false));
+	EXPECT_TRUE(ks_bl_stale(KS_BL_OP_DISCARD, 4096, 1, t0, false));
+	EXPECT_TRUE(!ks_bl_stale(KS_BL_OP_FLUSH, 0, 1, t0, false));
+	EXPECT_TRUE(!ks_bl_stale(KS_BL_OP_WRITE, 0, 1, t0, false));
+	EXPECT_TRUE(!ks_bl_stale(KS_BL_OP_SEQ, 4096, 1, t0, false));
 }
