@@ -114,6 +114,8 @@ static __always_inline __s32 stackid(void *ctx, __u32 gen, __u64 flags)
 }
 
 /* The current task's kernel and (frame-pointer) user stack ids in half @gen, as wanted; -EFAULT for those not taken. */
+static __always_inline __s32 cfi_stack(__u32 pid, __u32 gen);
+
 static __always_inline void take_stacks(void *ctx, __u32 gen, __u32 pid, __s32 *kstack, __s32 *ustack, bool user)
 {
 	*kstack = -14;
@@ -122,12 +124,18 @@ static __always_inline void take_stacks(void *ctx, __u32 gen, __u32 pid, __s32 *
 		*kstack = stackid(ctx, gen, 0);
 		count_stack_err(*kstack, &stats.kstack_lost);
 	}
-	if (user && want_user) {
-		*ustack = stackid(ctx, gen, BPF_F_USER_STACK);
-		count_stack_err(*ustack, &stats.ustack_lost);
-		if (*ustack >= 0)
-			note_pid(pid);
+	if (!user || !want_user)
+		return;
+	/* cfi: walked here with the compiled tables; a process whose tables are not in yet by frame pointers */
+	if (mode == KS_PROF_CFI) {
+		*ustack = cfi_stack(pid, gen);
+		if (*ustack != -2)
+			return;
 	}
+	*ustack = stackid(ctx, gen, BPF_F_USER_STACK);
+	count_stack_err(*ustack, &stats.ustack_lost);
+	if (*ustack >= 0)
+		note_pid(pid);
 }
 
 /*
@@ -487,15 +495,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	k.pid = pid_tgid >> 32;
 	/* read once: the stacks and their count go to one half */
 	k.gen = k.sgen = ks_gen & 1;
-	/* dwarf: the user stack is copied, not walked; cfi: walked here, below */
-	take_stacks(ctx, k.gen, k.pid, &k.kstack, &k.ustack, mode == KS_PROF_FP);
-	if (mode == KS_PROF_CFI && want_user) {
-		k.ustack = cfi_stack(k.pid, k.gen);
-		if (k.ustack == -2) {
-			k.ustack = stackid(ctx, k.gen, BPF_F_USER_STACK);
-			count_stack_err(k.ustack, &stats.ustack_lost);
-		}
-	}
+	/* dwarf: the user stack is copied, not walked */
+	take_stacks(ctx, k.gen, k.pid, &k.kstack, &k.ustack, mode != KS_PROF_DWARF);
 	if (mode == KS_PROF_DWARF)
 		return dwarf_sample(ctx, pid_tgid, k.kstack, k.gen);
 	bpf_get_current_comm(k.comm, sizeof(k.comm));

@@ -29,8 +29,7 @@ static const struct ks_optdef profile_opts[] = {
 	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel; default), dwarf "
 					     "(copy 16 KiB of stack, unwind with .eh_frame/.debug_frame in user space) or cfi "
 					     "(walk .eh_frame/.debug_frame tables in the kernel; x86-64)" },
-	{ "no-inline", O_NOINLINE, NULL, "no frames for calls the compiler inlined (spares reading DWARF, "
-					  "libc's alone ~0.1 s of CPU)" },
+	{ "no-inline", O_NOINLINE, NULL, "no frames for calls the compiler inlined (spares reading DWARF)" },
 	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
 	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
 	{ 0 },
@@ -39,7 +38,9 @@ static const struct ks_optdef profile_opts[] = {
 static const struct ks_optdef offcpu_opts[] = {
 	{ "stacks", O_STACKS, NULL, "off-CPU time by blocking stack (without it: the offcpu collector's rows)" },
 	{ "kernel-only", O_KONLY, NULL, "kernel stacks only" },
-	{ "user-only", O_UONLY, NULL, "user stacks only (by frame pointers)" },
+	{ "user-only", O_UONLY, NULL, "user stacks only" },
+	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel; default) or cfi "
+					     "(walk .eh_frame/.debug_frame tables in the kernel; x86-64)" },
 	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
 	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
 	{ 0 },
@@ -48,7 +49,8 @@ static const struct ks_optdef offcpu_opts[] = {
 static const struct ks_cmd_spec offcpu_spec = {
 	.name = "offcpu",
 	.summary = "With --stacks: off-CPU time, from a blocking switch out to the switch back in, by the "
-		   "stacks it blocked in (kernel; user by frame pointers); written as folded stacks in "
+		   "stacks it blocked in (kernel; user by frame pointers, or .eh_frame tables with --call-graph "
+		   "cfi); written as folded stacks in "
 		   "nanoseconds (default), JSON (-j), an SVG flame graph and pprof.",
 	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY,
 	.opts = offcpu_opts,
@@ -58,6 +60,8 @@ static const struct ks_optdef syscalls_opts[] = {
 	{ "stacks", O_STACKS, NULL, "time in syscalls by the caller's stack (without it: the syscalls collector's rows)" },
 	{ "syscall", O_SYSCALL, "NAME", "only this syscall, e.g. read (default: every one)" },
 	{ "kernel", O_KONLY, NULL, "also the kernel stack at entry (the syscall entry path)" },
+	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel; default) or cfi "
+					     "(walk .eh_frame/.debug_frame tables in the kernel; x86-64)" },
 	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
 	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
 	{ 0 },
@@ -66,7 +70,7 @@ static const struct ks_optdef syscalls_opts[] = {
 static const struct ks_cmd_spec syscalls_spec = {
 	.name = "syscalls",
 	.summary = "With --stacks: time in syscalls (sys_enter to sys_exit), by the caller's user stack (frame "
-		   "pointers) ending in the syscall's name; written as folded stacks in nanoseconds (default), "
+		   "pointers, or .eh_frame tables with --call-graph cfi) ending in the syscall's name; written as folded stacks in nanoseconds (default), "
 		   "JSON (-j), an SVG flame graph and pprof.",
 	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY,
 	.opts = syscalls_opts,
@@ -75,7 +79,9 @@ static const struct ks_cmd_spec syscalls_spec = {
 static const struct ks_optdef biolat_opts[] = {
 	{ "stacks", O_STACKS, NULL, "bytes submitted by the submitter's stack (without it: the biolat collector's rows)" },
 	{ "kernel-only", O_KONLY, NULL, "kernel stacks only" },
-	{ "user-only", O_UONLY, NULL, "user stacks only (by frame pointers)" },
+	{ "user-only", O_UONLY, NULL, "user stacks only" },
+	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel; default) or cfi "
+					     "(walk .eh_frame/.debug_frame tables in the kernel; x86-64)" },
 	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
 	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
 	{ 0 },
@@ -84,7 +90,8 @@ static const struct ks_optdef biolat_opts[] = {
 static const struct ks_cmd_spec biolat_spec = {
 	.name = "biolat",
 	.summary = "With --stacks: bytes submitted to the block layer (block_bio_queue), by the submitter's "
-		   "stacks (kernel; user by frame pointers); written as folded stacks in bytes (default), JSON "
+		   "stacks (kernel; user by frame pointers, or .eh_frame tables with --call-graph cfi); written "
+		   "as folded stacks in bytes (default), JSON "
 		   "(-j), an SVG flame graph and pprof.",
 	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY,
 	.opts = biolat_opts,
@@ -153,6 +160,11 @@ static int on_opt(void *ctx, int id, const char *arg)
 		}
 		cl->o.dwarf = !strcmp(arg, "dwarf");
 		cl->o.cfi = !strcmp(arg, "cfi");
+		/* dwarf copies the stack at a sample and unwinds it then: the interval modes keep stacks, not copies */
+		if (cl->o.dwarf && cl->mode != M_PROFILE) {
+			p_err("--call-graph dwarf is profile's only: stacks by interval take fp or cfi");
+			return -EINVAL;
+		}
 #if !defined(__x86_64__)
 		if (cl->o.cfi) {
 			/* the tables' rules and the walker are x86-64's (rsp, rbp, the return address at CFA - 8) */
@@ -319,10 +331,6 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 	}
 	if (cl.konly && (cl.o.dwarf || cl.o.cfi)) {
 		p_err("--call-graph %s unwinds user stacks: it makes no sense with --kernel-only", cl.o.dwarf ? "dwarf" : "cfi");
-		return 2;
-	}
-	if (cl.o.cfi && mode != M_PROFILE) {
-		p_err("--call-graph cfi is profile's only, for now: off-CPU and syscall stacks take fp or dwarf");
 		return 2;
 	}
 	if (mode != M_SYSCALLS)

@@ -797,6 +797,24 @@ int ks_profile_measure(const struct ks_profile_opts *o)
 	return err == -EALREADY ? 0 : err ? err : -EINVAL;
 }
 
+/* -t: the tables of the thread's process (its Tgid), as -p loads its own. */
+static void load_tid_process(struct ks_cfi_loader *cfi, uint32_t tid)
+{
+	char path[64], line[128];
+	unsigned tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return; /* gone: nothing to sample */
+	while (fgets(line, sizeof(line), f) && sscanf(line, "Tgid: %u", &tgid) != 1)
+		;
+	fclose(f);
+	if (tgid)
+		ks_cfi_load_pid(cfi, tgid);
+}
+
 int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *res)
 {
 	struct prof_run pr = { .o = o, .res = res, .cfi_fd = -1 };
@@ -905,6 +923,8 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		 * while they are compiled: ~20 ms here, a second and more under emulation */
 		if (o->c->pid)
 			ks_cfi_load_pid(pr.cfi, (uint32_t)o->c->pid);
+		else if (o->c->tid)
+			load_tid_process(pr.cfi, o->c->tid);
 	}
 	{
 		rb = ring_buffer__new(bpf_map__fd(pr.skel->maps.samples), on_sample, &pr, NULL);

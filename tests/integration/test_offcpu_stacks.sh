@@ -34,6 +34,32 @@ if command -v go > /dev/null 2>&1; then
 	t_eq "pprof: read by go tool pprof, type offcpu" "offcpu" "$unit"
 fi
 
+# --call-graph cfi: the user stack walked in the kernel at each switch with the .eh_frame tables
+# (-t: the thread's process's tables are loaded before the first switch): the stack reaches the
+# thread's start (start_thread, above reader and its callee wait_for_byte, which frame pointers
+# skip), and the time is the same
+if [ "$(uname -m)" = x86_64 ]; then
+	g_start "$T_TMP/pbc" "$WORKLOADS/pipe_block" $K $MS || t_fail "cfi: workload" "did not start"
+	set -- $G_LINE
+	k_start offcpu --stacks --call-graph cfi -t "$3" -v
+	kill -USR1 "$G_PID"
+	wait "$G_PID"
+	k_stop
+	t_eq "cfi: exit 0" "0" "$?"
+	blocked=$(awk '/^done/ { print $2 }' "$G_FILE")
+	deep_ns=$(fsum "$K_OUT" '^pipe_block;.*start_thread;reader;wait_for_byte;read;.*pipe_read_.k.;.*schedule_.k.$')
+	all_ns=$(fsum "$K_OUT" '.')
+	awk -v n="$deep_ns" -v w="$blocked" 'BEGIN { d = n - w; if (d < 0) d = -d; exit !(w > 0 && d <= 0.05 * w) }' &&
+		t_pass "cfi: $deep_ns ns through start_thread;reader;wait_for_byte;read, within 5% of the reads' $blocked ns" ||
+		t_fail "cfi: the whole path" "$deep_ns of $all_ns ns, the reads took $blocked: $(head -c 600 "$K_OUT")"
+	t_eq "cfi: no walk by frame pointers (the tables were in first)" "0" \
+		"$(sed -n 's/.*cfi: [0-9]* walks, [0-9.]* frames each (\([0-9]*\) by frame pointers).*/\1/p' "$K_ERR" | tail -1)"
+else
+	t_skip "offcpu cfi" "--call-graph cfi is x86-64 only"
+fi
+"$KSIGHT" offcpu --stacks --call-graph dwarf -d 0.1 2> "$T_TMP/dw.err"
+t_eq "offcpu --stacks --call-graph dwarf: exit 2, one line" "2 1" "$? $(wc -l < "$T_TMP/dw.err")"
+
 # -j: the same stacks as JSON, in nanoseconds
 g_start "$T_TMP/pb2" "$WORKLOADS/pipe_block" 5 10 || t_fail "workload" "did not start"
 set -- $G_LINE
