@@ -27,7 +27,10 @@ one() { # MODE ROUND: ns per switch of this run
 	i=0
 	while ! grep -q tracing "$TMP/k.$1.$2" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	local id
-	id=$(bpftool prog show -j | jq -r --argjson p "$k" '.[] | select(.name == "on_switch" and ((.pids // []) | any(.pid == $p))) | .id' | head -1)
+	# this ksight's program: its fds name their prog ids (bpftool's pids field needs its pid iterator)
+	for id in $(cat /proc/"$k"/fdinfo/* 2>/dev/null | awk '/^prog_id:/ { print $2 }' | sort -u); do
+		[ "$(bpftool prog show id "$id" -j | jq -r .name)" = on_switch ] && break
+	done
 	kill -USR1 "$pp"
 	i=0
 	while ! grep -q '^done' "$TMP/pp.out" && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
