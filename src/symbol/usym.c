@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -78,6 +79,9 @@ struct uproc {
 	struct umap *maps; /* without unwinding: sorted by start */
 	size_t nmaps;
 	bool maps_reread; /* once, for an address outside them (a library loaded since) */
+	/* unwinding: views read again for a pc outside the view, since the last exec, and when */
+	unsigned view_rereads;
+	uint64_t view_read_ns;
 	bool exec_reread; /* announced again (an exec): its maps are read once more at ks_usyms_refresh */
 	bool attached, attach_failed, jit_reloaded;
 	struct jit_sym *jit;
@@ -848,6 +852,7 @@ int ks_usyms_capture(struct ks_usyms *u, uint32_t pid)
 		 */
 		if (u->unwind ? p->dwfl != NULL : p->nmaps != 0) {
 			p->maps_reread = false;
+			p->view_rereads = 0;
 			if (!p->exec_reread) {
 				p->exec_reread = true;
 				u->exec_rereads++;
@@ -1081,6 +1086,31 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 	return ++o->n < o->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
+/*
+ * A view read again for a pc in none of its modules: at most 8 times
+ * since the last exec, 50 ms apart.  Once was not enough: under
+ * emulation (the 6.1 guest) the second read also came before ld.so had
+ * mapped libc, and every later sample stopped there.  The bound keeps a
+ * process whose pcs are never in a module (JIT code) from reading its maps
+ * at every sample (and its views, all kept, from growing).  1 when read.
+ */
+static int reread_view(struct ks_usyms *u, struct uproc *p)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (p->view_rereads >= 8)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (p->view_rereads && now - p->view_read_ns < 50000000ull)
+		return 0;
+	p->view_rereads++;
+	p->view_read_ns = now;
+	capture_dwfl(u, p);
+	return 1;
+}
+
 /* One walk of the copied stack over @p's current view: the frames found (0: none, or no view). */
 static int walk(struct uproc *p, uint32_t tid, const uint64_t *regs, const uint8_t *stack, uint32_t len,
 		struct unwind_out *o)
@@ -1127,18 +1157,14 @@ int ks_usyms_unwind(struct ks_usyms *u, uint32_t pid, uint32_t tid, const uint64
 	 * the walk stopped: a library loaded since, or a view read inside an
 	 * exec (the announcing sample is often there, and this one is consumed
 	 * later), before the new program or, a moment later, its libraries
-	 * were mapped.  The maps are read once more, once per view, and the
+	 * were mapped.  The maps are read once more (reread_view) and the
 	 * stack walked again.
 	 */
-	if (p->dwfl && !p->maps_reread && !dwfl_addrmodule(p->dwfl, regs[16])) {
-		p->maps_reread = true;
-		capture_dwfl(u, p);
-	}
+	if (p->dwfl && !dwfl_addrmodule(p->dwfl, regs[16]))
+		reread_view(u, p);
 	o.n = walk(p, tid, regs, stack, len, &o);
-	if (o.n > 1 && o.n < max && p->dwfl && !p->maps_reread &&
-	    !dwfl_addrmodule(p->dwfl, pcs[o.n - 1] - (is_ret[o.n - 1] ? 1 : 0))) {
-		p->maps_reread = true;
-		capture_dwfl(u, p);
+	if (o.n > 1 && o.n < max && p->dwfl && !dwfl_addrmodule(p->dwfl, pcs[o.n - 1] - (is_ret[o.n - 1] ? 1 : 0)) &&
+	    reread_view(u, p)) {
 		o.n = 0;
 		o.n = walk(p, tid, regs, stack, len, &o);
 	}
