@@ -82,6 +82,7 @@ struct uproc {
 	/* unwinding: views read again for a pc outside the view, since the last exec, and when */
 	unsigned view_rereads;
 	uint64_t view_read_ns;
+	uint64_t view_hash; /* of the maps text the current view was read from */
 	bool exec_reread; /* announced again (an exec): its maps are read once more at ks_usyms_refresh */
 	bool attached, attach_failed, jit_reloaded;
 	struct jit_sym *jit;
@@ -783,10 +784,17 @@ static int capture_dwfl(struct ks_usyms *u, struct uproc *p)
 	Dwfl *d = NULL, **old;
 	int err = 0;
 
+	uint64_t h = 0xcbf29ce484222325ull;
+
 	if (!maps) {
 		err = errno == ENOENT ? -ESRCH : -errno;
 		goto out;
 	}
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)buf[i]) * 0x100000001b3ull;
+	/* the same mappings as the view has (a pc in none of them, such as JIT code): no new view */
+	if (p->dwfl && h == p->view_hash)
+		goto out;
 	d = dwfl_begin(&proc_cbs);
 	if (!d) {
 		err = -ENOMEM;
@@ -807,6 +815,7 @@ static int capture_dwfl(struct ks_usyms *u, struct uproc *p)
 		p->old[p->nold++] = p->dwfl;
 	}
 	p->dwfl = d;
+	p->view_hash = h;
 	p->attached = p->attach_failed = false; /* the new view is attached at its first unwind */
 	dwfl_getmodules(d, open_module, u, 0);
 	jit_load(p);
@@ -1165,7 +1174,7 @@ int ks_usyms_unwind(struct ks_usyms *u, uint32_t pid, uint32_t tid, const uint64
 	o.n = walk(p, tid, regs, stack, len, &o);
 	if (o.n > 1 && o.n < max && p->dwfl && !dwfl_addrmodule(p->dwfl, pcs[o.n - 1] - (is_ret[o.n - 1] ? 1 : 0)) &&
 	    reread_view(u, p)) {
-		o.n = 0;
+		o.n = 0; /* walk() fills from o.n */
 		o.n = walk(p, tid, regs, stack, len, &o);
 	}
 	return o.n ? o.n : 1;
