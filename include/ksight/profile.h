@@ -61,6 +61,9 @@ struct ks_cfi_proc {
 #define KS_CFI_ID_SPREAD 16
 struct ks_cfi_stack {
 	__u64 ips[KS_PROF_DEPTH];
+	__u64 hash; /* of the frames: with @n, what the program compares to find a stack already stored */
+	__u32 n;    /* frames in @ips */
+	__u32 pad;
 };
 
 /*

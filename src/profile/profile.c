@@ -126,8 +126,17 @@ static int read_stack(const struct prof_run *pr, unsigned int sgen, int32_t id, 
 		fd = pr->cfi_fd;
 		key |= sgen & 1 ? KS_CFI_GEN_BIT : 0;
 	}
-	if (id < 0 || bpf_map_lookup_elem(fd, &key, ips))
+	if (id < 0)
 		return 0;
+	if (fd == pr->cfi_fd) {
+		struct ks_cfi_stack st;
+
+		if (bpf_map_lookup_elem(fd, &key, &st))
+			return 0;
+		memcpy(ips, st.ips, sizeof(st.ips));
+	} else if (bpf_map_lookup_elem(fd, &key, ips)) {
+		return 0;
+	}
 	while (depth < KS_PROF_DEPTH && ips[depth])
 		depth++;
 	return depth;
