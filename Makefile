@@ -106,6 +106,15 @@ $(B)/workloads/prof_qsort: tests/workloads/prof_qsort.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -o $@ $<
 
+# cfi past its tables' load: PIE, no frame pointers, and the library it dlopens later, built the same
+$(B)/workloads/prof_dlopen: tests/workloads/prof_dlopen.c $(B)/workloads/libprofdl.so
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $<
+
+$(B)/workloads/libprofdl.so: tests/workloads/lib/profdl.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fomit-frame-pointer -fPIC -shared -Wall -Wextra -Werror -o $@ $<
+
 # offcpu --stacks' workload: frame pointers, so its user stack is walked in the kernel
 $(B)/workloads/pipe_block: tests/workloads/pipe_block.c
 	@mkdir -p $(@D)

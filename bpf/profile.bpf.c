@@ -78,7 +78,7 @@ static __always_inline void note_pid(__u32 pid)
 		return;
 	}
 	n->pid = pid;
-	n->pad = 0;
+	n->kind = KS_NOTE_NEW;
 	bpf_ringbuf_submit(n, 0);
 }
 
@@ -441,6 +441,30 @@ static __always_inline __s32 cfi_store(struct cfi_walk *w, __u32 gen)
 	return -17;
 }
 
+/*
+ * A walk met a pc in no mapping of @p: a library loaded since its maps were
+ * read (dlopen), or code no file backs (JIT).  User space reads them again
+ * when asked, at most once a second a process.
+ */
+static __always_inline void ask_maps_again(__u32 pid, struct ks_cfi_proc *p)
+{
+	__u32 now = bpf_ktime_get_ns() >> 20;
+	struct ks_prof_note *n;
+
+	if (now - p->asked < 1000)
+		return;
+	p->asked = now; /* two CPUs may both ask: read twice, harmlessly */
+	n = bpf_ringbuf_reserve(&samples, sizeof(*n), 0);
+	if (!n) {
+		__sync_fetch_and_add(&stats.ring_lost, 1);
+		return;
+	}
+	n->pid = pid;
+	n->kind = KS_NOTE_CFI_MAPS;
+	bpf_ringbuf_submit(n, 0);
+	__sync_fetch_and_add(&stats.cfi_reread, 1);
+}
+
 /* The current task's user stack walked by CFI into half @gen; its id, or a negative errno (-EFAULT: none). */
 static __always_inline __s32 cfi_stack(__u32 pid, __u32 gen)
 {
@@ -480,6 +504,8 @@ static __always_inline __s32 cfi_stack(__u32 pid, __u32 gen)
 		return -2;
 	}
 	bpf_loop(KS_PROF_DEPTH, cfi_step, &w, 0);
+	if (w.why == CW_NO_MAP)
+		ask_maps_again(pid, w.proc);
 	switch (w.why) {
 	case CW_END: __sync_fetch_and_add(&stats.cfi_end, 1); break;
 	case CW_NO_MAP: __sync_fetch_and_add(&stats.cfi_no_map, 1); break;

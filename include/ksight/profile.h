@@ -49,7 +49,12 @@ struct ks_cfi_map {
 };
 struct ks_cfi_proc {
 	__u32 n;
-	__u32 pad;
+	/*
+	 * When its maps were last asked for again, in 2^20 ns of
+	 * CLOCK_MONOTONIC: a walk that meets a pc in no mapping asks again (a
+	 * library loaded since) at most once a second.
+	 */
+	__u32 asked;
 	struct ks_cfi_map m[KS_CFI_MAPS];
 };
 /*
@@ -122,8 +127,9 @@ struct ks_prof_sample {
  */
 struct ks_prof_note {
 	__u32 pid;
-	__u32 pad;
+	__u32 kind; /* KS_NOTE_NEW: a new process or address space; KS_NOTE_CFI_MAPS: read its maps again (cfi) */
 };
+enum { KS_NOTE_NEW, KS_NOTE_CFI_MAPS };
 
 /* Loss and health counters, in the program's .bss; all shown to the user. */
 struct ks_prof_stats {
@@ -138,12 +144,13 @@ struct ks_prof_stats {
 	__u64 cfi_samples, cfi_frames;
 	__u64 cfi_end;	     /* the outermost frame reached (return address undefined, or 0) */
 	__u64 cfi_no_proc;   /* the process's tables not loaded yet (its first samples): frame pointers instead */
-	__u64 cfi_no_map;    /* a pc in no executable mapping known (anonymous, JIT, vdso) */
+	__u64 cfi_no_map;    /* a pc in no executable mapping known (anonymous, JIT, a library loaded since) */
 	__u64 cfi_no_row;    /* a pc no CFI row covers */
 	__u64 cfi_unsup;     /* a rule the walker cannot evaluate */
 	__u64 cfi_fault;     /* a read of the stack failed */
 	__u64 cfi_depth;     /* KS_PROF_DEPTH frames: cut there */
 	__u64 cfi_fp_frames; /* frames walked by frame pointers, in modules whose table did not fit */
+	__u64 cfi_reread;    /* a process's maps asked for again after a walk met a pc in no mapping */
 };
 
 #endif /* KSIGHT_PROFILE_H */

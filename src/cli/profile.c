@@ -247,6 +247,7 @@ static int write_json(const struct ks_profile_result *res, const struct cli *cl,
 		ks_json_kv_u64(j, "read_fault", s->cfi_fault);
 		ks_json_kv_u64(j, "depth_cap", s->cfi_depth);
 		ks_json_obj_end(j);
+		ks_json_kv_u64(j, "maps_reread", s->cfi_reread);
 		ks_json_kv_u64(j, "processes", c->procs);
 		ks_json_kv_u64(j, "processes_lost", c->procs_lost);
 		ks_json_kv_u64(j, "modules", c->modules);
@@ -368,9 +369,10 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 			       (unsigned long long)s->cfi_no_proc, (unsigned long long)s->cfi_no_map,
 			       (unsigned long long)s->cfi_no_row, (unsigned long long)s->cfi_unsup,
 			       (unsigned long long)s->cfi_fault, (unsigned long long)s->cfi_depth);
-			p_info("cfi: %llu processes (%llu lost), %llu modules (%llu without CFI), %llu rows of %llu, "
-			       "%.1f ms compiling and loading",
-			       (unsigned long long)cs->procs, (unsigned long long)cs->procs_lost, (unsigned long long)cs->modules,
+			p_info("cfi: %llu processes (%llu lost, %llu maps read again), %llu modules (%llu without CFI), %llu "
+			       "rows of %llu, %.1f ms compiling and loading",
+			       (unsigned long long)cs->procs, (unsigned long long)cs->procs_lost,
+			       (unsigned long long)s->cfi_reread, (unsigned long long)cs->modules,
 			       (unsigned long long)cs->modules_none, (unsigned long long)cs->rows,
 			       (unsigned long long)cs->rows_cap, cs->compile_ns / 1e6);
 		}

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <elfutils/libdw.h>
@@ -453,18 +454,11 @@ out:
 	return err;
 }
 
-/* The module of file (@dev, @ino), compiled (from @path under @pid's root) and loaded at its first sight. */
-static struct cfi_mod *module(struct ks_cfi_loader *l, uint32_t pid, uint64_t dev, uint64_t ino, const char *path)
+/* A new module of file (@dev, @ino); NULL on no memory.  It has no table until one is loaded (load_table). */
+static struct cfi_mod *new_module(struct ks_cfi_loader *l, uint64_t dev, uint64_t ino)
 {
 	struct cfi_mod *m;
-	struct ks_cfi_table t;
-	struct stat sb;
-	char p[4096 + 64];
-	int fd;
 
-	for (size_t i = 0; i < l->nmods; i++)
-		if (l->mods[i].dev == dev && l->mods[i].ino == ino)
-			return &l->mods[i];
 	if (l->nmods == l->capmods) {
 		size_t nc = l->capmods ? l->capmods * 2 : 64;
 		struct cfi_mod *nm = realloc(l->mods, nc * sizeof(*nm));
@@ -480,18 +474,18 @@ static struct cfi_mod *module(struct ks_cfi_loader *l, uint32_t pid, uint64_t de
 	m->ino = ino;
 	m->none = true;
 	l->st.modules++;
-	/* through the process's root: a container's files are its own */
-	snprintf(p, sizeof(p), "/proc/%u/root%s", pid, path);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &sb) || sb.st_ino != ino || read_loads(fd, m) || ks_cfi_compile_fd(fd, &t)) {
-		if (fd >= 0)
-			close(fd);
+	return m;
+}
+
+/* Compiles the ELF file at @fd into @m's table in cfi_rows (or marks it fp where it does not fit). */
+static void load_table(struct ks_cfi_loader *l, struct cfi_mod *m, int fd)
+{
+	struct ks_cfi_table t;
+
+	if (read_loads(fd, m) || ks_cfi_compile_fd(fd, &t)) {
 		l->st.modules_none++;
-		return m;
+		return;
 	}
-	close(fd);
 	m->none = false;
 	if (t.n > l->cap - l->used) {
 		/* no room: frame pointers in this module, said in -v and JSON */
@@ -506,6 +500,77 @@ static struct cfi_mod *module(struct ks_cfi_loader *l, uint32_t pid, uint64_t de
 		l->st.rows = l->used;
 	}
 	ks_cfi_table_free(&t);
+}
+
+static struct cfi_mod *find_module(struct ks_cfi_loader *l, uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < l->nmods; i++)
+		if (l->mods[i].dev == dev && l->mods[i].ino == ino)
+			return &l->mods[i];
+	return NULL;
+}
+
+/* The module of file (@dev, @ino), compiled (from @path under @pid's root) and loaded at its first sight. */
+static struct cfi_mod *module(struct ks_cfi_loader *l, uint32_t pid, uint64_t dev, uint64_t ino, const char *path)
+{
+	struct cfi_mod *m = find_module(l, dev, ino);
+	struct stat sb;
+	char p[4096 + 64];
+	int fd;
+
+	if (m)
+		return m;
+	m = new_module(l, dev, ino);
+	if (!m)
+		return NULL;
+	/* through the process's root: a container's files are its own */
+	snprintf(p, sizeof(p), "/proc/%u/root%s", pid, path);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &sb) && sb.st_ino == ino)
+		load_table(l, m, fd);
+	else
+		l->st.modules_none++;
+	if (fd >= 0)
+		close(fd);
+	return m;
+}
+
+/*
+ * The vDSO's module.  Every 64-bit process of this kernel maps the same
+ * image, so it is compiled from this process's own copy (its .eh_frame
+ * covers each entry point), written to a memfd for libelf.
+ */
+#define VDSO_DEV UINT64_MAX
+static struct cfi_mod *vdso_module(struct ks_cfi_loader *l)
+{
+	struct cfi_mod *m = find_module(l, VDSO_DEV, 0);
+	unsigned long long start, end;
+	char line[512];
+	FILE *f;
+	int fd;
+
+	if (m)
+		return m;
+	m = new_module(l, VDSO_DEV, 0);
+	if (!m)
+		return NULL;
+	f = fopen("/proc/self/maps", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2)
+			break;
+	if (!f || feof(f) || (fd = memfd_create("ksight-vdso", MFD_CLOEXEC)) < 0) {
+		l->st.modules_none++;
+	} else {
+		if (write(fd, (const void *)(uintptr_t)start, end - start) == (ssize_t)(end - start))
+			load_table(l, m, fd);
+		else
+			l->st.modules_none++;
+		close(fd);
+	}
+	if (f)
+		fclose(f);
 	return m;
 }
 
@@ -528,6 +593,17 @@ int ks_cfi_load_pid(struct ks_cfi_loader *l, uint32_t pid)
 	pr = calloc(1, sizeof(*pr));
 	if (!pr)
 		return -ENOMEM;
+	/*
+	 * When the program last asked for its maps again, in its clock's unit
+	 * (bpf_ktime_get_ns >> 20): kept from the entry this one replaces, so
+	 * that a process whose pcs no mapping holds (JIT) is read at most
+	 * once a second; a second ago for a new one, so that its first walk into a library loaded
+	 * since asks at once.
+	 */
+	if (bpf_map_lookup_elem(l->procs_fd, &pid, pr))
+		pr->asked = (uint32_t)((((uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec) >> 20) - 1000);
+	pr->n = 0;
+	memset(pr->m, 0, sizeof(pr->m));
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	f = fopen(path, "re");
 	if (!f) {
@@ -551,10 +627,14 @@ int ks_cfi_load_pid(struct ks_cfi_loader *l, uint32_t pid)
 
 		file[0] = 0;
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095[^\n]", &start, &end, perms, &off, &maj, &min, &ino,
-			   file) < 7 || perms[2] != 'x' || !ino || file[0] != '/')
+			   file) < 7 || perms[2] != 'x')
 			continue;
-		/* " (deleted)": the file is gone from its path; its mapping is unwound as no mapping */
-		m = module(l, pid, ((uint64_t)maj << 32) | min, ino, file);
+		if (!strcmp(file, "[vdso]"))
+			m = vdso_module(l);
+		else if (!ino || file[0] != '/')
+			continue;
+		else /* " (deleted)": the file is gone from its path; its mapping is unwound as no mapping */
+			m = module(l, pid, ((uint64_t)maj << 32) | min, ino, file);
 		if (!m) {
 			err = -ENOMEM;
 			break;

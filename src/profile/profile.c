@@ -251,8 +251,16 @@ static int handle_sample(struct prof_run *pr, void *data, size_t size)
 	double t0;
 
 	if (size == sizeof(struct ks_prof_note)) {
-		uint32_t pid = ((const struct ks_prof_note *)data)->pid;
+		const struct ks_prof_note *nt = data;
+		uint32_t pid = nt->pid;
 
+		/* a cfi walk met a pc in no mapping it knows: the tables again, and the maps for the symbols while it lives */
+		if (nt->kind == KS_NOTE_CFI_MAPS) {
+			if (pr->cfi)
+				ks_cfi_load_pid(pr->cfi, pid);
+			ks_usyms_mapped(pr->usyms, pid);
+			return 0;
+		}
 		ks_usyms_capture(pr->usyms, pid);
 		/* its tables: the walk of its samples stops at the first frame until they are in (cfi_no_proc) */
 		if (pr->cfi)

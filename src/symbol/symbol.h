@@ -52,6 +52,12 @@ void ks_usyms_free(struct ks_usyms *u);
  * show kept for its earlier samples.
  */
 int ks_usyms_capture(struct ks_usyms *u, uint32_t pid);
+/*
+ * Something new is mapped in @pid (a library it loaded since: the CFI
+ * walker met a pc in no mapping): without @unwind, its maps are read
+ * again now, while it lives, the mappings they no longer show kept.
+ */
+int ks_usyms_mapped(struct ks_usyms *u, uint32_t pid);
 /* Reads again the maps of the processes announced again (exec'd) since the last call: a drain later, their new program is mapped. */
 void ks_usyms_refresh(struct ks_usyms *u);
 /*

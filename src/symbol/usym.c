@@ -889,6 +889,17 @@ int ks_usyms_capture(struct ks_usyms *u, uint32_t pid)
 	return capture_dwfl(u, p);
 }
 
+int ks_usyms_mapped(struct ks_usyms *u, uint32_t pid)
+{
+	struct uproc *p = find(u, pid);
+
+	if (!p)
+		return ks_usyms_capture(u, pid);
+	if (u->unwind || !p->nmaps)
+		return 0;
+	return capture_maps(u, p);
+}
+
 enum ks_ufr_kind ks_usyms_name(struct ks_usyms *u, uint32_t pid, uint64_t pc, bool ret, char *buf,
 			       size_t len)
 {

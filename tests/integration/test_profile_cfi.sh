@@ -139,6 +139,43 @@ else
 	t_skip "small budget" "every table fit in $(jq '.unwind.cfi.rows_capacity' "$T_TMP/small.json") rows"
 fi
 
+# --- past the tables' load: -p reads the process's tables before it dlopens a library (no frame
+# pointers) and spins there, and in the vDSO's clock_gettime: a walk that meets the library asks
+# for the maps again (at most once a second), and the vDSO has a table of its own
+D_OUT=$T_TMP/dl.out
+"$WORKLOADS/prof_dlopen" "$WORKLOADS/libprofdl.so" 3 > "$D_OUT" &
+D_BG=$!
+T_CLEANUP="kill $D_BG 2>/dev/null"
+if t_wait_for "$D_OUT" ready; then
+	"$KSIGHT" profile -p "$(awk '{ print $2; exit }' "$D_OUT")" -F $HZ --call-graph cfi -j -o "$T_TMP/dl.json" 2> "$T_TMP/dl.err" &
+	D_P=$!
+	t_wait_for "$T_TMP/dl.err" tracing
+	kill -USR1 "$D_BG"
+	wait "$D_BG"
+	wait "$D_P"
+	t_eq "dlopen: exit 0" "0" "$?"
+	folded "$T_TMP/dl.json" > "$T_TMP/dl.folded"
+	lib=$(fsum "$T_TMP/dl.folded" ';dl_hot$')
+	libfull=$(fsum "$T_TMP/dl.folded" ';main;run_lib;dl_outer;dl_hot$')
+	awk -v f="$libfull" -v h="$lib" 'BEGIN { exit !(h >= 20 && f >= 0.9 * h) }' &&
+		t_pass "dlopen: main -> run_lib -> dl_outer -> dl_hot in $libfull of $lib samples in the library loaded late" ||
+		t_fail "dlopen: full stacks in the library" "$libfull of $lib: $(sort -k2 -nr "$T_TMP/dl.folded" | head -c 400)"
+	t_eq "dlopen: the maps read again, counted" "true" "$(jq '.unwind.cfi.maps_reread >= 1' "$T_TMP/dl.json")"
+	# the vDSO's own leaf frames are named by its symbols (__vdso_clock_gettime) or [vdso]
+	vd=$(fsum "$T_TMP/dl.folded" 'vdso[^;]*$')
+	# (self_spin reads the clock too: main -> self_spin -> now_ns -> clock_gettime)
+	vdfull=$(fsum "$T_TMP/dl.folded" ';main;(vdso_spin|self_spin;now_ns);clock_gettime;.*vdso[^;]*$')
+	if [ "$vd" -lt 20 ]; then
+		t_skip "vdso: full stacks from the vDSO" "$vd samples there: clock_gettime is a syscall with clock source $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+	else
+		awk -v f="$vdfull" -v h="$vd" 'BEGIN { exit !(f >= 0.9 * h) }' &&
+			t_pass "vdso: main -> ... -> clock_gettime -> the vDSO in $vdfull of $vd samples there" ||
+			t_fail "vdso: full stacks from the vDSO" "$vdfull of $vd: $(sort -k2 -nr "$T_TMP/dl.folded" | head -c 400)"
+	fi
+else
+	t_fail "dlopen: workload" "did not start"
+fi
+
 # --- bad combinations: one line, exit 2
 "$KSIGHT" profile --call-graph cfi --kernel-only -d 1 2> "$T_TMP/bad"; t_eq "cfi --kernel-only: exit 2" "2 1" "$? $(wc -l < "$T_TMP/bad")"
 exit $T_FAILED
