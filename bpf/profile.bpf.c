@@ -49,11 +49,25 @@ struct {
 	__type(value, __u64);
 } seen SEC(".maps");
 
+/* A note of @kind about @pid to user space through the ring; false (counted) when it had no room. */
+static __always_inline bool send_note(__u32 pid, __u32 kind)
+{
+	struct ks_prof_note *n = bpf_ringbuf_reserve(&samples, sizeof(*n), 0);
+
+	if (!n) {
+		__sync_fetch_and_add(&stats.ring_lost, 1);
+		return false;
+	}
+	n->pid = pid;
+	n->kind = kind;
+	bpf_ringbuf_submit(n, 0);
+	return true;
+}
+
 /* Announces @pid once per address space, so that its mappings are read while it lives. */
 static __always_inline void note_pid(__u32 pid)
 {
 	__u64 mm = (__u64)bpf_get_current_task_btf()->mm, *v;
-	struct ks_prof_note *n;
 
 	if (!pid)
 		return;
@@ -72,14 +86,7 @@ static __always_inline void note_pid(__u32 pid)
 			return;
 		}
 	}
-	n = bpf_ringbuf_reserve(&samples, sizeof(*n), 0);
-	if (!n) {
-		__sync_fetch_and_add(&stats.ring_lost, 1);
-		return;
-	}
-	n->pid = pid;
-	n->kind = KS_NOTE_NEW;
-	bpf_ringbuf_submit(n, 0);
+	send_note(pid, KS_NOTE_NEW);
 }
 
 /* -EFAULT (no stack of that kind at this sample) is not a loss: a sample in user mode has no kernel stack. */
@@ -449,20 +456,12 @@ static __always_inline __s32 cfi_store(struct cfi_walk *w, __u32 gen)
 static __always_inline void ask_maps_again(__u32 pid, struct ks_cfi_proc *p)
 {
 	__u32 now = bpf_ktime_get_ns() >> 20;
-	struct ks_prof_note *n;
 
 	if (now - p->asked < 1000)
 		return;
 	p->asked = now; /* two CPUs may both ask: read twice, harmlessly */
-	n = bpf_ringbuf_reserve(&samples, sizeof(*n), 0);
-	if (!n) {
-		__sync_fetch_and_add(&stats.ring_lost, 1);
-		return;
-	}
-	n->pid = pid;
-	n->kind = KS_NOTE_CFI_MAPS;
-	bpf_ringbuf_submit(n, 0);
-	__sync_fetch_and_add(&stats.cfi_reread, 1);
+	if (send_note(pid, KS_NOTE_CFI_MAPS))
+		__sync_fetch_and_add(&stats.cfi_reread, 1);
 }
 
 /* The current task's user stack walked by CFI into half @gen; its id, or a negative errno (-EFAULT: none). */
