@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "core/probe.h"
@@ -23,6 +24,7 @@ static const char *const names[KS_FEAT_COUNT] = {
 	[KS_FEAT_PERF_EVENT] = "perf_event",
 	[KS_FEAT_RINGBUF] = "ringbuf",
 	[KS_FEAT_TASK_STORAGE] = "task_storage",
+	[KS_FEAT_DYN_HASH] = "dyn_hash",
 };
 
 const char *ks_feature_name(enum ks_feature f)
@@ -121,6 +123,43 @@ static void probe_one(enum ks_feature f, struct ks_probe_result *r)
 	ks_probe__destroy(s);
 }
 
+/*
+ * KS_FEAT_DYN_HASH: a perf_event program of five instructions that looks up
+ * a key in a hash map created with BPF_F_NO_PREALLOC; loaded, not attached
+ * (the verifier is what refuses it).  Two syscalls, no skeleton.
+ */
+static void probe_dyn_hash(struct ks_probe_result *r)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_NO_PREALLOC);
+	int map, prog;
+
+	r->step = "load";
+	map = bpf_map_create(BPF_MAP_TYPE_HASH, "ks_probe_dyn", 8, 8, 1, &mo);
+	if (map < 0) {
+		r->err = -errno;
+		return;
+	}
+	struct bpf_insn insns[] = {
+		/* *(u64 *)(r10 - 8) = 0; r2 = r10 - 8; r1 = map; call map_lookup_elem; r0 = 0; exit */
+		{ .code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .off = -8, .imm = 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -8 },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1, .src_reg = BPF_PSEUDO_MAP_FD, .imm = map },
+		{ 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+
+	prog = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, "ks_probe_dyn", "GPL", insns, sizeof(insns) / sizeof(insns[0]),
+			     NULL);
+	r->ok = prog >= 0;
+	r->err = prog >= 0 ? 0 : -errno;
+	if (prog >= 0)
+		close(prog);
+	close(map);
+}
+
 const struct ks_probe_result *ks_probe(enum ks_feature f)
 {
 	/* one probe of each feature per process, whichever thread asks first; a result never changes once done */
@@ -140,6 +179,8 @@ const struct ks_probe_result *ks_probe(enum ks_feature f)
 			res[f].err = btf ? 0 : -errno;
 			res[f].step = "load";
 			btf__free(btf);
+		} else if (f == KS_FEAT_DYN_HASH) {
+			probe_dyn_hash(&res[f]);
 		} else {
 			/* classic tracepoints resolve their ids through tracefs */
 			if (f == KS_FEAT_TP)

@@ -15,6 +15,13 @@ enum ks_feature {
 	KS_FEAT_PERF_EVENT,
 	KS_FEAT_RINGBUF,
 	KS_FEAT_TASK_STORAGE,
+	/*
+	 * A hash map allocated at run time (BPF_F_NO_PREALLOC) in a perf_event
+	 * program: refused before Linux 6.1 ("perf_event programs can only use
+	 * preallocated hash map"; lifted with bpf_mem_alloc, commit
+	 * 96da3f7d489d), where other tracing programs only got a warning.
+	 */
+	KS_FEAT_DYN_HASH,
 	KS_FEAT_COUNT,
 };
 

@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "core/names.h"
 #include "core/parse.h"
+#include "core/probe.h"
 #include "core/procfs.h"
 #include "profile/blobs.h"
 #include "profile/cfi.h"
@@ -746,8 +747,16 @@ static int size_maps(void *arg)
 	const struct ks_profile_opts *o = ps->o;
 	struct ks_profile_result *res = ps->res;
 	struct ks_profile *skel = ps->skel;
+	/*
+	 * The hashes of counts and walked stacks are allocated as rows are
+	 * made where the kernel lets a perf_event program use such a map (6.1+):
+	 * preallocated, their budget's rows cost 20 ms of kernel time at each
+	 * start (pcpu_freelist_populate, page clearing), a tenth of a 10 s
+	 * system-wide profile's CPU, for rows a run mostly never uses.
+	 */
+	uint32_t hflags = ks_probe(KS_FEAT_DYN_HASH)->ok ? BPF_F_NO_PREALLOC : 0;
 	uint64_t sbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_STACK_TRACE, 4, KS_PROF_DEPTH * 8, 0);
-	uint64_t cbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_HASH, sizeof(struct ks_prof_key), 8, 0);
+	uint64_t cbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_HASH, sizeof(struct ks_prof_key), 8, hflags);
 	/* dwarf: room for a second of samples at HZ on every CPU (a quarter lost 4-12% of them to a busy
 	 * unwinder: ring_full), a power of two within a quarter of the budget; otherwise only the
 	 * notes of new processes */
@@ -760,6 +769,7 @@ static int size_maps(void *arg)
 	bpf_map__set_max_entries(skel->maps.stacks0, (uint32_t)res->stack_entries);
 	bpf_map__set_max_entries(skel->maps.stacks1, (uint32_t)res->stack_entries);
 	bpf_map__set_max_entries(skel->maps.counts, (uint32_t)res->count_entries);
+	bpf_map__set_map_flags(skel->maps.counts, hflags);
 	if (o->offcpu || o->syscalls)
 		bpf_map__set_max_entries(skel->maps.off_starts,
 					 ks_budget_rows(&res->budget, 0.1,
@@ -776,13 +786,14 @@ static int size_maps(void *arg)
 	if (o->cfi) {
 		uint32_t nkeep = ks_pow2_at_least(res->stack_entries, 1u << 31); /* as ks_profile_run computes it */
 		uint64_t pbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_LRU_HASH, 4, sizeof(struct ks_cfi_proc), 0);
-		uint64_t cfbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_HASH, 4, sizeof(struct ks_cfi_stack), 0);
+		uint64_t cfbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_HASH, 4, sizeof(struct ks_cfi_stack), hflags);
 		uint32_t rows = ks_budget_rows(&res->budget, 1.0 / 8, sizeof(struct ks_cfi_row), 4096, 1u << 26, false);
 
 		bpf_map__set_max_entries(skel->maps.cfi_rows, rows);
 		bpf_map__set_max_entries(skel->maps.cfi_procs, ks_budget_rows(&res->budget, 1.0 / 16, pbytes, 64, 1u << 16, false));
 		bpf_map__set_max_entries(skel->maps.cfi_stacks,
 					 ks_budget_rows(&res->budget, 1.0 / 8, cfbytes, 128, 2 * nkeep, false));
+		bpf_map__set_map_flags(skel->maps.cfi_stacks, hflags);
 		bpf_map__set_max_entries(skel->maps.cfi_scratch, (uint32_t)ps->ncpu);
 		skel->rodata->cfi_base = nkeep;
 		/* 16 ids a stack the map holds: 600 distinct stacks of a busy 2-CPU host in 8 s lost 132 of
