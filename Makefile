@@ -115,6 +115,11 @@ $(B)/workloads/libprofdl.so: tests/workloads/lib/profdl.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fomit-frame-pointer -fPIC -shared -Wall -Wextra -Werror -o $@ $<
 
+# stacks through JIT code: PIE without frame pointers around code generated with one
+$(B)/workloads/prof_jit: tests/workloads/prof_jit.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $<
+
 # offcpu --stacks' workload: frame pointers, so its user stack is walked in the kernel
 $(B)/workloads/pipe_block: tests/workloads/pipe_block.c
 	@mkdir -p $(@D)

@@ -276,7 +276,11 @@ struct cfi_walk {
 	struct ks_cfi_stack *st;
 	__u32 n;   /* frames in st */
 	__u32 why; /* 0: going on; else the stat that ended the walk (an index into cfi_stop) */
+	bool unmapped; /* a pc in no mapping was met: the maps are asked for again */
 };
+
+/* How far above sp a frame pointer followed through unmapped code may point: a thread's stack, 8 MiB by default. */
+#define KS_CFI_FP_REACH (8ull << 20)
 
 enum { CW_GO, CW_END, CW_NO_MAP, CW_NO_ROW, CW_UNSUP, CW_FAULT, CW_DEPTH };
 
@@ -351,11 +355,22 @@ static long cfi_step(__u32 i, void *arg)
 	if (mi < KS_CFI_MAPS)
 		m = &p->m[mi];
 	if (!m) {
-		w->why = CW_NO_MAP;
-		return 1;
+		/*
+		 * Code in no mapping known: a JIT's (anonymous memory, no CFI; JITs
+		 * keep frame pointers), or a library loaded since the maps were
+		 * read.  One frame by the frame pointer where it points into the
+		 * stack at or above this frame's sp (a caller's call leaves its
+		 * pushed rbp right there); else the walk ends here.
+		 */
+		w->unmapped = true;
+		if (bp < w->sp || bp - w->sp > KS_CFI_FP_REACH) {
+			w->why = CW_NO_MAP;
+			return 1;
+		}
+		__sync_fetch_and_add(&stats.cfi_unmapped_frames, 1);
 	}
-	if (!m->nrows) {
-		/* no table (it did not fit): the frame pointer, as bpf_get_stackid would */
+	if (!m || !m->nrows) {
+		/* no table (none, or it did not fit): the frame pointer, as bpf_get_stackid would */
 		cfa = bp + 16;
 		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(bp)))
 			goto fault;
@@ -503,7 +518,7 @@ static __always_inline __s32 cfi_stack(__u32 pid, __u32 gen)
 		return -2;
 	}
 	bpf_loop(KS_PROF_DEPTH, cfi_step, &w, 0);
-	if (w.why == CW_NO_MAP)
+	if (w.unmapped)
 		ask_maps_again(pid, w.proc);
 	switch (w.why) {
 	case CW_END: __sync_fetch_and_add(&stats.cfi_end, 1); break;

@@ -144,13 +144,14 @@ struct ks_prof_stats {
 	__u64 cfi_samples, cfi_frames;
 	__u64 cfi_end;	     /* the outermost frame reached (return address undefined, or 0) */
 	__u64 cfi_no_proc;   /* the process's tables not loaded yet (its first samples): frame pointers instead */
-	__u64 cfi_no_map;    /* a pc in no executable mapping known (anonymous, JIT, a library loaded since) */
+	__u64 cfi_no_map;    /* a pc in no executable mapping known, and no frame pointer to follow there */
 	__u64 cfi_no_row;    /* a pc no CFI row covers */
 	__u64 cfi_unsup;     /* a rule the walker cannot evaluate */
 	__u64 cfi_fault;     /* a read of the stack failed */
 	__u64 cfi_depth;     /* KS_PROF_DEPTH frames: cut there */
 	__u64 cfi_fp_frames; /* frames walked by frame pointers, in modules whose table did not fit */
 	__u64 cfi_reread;    /* a process's maps asked for again after a walk met a pc in no mapping */
+	__u64 cfi_unmapped_frames; /* frames walked by frame pointers through code in no mapping (JIT) */
 };
 
 #endif /* KSIGHT_PROFILE_H */

@@ -176,6 +176,33 @@ else
 	t_fail "dlopen: workload" "did not start"
 fi
 
+# --- through JIT code: prof_jit's generated jit_entry (anonymous memory, no CFI, a frame
+# pointer, named in /tmp/perf-PID.map) calls jit_hot; the walk crosses it by its frame pointer
+J_OUT=$T_TMP/jit.out
+"$WORKLOADS/prof_jit" 2 > "$J_OUT" &
+J_BG=$!
+T_CLEANUP="kill $J_BG 2>/dev/null"
+if t_wait_for "$J_OUT" ready; then
+	"$KSIGHT" profile -p "$(awk '{ print $2; exit }' "$J_OUT")" -F $HZ --call-graph cfi -j -o "$T_TMP/jit.json" 2> "$T_TMP/jit.err" &
+	J_P=$!
+	t_wait_for "$T_TMP/jit.err" tracing
+	kill -USR1 "$J_BG"
+	wait "$J_BG"
+	wait "$J_P"
+	t_eq "jit: exit 0" "0" "$?"
+	folded "$T_TMP/jit.json" > "$T_TMP/jit.folded"
+	jh=$(fsum "$T_TMP/jit.folded" ';jit_hot$')
+	jfull=$(fsum "$T_TMP/jit.folded" ';_start;.*;main;jit_entry;jit_hot$')
+	awk -v f="$jfull" -v h="$jh" 'BEGIN { exit !(h >= 20 && f >= 0.9 * h) }' &&
+		t_pass "jit: _start -> main -> jit_entry (JIT) -> jit_hot in $jfull of $jh jit_hot samples" ||
+		t_fail "jit: full stacks through the JIT frame" "$jfull of $jh: $(sort -k2 -nr "$T_TMP/jit.folded" | head -c 400)"
+	t_eq "jit: the generated code is a jit frame, named from the perf map" "jit" \
+		"$(jq -r '[.stacks[].frames[] | select(.name == "jit_entry") | .kind] | unique | join(",")' "$T_TMP/jit.json")"
+	t_eq "jit: its frames counted" "true" "$(jq '.unwind.cfi.unmapped_frames > 0' "$T_TMP/jit.json")"
+else
+	t_fail "jit: workload" "did not start"
+fi
+
 # --- bad combinations: one line, exit 2
 "$KSIGHT" profile --call-graph cfi --kernel-only -d 1 2> "$T_TMP/bad"; t_eq "cfi --kernel-only: exit 2" "2 1" "$? $(wc -l < "$T_TMP/bad")"
 exit $T_FAILED
