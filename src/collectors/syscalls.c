@@ -52,6 +52,8 @@ struct sc_ctx {
 	/* per report of the hash modes: the key of each row drained, from row rbase on */
 	struct ks_sc_key *rkeys;
 	int nrkeys, caprkeys, rbase;
+	/* rkeys' indices in key order, for the errno rows to find theirs (10k rows: a scan each took seconds) */
+	int *order, caporder;
 };
 
 static const struct ks_optdef sc_opts[] = {
@@ -500,14 +502,54 @@ static int collect_nerrs(struct sc_ctx *ctx, struct ks_report *r, unsigned int g
 	return err;
 }
 
-/* The report row drained from key @k in this report (any half), NULL when none was. */
+/* Rows' keys in order: other, syscall, then the field of the mode (any half). */
+static int key_cmp(const struct ks_sc_key *a, const struct ks_sc_key *b, enum ks_task_by by)
+{
+	if (a->other != b->other)
+		return a->other < b->other ? -1 : 1;
+	if (a->nr != b->nr)
+		return a->nr < b->nr ? -1 : 1;
+	return ks_row_key_cmp(by, &a->t, &b->t);
+}
+
+static int order_cmp(const void *x, const void *y, void *varg)
+{
+	const struct sc_ctx *ctx = varg;
+
+	return key_cmp(&ctx->rkeys[*(const int *)x], &ctx->rkeys[*(const int *)y], task_by(ctx));
+}
+
+/* Sorts the rows drained so far into ctx->order. */
+static int order_rows(struct sc_ctx *ctx)
+{
+	if (ctx->nrkeys > ctx->caporder) {
+		int *n = realloc(ctx->order, (size_t)ctx->nrkeys * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		ctx->order = n;
+		ctx->caporder = ctx->nrkeys;
+	}
+	for (int i = 0; i < ctx->nrkeys; i++)
+		ctx->order[i] = i;
+	qsort_r(ctx->order, (size_t)ctx->nrkeys, sizeof(*ctx->order), order_cmp, ctx);
+	return 0;
+}
+
+/* The report row drained from key @k in this report (any half), NULL when none was; after order_rows. */
 static struct ks_row *find_row(struct sc_ctx *ctx, struct ks_report *r, const struct ks_sc_key *k)
 {
-	for (int i = 0; i < ctx->nrkeys; i++) {
-		const struct ks_sc_key *o = &ctx->rkeys[i];
+	int lo = 0, hi = ctx->nrkeys;
 
-		if (o->other == k->other && o->nr == k->nr && ks_row_key_eq(task_by(ctx), &o->t, &k->t))
-			return &r->rows[ctx->rbase + i];
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2, c = key_cmp(&ctx->rkeys[ctx->order[mid]], k, task_by(ctx));
+
+		if (!c)
+			return &r->rows[ctx->rbase + ctx->order[mid]];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
 	return NULL;
 }
@@ -675,6 +717,8 @@ static int collect_hash(struct sc_ctx *ctx, struct ks_report *r, unsigned int ge
 	err = ks_hash_drain_half(&rows, mode);
 	if (!err)
 		err = collect_other(ctx, r, gen, mode);
+	if (!err && mode != KS_DRAIN_CLEAR)
+		err = order_rows(ctx);
 	if (!err)
 		err = ks_hash_drain_half(&errs, mode);
 	if (mode == KS_DRAIN_READ)
@@ -850,6 +894,9 @@ static void sc_close(void *vctx)
 	free(ctx->hread);
 	free(ctx->rkeys);
 	ctx->rkeys = NULL;
+	free(ctx->order);
+	ctx->order = NULL;
+	ctx->caporder = 0;
 	ctx->nrkeys = ctx->caprkeys = 0;
 	ctx->vbuf = NULL;
 	ctx->hcur = ctx->hprev = ctx->hnext = NULL;

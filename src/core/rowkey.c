@@ -45,6 +45,15 @@ bool ks_row_key_of_filter(const struct ks_filter *f, enum ks_task_by by, struct 
 	return true;
 }
 
+int ks_row_key_cmp(enum ks_task_by by, const struct ks_row_key *a, const struct ks_row_key *b)
+{
+	if (by == KS_TASK_PID)
+		return (a->id > b->id) - (a->id < b->id);
+	if (by == KS_TASK_COMM)
+		return memcmp(a->comm, b->comm, sizeof(a->comm));
+	return (a->cgroup > b->cgroup) - (a->cgroup < b->cgroup);
+}
+
 bool ks_row_key_eq(enum ks_task_by by, const struct ks_row_key *a, const struct ks_row_key *b)
 {
 	if (by == KS_TASK_PID)

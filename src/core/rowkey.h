@@ -19,5 +19,7 @@ void ks_row_task_key(struct ks_row *row, enum ks_task_by by, const struct ks_row
 bool ks_row_key_of_filter(const struct ks_filter *f, enum ks_task_by by, struct ks_row_key *k);
 /* True when @a and @b name the same row of mode @by, whatever their halves. */
 bool ks_row_key_eq(enum ks_task_by by, const struct ks_row_key *a, const struct ks_row_key *b);
+/* An order of the keys of mode @by (the field it names only, as ks_row_key_eq): <0, 0, >0. */
+int ks_row_key_cmp(enum ks_task_by by, const struct ks_row_key *a, const struct ks_row_key *b);
 
 #endif
