@@ -252,6 +252,7 @@ static int write_json(const struct ks_profile_result *res, const struct cli *cl,
 		ks_json_kv_u64(j, "processes", c->procs);
 		ks_json_kv_u64(j, "processes_lost", c->procs_lost);
 		ks_json_kv_u64(j, "modules", c->modules);
+		ks_json_kv_u64(j, "modules_cached", c->modules_cached);
 		ks_json_kv_u64(j, "modules_no_cfi", c->modules_none);
 		ks_json_kv_u64(j, "modules_fp", c->modules_fp);
 		ks_json_kv_u64(j, "mappings_lost", c->maps_lost);
@@ -372,11 +373,11 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 			       (unsigned long long)s->cfi_no_proc, (unsigned long long)s->cfi_no_map,
 			       (unsigned long long)s->cfi_no_row, (unsigned long long)s->cfi_unsup,
 			       (unsigned long long)s->cfi_fault, (unsigned long long)s->cfi_depth);
-			p_info("cfi: %llu processes (%llu lost, %llu maps read again), %llu modules (%llu without CFI), %llu "
-			       "rows of %llu, %.1f ms compiling and loading",
+			p_info("cfi: %llu processes (%llu lost, %llu maps read again), %llu modules (%llu from the cache, %llu "
+			       "without CFI), %llu rows of %llu, %.1f ms compiling and loading",
 			       (unsigned long long)cs->procs, (unsigned long long)cs->procs_lost,
 			       (unsigned long long)s->cfi_reread, (unsigned long long)cs->modules,
-			       (unsigned long long)cs->modules_none, (unsigned long long)cs->rows,
+			       (unsigned long long)cs->modules_cached, (unsigned long long)cs->modules_none, (unsigned long long)cs->rows,
 			       (unsigned long long)cs->rows_cap, cs->compile_ns / 1e6);
 		}
 		if (cl.o.cfi && (res.cfi.modules_fp || res.cfi.maps_lost))

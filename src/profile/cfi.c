@@ -12,7 +12,9 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include "profile/cfi.h"
+#include "symbol/debugcache.h"
 
 /* x86-64 DWARF register numbers */
 #define R_RBP 6
@@ -300,9 +302,9 @@ static Elf_Scn *section(Elf *e, const char *name, GElf_Shdr *sh)
 	return NULL;
 }
 
-int ks_cfi_compile_fd(int fd, struct ks_cfi_table *t)
+/* Compiles @e's CFI into @t (see ks_cfi_compile_fd). */
+static int compile_elf(Elf *e, struct ks_cfi_table *t)
 {
-	Elf *e;
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
 	Elf_Scn *s;
@@ -314,10 +316,6 @@ int ks_cfi_compile_fd(int fd, struct ks_cfi_table *t)
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e)
-		return -ENOEXEC;
 	if (!gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64 || eh.e_ident[EI_CLASS] != ELFCLASS64) {
 		err = -ENOEXEC;
 		goto out;
@@ -346,8 +344,14 @@ out:
 		dwarf_end(dw);
 	else if (cfi)
 		dwarf_cfi_end(cfi);
-	elf_end(e);
 	return err;
+}
+
+int ks_cfi_compile_fd(int fd, struct ks_cfi_table *t)
+{
+	struct ks_cfi_loads ld;
+
+	return ks_cfi_table_fd(fd, false, t, &ld);
 }
 
 int ks_cfi_compile(const char *path, struct ks_cfi_table *t)
@@ -378,18 +382,188 @@ const struct ks_cfi_row *ks_cfi_lookup(const struct ks_cfi_table *t, uint64_t pc
 	return &t->rows[lo];
 }
 
+/* ---- the cache of compiled tables ---- */
+
+/*
+ * Why: compiling with libdw costs every run again (libc's 28k rows take
+ * ~40 ms, gcc's cc1 478k 0.41 s): ~15% of a 10 s system-wide cfi
+ * profile's whole CPU.  And a table depends on the file's content only.  So it is kept by the file's
+ * build-id, with the debug cache's copies (symbol/debugcache.c), and later
+ * runs read it.  A file without a build-id is compiled every time: no name
+ * would tell a changed file from the one cached.
+ *
+ * An entry HEX.cfi is a cache_hdr, then the rows.  Everything in it is
+ * checked at each read, and anything off (another version, a short file,
+ * rows out of order, segments other than the file's own) means the table
+ * is compiled again, and the entry rewritten.
+ */
+#define CACHE_MAGIC "KSCFITB"
+/* Bump whenever the compiler's rows would come out otherwise (or cache_hdr changes): old entries are then refused. */
+#define CACHE_VERSION 1
+
+struct cache_hdr {
+	char magic[8];
+	uint32_t version;
+	uint32_t row_size;	/* sizeof(struct ks_cfi_row) */
+	uint64_t nrows;
+	uint64_t fdes, unsup, plt; /* the table's counts, as compiled */
+	uint32_t debug_frame;
+	uint32_t nload;
+	struct {
+		uint64_t off, vaddr, filesz;
+	} load[KS_CFI_LOADS];
+};
+_Static_assert(sizeof(struct cache_hdr) == 56 + 24 * KS_CFI_LOADS, "cache_hdr has no padding");
+
+static int read_loads(Elf *e, struct ks_cfi_loads *ld)
+{
+	size_t np;
+
+	memset(ld, 0, sizeof(*ld));
+	if (elf_getphdrnum(e, &np))
+		return -ENOEXEC;
+	for (size_t i = 0; i < np && ld->n < KS_CFI_LOADS; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			ld->seg[ld->n].off = ph.p_offset;
+			ld->seg[ld->n].vaddr = ph.p_vaddr;
+			ld->seg[ld->n].filesz = ph.p_filesz;
+			ld->n++;
+		}
+	}
+	return 0;
+}
+
+static bool pread_all(int fd, void *buf, size_t n, off_t off)
+{
+	while (n) {
+		ssize_t k = pread(fd, buf, n, off);
+
+		if (k <= 0)
+			return false;
+		buf = (char *)buf + k;
+		n -= (size_t)k;
+		off += k;
+	}
+	return true;
+}
+
+/* Whether the rows are a table compile_starts could have made: pcs rising, known kinds, the last one KS_CFI_NONE. */
+static bool rows_valid(const struct ks_cfi_row *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (r[i].kind > KS_CFI_UNSUP || (i && r[i].pc <= r[i - 1].pc))
+			return false;
+	return n && r[n - 1].kind == KS_CFI_NONE;
+}
+
+/* The cached table of build-id @bid for a file whose segments are @ld: 0, or negative errno (none, or not valid). */
+static int cache_read(const void *bid, int len, const struct ks_cfi_loads *ld, struct ks_cfi_table *t)
+{
+	struct cache_hdr h;
+	struct stat st;
+	int fd = ks_debugcache_open(bid, len, "cfi", NULL), err = -EINVAL;
+
+	memset(t, 0, sizeof(*t));
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(h) || !pread_all(fd, &h, sizeof(h), 0))
+		goto out;
+	if (memcmp(h.magic, CACHE_MAGIC, sizeof(h.magic)) || h.version != CACHE_VERSION ||
+	    h.row_size != sizeof(struct ks_cfi_row) || !h.nrows ||
+	    h.nrows > ((uint64_t)st.st_size - sizeof(h)) / sizeof(struct ks_cfi_row) ||
+	    sizeof(h) + h.nrows * sizeof(struct ks_cfi_row) != (uint64_t)st.st_size || h.debug_frame > 1)
+		goto out;
+	/* the same build-id with other segments (an address-changing tool that kept the note): not this file's table */
+	if (h.nload != (uint32_t)ld->n)
+		goto out;
+	for (int i = 0; i < ld->n; i++)
+		if (h.load[i].off != ld->seg[i].off || h.load[i].vaddr != ld->seg[i].vaddr ||
+		    h.load[i].filesz != ld->seg[i].filesz)
+			goto out;
+	t->rows = malloc(h.nrows * sizeof(*t->rows));
+	if (!t->rows) {
+		err = -ENOMEM;
+		goto out;
+	}
+	t->n = h.nrows;
+	if (!pread_all(fd, t->rows, t->n * sizeof(*t->rows), sizeof(h)) || !rows_valid(t->rows, t->n)) {
+		ks_cfi_table_free(t);
+		goto out;
+	}
+	t->fdes = h.fdes;
+	t->unsup = h.unsup;
+	t->plt = h.plt;
+	t->debug_frame = h.debug_frame;
+	err = 0;
+out:
+	close(fd);
+	return err;
+}
+
+static int cache_write(const void *bid, int len, const struct ks_cfi_loads *ld, const struct ks_cfi_table *t)
+{
+	struct cache_hdr h;
+	struct iovec iov[2];
+
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, CACHE_MAGIC, sizeof(h.magic));
+	h.version = CACHE_VERSION;
+	h.row_size = sizeof(struct ks_cfi_row);
+	h.nrows = t->n;
+	h.fdes = t->fdes;
+	h.unsup = t->unsup;
+	h.plt = t->plt;
+	h.debug_frame = t->debug_frame;
+	h.nload = (uint32_t)ld->n;
+	for (int i = 0; i < ld->n; i++) {
+		h.load[i].off = ld->seg[i].off;
+		h.load[i].vaddr = ld->seg[i].vaddr;
+		h.load[i].filesz = ld->seg[i].filesz;
+	}
+	iov[0] = (struct iovec){ &h, sizeof(h) };
+	iov[1] = (struct iovec){ t->rows, t->n * sizeof(*t->rows) };
+	return ks_debugcache_write(bid, len, "cfi", iov, 2);
+}
+
+int ks_cfi_table_fd(int fd, bool use_cache, struct ks_cfi_table *t, struct ks_cfi_loads *ld)
+{
+	const void *bid = NULL;
+	ssize_t len = 0;
+	Elf *e;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e)
+		return -ENOEXEC;
+	err = read_loads(e, ld);
+	if (err)
+		goto out;
+	if (use_cache && ks_debugcache_dir())
+		len = dwelf_elf_gnu_build_id(e, &bid);
+	if (len > 0 && !cache_read(bid, (int)len, ld, t)) {
+		err = 1;
+		goto out;
+	}
+	err = compile_elf(e, t);
+	/* best effort: without it, the next run compiles again (ksight -v's debug lines say why) */
+	if (!err && len > 0)
+		cache_write(bid, (int)len, ld, t);
+out:
+	elf_end(e);
+	return err;
+}
+
 /* ---- loading per process ---- */
 
-/* A file's loadable segments, for the bias of a mapping of it. */
-#define MOD_LOADS 8
 struct cfi_mod {
 	uint64_t dev, ino;
 	uint32_t row, nrows; /* in cfi_rows; nrows 0 and fp: did not fit */
 	bool fp, none;	     /* fp: no room, frame pointers; none: no CFI (the walk stops there) */
-	int nload;
-	struct {
-		uint64_t off, vaddr, filesz;
-	} load[MOD_LOADS];
+	struct ks_cfi_loads ld; /* for the bias of a mapping of it */
 };
 
 struct ks_cfi_loader {
@@ -427,33 +601,6 @@ const struct ks_cfi_stats *ks_cfi_loader_stats(const struct ks_cfi_loader *l)
 	return &l->st;
 }
 
-static int read_loads(int fd, struct cfi_mod *m)
-{
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	size_t np;
-	int err = 0;
-
-	if (!e)
-		return -ENOEXEC;
-	if (elf_getphdrnum(e, &np)) {
-		err = -ENOEXEC;
-		goto out;
-	}
-	for (size_t i = 0; i < np && m->nload < MOD_LOADS; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
-			m->load[m->nload].off = ph.p_offset;
-			m->load[m->nload].vaddr = ph.p_vaddr;
-			m->load[m->nload].filesz = ph.p_filesz;
-			m->nload++;
-		}
-	}
-out:
-	elf_end(e);
-	return err;
-}
-
 /* A new module of file (@dev, @ino); NULL on no memory.  It has no table until one is loaded (load_table). */
 static struct cfi_mod *new_module(struct ks_cfi_loader *l, uint64_t dev, uint64_t ino)
 {
@@ -477,15 +624,20 @@ static struct cfi_mod *new_module(struct ks_cfi_loader *l, uint64_t dev, uint64_
 	return m;
 }
 
-/* Compiles the ELF file at @fd into @m's table in cfi_rows (or marks it fp where it does not fit). */
-static void load_table(struct ks_cfi_loader *l, struct cfi_mod *m, int fd)
+/*
+ * Compiles the ELF file at @fd (or reads its table from the cache, @cache)
+ * into @m's table in cfi_rows, or marks it fp where it does not fit.
+ */
+static void load_table(struct ks_cfi_loader *l, struct cfi_mod *m, int fd, bool cache)
 {
 	struct ks_cfi_table t;
+	int got = ks_cfi_table_fd(fd, cache, &t, &m->ld);
 
-	if (read_loads(fd, m) || ks_cfi_compile_fd(fd, &t)) {
+	if (got < 0) {
 		l->st.modules_none++;
 		return;
 	}
+	l->st.modules_cached += got;
 	m->none = false;
 	if (t.n > l->cap - l->used) {
 		/* no room: frame pointers in this module, said in -v and JSON */
@@ -529,7 +681,7 @@ static struct cfi_mod *module(struct ks_cfi_loader *l, uint32_t pid, uint64_t de
 	if (fd < 0)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0 && !fstat(fd, &sb) && sb.st_ino == ino)
-		load_table(l, m, fd);
+		load_table(l, m, fd, true);
 	else
 		l->st.modules_none++;
 	if (fd >= 0)
@@ -540,7 +692,9 @@ static struct cfi_mod *module(struct ks_cfi_loader *l, uint32_t pid, uint64_t de
 /*
  * The vDSO's module.  Every 64-bit process of this kernel maps the same
  * image, so it is compiled from this process's own copy (its .eh_frame
- * covers each entry point), written to a memfd for libelf.
+ * covers each entry point), written to a memfd for libelf.  Not cached:
+ * its table is a few dozen rows, compiled in less time than a cache
+ * entry takes to open and check.
  */
 #define VDSO_DEV UINT64_MAX
 static struct cfi_mod *vdso_module(struct ks_cfi_loader *l)
@@ -564,7 +718,7 @@ static struct cfi_mod *vdso_module(struct ks_cfi_loader *l)
 		l->st.modules_none++;
 	} else {
 		if (write(fd, (const void *)(uintptr_t)start, end - start) == (ssize_t)(end - start))
-			load_table(l, m, fd);
+			load_table(l, m, fd, false);
 		else
 			l->st.modules_none++;
 		close(fd);
@@ -646,15 +800,15 @@ int ks_cfi_load_pid(struct ks_cfi_loader *l, uint32_t pid)
 			continue;
 		}
 		/* the segment that holds the mapping's file offset gives the bias: ELF address = pc - bias */
-		for (i = 0; i < m->nload; i++)
-			if (off >= (m->load[i].off & ~4095ull) && off < m->load[i].off + m->load[i].filesz)
+		for (i = 0; i < m->ld.n; i++)
+			if (off >= (m->ld.seg[i].off & ~4095ull) && off < m->ld.seg[i].off + m->ld.seg[i].filesz)
 				break;
-		if (i == m->nload)
+		if (i == m->ld.n)
 			continue;
 		e = &pr->m[pr->n++];
 		e->start = start;
 		e->end = end;
-		e->bias = start - off + m->load[i].off - m->load[i].vaddr;
+		e->bias = start - off + m->ld.seg[i].off - m->ld.seg[i].vaddr;
 		e->row = m->row;
 		e->nrows = m->fp ? 0 : m->nrows;
 	}

@@ -33,12 +33,33 @@ void ks_cfi_table_free(struct ks_cfi_table *t);
 /* The row holding @pc (binary search, as the BPF walker does), or NULL. */
 const struct ks_cfi_row *ks_cfi_lookup(const struct ks_cfi_table *t, uint64_t pc);
 
+/* A file's loadable segments (PT_LOAD, the first KS_CFI_LOADS), for the bias of a mapping of it. */
+#define KS_CFI_LOADS 8
+struct ks_cfi_loads {
+	int n;
+	struct {
+		uint64_t off, vaddr, filesz;
+	} seg[KS_CFI_LOADS];
+};
+
+/*
+ * The table and loadable segments of the ELF file open at @fd: read from
+ * the cache of compiled tables (HEX.cfi by GNU build-id, in
+ * ks_debugcache_dir()) when it holds a valid entry for the file, else
+ * compiled as ks_cfi_compile_fd does and, @use_cache, written there for
+ * the next runs.  1: from the cache; 0: compiled; negative errno as
+ * ks_cfi_compile_fd (-ENOEXEC also for unreadable program headers).
+ * Files without a build-id are compiled every time.
+ */
+int ks_cfi_table_fd(int fd, bool use_cache, struct ks_cfi_table *t, struct ks_cfi_loads *ld);
+
 /* Loads tables into the profile program's maps as processes are announced. */
 struct ks_cfi_loader;
 
 struct ks_cfi_stats {
 	uint64_t procs, procs_lost;	/* processes loaded; not (the map full, unreadable maps: frame pointers there) */
-	uint64_t modules, modules_fp;	/* modules compiled; those whose table did not fit (frame pointers) */
+	uint64_t modules, modules_fp;	/* modules loaded; those whose table did not fit (frame pointers) */
+	uint64_t modules_cached;	/* modules whose table was read from the cache, not compiled */
 	uint64_t modules_none;		/* modules with no CFI or unreadable: their frames end the walk */
 	uint64_t maps_lost;		/* executable mappings past KS_CFI_MAPS in one process */
 	uint64_t rows, rows_cap;	/* rows loaded, of the map's room */

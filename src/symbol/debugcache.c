@@ -1,14 +1,16 @@
-/* A cache of debug files with their compressed sections stored decompressed, by build-id: libdw decompresses them at every open otherwise. */
+/* ksight's cache of what it derives from ELF files, by build-id: debug files stored decompressed (libdw inflates them at every open otherwise), compiled CFI tables (profile/cfi.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #include "core/log.h"
 #include "symbol/debugcache.h"
@@ -21,6 +23,10 @@
  * sixth of a short system-wide profile's CPU.  The inflated copy opens in
  * 3 ms.  It is named by build-id, so a copy is never stale: a changed file
  * has another build-id.  perf keeps such a cache too (~/.debug).
+ *
+ * The same directory holds other entries derived from a file by build-id,
+ * named HEX.SUFFIX (ks_debugcache_open/_write): --call-graph cfi's compiled
+ * unwind tables, HEX.cfi, which spare libdw's compile at every run.
  */
 
 static char cache_dir[PATH_MAX];
@@ -137,34 +143,35 @@ static int open_own(const char *name)
 	return fd;
 }
 
-/* The copy's name, "DIR/HEX.debug", and the name it is made under; negative errno. */
-static int names_of(const unsigned char *bid, int len, char *name, char *tmp, char *hex)
+/* An entry's name, "DIR/HEX.SUFFIX", and the name it is made under; negative errno. */
+static int names_of(const unsigned char *bid, int len, const char *suffix, char *name, char *tmp, char *hex)
 {
 	const char *dir = ks_debugcache_dir();
 	int n;
 
 	if (!dir)
 		return -ENOTSUP;
-	if (len <= 0 || len > 64)
+	if (len <= 0 || len > 64 || !*suffix || strchr(suffix, '/'))
 		return -EINVAL;
 	for (int i = 0; i < len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
-	n = snprintf(name, PATH_MAX, "%s/%s.debug", dir, hex);
+	n = snprintf(name, PATH_MAX, "%s/%s.%s", dir, hex, suffix);
 	if (n < 0 || n >= PATH_MAX || snprintf(tmp, PATH_MAX, "%s/.%s.XXXXXX", dir, hex) >= PATH_MAX)
 		return -ENAMETOOLONG;
 	return 0;
 }
 
-int ks_debugcache_find(const unsigned char *bid, int len, char **path)
+int ks_debugcache_open(const unsigned char *bid, int len, const char *suffix, char **path)
 {
 	char name[PATH_MAX], tmp[PATH_MAX], hex[2 * 64 + 1];
-	int err = names_of(bid, len, name, tmp, hex), fd;
+	int err = names_of(bid, len, suffix, name, tmp, hex), fd;
 
-	*path = NULL;
+	if (path)
+		*path = NULL;
 	if (err)
 		return err;
 	fd = open_own(name);
-	if (fd < 0)
+	if (fd < 0 || !path)
 		return fd;
 	*path = strdup(name);
 	if (!*path) {
@@ -174,30 +181,85 @@ int ks_debugcache_find(const unsigned char *bid, int len, char **path)
 	return fd;
 }
 
-int ks_debugcache_add(int fd, const unsigned char *bid, int len)
+int ks_debugcache_find(const unsigned char *bid, int len, char **path)
+{
+	return ks_debugcache_open(bid, len, "debug", path);
+}
+
+/*
+ * Makes the entry HEX.@suffix: @fill writes it into a private temporary
+ * file beside it, which is renamed into place, so that a concurrent run
+ * sees the whole entry or none.  @sync: fsync before the rename, for an
+ * entry its readers take as it is (a crash could otherwise leave an empty
+ * file under the name).
+ */
+static int make_entry(const unsigned char *bid, int len, const char *suffix, int (*fill)(int out, void *arg), void *arg,
+		      bool sync)
 {
 	char name[PATH_MAX], tmp[PATH_MAX], hex[2 * 64 + 1];
-	int err = names_of(bid, len, name, tmp, hex), out;
+	int err = names_of(bid, len, suffix, name, tmp, hex), out;
 
 	if (err)
 		return err;
-	err = has_compressed(fd);
-	if (err <= 0)
-		return err ? err : -ENOENT;
 	err = make_dirs(ks_debugcache_dir());
 	out = err ? err : mkstemp(tmp);
 	if (out < 0)
 		return err ? err : -errno;
-	/* made aside and renamed: a concurrent run sees the whole copy or none */
-	err = inflate_copy(fd, out);
-	if (!err && (fsync(out) || rename(tmp, name)))
+	err = fill(out, arg);
+	if (!err && ((sync && fsync(out)) || rename(tmp, name)))
 		err = -errno;
 	close(out);
 	if (err) {
 		unlink(tmp);
-		p_dbg("debug cache: no copy of build-id %s in %s: %s", hex, ks_debugcache_dir(), strerror(-err));
+		p_dbg("debug cache: no %s of build-id %s in %s: %s", suffix, hex, ks_debugcache_dir(), strerror(-err));
 		return err;
 	}
-	p_dbg("debug cache: %s made (decompressed)", name);
+	p_dbg("debug cache: %s made", name);
 	return 0;
+}
+
+struct iov_arg {
+	const struct iovec *iov;
+	int n;
+};
+
+static int fill_iov(int out, void *arg)
+{
+	const struct iov_arg *a = arg;
+
+	for (int i = 0; i < a->n; i++)
+		for (size_t w = 0; w < a->iov[i].iov_len;) {
+			ssize_t k = write(out, (const char *)a->iov[i].iov_base + w, a->iov[i].iov_len - w);
+
+			if (k < 0)
+				return -errno;
+			w += (size_t)k;
+		}
+	return 0;
+}
+
+int ks_debugcache_write(const unsigned char *bid, int len, const char *suffix, const struct iovec *iov, int iovcnt)
+{
+	struct iov_arg a = { iov, iovcnt };
+
+	/* not synced: the writers of such entries check them whole at each read (a torn one is refused) */
+	return make_entry(bid, len, suffix, fill_iov, &a, false);
+}
+
+static int fill_inflated(int out, void *arg)
+{
+	return inflate_copy(*(int *)arg, out);
+}
+
+int ks_debugcache_add(int fd, const unsigned char *bid, int len)
+{
+	int err;
+
+	if (!ks_debugcache_dir())
+		return -ENOTSUP;
+	err = has_compressed(fd);
+	if (err <= 0)
+		return err ? err : -ENOENT;
+	/* libdw reads the copy as it finds it: synced before it takes the name */
+	return make_entry(bid, len, "debug", fill_inflated, &fd, true);
 }

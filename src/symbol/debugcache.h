@@ -1,8 +1,9 @@
-/* A cache of debug files with their compressed sections stored decompressed, by build-id: libdw decompresses them at every open otherwise. */
+/* ksight's cache of what it derives from ELF files, by build-id: debug files stored decompressed (libdw inflates them at every open otherwise), compiled CFI tables. */
 #ifndef KS_SYMBOL_DEBUGCACHE_H
 #define KS_SYMBOL_DEBUGCACHE_H
 
 #include <stddef.h>
+#include <sys/uio.h>
 
 /*
  * The cache directory: $KSIGHT_DEBUG_CACHE ("off" or empty: none), else
@@ -25,5 +26,23 @@ int ks_debugcache_find(const unsigned char *bid, int len, char **path);
  * @fd is left open.
  */
 int ks_debugcache_add(int fd, const unsigned char *bid, int len);
+
+/*
+ * The cache's entry "HEX.@suffix" for build-id @bid (@len bytes), opened
+ * read-only when it is a regular file of this user that no one else can
+ * write; *@path its name (malloc'd) unless @path is NULL.  -ENOENT: none;
+ * -EPERM: not trusted; -ENOTSUP: no cache; -EINVAL: a bad build-id or
+ * suffix.  What it holds is the caller's to check.
+ */
+int ks_debugcache_open(const unsigned char *bid, int len, const char *suffix, char **path);
+
+/*
+ * Writes the entry "HEX.@suffix" for build-id @bid from @iov (@iovcnt
+ * buffers, one after the other), made aside (0600) and renamed into
+ * place: readers see a whole entry or none.  Not synced to disk: a reader
+ * must check an entry whole (a crash can leave it short).  0 or negative
+ * errno (-ENOTSUP: no cache).
+ */
+int ks_debugcache_write(const unsigned char *bid, int len, const char *suffix, const struct iovec *iov, int iovcnt);
 
 #endif

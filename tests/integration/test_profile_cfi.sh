@@ -16,6 +16,14 @@ fsum() { awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) 
 # mean frames below the comm of the stacks matching RE
 fdepth() { awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) { t += n; d += n * (split(s, a, ";") - 1) } } END { printf "%.2f\n", t ? d / t : 0 }' "$1"; }
 FULL='^prof_qsort;.*;main;.*qsort[^;]*;.*;cmp;hot_spin$'
+# full_in NAME FOLDED LEAF FULL_RE: passes when 20 samples or more end at LEAF and 90% of them have the whole stack FULL_RE
+full_in() {
+	_h=$(fsum "$2" ";$3\$")
+	_f=$(fsum "$2" "$4")
+	awk -v f="$_f" -v h="$_h" 'BEGIN { exit !(h >= 20 && f >= 0.9 * h) }' &&
+		t_pass "$1 in $_f of $_h $3 samples" ||
+		t_fail "$1" "$_f of $_h $3 samples: $(sort -k2 -nr "$2" | head -c 400)"
+}
 
 # --- the three methods on one run: cfi, dwarf and fp profile the same process at once, from
 # before it spins (-g: it waits for SIGUSR1) to its exit (-p), so each one's samples are the
@@ -139,6 +147,25 @@ else
 	t_skip "small budget" "every table fit in $(jq '.unwind.cfi.rows_capacity' "$T_TMP/small.json") rows"
 fi
 
+# --- the cache of compiled tables (by build-id, in KSIGHT_DEBUG_CACHE): a first run on an empty
+# cache compiles every table and writes it, a second run on the same process reads them back
+# (libc's at least), and its walks are as full
+q_start_plain || t_fail "table cache: workload" "did not start"
+for n in 1 2; do
+	KSIGHT_DEBUG_CACHE=$T_TMP/cache "$KSIGHT" profile -p "$Q_PID" -F $HZ -d 2 --call-graph cfi -v -j \
+		-o "$T_TMP/cache$n.json" 2> "$T_TMP/cache$n.err"
+	t_eq "table cache: run $n exits 0" "0" "$?"
+done
+kill "$Q_BG" 2>/dev/null; wait "$Q_BG" 2>/dev/null
+t_eq "table cache: the first run on an empty cache reads none" "0" "$(jq '.unwind.cfi.modules_cached' "$T_TMP/cache1.json")"
+ncfi=$(find "$T_TMP/cache" -name '*.cfi' -type f -perm 600 | wc -l)
+t_ok "table cache: the first run writes its tables ($ncfi entries, 0600)" [ "$ncfi" -ge 1 ]
+c2=$(jq '.unwind.cfi | "\(.modules_cached) of \(.modules), \(.table_ms) ms"' -r "$T_TMP/cache2.json")
+t_eq "table cache: the second run reads tables from it ($c2)" "true" "$(jq '.unwind.cfi.modules_cached >= 1' "$T_TMP/cache2.json")"
+t_ok "table cache: -v says how many came from the cache" grep -q "modules ([1-9][0-9]* from the cache" "$T_TMP/cache2.err"
+folded "$T_TMP/cache2.json" > "$T_TMP/cache2.folded"
+full_in "table cache: full stacks from cached tables" "$T_TMP/cache2.folded" hot_spin "$FULL"
+
 # --- past the tables' load: -p reads the process's tables before it dlopens a library (no frame
 # pointers) and spins there, and in the vDSO's clock_gettime: a walk that meets the library asks
 # for the maps again (at most once a second), and the vDSO has a table of its own
@@ -155,11 +182,8 @@ if t_wait_for "$D_OUT" ready; then
 	wait "$D_P"
 	t_eq "dlopen: exit 0" "0" "$?"
 	folded "$T_TMP/dl.json" > "$T_TMP/dl.folded"
-	lib=$(fsum "$T_TMP/dl.folded" ';dl_hot$')
-	libfull=$(fsum "$T_TMP/dl.folded" ';main;run_lib;dl_outer;dl_hot$')
-	awk -v f="$libfull" -v h="$lib" 'BEGIN { exit !(h >= 20 && f >= 0.9 * h) }' &&
-		t_pass "dlopen: main -> run_lib -> dl_outer -> dl_hot in $libfull of $lib samples in the library loaded late" ||
-		t_fail "dlopen: full stacks in the library" "$libfull of $lib: $(sort -k2 -nr "$T_TMP/dl.folded" | head -c 400)"
+	full_in "dlopen: main -> run_lib -> dl_outer -> dl_hot, the library loaded late," "$T_TMP/dl.folded" dl_hot \
+		';main;run_lib;dl_outer;dl_hot$'
 	t_eq "dlopen: the maps read again, counted" "true" "$(jq '.unwind.cfi.maps_reread >= 1' "$T_TMP/dl.json")"
 	# the vDSO's own leaf frames are named by its symbols (__vdso_clock_gettime) or [vdso]
 	vd=$(fsum "$T_TMP/dl.folded" 'vdso[^;]*$')

@@ -217,6 +217,30 @@ static inline const char *t_suite(char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * T_CACHE_DIR(dir): a fresh directory, char dir[256] under /tmp, made
+ * before main and given to the code under test as KSIGHT_DEBUG_CACHE (the
+ * cache decides its directory once per process, at its first use), and
+ * removed at exit.
+ */
+#define T_CACHE_DIR(dir)                                                                           \
+	static char dir[256];                                                                      \
+	__attribute__((constructor)) static void t_cache_dir_make(void)                            \
+	{                                                                                          \
+		snprintf(dir, sizeof(dir), "/tmp/ks-cache.XXXXXX");                                \
+		if (!mkdtemp(dir))                                                                 \
+			abort();                                                                   \
+		setenv("KSIGHT_DEBUG_CACHE", dir, 1);                                              \
+	}                                                                                          \
+	__attribute__((destructor)) static void t_cache_dir_remove(void)                           \
+	{                                                                                          \
+		char cmd[300];                                                                     \
+                                                                                                   \
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);                                      \
+		if (system(cmd))                                                                   \
+			fprintf(stderr, "could not remove %s\n", dir);                             \
+	}
+
 static int t_case_cmp(const void *a, const void *b)
 {
 	return ((const struct t_case *)a)->line - ((const struct t_case *)b)->line;

@@ -6,7 +6,7 @@
 #include "symbol/debugcache.h"
 #include "test.h"
 
-static char dir[256];
+T_CACHE_DIR(dir)
 
 /* The compile units' count and the first one's name, from libdw. */
 static int cus_of(const char *path, char *first, size_t len)
@@ -109,21 +109,8 @@ TEST(nothing_compressed_nothing_cached)
 	close(fd);
 }
 
-/* Runs before main: the cache directory is decided once per process. */
-__attribute__((constructor)) static void set_dir(void)
+/* libelf wants its version set before the first elf_begin */
+__attribute__((constructor)) static void elf_init(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/ks-debugcache.XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
-	setenv("KSIGHT_DEBUG_CACHE", dir, 1);
 	elf_version(EV_CURRENT);
-}
-
-__attribute__((destructor)) static void rm_dir(void)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd))
-		fprintf(stderr, "test_debugcache: could not remove %s\n", dir);
 }
