@@ -129,6 +129,7 @@ struct {
 } arows SEC(".maps");
 
 KS_PID_COMM_MAP(pid_comm);
+KS_PID_COMM_EXEC(pid_comm)
 
 /* The default mode: nothing is known of a request before its issue, entries are made there. */
 #define AT_ISSUE (!submit_info && !queued)

@@ -77,8 +77,8 @@ static __always_inline bool ks_filter_pass(__u64 pid_tgid)
 
 /*
  * Command name of each process seen in pid mode, written when its row is
- * made (see ks_pid_comm_peek); LRU, since rows are kept from one interval
- * to the next.  Sized by the loader.  A write the map's lock refuses is
+ * made and at its execs (KS_PID_COMM_EXEC; see ks_pid_comm_peek); LRU,
+ * since rows are kept from one interval to the next.  Sized by the loader.  A write the map's lock refuses is
  * not counted as a loss: the name is a cache (user space names a live
  * process from /proc), and only a process gone before the report loses
  * its name ("?"), never a count.
@@ -90,6 +90,49 @@ static __always_inline bool ks_filter_pass(__u64 pid_tgid)
 		__type(key, __u32);                            \
 		__type(value, char[KS_COMM_LEN]);              \
 	} name SEC(".maps")
+
+/*
+ * Keeps @map's name of a process current across exec: a process whose
+ * first event came before exec (a shell's fork child paging in the
+ * binary) would otherwise be named after the shell once it exited.  At
+ * sched_process_exec current is the new program, its comm already the new
+ * name; in a multi-threaded process de_thread has already made the
+ * exec'ing thread the group leader, and every thread has the process's
+ * tgid anyway, so the key is right whichever thread exec'd.  Only a name
+ * already there is rewritten, in place: the others are named when their
+ * row is made, and an update would take a new LRU node, which on a full
+ * map evicts another process's name.  A name read by user space while it
+ * is written may be torn; it is one exec's moment.  Programs named by hook
+ * (ks_prog_select: the collector's own hook, raw_tp included, which every
+ * collector falls back to), loaded only in the modes that name pid rows
+ * (ks_prog_disable otherwise).
+ */
+static __always_inline int ks_pid_comm_exec(void *map)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	char *comm = bpf_map_lookup_elem(map, &tgid);
+
+	if (comm)
+		bpf_get_current_comm(comm, KS_COMM_LEN);
+	return 0;
+}
+
+#define KS_PID_COMM_EXEC(map)                                  \
+	SEC("tp_btf/sched_process_exec")                       \
+	int BPF_PROG(pid_comm_exec__tp_btf)                    \
+	{                                                      \
+		return ks_pid_comm_exec(&map);                 \
+	}                                                      \
+	SEC("raw_tp/sched_process_exec")                       \
+	int BPF_PROG(pid_comm_exec__raw_tp)                    \
+	{                                                      \
+		return ks_pid_comm_exec(&map);                 \
+	}                                                      \
+	SEC("tracepoint/sched/sched_process_exec")             \
+	int pid_comm_exec__tp(void *ctx)                       \
+	{                                                      \
+		return ks_pid_comm_exec(&map);                 \
+	}
 
 /* errno values the map helpers return (vmlinux.h has no errno.h) */
 #define KS_ENOENT 2

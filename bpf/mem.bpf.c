@@ -74,6 +74,7 @@ struct {
 } victims SEC(".maps");
 
 KS_PID_COMM_MAP(pid_comm);
+KS_PID_COMM_EXEC(pid_comm)
 
 /* The row key of the current task in the current buffer half. */
 static __always_inline void task_key(struct ks_row_key *k, __u64 pid_tgid)
@@ -120,7 +121,7 @@ static __always_inline void *row(void *map, const struct ks_row_key *k, const vo
 /*
  * Pid mode: names a new row of the current process by its group leader's
  * name, as /proc/PID/comm does (a thread may have named itself otherwise).
- * Later renames and execs update it (mem_rename).
+ * Later renames update it (mem_rename), execs too (KS_PID_COMM_EXEC).
  */
 static __always_inline void name_current(const struct ks_row_key *k)
 {
@@ -482,9 +483,11 @@ int BPF_PROG(mem_oom_pid, int pid)
 }
 
 /*
- * Pid mode: a process renamed (prctl, /proc/PID/comm) or exec'd keeps its
- * row under its new name, even when it exits before the report reads
- * /proc.  Only the group leader's name is the process's.
+ * Pid mode: a process renamed (prctl, /proc/PID/comm) keeps its row under
+ * its new name, even when it exits before the report reads /proc.  Only
+ * the group leader's name is the process's.  An exec fires task_rename
+ * too (begin_new_exec sets the comm), so at exec this and KS_PID_COMM_EXEC,
+ * which every pid-mode collector has, write the same name.
  */
 SEC("raw_tp/task_rename")
 int BPF_PROG(mem_rename, struct task_struct *t, const char *comm)

@@ -99,13 +99,18 @@ struct {
 	__type(value, __u64);
 } herrs SEC(".maps");
 
-/* Command name of each process seen in pid mode, written with each new row and at execve. */
+/*
+ * Command name of each process seen in pid mode, written with each new row
+ * and at exec.  A hash, not KS_PID_COMM_MAP's LRU: user space deletes the
+ * names of the rows it drained.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1); /* sized by the loader */
 	__type(key, __u32);
 	__type(value, char[KS_COMM_LEN]);
 } pid_comm SEC(".maps");
+KS_PID_COMM_EXEC(pid_comm)
 
 /*
  * The histogram index + 1 of array row @row, assigned on first use.  Two
@@ -270,15 +275,6 @@ static __always_inline void account(__u64 pid_tgid, __u32 nr, long ret, __u64 de
 		account_array(gen, nr, err, delta, is_timed);
 	else
 		account_shared(gen, pid_tgid, nr, err, delta, is_timed);
-	/* pid rows are named by the process's current name: exec changes it */
-	if (by_tgid() && ret == 0 && (nr == KS_SC_NR_EXECVE || nr == KS_SC_NR_EXECVEAT)) {
-		char comm[KS_COMM_LEN];
-		__u32 tgid = pid_tgid >> 32;
-
-		bpf_get_current_comm(comm, sizeof(comm));
-		/* a name cache: a refusal loses no count (see KS_PID_COMM_MAP) */
-		bpf_map_update_elem(&pid_comm, &tgid, comm, BPF_ANY);
-	}
 }
 
 static __always_inline bool never_returns(long nr)

@@ -54,6 +54,7 @@ struct {
 #include "sock_owner.bpf.h"
 
 KS_PID_COMM_MAP(pid_comm);
+KS_PID_COMM_EXEC(pid_comm)
 
 /* The addressing of a socket. */
 struct flow {

@@ -24,10 +24,8 @@
 #define KS_SC_NR_CLONE 56
 #define KS_SC_NR_FORK 57
 #define KS_SC_NR_VFORK 58
-#define KS_SC_NR_EXECVE 59
 #define KS_SC_NR_EXIT 60
 #define KS_SC_NR_EXIT_GROUP 231
-#define KS_SC_NR_EXECVEAT 322
 #define KS_SC_NR_CLONE3 435
 
 enum ks_sc_by {

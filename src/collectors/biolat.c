@@ -351,6 +351,9 @@ static int configure(void *vctx, void *skel, const char *hook)
 	} else {
 		ks_prog_disable(s->obj, "bl_start");
 	}
+	/* names kept current across exec: only pid rows have names to keep */
+	if (task_by(ctx->by) != KS_TASK_PID)
+		ks_prog_disable(s->obj, "pid_comm_exec");
 	return 0;
 }
 

@@ -221,6 +221,9 @@ static int configure(void *vctx, void *skel, const char *hook)
 		ks_prog_disable(s->obj, "sys_enter");
 	else
 		ks_prog_disable(s->obj, "task_exit"); /* exit and exit_group are counted at entry */
+	/* names kept current across exec: only pid rows have names to keep */
+	if (!by_tgid(ctx))
+		ks_prog_disable(s->obj, "pid_comm_exec");
 	return 0;
 }
 

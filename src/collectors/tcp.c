@@ -226,6 +226,9 @@ static int configure(void *vctx, void *skel, const char *hook)
 	} else if (no_rtt(ctx, v, hook)) {
 		ks_prog_disable(s->obj, "tcp_rtt");
 	}
+	/* names kept current across exec: only pid rows have names to keep */
+	if (ctx->by != KS_TCP_BY_PID)
+		ks_prog_disable(s->obj, "pid_comm_exec");
 	return err;
 }
 

@@ -98,6 +98,27 @@ k_stop
 t_eq "by pid,disk: the workload's row on the loop device" "$((2 * N + 2 * FLUSH)) $((2 * N * BS)) $name" \
 	"$(k_jq --argjson p "$D_PID" --arg d "$DEV" '[(.rows[] | select(.pid == $p and .disk == $d) | .count, .bytes, .comm)] | map(tostring) | join(" ")')"
 t_eq "by pid,disk: no other disk for the workload" "1" "$(k_jq --argjson p "$D_PID" '[.rows[] | select(.pid == $p)] | length')"
+
+# A process whose first requests come before an exec and that exits before
+# the report (a shell's child paging in the program it runs): its row is
+# named after the program it became, not the name it had when the row was
+# made, in each hook variant (each has its own exec program).  By pid and
+# disk: the exec pages the program in from another disk.
+PRE=5
+for hook in tp_btf raw_tp tp; do
+	export KSIGHT_HOOK=$hook
+	D_OUT=$T_TMP/d.exec.$hook
+	"$WORKLOADS/dioload" -g -r $PRE -c "${name}p" "$LOOP" "$WORKLOADS/dioload" -r $N "$LOOP" >"$D_OUT" &
+	D_PID=$!
+	t_wait_for "$D_OUT" "[0-9]"
+	k_start biolat --by pid,disk -j -n 0
+	d_go
+	k_stop
+	unset KSIGHT_HOOK
+	t_eq "exec $hook: hook used" "$hook" "$(k_jq .hook)"
+	t_eq "exec $hook: the row of the pid on the loop device, named after the exec'd program" "$((PRE + N)) $(((PRE + N) * BS)) dioload" \
+		"$(k_jq --argjson p "$D_PID" --arg d "$DEV" '[(.rows[] | select(.pid == $p and .disk == $d) | .count, .bytes, .comm)] | map(tostring) | join(" ")')"
+done
 d_start -w $N -r $N -c "$name"
 k_start biolat --by comm,op -j -n 0
 d_go
@@ -443,3 +464,4 @@ t_eq "bad pid: exit 2" "2" "$?"
 
 # leftovers: no program of ours survives its process
 t_no_leaks bl_
+t_no_leaks pid_comm_exec

@@ -338,3 +338,4 @@ t_eq "bad cgroup: exit 2" "2" "$?"
 
 # leftovers: no program of ours survives its process
 t_no_leaks mem_
+t_no_leaks pid_comm_exec

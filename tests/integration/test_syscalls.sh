@@ -184,6 +184,22 @@ for mode in "" -L; do
 	cnt=$(k_jq --argjson p "$G_PID" '(.rows[] | select(.pid == $p) | .count) // 0')
 	[ "$cnt" -ge "$N" ] && t_pass "exec${mode:+ $mode}: --by pid row has the calls" || t_fail "exec${mode:+ $mode}: --by pid row has the calls" "count $cnt < $N"
 done
+# The same by pid and syscall, in each hook variant (each has its own exec
+# program): every row of the pid, the shells' calls before the exec too, is
+# named after the program it became once it exited; the program's failing
+# closes are all there, exactly (the shells' closes succeed).
+for hook in tp_btf raw_tp tp; do
+	export KSIGHT_HOOK=$hook
+	k_start syscalls --by pid,syscall -j -n 0
+	sc_exec_run -n $N -e $M
+	k_stop
+	unset KSIGHT_HOOK
+	t_eq "exec $hook: hook used" "$hook" "$(k_jq .hook)"
+	t_eq "exec $hook: --by pid,syscall rows of the pid all named after the exec'd program" "sysload" \
+		"$(k_jq --argjson p "$G_PID" '[.rows[] | select(.pid == $p) | .comm] | unique | join(",")')"
+	t_eq "exec $hook: --by pid,syscall close errors and EBADF exact, getppid at least N" "$M $M true" \
+		"$(k_jq --argjson p "$G_PID" '[(.rows[] | select(.pid == $p and .syscall == "close") | .errors, .errnos.EBADF) // 0, ([.rows[] | select(.pid == $p and .syscall == "getppid") | .count] | add // 0) >= '$N'] | map(tostring) | join(" ")')"
+done
 k_start syscalls --by comm -j -n 0
 sc_exec_run -n $N -c scexecd
 k_stop
@@ -296,3 +312,4 @@ rc=$?
 	t_fail "budget: --max-memory 1M refused, naming the budget" "rc $rc: $(head -2 "$T_TMP/b.err")"
 t_eq "budget: refused before load, nothing left" "" "$(t_unheld_progs "$before" '^(sys_e|task_ex)' | tr '\n' ' ')"
 t_no_leaks sys_e
+t_no_leaks pid_comm_exec

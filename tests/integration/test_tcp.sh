@@ -363,3 +363,4 @@ ip netns del "$A"
 ip netns del "$B"
 t_eq "namespaces removed" "" "$(ip netns list | grep -e "$A" -e "$B")"
 t_no_leaks tcp_
+t_no_leaks pid_comm_exec

@@ -28,7 +28,8 @@ static double now_ns(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: dioload [-w writes] [-r reads] [-b block_bytes] [-s blocks_in_area] [-c comm] [-g] [-t|-T] PATH\n"
+	fprintf(stderr, "usage: dioload [-w writes] [-r reads] [-b block_bytes] [-s blocks_in_area] [-c comm] [-g] [-t|-T] PATH [PROGRAM ARG...]\n"
+			"  PROGRAM  exec'd with its ARGs once the I/O is done (I/O on both sides of an exec); options go before PATH\n"
 			"  -g  print the pid, then wait for SIGUSR1 before any I/O\n"
 			"  -t  print the mean ns per read on stdout\n"
 			"  -T  print the median ns of the reads, each timed (robust to a busy machine)\n");
@@ -42,7 +43,7 @@ int main(int argc, char **argv)
 	double t0, t1, *each = NULL;
 	void *buf;
 
-	while ((opt = getopt(argc, argv, "w:r:b:s:c:gtT")) != -1) {
+	while ((opt = getopt(argc, argv, "+w:r:b:s:c:gtT")) != -1) {
 		switch (opt) {
 		case 'w': nw = atol(optarg); break;
 		case 'r': nr = atol(optarg); break;
@@ -55,7 +56,7 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (optind != argc - 1 || bs <= 0 || bs % 512 || nw < 0 || nr < 0)
+	if (optind >= argc || bs <= 0 || bs % 512 || nw < 0 || nr < 0)
 		usage();
 	/* reads and writes cycle over the first @area blocks (all of them by default) */
 	if (!area)
@@ -111,5 +112,11 @@ int main(int argc, char **argv)
 	}
 	close(fd);
 	free(buf);
+	if (optind + 1 < argc) {
+		fflush(stdout);
+		execv(argv[optind + 1], &argv[optind + 1]);
+		fprintf(stderr, "dioload: cannot exec '%s': %s\n", argv[optind + 1], strerror(errno));
+		return 1;
+	}
 	return 0;
 }
