@@ -120,6 +120,11 @@ $(B)/workloads/prof_jit: tests/workloads/prof_jit.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $<
 
+# stacks through signal frames: PIE without frame pointers, the hot work in a SIGPROF handler
+$(B)/workloads/prof_signal: tests/workloads/prof_signal.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $<
+
 # offcpu --stacks' workload: frame pointers, so its user stack is walked in the kernel
 $(B)/workloads/pipe_block: tests/workloads/pipe_block.c
 	@mkdir -p $(@D)

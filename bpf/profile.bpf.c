@@ -277,6 +277,7 @@ struct cfi_walk {
 	__u32 n;   /* frames in st */
 	__u32 why; /* 0: going on; else the stat that ended the walk (an index into cfi_stop) */
 	bool unmapped; /* a pc in no mapping was met: the maps are asked for again */
+	bool exact;    /* pc is where the code was interrupted (the leaf, or past a signal frame), not a return address */
 };
 
 /* How far above sp a frame pointer followed through unmapped code may point: a thread's stack, 8 MiB by default. */
@@ -341,14 +342,15 @@ static long cfi_step(__u32 i, void *arg)
 	struct ks_cfi_proc *p = w->proc;
 	struct ks_cfi_map *m = NULL;
 	struct ks_cfi_row *row;
-	__u64 pc = w->pc, look, cfa, ra = 0, bp = w->bp;
+	__u64 pc = w->pc, look, cfa, ra = 0, bp = w->bp, regs[2];
+	bool exact = false;
 	__u32 n, mi;
 	int idx;
 
 	if (!p || !w->st)
 		return 1;
-	/* past the first frame pc is a return address: the call is the byte before */
-	look = i ? pc - 1 : pc;
+	/* a return address's call is the byte before (a signal frame's FDE starts one byte before its restorer, so) */
+	look = w->exact ? pc : pc - 1;
 	mi = cfi_map_index(p, look);
 	/* clang knows the index's range from the callee, and drops the test the verifier needs */
 	barrier_var(mi);
@@ -392,6 +394,25 @@ static long cfi_step(__u32 i, void *arg)
 		case KS_CFI_PLT:
 			cfa = w->sp + row->cfa_off + ((pc & 15) >= (__u64)row->rbp_off ? 8 : 0);
 			break;
+		case KS_CFI_SIGNAL:
+			/*
+			 * The handler returned here, to the restorer: the interrupted rsp
+			 * and rip (adjacent) and rbp are in the ucontext at this sp; that
+			 * rip is the exact pc the signal came at.
+			 */
+			if (bpf_probe_read_user(regs, sizeof(regs), (void *)(w->sp + row->cfa_off)))
+				goto fault;
+			if (row->rbp_off && bpf_probe_read_user(&bp, sizeof(bp), (void *)(w->sp + (__s64)row->rbp_off * 8)))
+				goto fault;
+			cfa = regs[0];
+			ra = regs[1];
+			exact = true;
+			/* the restorer's own frame is named at its address too, as libdw does (not the FDE's padding byte) */
+			n = w->n - 1;
+			if (n < KS_PROF_DEPTH)
+				w->st->ips[n] |= KS_CFI_IP_EXACT;
+			__sync_fetch_and_add(&stats.cfi_signal_frames, 1);
+			goto caller;
 		case KS_CFI_END:
 			w->why = CW_END;
 			return 1;
@@ -408,6 +429,7 @@ static long cfi_step(__u32 i, void *arg)
 	}
 	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
 		goto fault;
+caller:
 	if (!ra) {
 		w->why = CW_END;
 		return 1;
@@ -415,6 +437,10 @@ static long cfi_step(__u32 i, void *arg)
 	w->pc = ra;
 	w->sp = cfa;
 	w->bp = bp;
+	w->exact = exact;
+	/* an exact pc is marked so user space names that pc, not the byte before */
+	if (exact)
+		ra |= KS_CFI_IP_EXACT;
 	w->hash = (w->hash ^ ra) * 0x100000001b3ull;
 	n = w->n;
 	if (n >= KS_PROF_DEPTH) {
@@ -504,6 +530,7 @@ static __always_inline __s32 cfi_stack(__u32 pid, __u32 gen)
 	__builtin_memset(w.st, 0, sizeof(*w.st));
 	w.st->ips[0] = w.pc;
 	w.n = 1;
+	w.exact = true;
 	w.hash = (0xcbf29ce484222325ull ^ w.pc) * 0x100000001b3ull;
 	__sync_fetch_and_add(&stats.cfi_samples, 1);
 	if (!w.proc) {

@@ -31,12 +31,21 @@ enum ks_cfi_kind {
 	KS_CFI_END = 3,	   /* the return address is undefined: the outermost frame (_start, clone's child) */
 	KS_CFI_NONE = 4,   /* no CFI covers this address */
 	KS_CFI_UNSUP = 5,  /* a rule the walker cannot evaluate (an expression, a register rule) */
+	/*
+	 * A signal frame (the CIE's 'S' augmentation: glibc's __restore_rt): the
+	 * interrupted registers are in the ucontext on the stack, at fixed offsets
+	 * from the restorer's rsp: rsp at rsp + cfa_off, rip right after it (the
+	 * kernel's gregs order: REG_RSP, REG_RIP), rbp at rsp + 8 * rbp_off.  The
+	 * rip read is an exact pc, not a return address.
+	 */
+	KS_CFI_SIGNAL = 6,
 };
 struct ks_cfi_row {
 	__u32 pc;
 	__s16 cfa_off;
 	__u8 kind;    /* enum ks_cfi_kind */
-	__s8 rbp_off; /* rbp saved at CFA + 8 * rbp_off; 0: rbp keeps its value (KS_CFI_PLT: the threshold) */
+	__s8 rbp_off; /* rbp saved at CFA + 8 * rbp_off; 0: rbp keeps its value (KS_CFI_PLT: the threshold;
+		       * KS_CFI_SIGNAL: rbp at rsp + 8 * rbp_off) */
 };
 _Static_assert(sizeof(struct ks_cfi_row) == 8, "ks_cfi_row layout");
 
@@ -70,6 +79,12 @@ struct ks_cfi_stack {
 	__u32 n;    /* frames in @ips */
 	__u32 pad;
 };
+/*
+ * Set in a CFI stack's frame that is an exact pc (the interrupted code past
+ * a signal frame), not a return address: symbolized at the pc itself, not
+ * the byte before.  User addresses never have bit 63.
+ */
+#define KS_CFI_IP_EXACT (1ull << 63)
 
 /*
  * Count of samples by (pid, kernel stack, user stack); stack ids < 0 are the
@@ -152,6 +167,7 @@ struct ks_prof_stats {
 	__u64 cfi_fp_frames; /* frames walked by frame pointers, in modules whose table did not fit */
 	__u64 cfi_reread;    /* a process's maps asked for again after a walk met a pc in no mapping */
 	__u64 cfi_unmapped_frames; /* frames walked by frame pointers through code in no mapping (JIT) */
+	__u64 cfi_signal_frames;   /* signal frames crossed into the interrupted code */
 };
 
 #endif /* KSIGHT_PROFILE_H */

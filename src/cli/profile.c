@@ -238,6 +238,7 @@ static int write_json(const struct ks_profile_result *res, const struct cli *cl,
 		ks_json_kv_u64(j, "frames", s->cfi_frames);
 		ks_json_kv_u64(j, "fp_frames", s->cfi_fp_frames);
 		ks_json_kv_u64(j, "unmapped_frames", s->cfi_unmapped_frames);
+		ks_json_kv_u64(j, "signal_frames", s->cfi_signal_frames);
 		ks_json_key(j, "stops");
 		ks_json_obj_begin(j);
 		ks_json_kv_u64(j, "outermost", s->cfi_end);
@@ -363,12 +364,13 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 			const struct ks_prof_stats *s = &res.stats;
 			const struct ks_cfi_stats *cs = &res.cfi;
 
-			p_info("cfi: %llu walks, %.1f frames each (%llu by frame pointers, %llu of them in no mapping); stops: "
-			       "%llu outermost, %llu "
+			p_info("cfi: %llu walks, %.1f frames each (%llu by frame pointers, %llu of them in no mapping; %llu signal "
+			       "frames crossed); stops: %llu outermost, %llu "
 			       "process not loaded yet, %llu no mapping, %llu no row, %llu unsupported rule, %llu read fault, "
 			       "%llu depth cap",
 			       (unsigned long long)s->cfi_samples, s->cfi_samples ? (double)s->cfi_frames / s->cfi_samples : 0.0,
 			       (unsigned long long)s->cfi_fp_frames, (unsigned long long)s->cfi_unmapped_frames,
+			       (unsigned long long)s->cfi_signal_frames,
 			       (unsigned long long)s->cfi_end,
 			       (unsigned long long)s->cfi_no_proc, (unsigned long long)s->cfi_no_map,
 			       (unsigned long long)s->cfi_no_row, (unsigned long long)s->cfi_unsup,

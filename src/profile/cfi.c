@@ -69,6 +69,67 @@ static bool plt_expr(const Dwarf_Op *o, size_t n, int *off, int *thr)
 	return true;
 }
 
+/*
+ * Where a DW_CFA_expression rule says register @reg is saved: at rsp + *off
+ * (DW_OP_breg7 off; libdw puts the DW_OP_call_frame_cfa DWARF pushes before
+ * such an expression first).  False for any other rule.
+ */
+static bool saved_at_rsp(Dwarf_Frame *f, int reg, int64_t *off)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+
+	if (dwarf_frame_register(f, reg, mem, &ops, &nops) || !nops)
+		return false;
+	if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa) {
+		ops++;
+		nops--;
+	}
+	if (nops != 1 || ops[0].atom != DW_OP_breg7)
+		return false;
+	*off = (int64_t)ops[0].number;
+	return true;
+}
+
+/*
+ * A signal frame's row (the CIE's 'S' augmentation; x86-64 Linux: glibc's
+ * __restore_rt, where the handler returns): the kernel pushed a ucontext,
+ * and its CFI says CFA = *(rsp + N) (DW_OP_breg7 N; DW_OP_deref: the saved
+ * rsp), each register saved at rsp + M.  Recognized by that shape, not by
+ * a symbol name.  The walker reads the saved rsp and rip as one 16-byte
+ * read, so rip must follow rsp (the order of the kernel's sigcontext:
+ * ..., rsp, rip); rbp's slot must be a multiple of 8 within the row's 8
+ * bits.  False for anything else (a row that ends the walk, as before).
+ */
+static bool signal_row(Dwarf_Frame *f, struct ks_cfi_row *r)
+{
+	Dwarf_Addr s, e;
+	Dwarf_Op *ops;
+	size_t nops;
+	bool sig = false;
+	int64_t sp_off, ip_off, bp_off = 0, v;
+
+	if (dwarf_frame_info(f, &s, &e, &sig) < 0 || !sig)
+		return false;
+	if (dwarf_frame_cfa(f, &ops, &nops) || nops != 2 || ops[0].atom != DW_OP_breg7 || ops[1].atom != DW_OP_deref)
+		return false;
+	sp_off = (int64_t)ops[0].number;
+	if (sp_off < 0 || sp_off > INT16_MAX || sp_off % 8)
+		return false;
+	/* the caller's rsp is the CFA (no rule), or said again to be that same slot */
+	if (saved_at_rsp(f, R_RSP, &v) && v != sp_off)
+		return false;
+	if (!saved_at_rsp(f, R_RA, &ip_off) || ip_off != sp_off + 8)
+		return false;
+	/* rbp: at its slot, or (no rule) kept, as rbp_off 0 says in every row */
+	if (saved_at_rsp(f, R_RBP, &bp_off) && (bp_off <= 0 || bp_off % 8 || bp_off / 8 > INT8_MAX))
+		return false;
+	r->kind = KS_CFI_SIGNAL;
+	r->cfa_off = (int16_t)sp_off;
+	r->rbp_off = (int8_t)(bp_off / 8);
+	return true;
+}
+
 /* The row of @f at @pc: the CFA's rule, rbp's, and the return address's (which must be at CFA - 8). */
 static void frame_row(Dwarf_Frame *f, uint64_t pc, struct ks_cfi_row *r, struct ks_cfi_table *t)
 {
@@ -80,6 +141,8 @@ static void frame_row(Dwarf_Frame *f, uint64_t pc, struct ks_cfi_row *r, struct 
 	memset(r, 0, sizeof(*r));
 	r->pc = (uint32_t)pc;
 	r->kind = KS_CFI_UNSUP;
+	if (signal_row(f, r))
+		return;
 	/* the return address: undefined at the outermost frame; otherwise it must be CFA - 8 */
 	if (dwarf_frame_register(f, R_RA, mem, &ops, &nops))
 		goto unsup;
@@ -399,7 +462,7 @@ const struct ks_cfi_row *ks_cfi_lookup(const struct ks_cfi_table *t, uint64_t pc
  */
 #define CACHE_MAGIC "KSCFITB"
 /* Bump whenever the compiler's rows would come out otherwise (or cache_hdr changes): old entries are then refused. */
-#define CACHE_VERSION 1
+#define CACHE_VERSION 2
 
 struct cache_hdr {
 	char magic[8];
@@ -453,7 +516,7 @@ static bool pread_all(int fd, void *buf, size_t n, off_t off)
 static bool rows_valid(const struct ks_cfi_row *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (r[i].kind > KS_CFI_UNSUP || (i && r[i].pc <= r[i - 1].pc))
+		if (r[i].kind > KS_CFI_SIGNAL || (i && r[i].pc <= r[i - 1].pc))
 			return false;
 	return n && r[n - 1].kind == KS_CFI_NONE;
 }

@@ -380,9 +380,12 @@ static int rows_to_stacks(struct prof_run *pr)
 		if (r->ustack >= 0) {
 			depth = pr->ips.len[r->ustack] / sizeof(pcs[0]);
 			memcpy(pcs, pr->ips.data[r->ustack], depth * sizeof(pcs[0]));
-			/* every frame but the interrupted one is a return address */
-			for (int d = 0; d < depth; d++)
-				is_ret[d] = d > 0;
+			/* every frame but the interrupted ones is a return address: the leaf, and (cfi) the code a
+			 * signal interrupted, marked by the walk */
+			for (int d = 0; d < depth; d++) {
+				is_ret[d] = d > 0 && !(pcs[d] & KS_CFI_IP_EXACT);
+				pcs[d] &= ~KS_CFI_IP_EXACT;
+			}
 		}
 		err = comm_frame(pr, r->comm, f, &n);
 		if (!err)

@@ -1,4 +1,4 @@
-# Integration: `ksight profile --call-graph cfi` (CFI tables walked in the kernel) on prof_qsort (no frame pointers, PIE): full stacks through libc's qsort, exact sample rate, and the same stacks as dwarf mode on the same run.
+# Integration: `ksight profile --call-graph cfi` (CFI tables walked in the kernel) on prof_qsort (no frame pointers, PIE): full stacks through libc's qsort, exact sample rate, and the same stacks as dwarf mode on the same run; past dlopen, JIT code and signal frames.
 . tests/lib.sh
 need_root profile_cfi
 W=$WORKLOADS/prof_qsort
@@ -23,6 +23,19 @@ full_in() {
 	awk -v f="$_f" -v h="$_h" 'BEGIN { exit !(h >= 20 && f >= 0.9 * h) }' &&
 		t_pass "$1 in $_f of $_h $3 samples" ||
 		t_fail "$1" "$_f of $_h $3 samples: $(sort -k2 -nr "$2" | head -c 400)"
+}
+# stacks_in NAME CFI DWARF LEAF [DETAIL]: passes when each of CFI's stacks ending at LEAF with 5% of
+# its LEAF samples or more is one of DWARF's (same frames)
+stacks_in() {
+	_h=$(fsum "$2" ";$4\$")
+	_m=0
+	while read -r _s; do
+		[ -n "$_s" ] || continue
+		grep -qF -- "$_s " "$3" || { _m=$((_m + 1)); echo "  cfi only: $_s" >&2; }
+	done <<EOF
+$(awk -v h="$_h" -v re=";$4 [0-9]+\$" '$0 ~ re && $NF >= 0.05 * h { sub(/ [0-9]+$/, ""); print }' "$2")
+EOF
+	[ "$_m" = 0 ] && t_pass "$1" || t_fail "$1" "$_m are not${5:+; $5}"
 }
 
 # --- the three methods on one run: cfi, dwarf and fp profile the same process at once, from
@@ -104,14 +117,8 @@ awk -v a="$cd_" -v b="$dd_" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 5 
 	t_pass "cfi vs dwarf: hot_spin stacks $cd_ vs $dd_ frames deep" ||
 	t_fail "cfi vs dwarf: depth" "cfi $cd_, dwarf $dd_"
 # the stacks by share: each of cfi's stacks of hot_spin with 5% of the samples or more is one of dwarf's
-missing=0
-while read -r s; do
-	grep -qF -- "$s " "$T_TMP/dwarf.folded" || { missing=$((missing + 1)); echo "  cfi only: $s" >&2; }
-done <<EOF
-$(awk -v h="$hot" '/;hot_spin [0-9]+$/ && $NF >= 0.05 * h { sub(/ [0-9]+$/, ""); print }' "$T_TMP/cfi.folded")
-EOF
-[ "$missing" = 0 ] && t_pass "cfi vs dwarf: cfi's main hot_spin stacks are dwarf's too" ||
-	t_fail "cfi vs dwarf: cfi's main hot_spin stacks are dwarf's too" "$missing are not; cfi stops: $(jq -c '.unwind.cfi.stops' "$j")"
+stacks_in "cfi vs dwarf: cfi's main hot_spin stacks are dwarf's too" "$T_TMP/cfi.folded" "$T_TMP/dwarf.folded" hot_spin \
+	"cfi stops: $(jq -c '.unwind.cfi.stops' "$j")"
 
 # --- fp mode on the same run cannot pass through Debian's libc (no frame pointers): the reason for cfi
 fhot=$(fsum "$T_TMP/fp.folded" ';hot_spin$')
@@ -225,6 +232,54 @@ if t_wait_for "$J_OUT" ready; then
 	t_eq "jit: its frames counted" "true" "$(jq '.unwind.cfi.unmapped_frames > 0' "$T_TMP/jit.json")"
 else
 	t_fail "jit: workload" "did not start"
+fi
+
+# --- through a signal frame: prof_signal's SIGPROF handler (on_prof -> sig_hot) takes most of its
+# CPU time, interrupting main -> spin_outer -> spin_loop; at the handler's return address (libc's
+# restorer, whose CFI reads the interrupted registers from the ucontext) the walk goes on into
+# the interrupted code.  The restorer is one frame, named at its own address as libdw does:
+# __restore_rt where libc's symbols are at hand (libc6-dbg), else whatever dwarf mode names it.
+# dwarf mode on the same run gives the same stacks.
+S_OUT=$T_TMP/sig.out
+"$WORKLOADS/prof_signal" 3 > "$S_OUT" &
+S_BG=$!
+T_CLEANUP="kill $S_BG 2>/dev/null"
+if t_wait_for "$S_OUT" ready; then
+	S_PID=$(awk '{ print $2; exit }' "$S_OUT")
+	for m in cfi dwarf; do
+		: > "$T_TMP/sig$m.err"
+		"$KSIGHT" profile -p "$S_PID" -F $HZ --call-graph $m -v -j -o "$T_TMP/sig$m.json" 2> "$T_TMP/sig$m.err" &
+		eval "S_$m=\$!"
+		t_wait_for "$T_TMP/sig$m.err" tracing
+	done
+	kill -USR1 "$S_BG"
+	wait "$S_BG"
+	wait "$S_cfi"
+	t_eq "signal: exit 0" "0" "$?"
+	wait "$S_dwarf"
+	for m in cfi dwarf; do folded "$T_TMP/sig$m.json" > "$T_TMP/sig$m.folded"; done
+	SFULL='^prof_signal;_start;.*;main;spin_outer;spin_loop;[^;]+;on_prof;sig_hot$'
+	full_in "signal: _start -> main -> spin_outer -> spin_loop -> (restorer) -> on_prof -> sig_hot" \
+		"$T_TMP/sigcfi.folded" sig_hot "$SFULL"
+	sh_=$(fsum "$T_TMP/sigcfi.folded" ';sig_hot$')
+	t_eq "signal: the signal frames crossed counted ($(jq '.unwind.cfi.signal_frames' "$T_TMP/sigcfi.json") for $sh_ sig_hot samples)" \
+		"true" "$(jq --argjson h "$sh_" '.unwind.cfi.signal_frames >= 0.9 * $h' "$T_TMP/sigcfi.json")"
+	t_eq "signal: no unsupported rule" "0" "$(jq '.unwind.cfi.stops.unsupported' "$T_TMP/sigcfi.json")"
+	t_ok "signal: -v counts the signal frames" grep -q "[1-9][0-9]* signal frames crossed" "$T_TMP/sigcfi.err"
+	# the restorer's name: the frame before on_prof, the same in both modes
+	rname() { jq -r '.stacks[].frames | map(.name) | . as $f | range(1; length) | select($f[.] == "on_prof") | $f[. - 1]' "$1" | sort -u | paste -sd,; }
+	rc_=$(rname "$T_TMP/sigcfi.json")
+	rd_=$(rname "$T_TMP/sigdwarf.json")
+	t_eq "signal: the restorer's frame named as dwarf mode names it ($rc_)" "$rd_" "$rc_"
+	if [ "$rd_" = __restore_rt ]; then
+		t_pass "signal: the restorer named __restore_rt (libc's symbols at hand)"
+	else
+		t_skip "signal: the restorer named __restore_rt" "dwarf mode names it '$rd_' here: libc's .symtab is not at hand (libc6-dbg)"
+	fi
+	full_in "signal, dwarf on the same run: the same full stacks" "$T_TMP/sigdwarf.folded" sig_hot "$SFULL"
+	stacks_in "signal: cfi's main sig_hot stacks are dwarf's too" "$T_TMP/sigcfi.folded" "$T_TMP/sigdwarf.folded" sig_hot
+else
+	t_fail "signal: workload" "did not start"
 fi
 
 # --- bad combinations: one line, exit 2

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/ucontext.h>
 #include <unistd.h>
 #include "profile/cfi.h"
 #include "test.h"
@@ -87,7 +89,7 @@ static int check_against_readelf(const char *file, const char *sec, const struct
 		if (want_kind == -2) {
 			if (r->kind == KS_CFI_PLT)
 				(*plt)++;
-			else if (r->kind != KS_CFI_UNSUP && ++bad <= 5)
+			else if (r->kind != KS_CFI_UNSUP && r->kind != KS_CFI_SIGNAL && ++bad <= 5)
 				fprintf(stderr, "  %s at %#llx: readelf exp, table kind %u\n", file, loc, r->kind);
 			continue;
 		}
@@ -153,6 +155,75 @@ TEST(rows_match_readelf_on_libc)
 		EXPECT_EQ_INT(bad, 0);
 		EXPECT_TRUE(checked > 10000);
 		EXPECT_TRUE(plt >= 1);
+	}
+	ks_cfi_table_free(&t);
+}
+
+/*
+ * The signal frame: libc's restorer (__restore_rt, in no .dynsym) is found
+ * by its FDE, the one whose CIE has the 'S' augmentation (readelf's own
+ * reading); its row is KS_CFI_SIGNAL with the ucontext's offsets of rsp
+ * and rbp (rip follows rsp), from the restorer's rsp, which is the
+ * ucontext's start.
+ */
+TEST(signal_frame_row_in_libc)
+{
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	char cmd[256], line[512], scie[16][16];
+	int nscie = 0, fdes = 0, nsig = 0;
+	struct ks_cfi_table t;
+	FILE *p;
+
+	if (ks_cfi_compile(libc, &t) == -ENOENT) {
+		fprintf(stderr, "  (no %s: skipped)\n", libc);
+		return;
+	}
+	for (size_t i = 0; i < t.n; i++)
+		nsig += t.rows[i].kind == KS_CFI_SIGNAL;
+	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames '%s' 2>/dev/null", libc);
+	p = popen(cmd, "r");
+	ASSERT_TRUE(p != NULL);
+	while (fgets(line, sizeof(line), p)) {
+		char off[16], cie[16];
+		unsigned long long lo, hi;
+		const struct ks_cfi_row *r;
+		bool in_s = false;
+
+		/* "OFFSET LEN 00000000 CIE", then its "Augmentation: "zRS"" line */
+		if (sscanf(line, "%15s %*s %*s CIE", off) == 1 && strstr(line, " CIE") && nscie < 16) {
+			memcpy(scie[nscie], off, sizeof(off));
+			continue;
+		}
+		if (strstr(line, "Augmentation:") && strchr(line, '"') && strchr(strchr(line, '"'), 'S') &&
+		    nscie < 16) {
+			nscie++;
+			continue;
+		}
+		if (!strstr(line, " FDE cie=") || sscanf(strstr(line, "cie="), "cie=%15s pc=%llx..%llx", cie, &lo, &hi) != 3)
+			continue;
+		for (int i = 0; i < nscie; i++)
+			in_s |= !strcmp(cie, scie[i]);
+		if (!in_s)
+			continue;
+		fdes++;
+		/* the walker looks the handler's return address (the restorer, the FDE's start + 1) up less 1 */
+		r = ks_cfi_lookup(&t, lo);
+		ASSERT_TRUE(r != NULL);
+		fprintf(stderr, "  'S' FDE %#llx..%#llx: kind %u, rsp at +%d, rbp at +%d\n", lo, hi, r->kind, r->cfa_off,
+			r->rbp_off * 8);
+		EXPECT_EQ_INT(r->kind, KS_CFI_SIGNAL);
+		EXPECT_EQ_INT(r->cfa_off, (int)offsetof(ucontext_t, uc_mcontext.gregs[REG_RSP]));
+		EXPECT_EQ_INT(r->rbp_off * 8, (int)offsetof(ucontext_t, uc_mcontext.gregs[REG_RBP]));
+		EXPECT_EQ_INT((int)offsetof(ucontext_t, uc_mcontext.gregs[REG_RIP]), r->cfa_off + 8);
+		EXPECT_TRUE(ks_cfi_lookup(&t, hi - 1) == r);
+	}
+	pclose(p);
+	if (fdes) {
+		/* glibc has one restorer: one FDE, one row */
+		EXPECT_EQ_INT(fdes, 1);
+		EXPECT_EQ_INT(nsig, fdes);
+	} else {
+		fprintf(stderr, "  (no readelf, or no 'S' FDE in %s: %d signal rows)\n", libc, nsig);
 	}
 	ks_cfi_table_free(&t);
 }

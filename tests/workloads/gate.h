@@ -16,15 +16,24 @@ static void gate_wait(void)
 	sigwait(&gate_set, &sig);
 }
 
-/* Blocks SIGUSR1 so only sigwait sees it, prints the pid for the test, waits for its signal. */
-static void gate_open(void)
+/*
+ * Blocks SIGUSR1 so only sigwait sees it, prints the pid for the test by
+ * @fmt (a line with one %d: the profile tests wait for "ready PID"), waits
+ * for its signal.
+ */
+static void gate_open_as(const char *fmt)
 {
 	sigemptyset(&gate_set);
 	sigaddset(&gate_set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &gate_set, NULL);
-	printf("%d\n", getpid());
+	printf(fmt, getpid());
 	fflush(stdout);
 	gate_wait();
+}
+
+static inline void gate_open(void)
+{
+	gate_open_as("%d\n");
 }
 
 #endif
