@@ -1,4 +1,5 @@
 /* ksight's cache of what it derives from ELF files, by build-id: debug files stored decompressed (libdw inflates them at every open otherwise), compiled CFI tables (profile/cfi.c). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -13,6 +14,7 @@
 #include <sys/uio.h>
 
 #include "core/log.h"
+#include "core/parse.h"
 #include "symbol/debugcache.h"
 
 /*
@@ -193,6 +195,8 @@ int ks_debugcache_find(const unsigned char *bid, int len, char **path)
  * entry its readers take as it is (a crash could otherwise leave an empty
  * file under the name).
  */
+static uint64_t cache_max(void);
+
 static int make_entry(const unsigned char *bid, int len, const char *suffix, int (*fill)(int out, void *arg), void *arg,
 		      bool sync)
 {
@@ -215,7 +219,93 @@ static int make_entry(const unsigned char *bid, int len, const char *suffix, int
 		return err;
 	}
 	p_dbg("debug cache: %s made", name);
+	/* a cache that only grows fills a disk over months of rebuilt binaries (new build-ids each) */
+	if (cache_max())
+		ks_debugcache_trim(cache_max(), name);
 	return 0;
+}
+
+/* An entry of the cache, for trimming: its name in the directory, bytes on disk, last use. */
+struct centry {
+	char name[256];
+	uint64_t bytes;
+	int64_t used;
+};
+
+static int older_first(const void *a, const void *b)
+{
+	const struct centry *x = a, *y = b;
+
+	return (x->used > y->used) - (x->used < y->used);
+}
+
+int ks_debugcache_trim(uint64_t max, const char *keep)
+{
+	const char *dir = ks_debugcache_dir(), *kbase = keep ? strrchr(keep, '/') : NULL;
+	struct centry *e = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	struct dirent *d;
+	int removed = 0;
+	DIR *dp;
+
+	if (!dir)
+		return -ENOTSUP;
+	dp = opendir(dir);
+	if (!dp)
+		return -errno;
+	while ((d = readdir(dp))) {
+		struct stat st;
+
+		/* "." entries are being made (mkstemp's ".HEX.XXXXXX") or are the directory's own */
+		if (d->d_name[0] == '.' || fstatat(dirfd(dp), d->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid() || strlen(d->d_name) >= sizeof(e->name))
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? 2 * cap : 64;
+			struct centry *ne = realloc(e, nc * sizeof(*ne));
+
+			if (!ne) {
+				removed = -ENOMEM;
+				goto out;
+			}
+			e = ne;
+			cap = nc;
+		}
+		snprintf(e[n].name, sizeof(e[n].name), "%s", d->d_name);
+		e[n].bytes = (uint64_t)st.st_blocks * 512;
+		e[n].used = st.st_atime > st.st_mtime ? st.st_atime : st.st_mtime;
+		total += e[n].bytes;
+		n++;
+	}
+	if (total <= max)
+		goto out;
+	qsort(e, n, sizeof(*e), older_first);
+	for (size_t i = 0; i < n && total > max / 4 * 3; i++) {
+		if (kbase && !strcmp(e[i].name, kbase + 1))
+			continue;
+		if (!unlinkat(dirfd(dp), e[i].name, 0)) {
+			total -= e[i].bytes;
+			removed++;
+		}
+	}
+	p_dbg("debug cache: %d entries removed, %llu bytes left in %s (limit %llu)", removed,
+	      (unsigned long long)total, dir, (unsigned long long)max);
+out:
+	closedir(dp);
+	free(e);
+	return removed;
+}
+
+/* $KSIGHT_DEBUG_CACHE_MAX, else 512M; 0: no limit. */
+static uint64_t cache_max(void)
+{
+	const char *env = getenv("KSIGHT_DEBUG_CACHE_MAX");
+	uint64_t v;
+
+	if (env && *env && !ks_parse_size(env, &v))
+		return v;
+	return 512ull << 20;
 }
 
 struct iov_arg {

@@ -3,6 +3,7 @@
 #define KS_SYMBOL_DEBUGCACHE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/uio.h>
 
 /*
@@ -44,5 +45,16 @@ int ks_debugcache_open(const unsigned char *bid, int len, const char *suffix, ch
  * errno (-ENOTSUP: no cache).
  */
 int ks_debugcache_write(const unsigned char *bid, int len, const char *suffix, const struct iovec *iov, int iovcnt);
+
+/*
+ * Keeps the cache within @max bytes: when its entries (regular files of
+ * this user, not the ones being made) take more, the least recently used
+ * (the later of access and modification times) are removed until they take
+ * three quarters of it; @keep (an entry's full name, or NULL) stays.  Each
+ * new entry calls it with the limit of $KSIGHT_DEBUG_CACHE_MAX (a size:
+ * 512M by default, 0: none).  How many entries it removed, or negative
+ * errno.
+ */
+int ks_debugcache_trim(uint64_t max, const char *keep);
 
 #endif

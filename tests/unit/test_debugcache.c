@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <elfutils/libdw.h>
 #include "symbol/debugcache.h"
 #include "test.h"
@@ -107,6 +108,68 @@ TEST(nothing_compressed_nothing_cached)
 	snprintf(name, sizeof(name), "%s/1234.debug", dir);
 	EXPECT_TRUE(access(name, F_OK) != 0);
 	close(fd);
+}
+
+/* Writes entry HEX.cfi of one-byte build-id @b with @kib KiB, last used @age days ago. */
+static void aged_entry(unsigned char b, int kib, int age)
+{
+	static char buf[1024];
+	struct iovec iov[64];
+	char name[512];
+	struct timespec t[2];
+
+	for (int i = 0; i < kib; i++)
+		iov[i] = (struct iovec){ buf, sizeof(buf) };
+	if (ks_debugcache_write(&b, 1, "cfi", iov, kib))
+		abort();
+	snprintf(name, sizeof(name), "%s/%02x.cfi", dir, b);
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= (time_t)age * 86400;
+	t[1] = t[0];
+	utimensat(AT_FDCWD, name, t, 0);
+}
+
+static bool has_entry(unsigned char b)
+{
+	char name[512];
+
+	snprintf(name, sizeof(name), "%s/%02x.cfi", dir, b);
+	return access(name, F_OK) == 0;
+}
+
+TEST(trim_removes_the_least_recently_used_to_three_quarters)
+{
+	char keep[512], tmp[512];
+	int fd;
+
+	/* the other cases' entries out; no limit while these are made (each write trims by $KSIGHT_DEBUG_CACHE_MAX) */
+	snprintf(tmp, sizeof(tmp), "rm -f %s/*", dir);
+	ASSERT_EQ_INT(system(tmp), 0);
+	setenv("KSIGHT_DEBUG_CACHE_MAX", "0", 1);
+	for (int i = 0; i < 8; i++)
+		aged_entry((unsigned char)(0xa0 + i), 16, 8 - i); /* a0 the oldest, 16 KiB each: 128 KiB */
+	/* one being made (a dot name) is never counted or removed */
+	snprintf(tmp, sizeof(tmp), "%s/.a9.XXXXXX", dir);
+	fd = mkstemp(tmp);
+	ASSERT_TRUE(fd >= 0);
+	close(fd);
+	EXPECT_EQ_INT(ks_debugcache_trim(1 << 20, NULL), 0);
+	/* 96 KiB: down to 72, the three oldest go; a1 is kept as asked */
+	snprintf(keep, sizeof(keep), "%s/a1.cfi", dir);
+	EXPECT_EQ_INT(ks_debugcache_trim(96 << 10, keep), 4);
+	EXPECT_TRUE(!has_entry(0xa0));
+	EXPECT_TRUE(has_entry(0xa1));
+	EXPECT_TRUE(!has_entry(0xa2) && !has_entry(0xa3) && !has_entry(0xa4));
+	for (int i = 5; i < 8; i++)
+		EXPECT_TRUE(has_entry((unsigned char)(0xa0 + i)));
+	EXPECT_TRUE(access(tmp, F_OK) == 0);
+	unlink(tmp);
+	/* a new entry trims by the limit in the environment, itself kept */
+	setenv("KSIGHT_DEBUG_CACHE_MAX", "40K", 1);
+	aged_entry(0xb0, 32, 0);
+	EXPECT_TRUE(has_entry(0xb0));
+	EXPECT_TRUE(!has_entry(0xa5) && !has_entry(0xa6) && !has_entry(0xa7));
+	unsetenv("KSIGHT_DEBUG_CACHE_MAX");
 }
 
 /* libelf wants its version set before the first elf_begin */
