@@ -37,40 +37,47 @@ $(awk -v h="$_h" -v re=";$4 [0-9]+\$" '$0 ~ re && $NF >= 0.05 * h { sub(/ [0-9]+
 EOF
 	[ "$_m" = 0 ] && t_pass "$1" || t_fail "$1" "$_m are not${5:+; $5}"
 }
+# gated NAME "MODES" CMD...: starts CMD, a workload that prints "ready PID" and waits for SIGUSR1,
+# profiles it with -p in each of MODES at once (-v -j, into $T_TMP/NAME<mode>.json and .err) from
+# before it opens the gate to its exit; then its output is in $T_TMP/NAME.out, each mode's folded
+# stacks in $T_TMP/NAME<mode>.folded and exit code in G_RC_<mode>.  1: it did not start.
+gated() {
+	_n=$1 _ms=$2
+	shift 2
+	"$@" > "$T_TMP/$_n.out" &
+	_bg=$!
+	T_CLEANUP="kill $_bg 2>/dev/null"
+	t_wait_for "$T_TMP/$_n.out" ready || return 1
+	_pid=$(awk '{ print $2; exit }' "$T_TMP/$_n.out")
+	for _m in $_ms; do
+		: > "$T_TMP/$_n$_m.err"
+		"$KSIGHT" profile -p "$_pid" -F $HZ --call-graph $_m -v -j -o "$T_TMP/$_n$_m.json" 2> "$T_TMP/$_n$_m.err" &
+		eval "_p_$_m=\$!"
+		t_wait_for "$T_TMP/$_n$_m.err" tracing || return 1
+	done
+	kill -USR1 "$_bg"
+	wait "$_bg"
+	for _m in $_ms; do
+		eval "wait \$_p_$_m; G_RC_$_m=\$?"
+		folded "$T_TMP/$_n$_m.json" > "$T_TMP/$_n$_m.folded"
+	done
+}
 
 # --- the three methods on one run: cfi, dwarf and fp profile the same process at once, from
 # before it spins (-g: it waits for SIGUSR1) to its exit (-p), so each one's samples are the
 # workload's CPU time times HZ.  A second try when cfi's count is off (a loaded machine: see
 # test_profile's dwarf run).
 run3() {
-	t_name q
-	Q_OUT=$T_NAME
-	"$W" 4 -g > "$Q_OUT" &
-	Q_BG=$!
-	T_CLEANUP="kill $Q_BG 2>/dev/null"
-	t_wait_for "$Q_OUT" ready || return 1
-	Q_PID=$(awk '{ print $2; exit }' "$Q_OUT")
-	for m in cfi dwarf fp; do
-		: > "$T_TMP/$m.err"
-		"$KSIGHT" profile -p "$Q_PID" -F $HZ --call-graph $m -v -j -o "$T_TMP/$m.json" 2> "$T_TMP/$m.err" &
-		eval "P_$m=\$!"
-		t_wait_for "$T_TMP/$m.err" tracing || return 1
-	done
-	kill -USR1 "$Q_BG"
-	wait "$Q_BG"
-	wait "$P_cfi"
-	CFI_RC=$?
-	wait "$P_dwarf" "$P_fp"
-	for m in cfi dwarf fp; do folded "$T_TMP/$m.json" > "$T_TMP/$m.folded"; done
-	want=$(awk '/^cpu/ { printf "%.0f\n", $2 / 1e9 * '$HZ' }' "$Q_OUT")
-	total=$(fsum "$T_TMP/cfi.folded" '.')
+	gated q "cfi dwarf fp" "$W" 4 -g || return 1
+	want=$(awk '/^cpu/ { printf "%.0f\n", $2 / 1e9 * '$HZ' }' "$T_TMP/q.out")
+	total=$(fsum "$T_TMP/qcfi.folded" '.')
 	awk -v n="$total" -v w="$want" 'BEGIN { d = n - w; if (d < 0) d = -d; exit !(w > 0 && d <= 0.2 * w) }'
 }
 run3 || [ "${KSIGHT_ACCEL:-}" = tcg ] || run3
-t_eq "cfi: exit 0 at the process's exit" "0" "$CFI_RC"
-total=$(fsum "$T_TMP/cfi.folded" '.')
-hot=$(fsum "$T_TMP/cfi.folded" ';hot_spin$')
-full=$(fsum "$T_TMP/cfi.folded" "$FULL")
+t_eq "cfi: exit 0 at the process's exit" "0" "$G_RC_cfi"
+total=$(fsum "$T_TMP/qcfi.folded" '.')
+hot=$(fsum "$T_TMP/qcfi.folded" ';hot_spin$')
+full=$(fsum "$T_TMP/qcfi.folded" "$FULL")
 if [ "${KSIGHT_ACCEL:-}" = tcg ]; then
 	t_skip "cfi: sample count ($total, HZ x CPU time $want)" "emulated CPU (qemu TCG): the host checks the rate"
 else
@@ -83,10 +90,10 @@ awk -v h="$hot" -v n="$total" 'BEGIN { exit !(h >= 20 && h > 0.5 * n) }' &&
 	t_fail "cfi: most samples on hot_spin" "$hot of $total"
 awk -v f="$full" -v h="$hot" 'BEGIN { exit !(h > 0 && f >= 0.9 * h) }' &&
 	t_pass "cfi: main -> qsort -> cmp -> hot_spin in $full of $hot hot_spin samples" ||
-	t_fail "cfi: full stacks" "$full of $hot: $(sort -k2 -nr "$T_TMP/cfi.folded" | head -c 400)"
+	t_fail "cfi: full stacks" "$full of $hot: $(sort -k2 -nr "$T_TMP/qcfi.folded" | head -c 400)"
 # every walk reached _start's frame (CFI says its return address is undefined) but those of the
 # samples before the process's tables were in, and the few in the kernel's entry/exit code paths
-j=$T_TMP/cfi.json
+j=$T_TMP/qcfi.json
 t_eq "cfi: one walk a sample" "$(jq '.samples' "$j")" "$(jq '.unwind.cfi.walks' "$j")"
 t_eq "cfi: no unsupported rule, no depth cap" "0 0" "$(jq -r '.unwind.cfi.stops | "\(.unsupported) \(.depth_cap)"' "$j")"
 # a read of the stack can fail (bpf_probe_read_user does not fault pages in): 0 on the host,
@@ -106,29 +113,29 @@ t_eq "cfi: every module's table loaded" "0 0" "$(jq -r '.unwind.cfi | "\(.module
 
 # --- against dwarf mode, on the same samples' leaf: the stacks of hot_spin are the same
 # frames (the most frequent one identical), as deep on average within a frame
-dhot=$(fsum "$T_TMP/dwarf.folded" ';hot_spin$')
-dfull=$(fsum "$T_TMP/dwarf.folded" "$FULL")
+dhot=$(fsum "$T_TMP/qdwarf.folded" ';hot_spin$')
+dfull=$(fsum "$T_TMP/qdwarf.folded" "$FULL")
 awk -v f="$dfull" -v h="$dhot" 'BEGIN { exit !(h > 0 && f >= 0.9 * h) }' &&
 	t_pass "dwarf, same run: full stacks in $dfull of $dhot hot_spin samples" ||
 	t_fail "dwarf, same run: full stacks" "$dfull of $dhot"
-cd_=$(fdepth "$T_TMP/cfi.folded" ';hot_spin$')
-dd_=$(fdepth "$T_TMP/dwarf.folded" ';hot_spin$')
+cd_=$(fdepth "$T_TMP/qcfi.folded" ';hot_spin$')
+dd_=$(fdepth "$T_TMP/qdwarf.folded" ';hot_spin$')
 awk -v a="$cd_" -v b="$dd_" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 5 && d <= 1) }' &&
 	t_pass "cfi vs dwarf: hot_spin stacks $cd_ vs $dd_ frames deep" ||
 	t_fail "cfi vs dwarf: depth" "cfi $cd_, dwarf $dd_"
 # the stacks by share: each of cfi's stacks of hot_spin with 5% of the samples or more is one of dwarf's
-stacks_in "cfi vs dwarf: cfi's main hot_spin stacks are dwarf's too" "$T_TMP/cfi.folded" "$T_TMP/dwarf.folded" hot_spin \
+stacks_in "cfi vs dwarf: cfi's main hot_spin stacks are dwarf's too" "$T_TMP/qcfi.folded" "$T_TMP/qdwarf.folded" hot_spin \
 	"cfi stops: $(jq -c '.unwind.cfi.stops' "$j")"
 
 # --- fp mode on the same run cannot pass through Debian's libc (no frame pointers): the reason for cfi
-fhot=$(fsum "$T_TMP/fp.folded" ';hot_spin$')
-ffull=$(fsum "$T_TMP/fp.folded" "$FULL")
+fhot=$(fsum "$T_TMP/qfp.folded" ';hot_spin$')
+ffull=$(fsum "$T_TMP/qfp.folded" "$FULL")
 awk -v f="$ffull" -v h="$fhot" 'BEGIN { exit !(h > 0 && f < 0.1 * h) }' &&
 	t_pass "fp, same run: full stacks in only $ffull of $fhot hot_spin samples" ||
 	t_skip "fp, same run" "$ffull of $fhot hot_spin samples have full stacks: this libc keeps frame pointers"
 
 # --- -v says what the walks did
-t_ok "cfi: -v gives the walks' stops" grep -q "cfi: .* walks, .* frames each" "$T_TMP/cfi.err"
+t_ok "cfi: -v gives the walks' stops" grep -q "cfi: .* walks, .* frames each" "$T_TMP/qcfi.err"
 
 # --- a small budget (1.5 MiB: 24k rows, libc has 28k): the tables do not all fit; the modules left out are walked by frame
 # pointers and said so (-v, JSON), nothing fails
@@ -176,32 +183,21 @@ full_in "table cache: full stacks from cached tables" "$T_TMP/cache2.folded" hot
 # --- past the tables' load: -p reads the process's tables before it dlopens a library (no frame
 # pointers) and spins there, and in the vDSO's clock_gettime: a walk that meets the library asks
 # for the maps again (at most once a second), and the vDSO has a table of its own
-D_OUT=$T_TMP/dl.out
-"$WORKLOADS/prof_dlopen" "$WORKLOADS/libprofdl.so" 3 > "$D_OUT" &
-D_BG=$!
-T_CLEANUP="kill $D_BG 2>/dev/null"
-if t_wait_for "$D_OUT" ready; then
-	"$KSIGHT" profile -p "$(awk '{ print $2; exit }' "$D_OUT")" -F $HZ --call-graph cfi -j -o "$T_TMP/dl.json" 2> "$T_TMP/dl.err" &
-	D_P=$!
-	t_wait_for "$T_TMP/dl.err" tracing
-	kill -USR1 "$D_BG"
-	wait "$D_BG"
-	wait "$D_P"
-	t_eq "dlopen: exit 0" "0" "$?"
-	folded "$T_TMP/dl.json" > "$T_TMP/dl.folded"
-	full_in "dlopen: main -> run_lib -> dl_outer -> dl_hot, the library loaded late," "$T_TMP/dl.folded" dl_hot \
+if gated dl cfi "$WORKLOADS/prof_dlopen" "$WORKLOADS/libprofdl.so" 3; then
+	t_eq "dlopen: exit 0" "0" "$G_RC_cfi"
+	full_in "dlopen: main -> run_lib -> dl_outer -> dl_hot, the library loaded late," "$T_TMP/dlcfi.folded" dl_hot \
 		';main;run_lib;dl_outer;dl_hot$'
-	t_eq "dlopen: the maps read again, counted" "true" "$(jq '.unwind.cfi.maps_reread >= 1' "$T_TMP/dl.json")"
+	t_eq "dlopen: the maps read again, counted" "true" "$(jq '.unwind.cfi.maps_reread >= 1' "$T_TMP/dlcfi.json")"
 	# the vDSO's own leaf frames are named by its symbols (__vdso_clock_gettime) or [vdso]
-	vd=$(fsum "$T_TMP/dl.folded" 'vdso[^;]*$')
+	vd=$(fsum "$T_TMP/dlcfi.folded" 'vdso[^;]*$')
 	# (self_spin reads the clock too: main -> self_spin -> now_ns -> clock_gettime)
-	vdfull=$(fsum "$T_TMP/dl.folded" ';main;(vdso_spin|self_spin;now_ns);clock_gettime;.*vdso[^;]*$')
+	vdfull=$(fsum "$T_TMP/dlcfi.folded" ';main;(vdso_spin|self_spin;now_ns);clock_gettime;.*vdso[^;]*$')
 	if [ "$vd" -lt 20 ]; then
 		t_skip "vdso: full stacks from the vDSO" "$vd samples there: clock_gettime is a syscall with clock source $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 	else
 		awk -v f="$vdfull" -v h="$vd" 'BEGIN { exit !(f >= 0.9 * h) }' &&
 			t_pass "vdso: main -> ... -> clock_gettime -> the vDSO in $vdfull of $vd samples there" ||
-			t_fail "vdso: full stacks from the vDSO" "$vdfull of $vd: $(sort -k2 -nr "$T_TMP/dl.folded" | head -c 400)"
+			t_fail "vdso: full stacks from the vDSO" "$vdfull of $vd: $(sort -k2 -nr "$T_TMP/dlcfi.folded" | head -c 400)"
 	fi
 else
 	t_fail "dlopen: workload" "did not start"
@@ -209,27 +205,16 @@ fi
 
 # --- through JIT code: prof_jit's generated jit_entry (anonymous memory, no CFI, a frame
 # pointer, named in /tmp/perf-PID.map) calls jit_hot; the walk crosses it by its frame pointer
-J_OUT=$T_TMP/jit.out
-"$WORKLOADS/prof_jit" 2 > "$J_OUT" &
-J_BG=$!
-T_CLEANUP="kill $J_BG 2>/dev/null"
-if t_wait_for "$J_OUT" ready; then
-	"$KSIGHT" profile -p "$(awk '{ print $2; exit }' "$J_OUT")" -F $HZ --call-graph cfi -j -o "$T_TMP/jit.json" 2> "$T_TMP/jit.err" &
-	J_P=$!
-	t_wait_for "$T_TMP/jit.err" tracing
-	kill -USR1 "$J_BG"
-	wait "$J_BG"
-	wait "$J_P"
-	t_eq "jit: exit 0" "0" "$?"
-	folded "$T_TMP/jit.json" > "$T_TMP/jit.folded"
-	jh=$(fsum "$T_TMP/jit.folded" ';jit_hot$')
-	jfull=$(fsum "$T_TMP/jit.folded" ';_start;.*;main;jit_entry;jit_hot$')
+if gated jit cfi "$WORKLOADS/prof_jit" 2; then
+	t_eq "jit: exit 0" "0" "$G_RC_cfi"
+	jh=$(fsum "$T_TMP/jitcfi.folded" ';jit_hot$')
+	jfull=$(fsum "$T_TMP/jitcfi.folded" ';_start;.*;main;jit_entry;jit_hot$')
 	awk -v f="$jfull" -v h="$jh" 'BEGIN { exit !(h >= 20 && f >= 0.9 * h) }' &&
 		t_pass "jit: _start -> main -> jit_entry (JIT) -> jit_hot in $jfull of $jh jit_hot samples" ||
-		t_fail "jit: full stacks through the JIT frame" "$jfull of $jh: $(sort -k2 -nr "$T_TMP/jit.folded" | head -c 400)"
+		t_fail "jit: full stacks through the JIT frame" "$jfull of $jh: $(sort -k2 -nr "$T_TMP/jitcfi.folded" | head -c 400)"
 	t_eq "jit: the generated code is a jit frame, named from the perf map" "jit" \
-		"$(jq -r '[.stacks[].frames[] | select(.name == "jit_entry") | .kind] | unique | join(",")' "$T_TMP/jit.json")"
-	t_eq "jit: its frames counted" "true" "$(jq '.unwind.cfi.unmapped_frames > 0' "$T_TMP/jit.json")"
+		"$(jq -r '[.stacks[].frames[] | select(.name == "jit_entry") | .kind] | unique | join(",")' "$T_TMP/jitcfi.json")"
+	t_eq "jit: its frames counted" "true" "$(jq '.unwind.cfi.unmapped_frames > 0' "$T_TMP/jitcfi.json")"
 else
 	t_fail "jit: workload" "did not start"
 fi
@@ -240,24 +225,8 @@ fi
 # the interrupted code.  The restorer is one frame, named at its own address as libdw does:
 # __restore_rt where libc's symbols are at hand (libc6-dbg), else whatever dwarf mode names it.
 # dwarf mode on the same run gives the same stacks.
-S_OUT=$T_TMP/sig.out
-"$WORKLOADS/prof_signal" 3 > "$S_OUT" &
-S_BG=$!
-T_CLEANUP="kill $S_BG 2>/dev/null"
-if t_wait_for "$S_OUT" ready; then
-	S_PID=$(awk '{ print $2; exit }' "$S_OUT")
-	for m in cfi dwarf; do
-		: > "$T_TMP/sig$m.err"
-		"$KSIGHT" profile -p "$S_PID" -F $HZ --call-graph $m -v -j -o "$T_TMP/sig$m.json" 2> "$T_TMP/sig$m.err" &
-		eval "S_$m=\$!"
-		t_wait_for "$T_TMP/sig$m.err" tracing
-	done
-	kill -USR1 "$S_BG"
-	wait "$S_BG"
-	wait "$S_cfi"
-	t_eq "signal: exit 0" "0" "$?"
-	wait "$S_dwarf"
-	for m in cfi dwarf; do folded "$T_TMP/sig$m.json" > "$T_TMP/sig$m.folded"; done
+if gated sig "cfi dwarf" "$WORKLOADS/prof_signal" 3; then
+	t_eq "signal: exit 0" "0" "$G_RC_cfi"
 	SFULL='^prof_signal;_start;.*;main;spin_outer;spin_loop;[^;]+;on_prof;sig_hot$'
 	full_in "signal: _start -> main -> spin_outer -> spin_loop -> (restorer) -> on_prof -> sig_hot" \
 		"$T_TMP/sigcfi.folded" sig_hot "$SFULL"

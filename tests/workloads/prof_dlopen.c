@@ -9,12 +9,12 @@
  * Prints "lib_ns N" and "vdso_ns N", the time each phase took, at the end.
  */
 #include <dlfcn.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include "gate.h"
 
 static uint64_t now_ns(void)
 {
@@ -52,29 +52,17 @@ __attribute__((noinline)) static void self_spin(uint64_t until)
 	__asm__ volatile("" ::: "memory");
 }
 
-static void on_usr1(int sig)
-{
-	(void)sig;
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t (*outer)(uint64_t);
 	uint64_t end, t, lib_ns = 0, vdso_ns = 0;
-	sigset_t set, old;
 	void *h;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: prof_dlopen LIB SECONDS\n");
 		return 2;
 	}
-	signal(SIGUSR1, on_usr1);
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, &old);
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
-	sigsuspend(&old);
+	gate_open_as("ready %d\n");
 	self_spin(now_ns() + 300000000);
 	h = dlopen(argv[1], RTLD_NOW);
 	if (!h || !(outer = (uint64_t(*)(uint64_t))dlsym(h, "dl_outer"))) {

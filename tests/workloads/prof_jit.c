@@ -7,7 +7,6 @@
  * keeps a frame pointer, as JITs do; the binary is built without them.
  * Prints "cpu NS" (its CPU time) at the end.
  */
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#include "gate.h"
 
 static char map_path[64];
 
@@ -53,11 +53,6 @@ static const unsigned char code[] = {
 	0xc3,		  /* ret */
 };
 
-static void on_usr1(int sig)
-{
-	(void)sig;
-}
-
 static void unlink_map(void)
 {
 	unlink(map_path);
@@ -67,7 +62,6 @@ int main(int argc, char **argv)
 {
 	void (*entry)(void (*)(uint64_t), uint64_t);
 	uint64_t end, c0;
-	sigset_t set, old;
 	unsigned char *p;
 	FILE *f;
 
@@ -89,13 +83,7 @@ int main(int argc, char **argv)
 	fprintf(f, "%llx %zx jit_entry\n", (unsigned long long)(uintptr_t)p, sizeof(code));
 	fclose(f);
 	atexit(unlink_map);
-	signal(SIGUSR1, on_usr1);
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, &old);
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
-	sigsuspend(&old);
+	gate_open_as("ready %d\n");
 	c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	end = now_ns(CLOCK_MONOTONIC) + (uint64_t)(atof(argv[1]) * 1e9);
 	while (now_ns(CLOCK_MONOTONIC) < end)
