@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/accum.h"
+#include "core/hash.h"
 
 int ks_accum_init(struct ks_accum *a, const char *collector, int max_rows, uint64_t ttl_marks)
 {
@@ -23,23 +24,14 @@ void ks_accum_free(struct ks_accum *a)
 	a->other = -1;
 }
 
-static uint64_t mix(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	/* FNV-1a: key tuples are short; what matters is that equal tuples meet */
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
 static uint64_t key_hash(const struct ks_row *row)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	/* key tuples are short; what matters is that equal tuples meet */
+	uint64_t h = KS_FNV1A_INIT;
 
 	for (int k = 0; k < row->nkeys; k++) {
-		h = mix(h, row->keys[k].name, strlen(row->keys[k].name) + 1);
-		h = mix(h, row->keys[k].str, strlen(row->keys[k].str) + 1);
+		h = ks_fnv1a(row->keys[k].name, strlen(row->keys[k].name) + 1, h);
+		h = ks_fnv1a(row->keys[k].str, strlen(row->keys[k].str) + 1, h);
 	}
 	return h;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/blockdev.h"
+#include "core/hash.h"
 #include "core/procfs.h"
 
 static const char *root_of(const char *root)
@@ -210,16 +211,6 @@ int ks_blk_stat_parse(const char *text, uint64_t *f, int max)
 	return n >= 11 ? n : -EINVAL;
 }
 
-/* FNV-1a over @s, continuing from @h. */
-static uint64_t fnv(uint64_t h, const char *s)
-{
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 /* Adds the stat file ROOT@rel to @q; negative errno when it cannot be read or parsed. */
 static int quiet_add(const char *root, const char *rel, struct ks_blk_quiet *q)
 {
@@ -232,7 +223,7 @@ static int quiet_add(const char *root, const char *rel, struct ks_blk_quiet *q)
 	if (err)
 		return err;
 	q->inflight += f[8];
-	q->sig = fnv(fnv(q->sig, rel), b);
+	q->sig = ks_fnv1a(b, strlen(b), ks_fnv1a(rel, strlen(rel), q->sig));
 	q->files++;
 	return 0;
 }
@@ -248,7 +239,7 @@ int ks_blockdev_quiet(const char *root, uint32_t dev, struct ks_blk_quiet *q)
 	int err;
 
 	memset(q, 0, sizeof(*q));
-	q->sig = 0xcbf29ce484222325ull;
+	q->sig = KS_FNV1A_INIT;
 	snprintf(dir, sizeof(dir), "/sys/dev/block/%u:%u", KS_BLK_MAJOR(dev), KS_BLK_MINOR(dev));
 	snprintf(rel, sizeof(rel), "%s/stat", dir);
 	err = quiet_add(root, rel, q);

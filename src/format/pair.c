@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <event-parse.h>
+#include "core/hash.h"
 #include "core/log.h"
 #include "format/pair.h"
 
@@ -131,9 +132,8 @@ static int key_val(struct tep_handle *tep, const struct tep_format_field *f, con
 		*out = (uint64_t)ks_field_num(tep, f, data, off, len);
 		return 0;
 	}
-	for (uint32_t i = 0; i < len && data[off + i]; i++)
-		h = (h ^ data[off + i]) * 1099511628211ull;
-	*out = h;
+	/* up to the string's NUL, within its field */
+	*out = ks_fnv1a(data + off, strnlen((const char *)data + off, len), h);
 	return 0;
 }
 

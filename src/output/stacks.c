@@ -4,6 +4,7 @@
 #include <string.h>
 #include "output/output.h"
 #include "output/stacks.h"
+#include "core/hash.h"
 
 void ks_stacks_init(struct ks_stacks *st, const char *sample_type, const char *unit, uint64_t period_ns)
 {
@@ -27,25 +28,14 @@ void ks_stacks_free(struct ks_stacks *st)
 	memset(st, 0, sizeof(*st));
 }
 
-static uint64_t fnv(const void *p, size_t n, uint64_t h)
-{
-	const unsigned char *c = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ c[i]) * 1099511628211ull;
-	return h;
-}
-
-#define FNV0 14695981039346656037ull
-
 static uint64_t frame_hash(const char *name, uint8_t kind)
 {
-	return fnv(name, strlen(name), fnv(&kind, 1, FNV0));
+	return ks_fnv1a(name, strlen(name), ks_fnv1a(&kind, 1, KS_FNV1A_INIT));
 }
 
 static uint64_t stack_hash(const uint32_t *f, uint32_t n)
 {
-	return fnv(f, n * sizeof(*f), FNV0);
+	return ks_fnv1a(f, n * sizeof(*f), KS_FNV1A_INIT);
 }
 
 /* Doubles an open-addressing table of @cap slots (0 at first), rehashing by @hash_of. */

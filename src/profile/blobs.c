@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/hash.h"
 #include "profile/blobs.h"
 
 void ks_blobs_init(struct ks_blobs *b)
@@ -22,11 +23,7 @@ void ks_blobs_free(struct ks_blobs *b)
 
 static uint64_t blob_hash(const uint8_t *p, uint32_t n)
 {
-	uint64_t h = 14695981039346656037ull;
-
-	for (uint32_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 1099511628211ull;
-	return h;
+	return ks_fnv1a(p, n, KS_FNV1A_INIT);
 }
 
 /* Doubles the hash table (kept at most half full) and places every blob again. */

@@ -13,6 +13,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include "core/hash.h"
 #include "symbol/symbol.h"
 #include "symbol/debugcache.h"
 #include "symbol/symtab.h"
@@ -784,14 +785,13 @@ static int capture_dwfl(struct ks_usyms *u, struct uproc *p)
 	Dwfl *d = NULL, **old;
 	int err = 0;
 
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h;
 
 	if (!maps) {
 		err = errno == ENOENT ? -ESRCH : -errno;
 		goto out;
 	}
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)buf[i]) * 0x100000001b3ull;
+	h = ks_fnv1a(buf, len, KS_FNV1A_INIT);
 	/* the same mappings as the view has (a pc in none of them, such as JIT code): no new view */
 	if (p->dwfl && h == p->view_hash)
 		goto out;
