@@ -28,14 +28,14 @@ full_in() {
 # its LEAF samples or more is one of DWARF's (same frames)
 stacks_in() {
 	_h=$(fsum "$2" ";$4\$")
-	_m=0
+	_m=0 _first=
 	while read -r _s; do
 		[ -n "$_s" ] || continue
-		grep -qF -- "$_s " "$3" || { _m=$((_m + 1)); echo "  cfi only: $_s" >&2; }
+		grep -qF -- "$_s " "$3" || { _m=$((_m + 1)); _first=${_first:-$_s}; echo "  cfi only: $_s" >&2; }
 	done <<EOF
 $(awk -v h="$_h" -v re=";$4 [0-9]+\$" '$0 ~ re && $NF >= 0.05 * h { sub(/ [0-9]+$/, ""); print }' "$2")
 EOF
-	[ "$_m" = 0 ] && t_pass "$1" || t_fail "$1" "$_m are not${5:+; $5}"
+	[ "$_m" = 0 ] && t_pass "$1" || t_fail "$1" "$_m are not (first: $_first $(awk -v s="$_first" 'substr($0, 1, length(s) + 1) == s " " { print $NF }' "$2") of $_h)${5:+; $5}"
 }
 # gated NAME "MODES" CMD...: starts CMD, a workload that prints "ready PID" and waits for SIGUSR1,
 # profiles it with -p in each of MODES at once (-v -j, into $T_TMP/NAME<mode>.json and .err) from
