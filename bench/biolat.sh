@@ -3,11 +3,17 @@
 #
 # The device is a loop device over a file in /dev/shm: about 17 us per read
 # on a quiet machine, short enough to show tracing cost (a virtio disk's
-# 60-85 us hide it).  Its reads complete on the reader's CPU (6.18: all
-# 20002 block_rq_complete events of a run there), so a request's issue
-# and completion share one CPU's caches: the in-kernel figures hold no
-# cross-CPU cache-line traffic, and layouts that keep lines apart between
-# CPUs show no gain here.  For every tracer: start it, wait until it says
+# 60-85 us hide it).  Where its reads complete depends on the kernel's
+# rq_affinity (1 by default: the submitter's CPU group, here both CPUs):
+# measured on 6.18 with bpftrace, 11777 of 20000 completions ran in
+# ksoftirqd/0 while the reader was pinned to CPU 1, and that share moves
+# from run to run.  A completion on the other CPU pulls the lines its
+# issue wrote (biolatency's hash element and bucket, ksight's tag slot):
+# both tracers' in-kernel costs change with the share, biolatency's most
+# (same run, bpf_stats over the floor: rq_affinity 2, every completion
+# on the reader's CPU: biolatency 474 ns, ksight 436; rq_affinity 1:
+# 840 and 582).  RQ_AFFINITY sets it for the run (0, 1 or 2; unset: the
+# kernel's).  For every tracer: start it, wait until it says
 # it is attached, run the pinned read loop, stop it and check that its report saw
 # the reads.  Each tracer run is paired with an untraced run of the same
 # loop, in alternating order (baseline first in one round, tracer first in
@@ -17,7 +23,7 @@
 #
 # Environment: ROUNDS (9), READS per run (20000), CPU for the loop (the
 # last), TOOLS (see tool_def), SETTLE seconds between attach and loop (0.3),
-# KSIGHT (./ksight), KSIGHT_B and KSIGHT_C (other builds for the tools
+# RQ_AFFINITY (see above), KSIGHT (./ksight), KSIGHT_B and KSIGHT_C (other builds for the tools
 # ksight_b and ksight_c, e.g. the one before a change: all in the same
 # alternating rounds), STATS_OUT (a copy of the pass's per-round figures), BIOLATENCY (/usr/sbin/biolatency), STATS_ROUNDS (5;
 # 0: none) of the in-kernel pass (kernel.bpf_stats_enabled: each program's
@@ -64,6 +70,9 @@ dd if=/dev/zero of="$IMG" bs=1M count=16 2>/dev/null || die "cannot write $IMG"
 LOOP=$(losetup -f --show "$IMG") || die "cannot attach a loop device"
 command -v udevadm >/dev/null && udevadm settle -t 5 2>/dev/null
 DEV=${LOOP#/dev/}
+if [ -n "${RQ_AFFINITY:-}" ]; then
+	echo "$RQ_AFFINITY" > "/sys/block/$DEV/queue/rq_affinity" || die "cannot set rq_affinity $RQ_AFFINITY on $DEV"
+fi
 
 tool_def() {
 	READY_ON=err
@@ -108,7 +117,8 @@ seen() {
 	esac
 }
 
-WHAT="$READS O_DIRECT 4 KiB reads per run on $LOOP (over /dev/shm), CPU $CPU"
+RQAFF=$(cat "/sys/block/$DEV/queue/rq_affinity" 2>/dev/null || echo unknown)
+WHAT="$READS O_DIRECT 4 KiB reads per run on $LOOP (over /dev/shm), CPU $CPU, rq_affinity $RQAFF"
 echo "bench: $WHAT, $ROUNDS rounds; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 bench_rounds "$READS"
 bench_bpf_stats "$STATS_ROUNDS"
