@@ -319,6 +319,8 @@ static int add_hooks(struct ks_checks *l, const struct ks_doctor_input *in)
 
 		if (r->ok)
 			c = ks_checks_add(l, ks_feature_name(f), KS_ST_OK, "%s", hooks[i].target);
+		else if (r->step && !strcmp(r->step, "KSIGHT_FEATURES_OFF"))
+			c = ks_checks_add(l, ks_feature_name(f), KS_ST_MISSING, "turned off by KSIGHT_FEATURES_OFF");
 		else
 			c = ks_checks_add(l, ks_feature_name(f), KS_ST_MISSING, "not available (%s failed)",
 					  r->step ? r->step : "probe");
@@ -328,6 +330,10 @@ static int add_hooks(struct ks_checks *l, const struct ks_doctor_input *in)
 			ks_check_set_detail(c, "%s", f == KS_FEAT_RINGBUF || f == KS_FEAT_TASK_STORAGE
 							     ? "probe created the map"
 							     : "probe loaded and attached");
+			continue;
+		}
+		if (r->step && !strcmp(r->step, "KSIGHT_FEATURES_OFF")) {
+			ks_check_set_detail(c, "not probed: KSIGHT_FEATURES_OFF names it (a test of the fallbacks)");
 			continue;
 		}
 		err_text(r->err, e, sizeof(e));

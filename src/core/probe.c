@@ -1,6 +1,7 @@
 /* Feature probing by loading and attaching for real, as the kernel may offer a program type it cannot attach. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <linux/perf_event.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -160,6 +161,28 @@ static void probe_dyn_hash(struct ks_probe_result *r)
 	close(map);
 }
 
+/*
+ * KSIGHT_FEATURES_OFF=NAME[,NAME...] (names as ks_feature_name() gives
+ * them): those features are reported missing without a probe, as on a
+ * kernel without them, so that the fallbacks are tested where the
+ * feature exists (a fallback that runs only on old kernels is otherwise
+ * never run here).
+ */
+static bool turned_off(enum ks_feature f)
+{
+	const char *s = getenv("KSIGHT_FEATURES_OFF");
+	size_t n = strlen(names[f]);
+
+	while (s && *s) {
+		if (!strncmp(s, names[f], n) && (s[n] == ',' || s[n] == '\0'))
+			return true;
+		s = strchr(s, ',');
+		if (s)
+			s++;
+	}
+	return false;
+}
+
 const struct ks_probe_result *ks_probe(enum ks_feature f)
 {
 	/* one probe of each feature per process, whichever thread asks first; a result never changes once done */
@@ -172,7 +195,11 @@ const struct ks_probe_result *ks_probe(enum ks_feature f)
 	pthread_mutex_lock(&lock);
 	if (!done[f]) {
 		done[f] = true;
-		if (f == KS_FEAT_BTF) {
+		if (turned_off(f)) {
+			res[f].ok = false;
+			res[f].err = -EOPNOTSUPP;
+			res[f].step = "KSIGHT_FEATURES_OFF";
+		} else if (f == KS_FEAT_BTF) {
 			struct btf *btf = btf__load_vmlinux_btf();
 
 			res[f].ok = btf != NULL;

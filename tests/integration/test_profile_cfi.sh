@@ -251,6 +251,28 @@ else
 	t_fail "signal: workload" "did not start"
 fi
 
+# --- the fallback for kernels before 6.1, whose perf_event programs may not use a hash map
+# without preallocation: the probe turned off (KSIGHT_FEATURES_OFF), counts and cfi_stacks are
+# preallocated, and the walks are as whole
+export KSIGHT_FEATURES_OFF=dyn_hash
+if gated pre "cfi" "$W" 2 -g; then
+	unset KSIGHT_FEATURES_OFF
+	t_eq "prealloc fallback: exit 0" "0" "$G_RC_cfi"
+	t_eq "prealloc fallback: counts and cfi_stacks preallocated" "true true" \
+		"$(jq -r '[.maps.by_map[] | select(.name == "counts" or .name == "cfi_stacks") | .preallocated] | map(tostring) | join(" ")' "$T_TMP/precfi.json")"
+	full_in "prealloc fallback: main -> qsort -> cmp -> hot_spin" "$T_TMP/precfi.folded" hot_spin "$FULL"
+	t_eq "prealloc fallback: nothing lost" "0" "$(jq '[.lost[]] | add' "$T_TMP/precfi.json")"
+else
+	unset KSIGHT_FEATURES_OFF
+	t_fail "prealloc fallback: workload" "did not start"
+fi
+# and without the override, where the kernel allows it (6.1+), they are not
+if [ "$(jq -r '[.maps.by_map[] | select(.name == "counts" or .name == "cfi_stacks") | .preallocated] | map(tostring) | join(" ")' "$T_TMP/qcfi.json")" = "false false" ]; then
+	t_pass "cfi: counts and cfi_stacks allocated on demand"
+else
+	t_skip "cfi: counts and cfi_stacks allocated on demand" "the kernel refused a hash without preallocation in a perf_event program (before 6.1)"
+fi
+
 # --- bad combinations: one line, exit 2
 "$KSIGHT" profile --call-graph cfi --kernel-only -d 1 2> "$T_TMP/bad"; t_eq "cfi --kernel-only: exit 2" "2 1" "$? $(wc -l < "$T_TMP/bad")"
 exit $T_FAILED
