@@ -91,9 +91,11 @@ static __always_inline void ks_sock_owner_forget(const struct sock *sk, __u64 *f
  * accept() or accept4() returned @fd: the socket behind it belongs to the
  * caller.  Syscall events are classic tracepoints in every variant, so the
  * socket is found through the caller's file table with probe reads.
- * Returns true when there was no room to remember it.
+ * Returns 1 when the caller now owns a TCP socket, -1 when there was no
+ * room to remember it, 0 when there is none (a failed accept, another
+ * protocol, a task the filters leave out).
  */
-static __always_inline bool ks_sock_owner_accept(long fd, __u64 *failed)
+static __always_inline int ks_sock_owner_accept(long fd, __u64 *failed)
 {
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), key;
@@ -116,11 +118,13 @@ static __always_inline bool ks_sock_owner_accept(long fd, __u64 *failed)
 	s = bpf_map_lookup_elem(&socks, &key);
 	if (s) {
 		ks_sock_owner_fill(s, pid_tgid);
-		return 0;
+		return 1;
 	}
 	ks_sock_owner_fill(&n, pid_tgid);
 	err = ks_map_update(&socks, &key, &n, BPF_ANY, failed);
-	return err && !ks_map_failed(err);
+	if (err && !ks_map_failed(err))
+		return -1;
+	return err ? 0 : 1;
 }
 
 #endif /* KS_SOCK_OWNER_BPF_H */

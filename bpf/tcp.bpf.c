@@ -56,6 +56,26 @@ struct {
 KS_PID_COMM_MAP(pid_comm);
 KS_PID_COMM_EXEC(pid_comm)
 
+/*
+ * connect() or accept() made the current task a socket's owner: in the
+ * pid mode its name goes into pid_comm now, in its own context, so that
+ * the exec program keeps it current if the task execs with the socket
+ * open (a shell's /dev/tcp, inetd) before any row of it is made.  Rows
+ * made later, mostly in softirq, write the socket's copy of the name, from
+ * connect or accept, only where pid_comm has none (row_get): it would
+ * undo that exec's rename.  A name cache: a refusal loses no count.
+ */
+static __always_inline void name_owner(__u64 pid_tgid)
+{
+	__u32 tgid = pid_tgid >> 32;
+	char comm[KS_COMM_LEN];
+
+	if (by_mode != KS_TCP_BY_PID)
+		return;
+	bpf_get_current_comm(comm, sizeof(comm));
+	bpf_map_update_elem(&pid_comm, &tgid, comm, BPF_ANY);
+}
+
 /* The addressing of a socket. */
 struct flow {
 	__u16 family, lport, rport, protocol;
@@ -154,9 +174,9 @@ static __always_inline struct ks_tcp_stat *row_get(struct ks_tcp_key *k, const s
 	if (!err || err == -KS_EEXIST) {
 		v = bpf_map_lookup_elem(&rows, k);
 		if (v) {
-			/* a name cache: a refusal loses no count (see KS_PID_COMM_MAP) */
+			/* a name cache: a refusal loses no count (see KS_PID_COMM_MAP, name_owner) */
 			if (!err && by_mode == KS_TCP_BY_PID && s)
-				bpf_map_update_elem(&pid_comm, &k->id, s->comm, BPF_ANY);
+				bpf_map_update_elem(&pid_comm, &k->id, s->comm, BPF_NOEXIST);
 			return v;
 		}
 	}
@@ -266,6 +286,8 @@ static __always_inline int on_state(const struct sock *sk, int old, int new, __u
 			return 0;
 		if (ks_sock_owner_connect(sk, pid_tgid, bpf_ktime_get_ns(), &counts.update_failed))
 			__sync_fetch_and_add(&counts.socks_full, 1);
+		else
+			name_owner(pid_tgid);
 		return 0;
 	}
 	if (new == ST_SYN_RECV) {
@@ -601,18 +623,25 @@ struct ks_sys_exit {
 	long ret;
 };
 
+static __always_inline int on_accept(long fd)
+{
+	int r = ks_sock_owner_accept(fd, &counts.update_failed);
+
+	if (r < 0)
+		__sync_fetch_and_add(&counts.socks_full, 1);
+	else if (r > 0)
+		name_owner(bpf_get_current_pid_tgid());
+	return 0;
+}
+
 SEC("tracepoint/syscalls/sys_exit_accept4")
 int tcp_accept4(struct ks_sys_exit *ctx)
 {
-	if (ks_sock_owner_accept(ctx->ret, &counts.update_failed))
-		__sync_fetch_and_add(&counts.socks_full, 1);
-	return 0;
+	return on_accept(ctx->ret);
 }
 
 SEC("tracepoint/syscalls/sys_exit_accept")
 int tcp_accept(struct ks_sys_exit *ctx)
 {
-	if (ks_sock_owner_accept(ctx->ret, &counts.update_failed))
-		__sync_fetch_and_add(&counts.socks_full, 1);
-	return 0;
+	return on_accept(ctx->ret);
 }

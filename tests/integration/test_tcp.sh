@@ -94,6 +94,8 @@ p_start() {
 
 # One bounded transfer to DST with `ksight tcp ARGS` tracing ("-p SENDER" stands for
 # the sender's pid, known only once it runs); the RetransSegs delta in R_DELTA.
+# CLIENT_EXTRA: more options for the sending tcpload.
+CLIENT_EXTRA=
 transfer() {
 	_dst=$1
 	_sender=no
@@ -108,7 +110,7 @@ transfer() {
 	S_OUT=$P_OUT
 	kill -USR1 "$S_PID"
 	t_wait_for "$S_OUT" listening
-	p_start "$A" -c "$_dst" $PORT -n $BYTES
+	p_start "$A" -c "$_dst" $PORT -n $BYTES $CLIENT_EXTRA
 	C_PID=$P_PID
 	if [ $_sender = yes ]; then k_start tcp -p "$C_PID" "$@"; else k_start tcp "$@"; fi
 	r0=$(retrans_segs)
@@ -181,6 +183,28 @@ fi
 transfer "${NET}2" -p SENDER --by pid -j
 t_eq "by pid: the sender's row" "$C_PID tcpload" "$(k_jq '.rows[0] | "\(.pid) \(.comm)"')"
 t_eq "by pid: its retransmitted segments" "$R_DELTA" "$(k_jq '.rows[0].retrans_segs')"
+
+# --by pid across an exec: the sender connects as tcpload, then execs tcpsend (a link to
+# tcpload) on the socket it opened, and sends 200 MB.  Reports every 0.05 s, the last ones after
+# it exited, when /proc no longer names it: every row of its pid says tcpsend, though its
+# socket was opened by tcpload.  A row made in softirq after an interval's flip used to write
+# the socket's name over the one the exec program had kept (tcpload in the last report).
+ln -sf "$(realpath "$WORKLOADS/tcpload")" "$T_TMP/tcpsend"
+xb=200000000
+[ "${KSIGHT_ACCEL:-}" = tcg ] && xb=8000000 # an emulated CPU: as many intervals in less data
+CLIENT_EXTRA="-x $T_TMP/tcpsend" BYTES=$xb
+transfer "${NET}2" --by pid -i 0.05 -j
+CLIENT_EXTRA= BYTES=4000000
+t_eq "by pid, exec after connect: the sender's rows are named after the exec" "tcpsend" \
+	"$(jq -rs --arg p "$C_PID" '[.[].rows[]? | select((.pid | tostring) == $p) | .comm] | unique | join(",")' "$K_OUT")"
+nint=$(jq -s --arg p "$C_PID" '[.[] | select([.rows[]? | select((.pid | tostring) == $p)] | length > 0)] | length' "$K_OUT")
+if [ "$nint" -ge 2 ]; then
+	t_pass "by pid, exec after connect: rows of the sender in $nint intervals (rows made after a flip)"
+else
+	t_skip "by pid, exec after connect: rows made after a flip" "the transfer fit in $nint interval(s)"
+fi
+t_eq "by pid, exec after connect: its retransmitted segments, over the intervals" "$R_DELTA" \
+	"$(jq -s --arg p "$C_PID" '[.[].rows[]? | select((.pid | tostring) == $p) | .retrans_segs] | add // 0' "$K_OUT")"
 
 # --by reason on the receiver: every packet the rule dropped, by its reason;
 # the server's socket is charged to its listener's owner

@@ -1,4 +1,4 @@
-/* Test and bench workload: a TCP server that reads (or echoes) one connection, and a client that sends N bytes or does request/response rounds. */
+/* Test and bench workload: a TCP server that reads (or echoes) one connection, and a client that sends N bytes or does request/response rounds (itself, or after exec'ing another program on its socket). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
@@ -22,7 +22,10 @@ static void usage(void)
 			"               connect, send N bytes (or do R one-byte request/response rounds, each timed,\n"
 			"               and print the median ns and the CPU ns the process spent in all rounds),\n"
 			"               shut down, wait for the server to close\n"
-			"  -g  print the pid and wait for SIGUSR1 before listening or connecting\n");
+			"       tcpload -F FD [-n bytes]   the same client on connected socket FD (after -x)\n"
+			"  -g  print the pid and wait for SIGUSR1 before listening or connecting\n"
+			"  -x PATH  (client) once connected and greeted, exec PATH -F FD -n bytes: the sender is\n"
+			"           then another program, named after PATH, on the socket its predecessor opened\n");
 	exit(2);
 }
 
@@ -119,24 +122,33 @@ static int serve(struct addrinfo *ai, int echo)
 	return n < 0;
 }
 
-static int client(struct addrinfo *ai, long long bytes, long rounds)
+/* Connects to @ai and reads the greeting; the socket, or -1. */
+static int connect_greeted(struct addrinfo *ai)
+{
+	int one = 1, fd = socket(ai->ai_family, SOCK_STREAM, 0);
+	char c;
+
+	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen)) {
+		fprintf(stderr, "tcpload: cannot connect: %s\n", strerror(errno));
+		return -1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (read(fd, &c, 1) != 1) {
+		fprintf(stderr, "tcpload: no greeting from the server: %s\n", strerror(errno));
+		return -1;
+	}
+	return fd;
+}
+
+/* The client's work on connected socket @fd. */
+static int client(int fd, long long bytes, long rounds)
 {
 	static char buf[1 << 16];
-	int one = 1, fd = socket(ai->ai_family, SOCK_STREAM, 0);
 	double *each = rounds ? malloc((size_t)rounds * sizeof(*each)) : NULL;
 	double cpu0;
 
 	if (rounds && !each) {
 		fprintf(stderr, "tcpload: out of memory\n");
-		return 1;
-	}
-	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen)) {
-		fprintf(stderr, "tcpload: cannot connect: %s\n", strerror(errno));
-		return 1;
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (read(fd, buf, 1) != 1) {
-		fprintf(stderr, "tcpload: no greeting from the server: %s\n", strerror(errno));
 		return 1;
 	}
 	memset(buf, 'k', sizeof(buf));
@@ -175,12 +187,13 @@ static int client(struct addrinfo *ai, long long bytes, long rounds)
 
 int main(int argc, char **argv)
 {
-	int opt, server = -1, echo = 0, gate = 0, err;
+	int opt, server = -1, echo = 0, gate = 0, err, fd = -1;
+	const char *exec_path = NULL;
 	long long bytes = 0;
 	long rounds = 0;
 	struct addrinfo *ai;
 
-	while ((opt = getopt(argc, argv, "scen:r:g")) != -1) {
+	while ((opt = getopt(argc, argv, "scen:r:gF:x:")) != -1) {
 		switch (opt) {
 		case 's': server = 1; break;
 		case 'c': server = 0; break;
@@ -188,16 +201,34 @@ int main(int argc, char **argv)
 		case 'n': bytes = atoll(optarg); break;
 		case 'r': rounds = atol(optarg); break;
 		case 'g': gate = 1; break;
+		case 'F': fd = atoi(optarg); break;
+		case 'x': exec_path = optarg; break;
 		default: usage();
 		}
 	}
-	if (server < 0 || optind != argc - 2 || bytes < 0 || rounds < 0)
+	if (fd >= 0)
+		return optind != argc || bytes < 0 ? (usage(), 2) : client(fd, bytes, 0);
+	if (server < 0 || optind != argc - 2 || bytes < 0 || rounds < 0 || (exec_path && (server || rounds)))
 		usage();
 	if (resolve(argv[optind], argv[optind + 1], &ai))
 		return 1;
 	if (gate)
 		gate_open();
-	err = server ? serve(ai, echo) : client(ai, bytes, rounds);
+	if (server) {
+		err = serve(ai, echo);
+	} else {
+		fd = connect_greeted(ai);
+		if (fd >= 0 && exec_path) {
+			char fds[16], n[32];
+
+			snprintf(fds, sizeof(fds), "%d", fd);
+			snprintf(n, sizeof(n), "%lld", bytes);
+			execl(exec_path, exec_path, "-F", fds, "-n", n, (char *)NULL);
+			fprintf(stderr, "tcpload: cannot exec %s: %s\n", exec_path, strerror(errno));
+			return 1;
+		}
+		err = fd < 0 ? 1 : client(fd, bytes, rounds);
+	}
 	freeaddrinfo(ai);
 	return err;
 }
