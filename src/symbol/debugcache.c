@@ -195,13 +195,23 @@ int ks_debugcache_find(const unsigned char *bid, int len, char **path)
  * entry its readers take as it is (a crash could otherwise leave an empty
  * file under the name).
  */
-static uint64_t cache_max(void);
+/* $KSIGHT_DEBUG_CACHE_MAX, else 512M; 0: no limit. */
+static uint64_t cache_max(void)
+{
+	const char *env = getenv("KSIGHT_DEBUG_CACHE_MAX");
+	uint64_t v;
+
+	if (env && *env && !ks_parse_size(env, &v))
+		return v;
+	return 512ull << 20;
+}
 
 static int make_entry(const unsigned char *bid, int len, const char *suffix, int (*fill)(int out, void *arg), void *arg,
 		      bool sync)
 {
 	char name[PATH_MAX], tmp[PATH_MAX], hex[2 * 64 + 1];
 	int err = names_of(bid, len, suffix, name, tmp, hex), out;
+	uint64_t max;
 
 	if (err)
 		return err;
@@ -220,8 +230,9 @@ static int make_entry(const unsigned char *bid, int len, const char *suffix, int
 	}
 	p_dbg("debug cache: %s made", name);
 	/* a cache that only grows fills a disk over months of rebuilt binaries (new build-ids each) */
-	if (cache_max())
-		ks_debugcache_trim(cache_max(), name);
+	max = cache_max();
+	if (max)
+		ks_debugcache_trim(max, name);
 	return 0;
 }
 
@@ -295,17 +306,6 @@ out:
 	closedir(dp);
 	free(e);
 	return removed;
-}
-
-/* $KSIGHT_DEBUG_CACHE_MAX, else 512M; 0: no limit. */
-static uint64_t cache_max(void)
-{
-	const char *env = getenv("KSIGHT_DEBUG_CACHE_MAX");
-	uint64_t v;
-
-	if (env && *env && !ks_parse_size(env, &v))
-		return v;
-	return 512ull << 20;
 }
 
 struct iov_arg {
