@@ -319,7 +319,7 @@ static int add_hooks(struct ks_checks *l, const struct ks_doctor_input *in)
 
 		if (r->ok)
 			c = ks_checks_add(l, ks_feature_name(f), KS_ST_OK, "%s", hooks[i].target);
-		else if (r->step && !strcmp(r->step, "KSIGHT_FEATURES_OFF"))
+		else if (r->off)
 			c = ks_checks_add(l, ks_feature_name(f), KS_ST_MISSING, "turned off by KSIGHT_FEATURES_OFF");
 		else
 			c = ks_checks_add(l, ks_feature_name(f), KS_ST_MISSING, "not available (%s failed)",
@@ -332,7 +332,7 @@ static int add_hooks(struct ks_checks *l, const struct ks_doctor_input *in)
 							     : "probe loaded and attached");
 			continue;
 		}
-		if (r->step && !strcmp(r->step, "KSIGHT_FEATURES_OFF")) {
+		if (r->off) {
 			ks_check_set_detail(c, "not probed: KSIGHT_FEATURES_OFF names it (a test of the fallbacks)");
 			continue;
 		}

@@ -197,6 +197,7 @@ const struct ks_probe_result *ks_probe(enum ks_feature f)
 		done[f] = true;
 		if (turned_off(f)) {
 			res[f].ok = false;
+			res[f].off = true;
 			res[f].err = -EOPNOTSUPP;
 			res[f].step = "KSIGHT_FEATURES_OFF";
 		} else if (f == KS_FEAT_BTF) {

@@ -29,6 +29,7 @@ struct ks_probe_result {
 	bool ok;
 	int err;	  /* negative errno of the failed step */
 	const char *step; /* "load" or "attach" when it failed */
+	bool off;	  /* not probed: KSIGHT_FEATURES_OFF names it */
 };
 
 const char *ks_feature_name(enum ks_feature f);
