@@ -121,7 +121,8 @@ static __always_inline void *row(void *map, const struct ks_row_key *k, const vo
 /*
  * Pid mode: names a new row of the current process by its group leader's
  * name, as /proc/PID/comm does (a thread may have named itself otherwise).
- * Later renames update it (mem_rename), execs too (KS_PID_COMM_EXEC).
+ * Later renames and execs update it (mem_rename; KS_PID_COMM_EXEC where
+ * the kernel has no task_rename).
  */
 static __always_inline void name_current(const struct ks_row_key *k)
 {
@@ -486,8 +487,9 @@ int BPF_PROG(mem_oom_pid, int pid)
  * Pid mode: a process renamed (prctl, /proc/PID/comm) keeps its row under
  * its new name, even when it exits before the report reads /proc.  Only
  * the group leader's name is the process's.  An exec fires task_rename
- * too (begin_new_exec sets the comm), so at exec this and KS_PID_COMM_EXEC,
- * which every pid-mode collector has, write the same name.
+ * too (begin_new_exec sets the comm, after de_thread made the exec'ing
+ * thread the leader), so where this program loads, mem leaves out
+ * KS_PID_COMM_EXEC's, which would write the same name again.
  */
 SEC("raw_tp/task_rename")
 int BPF_PROG(mem_rename, struct task_struct *t, const char *comm)

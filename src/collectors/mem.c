@@ -243,8 +243,12 @@ static int configure(void *vctx, void *skel, const char *hook)
 	set_autoload(s->obj, "mem_oom_signal", !ctx->missing[EV_OOM] && !ctx->oom_task);
 	bpf_map__set_autocreate(s->maps.victims, !ctx->missing[EV_OOM] && !ctx->oom_task);
 	set_autoload(s->obj, "mem_rename", ctx->rename && ctx->by == KS_TASK_PID);
-	/* names kept current across exec: only pid rows have names to keep */
-	if (ctx->by != KS_TASK_PID)
+	/*
+	 * names kept current across exec: only pid rows have names to keep, and
+	 * mem_rename, where it loads, renames them at exec already (an exec
+	 * fires task_rename: begin_new_exec sets the comm)
+	 */
+	if (ctx->by != KS_TASK_PID || ctx->rename)
 		ks_prog_disable(s->obj, "pid_comm_exec");
 	return 0;
 }
