@@ -36,6 +36,9 @@ BENCH_BPF_SRCS := $(wildcard bench/*.bpf.c)
 BENCH_OBJS := $(patsubst bench/%.bpf.c,$(B)/bench/bpf/%.bpf.o,$(BENCH_BPF_SRCS))
 BENCH_SKELS := $(patsubst bench/%.bpf.c,$(B)/bench/skel/%.skel.h,$(BENCH_BPF_SRCS))
 BENCH_BINS := $(patsubst bench/%.c,$(B)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
+# bench/hookcost.sh's probes: one object each of bench/hookcost.bpf.c (see there)
+HOOKCOST_PROBES := empty clock clock2 pid cpu lines4 pages4 warm4 pcpu hash
+HOOKCOST_OBJS := $(patsubst %,$(B)/bench/bpf/hookcost-%.bpf.o,$(HOOKCOST_PROBES))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all clean test unit run setup bench bench-tools golden-update test-kernels san test-san
@@ -139,6 +142,10 @@ $(B)/bench/bpf/%.bpf.o: bench/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/ksi
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+$(B)/bench/bpf/hookcost-%.bpf.o: bench/hookcost.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -DPROBE_$* -c $< -o $@
+
 $(B)/bench/skel/%.skel.h: $(B)/bench/bpf/%.bpf.o
 	@mkdir -p $(@D)
 	$(BPFTOOL) gen skeleton $< name ks_$* > $@.tmp && mv $@.tmp $@
@@ -204,7 +211,7 @@ run:
 	./ksight doctor || true
 	./ksight syscalls -d 5
 
-bench-tools: $(BENCH_BINS) $(BENCH_OBJS)
+bench-tools: $(BENCH_BINS) $(BENCH_OBJS) $(HOOKCOST_OBJS)
 
 bench: all bench-tools
 	bash bench/syscalls.sh
