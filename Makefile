@@ -32,7 +32,8 @@ UNIT_SAN_BINS := $(patsubst tests/unit/%.c,$(B)/tests/san/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WORKLOAD_SRCS))
 # Benchmark tools (bench/*.c, with skeletons of bench/*.bpf.c, and the objects objfloor loads): only `make bench` builds them.
-BENCH_BPF_SRCS := $(wildcard bench/*.bpf.c)
+# bench/hookcost.bpf.c is built once per probe (HOOKCOST_OBJS), not as a plain object with a skeleton
+BENCH_BPF_SRCS := $(filter-out bench/hookcost.bpf.c,$(wildcard bench/*.bpf.c))
 BENCH_OBJS := $(patsubst bench/%.bpf.c,$(B)/bench/bpf/%.bpf.o,$(BENCH_BPF_SRCS))
 BENCH_SKELS := $(patsubst bench/%.bpf.c,$(B)/bench/skel/%.skel.h,$(BENCH_BPF_SRCS))
 BENCH_BINS := $(patsubst bench/%.c,$(B)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))

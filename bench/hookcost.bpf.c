@@ -7,7 +7,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 /*
  * Built once per probe (the Makefile's hookcost-<name>.bpf.o, -DPROBE_<name>);
- * without one (the plain bench object) the programs are empty.  Each probe
+ * PROBE_empty defines nothing: its programs are the floor.  Each probe
  * does one thing in the sys_enter program, the sys_exit program or both,
  * so that its cost is its program's run time (kernel.bpf_stats_enabled)
  * less that of the empty probe on the same hook:

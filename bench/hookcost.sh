@@ -4,18 +4,19 @@
 # Each probe is an object of bench/hookcost.bpf.c (see there for what each
 # does), attached by objfloor on the hook ksight syscalls picks here, while
 # the pinned getppid loop runs; the kernel's BPF run-time statistics give
-# each program's own time per run.  A probe's cost is, per round, its
-# program's time less the empty probe's on the same hook, the median over
-# ROUNDS; probes are rotated from round to round.  The statistics switch is
-# restored at exit.
+# each program's own time per run over the loop.  A probe's cost is, per
+# round, its program's time less the empty probe's on the same hook, the
+# median over ROUNDS; probes are rotated from round to round.
 #
 # Environment: ROUNDS (5), CALLS per repetition (100000), REPS (5), CPU for
 # the loop (the last), PROBES (all of the Makefile's HOOKCOST_PROBES, empty
-# first), KSIGHT (./ksight, for its hook), OUT (build/bench/hookcost.json).
+# first), KSIGHT (./ksight, for its hook), SETTLE seconds between attach and
+# loop (0.3), OUT (build/bench/hookcost.json).  The rounds, start and stop
+# of each probe and the statistics switch are bench/lib.sh's.
 set -u
 cd "$(dirname "$0")/.." || exit 1
+. bench/lib.sh
 
-B=build/bench
 ROUNDS=${ROUNDS:-5}
 CALLS=${CALLS:-100000}
 REPS=${REPS:-5}
@@ -24,26 +25,22 @@ PROBES=${PROBES:-"empty clock clock2 pid cpu lines4 pages4 warm4 pcpu hash"}
 KSIGHT=${KSIGHT:-./ksight}
 OUT=${OUT:-$B/hookcost.json}
 
-die() { echo "bench: $*" >&2; exit 1; }
-
 [ "$(id -u)" = 0 ] || die "needs root (loads BPF programs, sets kernel.bpf_stats_enabled)"
-for f in "$B/getppid_loop" "$B/objfloor" "$KSIGHT"; do
+for f in "$B/getppid_loop" "$FLOOR" "$KSIGHT"; do
 	[ -x "$f" ] || die "'$f' is missing; run 'make bench-tools'"
 done
 [[ " $PROBES " == *" empty "* ]] || die "PROBES must include 'empty': the others are measured against it"
 for p in $PROBES; do
 	[ -e "$B/bpf/hookcost-$p.bpf.o" ] || die "no probe '$p' ($B/bpf/hookcost-$p.bpf.o); run 'make bench-tools'"
 done
-for c in jq bpftool; do
+for c in jq bpftool stdbuf; do
 	command -v "$c" >/dev/null || die "'$c' is missing; run 'make setup'"
 done
 
 TMP=$(mktemp -d /tmp/ksight-hookcost.XXXXXX)
-STATS_SAVED=$(cat /proc/sys/kernel/bpf_stats_enabled)
-L_PID=""
 cleanup() {
-	[ -n "$L_PID" ] && kill -INT "$L_PID" 2>/dev/null && wait "$L_PID" 2>/dev/null
-	echo "$STATS_SAVED" >/proc/sys/kernel/bpf_stats_enabled
+	bench_stop_tracer
+	bench_stats_restore
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -53,37 +50,23 @@ trap 'exit 130' INT TERM
 HOOK=$("$KSIGHT" syscalls -d 0.1 -j 2>&1 >/dev/null | sed -n 's/.*tracing syscalls (hook \([a-z_]*\)).*/\1/p')
 [ -n "$HOOK" ] || die "ksight syscalls does not start: $("$KSIGHT" syscalls -d 0.1 2>&1 | head -1)"
 
-echo 1 >/proc/sys/kernel/bpf_stats_enabled
-read -r -a probes <<<"$PROBES"
-n=${#probes[@]}
-RES=$TMP/results.jsonl
-: >"$RES"
-echo "bench: ${n} probes x $ROUNDS rounds, hook $HOOK, getppid loop ${CALLS} x $REPS on cpu $CPU" >&2
-for ((r = 0; r < ROUNDS; r++)); do
-	for ((k = 0; k < n; k++)); do
-		p=${probes[$(((k + r) % n))]}
-		"$B/objfloor" --hook "$HOOK" "$B/bpf/hookcost-$p.bpf.o" 2>"$TMP/loader.err" &
-		L_PID=$!
-		for ((i = 0; i < 100; i++)); do
-			grep -q tracing "$TMP/loader.err" && break
-			kill -0 "$L_PID" 2>/dev/null || die "probe $p did not load: $(head -1 "$TMP/loader.err")"
-			sleep 0.1
-		done
-		grep -q tracing "$TMP/loader.err" || die "probe $p: not attached after 10 s"
-		ids=$(cat /proc/"$L_PID"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -un)
-		"$B/getppid_loop" -n "$CALLS" -r "$REPS" -c "$CPU" >/dev/null || die "the loop failed"
-		for id in $ids; do
-			bpftool -j prog show id "$id" |
-				jq -c --arg p "$p" --argjson r "$r" \
-					'select(.run_cnt > 0) | {probe: $p, round: $r, prog: (.name | sub("__.*"; "")),
-					  ns: (.run_time_ns / .run_cnt)}' >>"$RES"
-		done
-		kill -INT "$L_PID"
-		wait "$L_PID" 2>/dev/null
-		L_PID=""
-	done
-	echo "bench: round $((r + 1)) done" >&2
-done
+# bench/lib.sh's interface: each probe is a "tool", the getppid loop the workload.
+tool_def() {
+	READY=tracing
+	READY_ON=err
+	CMD=("$FLOOR" --hook "$HOOK" "$B/bpf/hookcost-$1.bpf.o")
+	DESC="probe $1 on sys_enter+sys_exit ($HOOK)"
+}
+loop() {
+	"$B/getppid_loop" -n "$CALLS" -r "$REPS" -c "$CPU"
+}
+seen() {
+	echo -1
+}
+
+TOOLS=$PROBES
+echo "bench: $(wc -w <<<"$PROBES") probes x $ROUNDS rounds, hook $HOOK, getppid loop ${CALLS} x $REPS on cpu $CPU" >&2
+bench_bpf_stats "$ROUNDS"
 
 mkdir -p "$(dirname "$OUT")"
 jq -s --arg hook "$HOOK" --arg kernel "$(uname -r)" --argjson rounds "$ROUNDS" \
@@ -91,14 +74,15 @@ jq -s --arg hook "$HOOK" --arg kernel "$(uname -r)" --argjson rounds "$ROUNDS" \
 	def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
 		else (.[length / 2 - 1] + .[length / 2]) / 2 end;
 	def r1: if . == null then null else . * 10 | round / 10 end;
-	. as $all
+	[.[] | select(.run_cnt > 0) | {probe: .tool, round, prog: (.prog | sub("__.*"; "")), ns: (.run_time_ns / .run_cnt)}]
+	| . as $all
 	| [$all[] | .probe] | unique as $ps
 	| {kernel: $kernel, hook: $hook, clocksource: $cs, rounds: $rounds,
-	   probes: ($ps | map(. as $p | {($p): ({sys_enter: 0, sys_exit: 0} | keys | map(. as $h |
+	   probes: ($ps | map(. as $p | {($p): (["sys_enter", "sys_exit"] | map(. as $h |
 		{($h): {ns: ([$all[] | select(.probe == $p and .prog == $h) | .ns] | median | r1),
 			extra_ns: ([$all[] | select(.probe == $p and .prog == $h) | . as $x
 				| ($all[] | select(.probe == "empty" and .prog == $h and .round == $x.round) | $x.ns - .ns)]
-				| median | r1)}}) | add)}) | add)}' "$RES" >"$OUT" || die "no results"
+				| median | r1)}}) | add)}) | add)}' "$TMP/stats" >"$OUT" || die "no results"
 
 printf '\nin-kernel cost per run on %s (%s, clocksource %s), median of %d rounds:\n' \
 	"$(jq -r .hook "$OUT")" "$(jq -r .kernel "$OUT")" "$(jq -r .clocksource "$OUT")" "$ROUNDS"

@@ -1,4 +1,4 @@
-# Shared by the collector benchmarks (bench/biolat.sh, bench/tcp.sh): floors, tracer start/stop, paired rounds, medians.
+# Shared by the benchmarks bench/biolat.sh, bench/tcp.sh and bench/hookcost.sh: floors, tracer start/stop, paired rounds, medians.
 #
 # The caller defines tool_def NAME (sets CMD, READY, READY_ON, DESC; 1 for
 # unknown names), loop (one untraced-or-traced run of the workload, prints
