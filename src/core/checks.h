@@ -48,7 +48,7 @@ struct ks_doctor_input {
 	signed char btf_needs[2];
 };
 
-/* The oldest kernel every collector loads on (README, doctor's kernel_min). */
+/* The oldest kernel every collector loads on (docs/kernels.md, doctor's kernel_min). */
 #define KS_KERNEL_MIN_MAJOR 5
 #define KS_KERNEL_MIN_MINOR 15
 

@@ -2,7 +2,7 @@
 # Boots each kernel of the test matrix under qemu and runs the integration tests inside it; prints the guest's results.
 #
 # Usage: sh tests/kernels/run.sh [KERNEL...]   (default: $KERNELS, else "debian-6.1 debian-6.1-128cpu")
-# A kernel is described by tests/kernels/KERNEL.conf (see README.md, "Kernels tested").
+# A kernel is described by tests/kernels/KERNEL.conf (see docs/kernels.md).
 # Environment: KS_TESTS="syscalls hooks" runs only those guest tests (see pick_tests); KS_TIMEOUT is the
 # limit in seconds for one guest (boot to power-off), KS_TEST_TIMEOUT for one test in it;
 # KS_CMD='shell command' runs that in the guest instead of the tests (to debug a guest);
@@ -404,7 +404,7 @@ command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing; run
 # other spins with interrupts off waiting for it (an IPI, text_poke's sync when
 # a probe is attached): both then report soft lockups and the RCU kthread
 # starves, the freeze seen about once in ten runs.  Round-robin in one thread
-# lets no vCPU outrun the other; measured as fast as MTTCG here (README).
+# lets no vCPU outrun the other; measured as fast as MTTCG here (docs/kernels.md).
 # KS_TCG_THREAD=multi asks for MTTCG.
 #
 # No "quiet": a lockup's or stall's backtraces (KERN_DEFAULT) reach the console
