@@ -174,13 +174,14 @@ EOT
 		python3 tests/integration/rules_shape.py "$GPP" "$PD/ksight-rules.test.yml" >"$T_TMP/shape.out" 2>&1
 		t_eq "rules test: every input series shaped as served ($(tail -1 "$T_TMP/shape.out"))" "0 " \
 			"$? $(grep -v 'shaped as served$' "$T_TMP/shape.out" | head -5)"
-		# every job scraped 3 times (each counter has a rate), then one more evaluation of the rules: all healthy
+		# every job scraped whole 3 times (each counter has a rate), then one more evaluation of the rules: all healthy
 		rules() { curl -s --max-time 5 "http://127.0.0.1:$GPP/api/v1/rules"; }
 		nrules=$(grep -c '^ *- alert:' "$PD/ksight-rules.yml")
 		end=$(($(date +%s) + 30))
-		until [ "$(gq 'min(count_over_time(up[1m])) >= 3 and count(up) == 4')" = 1 ] || [ "$(date +%s)" -ge $end ]; do
+		until [ "$(gq 'min(sum_over_time(up[1m])) >= 3 and count(up) == 4')" = 1 ] || [ "$(date +%s)" -ge $end ]; do
 			sleep 0.2
 		done
+		t_eq "rules: the 4 jobs each scraped without error 3 times" 1 "$(gq 'min(sum_over_time(up[1m])) >= 3 and count(up) == 4')"
 		ev0=$(rules | jq -r '[.data.groups[].lastEvaluation] | join(" ")')
 		until [ "$(rules | jq -r '[.data.groups[].lastEvaluation] | join(" ")')" != "$ev0" ] || [ "$(date +%s)" -ge $end ]; do
 			sleep 0.2
