@@ -269,10 +269,19 @@ int prom_add_report(struct prom_set *set, const struct ks_report *r)
 		err = prom_add(set, "ksight_lost_events", "events the kernel side could not count, by collector and cause",
 			       PROM_COUNTER, (double)r->lost_by[i].num, "collector", r->collector, "cause", r->lost_by[i].name);
 	for (int i = 0; i < r->ncounters && !err; i++) {
+		/*
+		 * One family for every collector's folds, as for losses: six
+		 * ksight_<collector>_other_folds families lose their names in
+		 * increase() and then collide on one label set in any rule over them.
+		 */
+		if (!strcmp(r->counters[i].name, "other_folds")) {
+			err = prom_add(set, "ksight_other_folds",
+				       "rows folded into the \"other\" series by the series cap, by collector", PROM_COUNTER,
+				       (double)r->counters[i].num, "collector", r->collector, NULL, NULL);
+			continue;
+		}
 		snprintf(name, sizeof(name), "ksight_%s_%s", r->collector, r->counters[i].name);
-		snprintf(help, sizeof(help), "%s: report-wide counter %s%s", r->collector, r->counters[i].name,
-			 !strcmp(r->counters[i].name, "other_folds") ? " (rows folded into the \"other\" series by the series cap)"
-								   : "");
+		snprintf(help, sizeof(help), "%s: report-wide counter %s", r->collector, r->counters[i].name);
 		err = prom_add(set, name, help, PROM_COUNTER, (double)r->counters[i].num, NULL, NULL, NULL, NULL);
 	}
 	if (r->budget && !err)

@@ -37,7 +37,7 @@ curl -s "$URL" >"$T_TMP/m.txt"
 series=$(grep -c '^ksight_mem_faults_user_total{' "$T_TMP/m.txt")
 t_ok "series of ksight_mem_faults_user_total within the cap: $series <= $((CAP + 1))" test "$series" -le $((CAP + 1))
 t_eq "an \"other\" series holds the rest" 1 "$(grep -c '^ksight_mem_faults_user_total{comm="other"}' "$T_TMP/m.txt")"
-folds=$(awk '/^ksight_mem_other_folds_total / { print $2 }' "$T_TMP/m.txt")
+folds=$(awk '/^ksight_other_folds_total\{collector="mem"\} / { print $2 }' "$T_TMP/m.txt")
 # every name past the cap folded at least once (a name seen in two drains folds twice)
 t_ok "fold counter: $folds >= $((KIDS + 1 - CAP)) folded rows" test "${folds:-0}" -ge $((KIDS + 1 - CAP))
 # nothing is lost by folding: the faults of all series add up to at least the children's touches

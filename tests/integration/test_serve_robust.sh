@@ -45,7 +45,7 @@ t_eq "the churn ran children until the scrapes ended, every one fine" "0 yes" "$
 t_eq "50 concurrent scrapers x 10, three formats, during the churn: all 500 answered 200" "200:500" "$(cat "$T_TMP/burst.out")"
 t_eq "the churn was still going when the scrapes ended" yes "$churning"
 m=$(curl -s "http://127.0.0.1:$SP/metrics")
-folds=$(echo "$m" | sed -n 's/^ksight_mem_other_folds_total \([0-9]*\).*/\1/p')
+folds=$(echo "$m" | sed -n 's/^ksight_other_folds_total{collector="mem"} \([0-9]*\).*/\1/p')
 t_ok "the churn overflowed the series cap (mem folded ${folds:-0} rows)" test "${folds:-0}" -gt 0
 t_eq "serve still healthy" 200 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$SP/healthz")"
 kill -TERM $S_PID

@@ -186,6 +186,31 @@ static int rd_field(struct rd *r, int *wt, struct rd *sub, uint64_t *v, double *
 	return (int)(tag >> 3);
 }
 
+/* The next length-delimited MetricFamily of @all in @fam; false at the end, or before a length past it. */
+static bool rd_family(struct rd *all, struct rd *fam)
+{
+	const unsigned char *at = all->p;
+	uint64_t len;
+
+	if (all->p >= all->end)
+		return false;
+	len = rd_varint(all);
+	if (len > (uint64_t)(all->end - all->p)) {
+		all->p = at;
+		return false;
+	}
+	fam->p = all->p;
+	fam->end = all->p + len;
+	all->p = fam->end;
+	return true;
+}
+
+/* A string field's bytes as a C string in @buf. */
+static void rd_str(char *buf, size_t len, const struct rd *sub)
+{
+	snprintf(buf, len, "%.*s", (int)(sub->end - sub->p), (const char *)sub->p);
+}
+
 static int64_t unzig(uint64_t v)
 {
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
@@ -268,18 +293,12 @@ TEST(protobuf_native_histogram)
 	all.p = (const unsigned char *)t;
 	all.end = all.p + n;
 	/* length-delimited MetricFamily messages, one after the other, to the last byte */
-	while (all.p < all.end) {
-		uint64_t len = rd_varint(&all);
-
-		fam.p = all.p;
-		fam.end = all.p + len;
-		ASSERT_TRUE(fam.end <= all.end);
-		all.p = fam.end;
+	while (rd_family(&all, &fam)) {
 		families++;
 		name[0] = 0;
 		while ((f = rd_field(&fam, &wt, &sub, &v, &d)) > 0) {
 			if (f == 1)
-				snprintf(name, sizeof(name), "%.*s", (int)(sub.end - sub.p), (const char *)sub.p);
+				rd_str(name, sizeof(name), &sub);
 			if (f == 4 && !strcmp(name, "ksight_syscalls_latency_seconds") && !found) {
 				met = sub;
 				while ((f = rd_field(&met, &wt, &sub, &v, &d)) > 0)
@@ -288,6 +307,7 @@ TEST(protobuf_native_histogram)
 			}
 		}
 	}
+	EXPECT_TRUE(all.p == all.end);
 	EXPECT_EQ_INT(families, set.n);
 	ASSERT_TRUE(found);
 	decode_hist(h, &nat);
@@ -363,6 +383,79 @@ TEST(protobuf_spans_roundtrip)
 	free(t);
 	free(hist);
 	prom_set_free(&set);
+}
+
+/*
+ * Folds are one family with a collector label in every format, as losses are:
+ * per-collector families lose their names in a rule's increase() and collide.
+ */
+TEST(folds_one_family)
+{
+	static const char *const cols_[] = { "syscalls", "mem" };
+	struct ks_report r[2];
+	struct prom_set set = { 0 };
+	struct rd all, fam, met, lab, sub;
+	char *t, name[128], lname[32], lval[32], got[64] = "";
+	size_t n;
+	uint64_t v = 0;
+	double d = 0;
+	int wt, f, g, families = 0, metrics = 0;
+
+	for (int i = 0; i < 2; i++) {
+		ks_report_init(&r[i], cols_[i], "tp_btf");
+		ks_report_counter(&r[i], "other_folds", 4 + (uint64_t)i);
+		ks_report_counter(&r[i], "expired_rows", 1);
+		ASSERT_EQ_INT(prom_add_report(&set, &r[i]), 0);
+	}
+	t = render(PROM_FMT_TEXT, &set, NULL);
+	EXPECT_TRUE(strstr(t, "# TYPE ksight_other_folds_total counter\n"
+			      "ksight_other_folds_total{collector=\"syscalls\"} 4\n"
+			      "ksight_other_folds_total{collector=\"mem\"} 5\n"));
+	EXPECT_TRUE(!strstr(t, "ksight_syscalls_other_folds") && !strstr(t, "ksight_mem_other_folds"));
+	/* the other report-wide counters keep their per-collector names */
+	EXPECT_TRUE(strstr(t, "ksight_mem_expired_rows_total 1\n"));
+	free(t);
+	t = render(PROM_FMT_OPENMETRICS, &set, NULL);
+	EXPECT_TRUE(strstr(t, "# TYPE ksight_other_folds counter\n"
+			      "ksight_other_folds_total{collector=\"syscalls\"} 4\n"
+			      "ksight_other_folds_total{collector=\"mem\"} 5\n"));
+	free(t);
+	t = render(PROM_FMT_PROTO, &set, &n);
+	all.p = (const unsigned char *)t;
+	all.end = all.p + n;
+	while (rd_family(&all, &fam)) {
+		name[0] = 0;
+		while ((f = rd_field(&fam, &wt, &sub, &v, &d)) > 0) {
+			if (f == 1) {
+				rd_str(name, sizeof(name), &sub);
+				families += !strcmp(name, "ksight_other_folds_total");
+			}
+			if (f != 4 || strcmp(name, "ksight_other_folds_total"))
+				continue;
+			/* Metric: its one label pair and its counter's value */
+			metrics++;
+			met = sub;
+			while ((f = rd_field(&met, &wt, &sub, &v, &d)) > 0) {
+				if (f == 1) {
+					lab = sub;
+					lname[0] = lval[0] = 0;
+					while ((g = rd_field(&lab, &wt, &sub, &v, &d)) > 0)
+						rd_str(g == 1 ? lname : lval, sizeof(lname), &sub);
+					snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s=%s ", lname, lval);
+				}
+				if (f == 3 && rd_field(&sub, &wt, &lab, &v, &d) == 1)
+					snprintf(got + strlen(got), sizeof(got) - strlen(got), "%g ", d);
+			}
+		}
+	}
+	EXPECT_TRUE(all.p == all.end);
+	EXPECT_EQ_INT(families, 1);
+	EXPECT_EQ_INT(metrics, 2);
+	EXPECT_EQ_STR(got, "collector=syscalls 4 collector=mem 5 ");
+	free(t);
+	prom_set_free(&set);
+	ks_report_free(&r[0]);
+	ks_report_free(&r[1]);
 }
 
 TEST(native_index)
