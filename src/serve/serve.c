@@ -42,6 +42,21 @@
 /* Connections beyond this are refused at accept; idle ones are closed after the timeout. */
 #define CONN_LIMIT 1000
 #define CONN_TIMEOUT_S 10
+/*
+ * One address's connections beyond this are refused at accept: a client
+ * that trickles headers on many connections holds only this many of the
+ * CONN_LIMIT slots (a scraper needs one; test_serve_robust's 50 at once fit).
+ */
+#define PER_IP_LIMIT 64
+/*
+ * A request's whole header must arrive within this from the accept (or the
+ * previous answer, on a kept-alive connection): the idle timeout is reset by
+ * every byte, so a client sending a line every 2 s would otherwise hold its
+ * slot for ever (Go's ReadHeaderTimeout, nginx's client_header_timeout).
+ */
+#define HEADER_TIMEOUT_S 5
+#define STR_(x) #x
+#define STR(x) STR_(x)
 /* /debug/pprof/profile: seconds when not asked (Go's default), the longest allowed, the sampling rate */
 #define PROF_DEFAULT_S 30
 #define PROF_MAX_S 120
@@ -61,6 +76,29 @@ struct snapshot {
 	struct ks_report reports[MAX_COLS];
 	struct prom_set set;
 	struct timespec at; /* CLOCK_MONOTONIC of the drain */
+};
+
+/*
+ * One HTTP connection, from libmicrohttpd's accept to its close (the
+ * socket context of MHD_OPTION_NOTIFY_CONNECTION).  While its request
+ * header is awaited it is on the reaper's list, oldest first.
+ */
+struct hconn {
+	struct hconn *prev, *next;
+	double since;	/* CLOCK_MONOTONIC when the header began to be awaited */
+	int fd;
+	bool waiting;	/* on the list */
+	bool nul;	/* the request's path or query decoded a NUL byte */
+};
+
+/* The header deadline's thread and its list (struct hconn). */
+struct reaper {
+	pthread_mutex_t lock; /* the list; held from a connection's close notice to its fd's close */
+	pthread_cond_t cond;  /* a new head, or stop */
+	struct hconn *head, *tail;
+	pthread_t th;
+	bool started, stop;
+	atomic_ullong reaped;
 };
 
 struct serve_state {
@@ -90,6 +128,7 @@ struct serve_state {
 	struct ks_budget_share prof_share; /* the profiler's part of it, kept while the collectors run */
 	bool caps_dropped;
 	struct prof_job *job;
+	struct reaper rp;
 };
 
 struct prof_job {
@@ -492,6 +531,9 @@ static void self_metrics(struct serve_state *st, struct prom_set *set)
 		 (double)atomic_load(&st->scrape_ns_last) / 1e9, NULL, NULL, NULL, NULL);
 	prom_add(set, "ksight_http_errors", "requests answered with a 4xx status", PROM_COUNTER,
 		 (double)atomic_load(&st->http_errors), NULL, NULL, NULL, NULL);
+	prom_add(set, "ksight_http_header_timeouts",
+		 "connections closed because a request header took longer than " STR(HEADER_TIMEOUT_S) " s",
+		 PROM_COUNTER, (double)atomic_load(&st->rp.reaped), NULL, NULL, NULL, NULL);
 }
 
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, const char *ctype, void *buf,
@@ -739,14 +781,179 @@ static enum MHD_Result serve_profile(struct serve_state *st, struct MHD_Connecti
 	return MHD_YES;
 }
 
+/* The connection's struct hconn (NULL after a failed allocation, when it is being shut). */
+static struct hconn *hconn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* Under rp->lock: @c's header is awaited from now; the list stays oldest first. */
+static void wait_header(struct reaper *rp, struct hconn *c)
+{
+	c->since = mono_now();
+	c->waiting = true;
+	c->next = NULL;
+	c->prev = rp->tail;
+	if (rp->tail)
+		rp->tail->next = c;
+	else
+		rp->head = c;
+	rp->tail = c;
+	if (rp->head == c)
+		pthread_cond_signal(&rp->cond);
+}
+
+/* Under rp->lock: off the list (its header came, or it closes). */
+static void unwait_header(struct reaper *rp, struct hconn *c)
+{
+	if (!c->waiting)
+		return;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		rp->head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		rp->tail = c->prev;
+	c->prev = c->next = NULL;
+	c->waiting = false;
+}
+
+/*
+ * Closes every connection whose header is overdue.  shutdown(2), not
+ * close: libmicrohttpd owns the fd, reads the end of the stream and closes
+ * the connection itself; the fd is still the connection's here, because
+ * its close notice (on_connection) takes the lock before libmicrohttpd
+ * closes it.
+ */
+static void *reap_thread(void *arg)
+{
+	struct reaper *rp = arg;
+
+	pthread_mutex_lock(&rp->lock);
+	while (!rp->stop) {
+		struct hconn *c = rp->head;
+		double due;
+		struct timespec ts;
+
+		if (!c) {
+			pthread_cond_wait(&rp->cond, &rp->lock);
+			continue;
+		}
+		due = c->since + HEADER_TIMEOUT_S;
+		if (mono_now() >= due) {
+			shutdown(c->fd, SHUT_RDWR);
+			unwait_header(rp, c);
+			atomic_fetch_add(&rp->reaped, 1);
+			continue;
+		}
+		ts.tv_sec = (time_t)due;
+		ts.tv_nsec = (long)((due - (double)ts.tv_sec) * 1e9);
+		pthread_cond_timedwait(&rp->cond, &rp->lock, &ts);
+	}
+	pthread_mutex_unlock(&rp->lock);
+	return NULL;
+}
+
+static int reaper_start(struct reaper *rp)
+{
+	pthread_condattr_t ca;
+	int err;
+
+	pthread_mutex_init(&rp->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the deadlines are mono_now()'s */
+	pthread_cond_init(&rp->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	err = pthread_create(&rp->th, NULL, reap_thread, rp);
+	if (err)
+		return -err;
+	rp->started = true;
+	return 0;
+}
+
+/* After the daemon stopped (every connection's close notice came: the list is empty). */
+static void reaper_stop(struct reaper *rp)
+{
+	if (!rp->started)
+		return;
+	pthread_mutex_lock(&rp->lock);
+	rp->stop = true;
+	pthread_cond_signal(&rp->cond);
+	pthread_mutex_unlock(&rp->lock);
+	pthread_join(rp->th, NULL);
+	pthread_cond_destroy(&rp->cond);
+	pthread_mutex_destroy(&rp->lock);
+	rp->started = false;
+}
+
+/* A connection's accept and close: on and off the header deadline's list. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **ctx, enum MHD_ConnectionNotificationCode toe)
+{
+	struct serve_state *st = cls;
+	struct hconn *c = *ctx;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			/* a connection no deadline would guard is not kept */
+			if (ci)
+				shutdown(ci->connect_fd, SHUT_RDWR);
+			return;
+		}
+		c->fd = ci ? ci->connect_fd : -1;
+		pthread_mutex_lock(&st->rp.lock);
+		wait_header(&st->rp, c);
+		pthread_mutex_unlock(&st->rp.lock);
+		*ctx = c;
+		return;
+	}
+	if (!c)
+		return;
+	pthread_mutex_lock(&st->rp.lock);
+	unwait_header(&st->rp, c);
+	pthread_mutex_unlock(&st->rp.lock);
+	free(c);
+	*ctx = NULL;
+}
+
+/*
+ * Decodes %XX in a path or a query key or value as libmicrohttpd would,
+ * noting a NUL among them: C strings would cut "/metrics%00.html" to
+ * "/metrics", which on_request then refuses with 400.
+ */
+static size_t on_unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+	size_t n = MHD_http_unescape(s);
+	struct hconn *c;
+
+	(void)cls;
+	if (strlen(s) != n && (c = hconn_of(conn)))
+		c->nul = true;
+	return n;
+}
+
 /* Every request's end, answered or aborted: a profile's job is freed here, and the next profile may start. */
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req, enum MHD_RequestTerminationCode why)
 {
 	struct serve_state *st = cls;
 	struct prof_job *job = st->job;
+	struct hconn *c = hconn_of(conn);
 
-	(void)conn;
 	(void)why;
+	if (c) {
+		/* a kept-alive connection's next header is awaited from now */
+		pthread_mutex_lock(&st->rp.lock);
+		c->nul = false;
+		if (!c->waiting)
+			wait_header(&st->rp, c);
+		pthread_mutex_unlock(&st->rp.lock);
+	}
 	if (!job || *req != job)
 		return;
 	if (!job->joined)
@@ -790,7 +997,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	 * refused there, before any of it is read (nothing here takes a body).
 	 */
 	if (!*req) {
+		struct hconn *c = hconn_of(conn);
+		bool nul = false;
+
 		*req = &seen;
+		if (c) {
+			pthread_mutex_lock(&st->rp.lock);
+			unwait_header(&st->rp, c);
+			nul = c->nul;
+			pthread_mutex_unlock(&st->rp.lock);
+		}
+		if (nul)
+			return reply_str(st, conn, MHD_HTTP_BAD_REQUEST, "a NUL byte (%00) in the path or query\n");
 		if (MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
 		    strtoull(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH) ?: "0",
 			     NULL, 10))
@@ -927,8 +1145,12 @@ static struct MHD_Daemon *start_http(struct serve_state *st, int lfd)
 		limit = rl.rlim_cur > 512 ? (unsigned int)rl.rlim_cur - 256 : 64;
 	if (st->web.cert_pem)
 		flags |= MHD_USE_TLS;
+	if (reaper_start(&st->rp))
+		return NULL;
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, st, MHD_OPTION_LISTEN_SOCKET, lfd,
 			     MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONN_TIMEOUT_S,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)PER_IP_LIMIT,
+			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, st, MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL,
 			     /* two workers: a slow render never holds up a health check */
 			     MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
 			     MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, st,
@@ -1223,6 +1445,7 @@ out:
 			usleep(10000);
 		MHD_stop_daemon(d);
 	}
+	reaper_stop(&st->rp);
 	if (lfd >= 0)
 		close(lfd);
 	for (int i = 0; i < st->n; i++) {
