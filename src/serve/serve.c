@@ -144,7 +144,7 @@ struct prof_job {
 
 enum {
 	OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG, OPT_DROP_CAPS, OPT_BY, OPT_PODS_DIR, OPT_PIN,
-	OPT_NO_PPROF, OPT_FUNCLAT
+	OPT_NO_PPROF, OPT_FUNCLAT, OPT_KEEP_CAPS
 };
 
 static const struct ks_optdef serve_opts[] = {
@@ -155,7 +155,8 @@ static const struct ks_optdef serve_opts[] = {
 	{ "funclat", OPT_FUNCLAT, "TARGET", "add funclat timing TARGET, as 'ksight funclat' takes it (repeatable; not with --pin)" },
 	{ "by", OPT_BY, "COLLECTOR=KEY", "key one collector by KEY, e.g. syscalls=cgroup,syscall (repeatable)" },
 	{ "pods-dir", OPT_PODS_DIR, "DIR", "kubelet's pod log tree for pod, namespace, container labels (default /var/log/pods)" },
-	{ "drop-caps", OPT_DROP_CAPS, NULL, "drop every capability once the programs are attached and the port is bound" },
+	{ "drop-caps", OPT_DROP_CAPS, NULL, "drop every capability once attached, /debug/pprof/profile's too (it then answers 503)" },
+	{ "keep-caps", OPT_KEEP_CAPS, NULL, "keep every capability (by default those no endpoint uses are dropped once attached)" },
 	{ "pin", OPT_PIN, "DIR", "keep programs, links, maps and counters pinned in bpffs under DIR: a restarted serve adopts them" },
 	{ "no-pprof", OPT_NO_PPROF, NULL, "no /debug/pprof/profile: the collectors share all of --max-memory" },
 	{ 0 },
@@ -179,7 +180,7 @@ static const struct ks_cmd_spec serve_spec = {
 struct serve_args {
 	const char *collectors, *listen, *web;
 	long max_series;
-	bool drop_caps, no_pprof;
+	bool drop_caps, keep_caps, no_pprof;
 	const char *pods_dir;
 	const char *pin;
 	int nby;
@@ -196,6 +197,7 @@ static int serve_opt(void *ctx, int id, const char *arg)
 	case OPT_LISTEN: a->listen = arg; return 0;
 	case OPT_WEB_CONFIG: a->web = arg; return 0;
 	case OPT_DROP_CAPS: a->drop_caps = true; return 0;
+	case OPT_KEEP_CAPS: a->keep_caps = true; return 0;
 	case OPT_NO_PPROF: a->no_pprof = true; return 0;
 	case OPT_PODS_DIR: a->pods_dir = arg; return 0;
 	case OPT_PIN: a->pin = arg; return 0;
@@ -1106,23 +1108,55 @@ static int listen_on(const struct sockaddr_storage *ss, socklen_t len, int *port
 	return fd;
 }
 
+#define CAPBIT(c) (1ULL << (c))
+
 /*
- * --drop-caps: every capability of this thread goes (effective, permitted,
- * inheritable, ambient, and the bounding set while CAP_SETPCAP allows).
- * Runs before any other thread exists (capabilities are per thread; the
- * HTTP threads inherit the empty sets).  What remains needs none: the maps
- * are read through fds already open, membarrier waits for the programs.
+ * The capabilities the attached exporter still uses.  Draining needs none:
+ * the maps are read through fds already open, membarrier waits for the
+ * programs, /proc/PID/comm and stat, the cgroup tree (name_to_handle_at)
+ * and /var/log/pods are readable by the uid.  A /debug/pprof/profile loads
+ * a program and opens perf events (CAP_BPF, CAP_PERFMON), reads kernel
+ * addresses in /proc/kallsyms (zeros without CAP_SYSLOG while
+ * perf_event_paranoid > 1), and the files other processes map, a
+ * container's through /proc/PID/root (CAP_SYS_PTRACE: without it that link
+ * is refused even to the same uid; CAP_DAC_READ_SEARCH for files the uid
+ * cannot read).  --pin's saved totals may outgrow their map into a new one
+ * (CAP_BPF).
  */
-static int drop_caps(void)
+static uint64_t caps_needed(const struct serve_state *st, bool pin)
+{
+	uint64_t keep = 0;
+
+	if (!st->no_pprof)
+		keep |= CAPBIT(CAP_BPF) | CAPBIT(CAP_PERFMON) | CAPBIT(CAP_SYSLOG) | CAPBIT(CAP_SYS_PTRACE) |
+			CAPBIT(CAP_DAC_READ_SEARCH);
+	if (pin)
+		keep |= CAPBIT(CAP_BPF);
+	return keep;
+}
+
+/*
+ * Every capability of this thread but @keep goes (effective, permitted,
+ * inheritable, ambient, and the bounding set while CAP_SETPCAP allows);
+ * what is kept stays only if permitted now.  Runs before any other thread
+ * exists (capabilities are per thread; the HTTP threads, and a profile's,
+ * inherit the sets).
+ */
+static int drop_caps(uint64_t keep)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 	struct __user_cap_data_struct data[2];
 
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	keep &= (uint64_t)data[0].permitted | (uint64_t)data[1].permitted << 32;
 	for (int c = 0; c <= 63; c++)
-		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno == EINVAL)
+		if (!(keep & CAPBIT(c)) && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno == EINVAL)
 			break;
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	memset(data, 0, sizeof(data));
+	for (int i = 0; i < 2; i++)
+		data[i].effective = data[i].permitted = (uint32_t)(keep >> (32 * i));
 	if (syscall(SYS_capset, &hdr, data))
 		return -errno;
 	/* and nothing can come back through an exec */
@@ -1232,6 +1266,10 @@ int ks_serve_main(int argc, char **argv)
 	}
 	if (a.web && ks_web_config_load(&st->web, a.web))
 		goto out;
+	if (a.drop_caps && a.keep_caps) {
+		p_err("serve: --drop-caps and --keep-caps cannot go together");
+		goto out;
+	}
 	if (a.pin && a.drop_caps) {
 		/* the saved counters outgrow their pinned map into a new one, which takes CAP_BPF to make */
 		p_err("serve: --drop-caps and --pin cannot go together: a pinned serve keeps CAP_BPF to grow its pinned "
@@ -1372,13 +1410,13 @@ int ks_serve_main(int argc, char **argv)
 		p_err("serve: cannot listen on '%s': %s", KS_ESC(a.listen), strerror(-lfd));
 		goto out;
 	}
-	if (a.drop_caps) {
-		err = drop_caps();
+	if (!a.keep_caps) {
+		err = drop_caps(a.drop_caps ? 0 : caps_needed(st, a.pin));
 		if (err) {
 			p_err("serve: cannot drop capabilities: %s", strerror(-err));
 			goto out;
 		}
-		st->caps_dropped = true;
+		st->caps_dropped = a.drop_caps;
 	}
 	d = start_http(st, lfd);
 	if (!d) {
