@@ -1351,7 +1351,9 @@ int ks_serve_main(int argc, char **argv)
 	if (a.pin) {
 		ret = 1;
 		st->pin = ks_pinstate_open(a.pin);
-		err = st->pin ? ks_pinstate_load(st->pin, st->acc, st->names, st->n, st->drains) : -errno;
+		if (!st->pin)
+			goto out; /* said why */
+		err = ks_pinstate_load(st->pin, st->acc, st->names, st->n, st->drains);
 		if (err < 0) {
 			p_err("serve: cannot read the counters saved under '%s': %s; 'ksight unpin %s' starts afresh", a.pin,
 			      strerror(-err), a.pin);
