@@ -1,6 +1,7 @@
 /* --pin: pins a fresh load's maps, programs and links in bpffs; adopts them on the next load instead of loading again. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,42 @@ static bool on_bpffs(const char *path)
 	return !statfs(path, &sf) && (unsigned long)sf.f_type == (unsigned long)BPF_FS_MAGIC;
 }
 
+int ks_pin_own(const char *path, bool dir)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return -errno;
+	if (S_ISLNK(st.st_mode)) {
+		/* bpf_obj_get and opendir follow links: a planted one would hand ksight another's object */
+		p_err("pinned '%s' is a symbolic link, which ksight never makes: refusing to follow it; remove it or use "
+		      "another --pin directory", path);
+		return -ELOOP;
+	}
+	if (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+		p_err("pinned '%s' is not a %s, as ksight makes it: refusing it; remove it or use another --pin directory",
+		      path, dir ? "directory" : "pinned object");
+		return -EPERM;
+	}
+	if (st.st_uid != geteuid()) {
+		/* bpffs gives a pin its pinner's uid */
+		p_err("pinned '%s' belongs to uid %u, not to this uid %u: ksight adopts only what it pinned; remove it or "
+		      "use another --pin directory", path, (unsigned)st.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+int ks_pin_obj_get(const char *path)
+{
+	int fd, err = ks_pin_own(path, false);
+
+	if (err)
+		return err;
+	fd = bpf_obj_get(path);
+	return fd < 0 ? -errno : fd;
+}
+
 /*
  * Offset in .rodata of the filter's own-pid field, or -1: every run sets it
  * to its own pid, so it differs between two runs with the same options.
@@ -133,6 +170,11 @@ static int check_map(const struct bpf_object *obj, const struct bpf_map *m, int 
 
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
+	if (strncmp(info.name, name, sizeof(info.name) - 1)) {
+		p_err("pinned map '%s' is named '%s', not '%.*s' as ksight names it: refusing to adopt it; run 'ksight "
+		      "unpin %s' first", path, info.name, (int)sizeof(info.name) - 1, name, pin_dir);
+		return -EPERM;
+	}
 	if (info.type != bpf_map__type(m) || info.key_size != bpf_map__key_size(m) ||
 	    info.value_size != bpf_map__value_size(m) || info.max_entries != bpf_map__max_entries(m)) {
 		p_err("pinned map '%s' has other sizes than these options give (%u x %u+%u bytes pinned, %u x %u+%u now); "
@@ -189,9 +231,11 @@ static int adopt(struct bpf_object *obj, const char *base)
 		if (!bpf_map__autocreate(m))
 			continue;
 		map_path(path, sizeof(path), base, m);
-		fd = bpf_obj_get(path);
+		fd = ks_pin_obj_get(path);
+		if (fd == -ELOOP || fd == -EPERM)
+			return fd; /* said why */
 		if (fd < 0) {
-			err = -errno;
+			err = fd;
 			p_err("cannot adopt pinned map '%s': %s; run 'ksight unpin %s' first", path, strerror(-err), pin_dir);
 			return err;
 		}
@@ -216,9 +260,16 @@ int ks_pin_prepare(struct bpf_object *obj, const char *hook)
 	set_adopted(obj, false);
 	if (!pin_dir)
 		return 0;
+	if (pin_failed)
+		return -EPERM; /* a refused directory, said at the first hook variant: the loader tries the others */
 	snprintf(base, sizeof(base), "%s/%s", pin_dir, bpf_object__name(obj));
-	if (access(base, F_OK))
+	err = ks_pin_own(base, true);
+	if (err == -ENOENT)
 		return 0;
+	if (err) {
+		pin_failed = true;
+		return err;
+	}
 	/* another hook variant was pinned: the loader goes on to the next one */
 	snprintf(path, sizeof(path), "%s/hook_%s", base, hook);
 	if (access(path, F_OK))
@@ -234,13 +285,11 @@ int ks_pin_prepare(struct bpf_object *obj, const char *hook)
 int ks_pin_prog_get(struct bpf_object *obj, const struct bpf_program *p)
 {
 	char path[PATH_MAX + 64];
-	int fd;
 
 	if (!pin_dir)
 		return -ENOENT;
 	snprintf(path, sizeof(path), "%s/%s/prog_%s", pin_dir, bpf_object__name(obj), bpf_program__name(p));
-	fd = bpf_obj_get(path);
-	return fd < 0 ? -errno : fd;
+	return ks_pin_obj_get(path);
 }
 
 int ks_pin_seq_open(const struct bpf_object *obj, uint32_t *id)
@@ -253,8 +302,8 @@ int ks_pin_seq_open(const struct bpf_object *obj, uint32_t *id)
 	if (!pin_dir)
 		return -ENOENT;
 	snprintf(path, sizeof(path), "%s/%s/drain_seq", pin_dir, bpf_object__name(obj));
-	fd = bpf_obj_get(path);
-	if (fd < 0 && errno == ENOENT) {
+	fd = ks_pin_obj_get(path);
+	if (fd == -ENOENT) {
 		/* pins made before there was a sequence: their serve emptied the maps as it read them */
 		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ks_drain_seq", 4, 8, 1, NULL);
 		if (fd >= 0 && bpf_obj_pin(fd, path)) {
@@ -264,8 +313,9 @@ int ks_pin_seq_open(const struct bpf_object *obj, uint32_t *id)
 		}
 	}
 	if (fd < 0)
-		return -errno;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_MAP_TYPE_ARRAY || info.value_size != 8) {
+		return fd; /* libbpf 1.x: negative errno */
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_MAP_TYPE_ARRAY || info.value_size != 8 ||
+	    strcmp(info.name, "ks_drain_seq")) {
 		close(fd);
 		return -EBADMSG;
 	}
@@ -273,22 +323,26 @@ int ks_pin_seq_open(const struct bpf_object *obj, uint32_t *id)
 	return fd;
 }
 
-/* Removes the pins in directory @path (one level) and the directory. */
+/* Removes the pins in directory @path (one level) and the directory; a link there is removed, not followed. */
 static int remove_dir(const char *path)
 {
-	char sub[PATH_MAX + 256];
 	struct dirent *e;
-	DIR *d = opendir(path);
-	int err = 0;
+	int err = 0, fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
+	if (!d) {
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		if (err == ELOOP || err == ENOTDIR)
+			return unlink(path) ? -errno : 0;
+		return err == ENOENT ? 0 : -err;
+	}
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
 		/* hook markers are empty directories */
-		if (unlink(sub) && rmdir(sub) && !err)
+		if (unlinkat(fd, e->d_name, 0) && unlinkat(fd, e->d_name, AT_REMOVEDIR) && !err)
 			err = -errno;
 	}
 	closedir(d);
@@ -410,10 +464,22 @@ int ks_pin_check_dir(const char *dir)
 	}
 	bool reach;
 
-	if (!stat(dir, &st)) {
+	if (!lstat(dir, &st)) {
+		if (S_ISLNK(st.st_mode)) {
+			p_err("--pin '%s': a symbolic link; give the directory itself (ksight follows no link where it pins)",
+			      dir);
+			return -EINVAL;
+		}
 		if (!S_ISDIR(st.st_mode) || !on_bpffs(dir)) {
 			p_err("--pin '%s': not a directory on a bpf filesystem; use one under " BPFFS, dir);
 			return -EINVAL;
+		}
+		/* what is pinned there is adopted and written to: only this uid may have put it there */
+		if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+			p_err("--pin '%s': owned by uid %u, mode %04o: it must be this uid's (%u) and writable by it alone, "
+			      "or pins there could be anyone's", dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+			      (unsigned)geteuid());
+			return -EPERM;
 		}
 		return 0;
 	}

@@ -14,6 +14,17 @@
  * place once complete, so a crash while pinning leaves nothing adoptable.
  */
 
+/*
+ * Whether @path is an entry under the pin directory as ksight makes them:
+ * not a symbolic link (bpf_obj_get and opendir would follow it to another's
+ * object), a directory when @dir else a pinned object, and this euid's
+ * (bpffs gives a pin its pinner's uid).  0, -ENOENT, or -ELOOP/-EPERM
+ * after a one-line error.
+ */
+int ks_pin_own(const char *path, bool dir);
+/* bpf_obj_get(@path) of an entry ks_pin_own accepts: an fd, or its negative errno (ENOENT said nothing). */
+int ks_pin_obj_get(const char *path);
+
 /* Collectors loaded from now on pin under @dir (NULL: nothing is pinned, the default). */
 void ks_pin_scope(const char *dir);
 const char *ks_pin_dir(void);
@@ -59,9 +70,11 @@ int ks_pin_seq_open(const struct bpf_object *obj, uint32_t *id);
 /*
  * Makes sure @dir can hold pins: mounts bpffs at /sys/fs/bpf when nothing
  * is mounted there (saying so), then checks that @dir is, or can be made,
- * a directory on a bpf filesystem.  0, or after a one-line error -EINVAL
- * (DIR is not usable: bad usage), -EPERM (bpffs not mounted and no
- * CAP_SYS_ADMIN to mount it) or -EACCES (no write access to DIR's parent).
+ * a directory on a bpf filesystem: not a link, and when it exists, this
+ * euid's and not writable by group or others (what is pinned there is
+ * adopted).  0, or after a one-line error -EINVAL (DIR is not usable: bad
+ * usage), -EPERM (bpffs not mounted and no CAP_SYS_ADMIN to mount it, or
+ * DIR another's) or -EACCES (no write access to DIR's parent).
  */
 int ks_pin_check_dir(const char *dir);
 /*

@@ -7,6 +7,7 @@
 #include <bpf/bpf.h>
 #include <zlib.h>
 #include "core/log.h"
+#include "core/pin.h"
 #include "serve/pinstate.h"
 
 #define CHUNK 4096u
@@ -318,40 +319,55 @@ struct ks_pinstate *ks_pinstate_open(const char *dir)
 	struct ks_pinstate *ps = calloc(1, sizeof(*ps));
 	struct bpf_map_info info = { 0 };
 	__u32 len = sizeof(info), zero = 0;
+	unsigned char chunk[CHUNK];
+	int err;
 
-	if (!ps)
+	if (!ps) {
+		p_err("serve: out of memory");
 		return NULL;
+	}
 	snprintf(ps->path, sizeof(ps->path), "%s/ks_state", dir);
-	ps->fd = bpf_obj_get(ps->path);
+	ps->fd = ks_pin_obj_get(ps->path);
+	if (ps->fd == -ENOENT) {
+		ps->fd = -1;
+		return ps; /* made by the first save */
+	}
 	if (ps->fd < 0) {
-		if (errno == ENOENT)
-			return ps; /* made by the first save */
+		err = ps->fd;
+		ps->fd = -1;
+		if (err != -ELOOP && err != -EPERM) /* ks_pin_obj_get said why */
+			p_err("serve: cannot open the counters saved as '%s': %s; 'ksight unpin %s' starts afresh", ps->path,
+			      strerror(-err), dir);
 		goto fail;
 	}
-	if (bpf_obj_get_info_by_fd(ps->fd, &info, &len))
+	err = bpf_obj_get_info_by_fd(ps->fd, &info, &len) || bpf_map_lookup_elem(ps->fd, &zero, chunk) ? -errno : 0;
+	if (err) {
+		p_err("serve: cannot read the counters saved as '%s': %s; 'ksight unpin %s' starts afresh", ps->path,
+		      strerror(-err), dir);
 		goto fail;
-	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != CHUNK || info.key_size != 4 || info.max_entries < 3) {
-		errno = EBADMSG;
+	}
+	memcpy(&ps->h, chunk, sizeof(ps->h));
+	/*
+	 * Ours: the name and shape it is made with, and the header a save
+	 * writes before it pins a map (a new one is pinned only once a whole
+	 * copy is in it), so a pinned ks_state without it is another's.
+	 */
+	if (strcmp(info.name, "ks_state") || info.type != BPF_MAP_TYPE_ARRAY || info.value_size != CHUNK ||
+	    info.key_size != 4 || info.max_entries < 3 || memcmp(ps->h.magic, MAGIC, 8) || !ps->h.seq ||
+	    ps->h.version < 1 || ps->h.version > VERSION || ps->h.region > 1) {
+		p_err("serve: '%s' is not counters ksight saved (map '%s', %u x %u+%u bytes, no ksight header): refusing to "
+		      "adopt or overwrite it; remove it or use another --pin directory", ps->path, info.name,
+		      info.max_entries, info.key_size, info.value_size);
+		err = -EPERM;
 		goto fail;
 	}
 	ps->nchunks = info.max_entries;
-	{
-		unsigned char chunk[CHUNK];
-
-		if (bpf_map_lookup_elem(ps->fd, &zero, chunk))
-			goto fail;
-		memcpy(&ps->h, chunk, sizeof(ps->h));
-	}
 	return ps;
 fail:
-	{
-		int e = errno;
-
-		if (ps->fd >= 0)
-			close(ps->fd);
-		free(ps);
-		errno = e;
-	}
+	if (ps->fd >= 0)
+		close(ps->fd);
+	free(ps);
+	errno = -err;
 	return NULL;
 }
 

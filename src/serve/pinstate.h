@@ -31,7 +31,13 @@ struct ks_pin_drains {
 	size_t cursor_len;
 };
 
-/* Opens DIR/ks_state, or notes that it is to be made at the first save; NULL with errno set on failure. */
+/*
+ * Opens DIR/ks_state, or notes that it is to be made at the first save;
+ * NULL with errno set after a one-line error on failure: -EPERM/-ELOOP
+ * when what is there is not ksight's (a link, another uid's pin, another
+ * name or shape, no header a save wrote), which is neither read nor
+ * written.
+ */
 struct ks_pinstate *ks_pinstate_open(const char *dir);
 /*
  * Restores the accumulators @acc[i] of collectors @names[i] from the saved

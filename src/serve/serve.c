@@ -42,6 +42,21 @@
 /* Connections beyond this are refused at accept; idle ones are closed after the timeout. */
 #define CONN_LIMIT 1000
 #define CONN_TIMEOUT_S 10
+/*
+ * One address's connections beyond this are refused at accept: a client
+ * that trickles headers on many connections holds only this many of the
+ * CONN_LIMIT slots (a scraper needs one; test_serve_robust's 50 at once fit).
+ */
+#define PER_IP_LIMIT 64
+/*
+ * A request's whole header must arrive within this from the accept (or the
+ * previous answer, on a kept-alive connection): the idle timeout is reset by
+ * every byte, so a client sending a line every 2 s would otherwise hold its
+ * slot for ever (Go's ReadHeaderTimeout, nginx's client_header_timeout).
+ */
+#define HEADER_TIMEOUT_S 5
+#define STR_(x) #x
+#define STR(x) STR_(x)
 /* /debug/pprof/profile: seconds when not asked (Go's default), the longest allowed, the sampling rate */
 #define PROF_DEFAULT_S 30
 #define PROF_MAX_S 120
@@ -61,6 +76,29 @@ struct snapshot {
 	struct ks_report reports[MAX_COLS];
 	struct prom_set set;
 	struct timespec at; /* CLOCK_MONOTONIC of the drain */
+};
+
+/*
+ * One HTTP connection, from libmicrohttpd's accept to its close (the
+ * socket context of MHD_OPTION_NOTIFY_CONNECTION).  While its request
+ * header is awaited it is on the reaper's list, oldest first.
+ */
+struct hconn {
+	struct hconn *prev, *next;
+	double since;	/* CLOCK_MONOTONIC when the header began to be awaited */
+	int fd;
+	bool waiting;	/* on the list */
+	bool nul;	/* the request's path or query decoded a NUL byte */
+};
+
+/* The header deadline's thread and its list (struct hconn). */
+struct reaper {
+	pthread_mutex_t lock; /* the list; held from a connection's close notice to its fd's close */
+	pthread_cond_t cond;  /* a new head, or stop */
+	struct hconn *head, *tail;
+	pthread_t th;
+	bool started, stop;
+	atomic_ullong reaped;
 };
 
 struct serve_state {
@@ -90,6 +128,7 @@ struct serve_state {
 	struct ks_budget_share prof_share; /* the profiler's part of it, kept while the collectors run */
 	bool caps_dropped;
 	struct prof_job *job;
+	struct reaper rp;
 };
 
 struct prof_job {
@@ -105,7 +144,7 @@ struct prof_job {
 
 enum {
 	OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG, OPT_DROP_CAPS, OPT_BY, OPT_PODS_DIR, OPT_PIN,
-	OPT_NO_PPROF, OPT_FUNCLAT
+	OPT_NO_PPROF, OPT_FUNCLAT, OPT_KEEP_CAPS
 };
 
 static const struct ks_optdef serve_opts[] = {
@@ -116,7 +155,8 @@ static const struct ks_optdef serve_opts[] = {
 	{ "funclat", OPT_FUNCLAT, "TARGET", "add funclat timing TARGET, as 'ksight funclat' takes it (repeatable; not with --pin)" },
 	{ "by", OPT_BY, "COLLECTOR=KEY", "key one collector by KEY, e.g. syscalls=cgroup,syscall (repeatable)" },
 	{ "pods-dir", OPT_PODS_DIR, "DIR", "kubelet's pod log tree for pod, namespace, container labels (default /var/log/pods)" },
-	{ "drop-caps", OPT_DROP_CAPS, NULL, "drop every capability once the programs are attached and the port is bound" },
+	{ "drop-caps", OPT_DROP_CAPS, NULL, "drop every capability once attached, /debug/pprof/profile's too (it then answers 503)" },
+	{ "keep-caps", OPT_KEEP_CAPS, NULL, "keep every capability (by default those no endpoint uses are dropped once attached)" },
 	{ "pin", OPT_PIN, "DIR", "keep programs, links, maps and counters pinned in bpffs under DIR: a restarted serve adopts them" },
 	{ "no-pprof", OPT_NO_PPROF, NULL, "no /debug/pprof/profile: the collectors share all of --max-memory" },
 	{ 0 },
@@ -140,7 +180,7 @@ static const struct ks_cmd_spec serve_spec = {
 struct serve_args {
 	const char *collectors, *listen, *web;
 	long max_series;
-	bool drop_caps, no_pprof;
+	bool drop_caps, keep_caps, no_pprof;
 	const char *pods_dir;
 	const char *pin;
 	int nby;
@@ -157,6 +197,7 @@ static int serve_opt(void *ctx, int id, const char *arg)
 	case OPT_LISTEN: a->listen = arg; return 0;
 	case OPT_WEB_CONFIG: a->web = arg; return 0;
 	case OPT_DROP_CAPS: a->drop_caps = true; return 0;
+	case OPT_KEEP_CAPS: a->keep_caps = true; return 0;
 	case OPT_NO_PPROF: a->no_pprof = true; return 0;
 	case OPT_PODS_DIR: a->pods_dir = arg; return 0;
 	case OPT_PIN: a->pin = arg; return 0;
@@ -492,6 +533,9 @@ static void self_metrics(struct serve_state *st, struct prom_set *set)
 		 (double)atomic_load(&st->scrape_ns_last) / 1e9, NULL, NULL, NULL, NULL);
 	prom_add(set, "ksight_http_errors", "requests answered with a 4xx status", PROM_COUNTER,
 		 (double)atomic_load(&st->http_errors), NULL, NULL, NULL, NULL);
+	prom_add(set, "ksight_http_header_timeouts",
+		 "connections closed because a request header took longer than " STR(HEADER_TIMEOUT_S) " s",
+		 PROM_COUNTER, (double)atomic_load(&st->rp.reaped), NULL, NULL, NULL, NULL);
 }
 
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, const char *ctype, void *buf,
@@ -739,14 +783,179 @@ static enum MHD_Result serve_profile(struct serve_state *st, struct MHD_Connecti
 	return MHD_YES;
 }
 
+/* The connection's struct hconn (NULL after a failed allocation, when it is being shut). */
+static struct hconn *hconn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* Under rp->lock: @c's header is awaited from now; the list stays oldest first. */
+static void wait_header(struct reaper *rp, struct hconn *c)
+{
+	c->since = mono_now();
+	c->waiting = true;
+	c->next = NULL;
+	c->prev = rp->tail;
+	if (rp->tail)
+		rp->tail->next = c;
+	else
+		rp->head = c;
+	rp->tail = c;
+	if (rp->head == c)
+		pthread_cond_signal(&rp->cond);
+}
+
+/* Under rp->lock: off the list (its header came, or it closes). */
+static void unwait_header(struct reaper *rp, struct hconn *c)
+{
+	if (!c->waiting)
+		return;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		rp->head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		rp->tail = c->prev;
+	c->prev = c->next = NULL;
+	c->waiting = false;
+}
+
+/*
+ * Closes every connection whose header is overdue.  shutdown(2), not
+ * close: libmicrohttpd owns the fd, reads the end of the stream and closes
+ * the connection itself; the fd is still the connection's here, because
+ * its close notice (on_connection) takes the lock before libmicrohttpd
+ * closes it.
+ */
+static void *reap_thread(void *arg)
+{
+	struct reaper *rp = arg;
+
+	pthread_mutex_lock(&rp->lock);
+	while (!rp->stop) {
+		struct hconn *c = rp->head;
+		double due;
+		struct timespec ts;
+
+		if (!c) {
+			pthread_cond_wait(&rp->cond, &rp->lock);
+			continue;
+		}
+		due = c->since + HEADER_TIMEOUT_S;
+		if (mono_now() >= due) {
+			shutdown(c->fd, SHUT_RDWR);
+			unwait_header(rp, c);
+			atomic_fetch_add(&rp->reaped, 1);
+			continue;
+		}
+		ts.tv_sec = (time_t)due;
+		ts.tv_nsec = (long)((due - (double)ts.tv_sec) * 1e9);
+		pthread_cond_timedwait(&rp->cond, &rp->lock, &ts);
+	}
+	pthread_mutex_unlock(&rp->lock);
+	return NULL;
+}
+
+static int reaper_start(struct reaper *rp)
+{
+	pthread_condattr_t ca;
+	int err;
+
+	pthread_mutex_init(&rp->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the deadlines are mono_now()'s */
+	pthread_cond_init(&rp->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	err = pthread_create(&rp->th, NULL, reap_thread, rp);
+	if (err)
+		return -err;
+	rp->started = true;
+	return 0;
+}
+
+/* After the daemon stopped (every connection's close notice came: the list is empty). */
+static void reaper_stop(struct reaper *rp)
+{
+	if (!rp->started)
+		return;
+	pthread_mutex_lock(&rp->lock);
+	rp->stop = true;
+	pthread_cond_signal(&rp->cond);
+	pthread_mutex_unlock(&rp->lock);
+	pthread_join(rp->th, NULL);
+	pthread_cond_destroy(&rp->cond);
+	pthread_mutex_destroy(&rp->lock);
+	rp->started = false;
+}
+
+/* A connection's accept and close: on and off the header deadline's list. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **ctx, enum MHD_ConnectionNotificationCode toe)
+{
+	struct serve_state *st = cls;
+	struct hconn *c = *ctx;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			/* a connection no deadline would guard is not kept */
+			if (ci)
+				shutdown(ci->connect_fd, SHUT_RDWR);
+			return;
+		}
+		c->fd = ci ? ci->connect_fd : -1;
+		pthread_mutex_lock(&st->rp.lock);
+		wait_header(&st->rp, c);
+		pthread_mutex_unlock(&st->rp.lock);
+		*ctx = c;
+		return;
+	}
+	if (!c)
+		return;
+	pthread_mutex_lock(&st->rp.lock);
+	unwait_header(&st->rp, c);
+	pthread_mutex_unlock(&st->rp.lock);
+	free(c);
+	*ctx = NULL;
+}
+
+/*
+ * Decodes %XX in a path or a query key or value as libmicrohttpd would,
+ * noting a NUL among them: C strings would cut "/metrics%00.html" to
+ * "/metrics", which on_request then refuses with 400.
+ */
+static size_t on_unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+	size_t n = MHD_http_unescape(s);
+	struct hconn *c;
+
+	(void)cls;
+	if (strlen(s) != n && (c = hconn_of(conn)))
+		c->nul = true;
+	return n;
+}
+
 /* Every request's end, answered or aborted: a profile's job is freed here, and the next profile may start. */
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req, enum MHD_RequestTerminationCode why)
 {
 	struct serve_state *st = cls;
 	struct prof_job *job = st->job;
+	struct hconn *c = hconn_of(conn);
 
-	(void)conn;
 	(void)why;
+	if (c) {
+		/* a kept-alive connection's next header is awaited from now */
+		pthread_mutex_lock(&st->rp.lock);
+		c->nul = false;
+		if (!c->waiting)
+			wait_header(&st->rp, c);
+		pthread_mutex_unlock(&st->rp.lock);
+	}
 	if (!job || *req != job)
 		return;
 	if (!job->joined)
@@ -790,7 +999,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	 * refused there, before any of it is read (nothing here takes a body).
 	 */
 	if (!*req) {
+		struct hconn *c = hconn_of(conn);
+		bool nul = false;
+
 		*req = &seen;
+		if (c) {
+			pthread_mutex_lock(&st->rp.lock);
+			unwait_header(&st->rp, c);
+			nul = c->nul;
+			pthread_mutex_unlock(&st->rp.lock);
+		}
+		if (nul)
+			return reply_str(st, conn, MHD_HTTP_BAD_REQUEST, "a NUL byte (%00) in the path or query\n");
 		if (MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
 		    strtoull(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH) ?: "0",
 			     NULL, 10))
@@ -888,23 +1108,55 @@ static int listen_on(const struct sockaddr_storage *ss, socklen_t len, int *port
 	return fd;
 }
 
+#define CAPBIT(c) (1ULL << (c))
+
 /*
- * --drop-caps: every capability of this thread goes (effective, permitted,
- * inheritable, ambient, and the bounding set while CAP_SETPCAP allows).
- * Runs before any other thread exists (capabilities are per thread; the
- * HTTP threads inherit the empty sets).  What remains needs none: the maps
- * are read through fds already open, membarrier waits for the programs.
+ * The capabilities the attached exporter still uses.  Draining needs none:
+ * the maps are read through fds already open, membarrier waits for the
+ * programs, /proc/PID/comm and stat, the cgroup tree (name_to_handle_at)
+ * and /var/log/pods are readable by the uid.  A /debug/pprof/profile loads
+ * a program and opens perf events (CAP_BPF, CAP_PERFMON), reads kernel
+ * addresses in /proc/kallsyms (zeros without CAP_SYSLOG while
+ * perf_event_paranoid > 1), and the files other processes map, a
+ * container's through /proc/PID/root (CAP_SYS_PTRACE: without it that link
+ * is refused even to the same uid; CAP_DAC_READ_SEARCH for files the uid
+ * cannot read).  --pin's saved totals may outgrow their map into a new one
+ * (CAP_BPF).
  */
-static int drop_caps(void)
+static uint64_t caps_needed(const struct serve_state *st, bool pin)
+{
+	uint64_t keep = 0;
+
+	if (!st->no_pprof)
+		keep |= CAPBIT(CAP_BPF) | CAPBIT(CAP_PERFMON) | CAPBIT(CAP_SYSLOG) | CAPBIT(CAP_SYS_PTRACE) |
+			CAPBIT(CAP_DAC_READ_SEARCH);
+	if (pin)
+		keep |= CAPBIT(CAP_BPF);
+	return keep;
+}
+
+/*
+ * Every capability of this thread but @keep goes (effective, permitted,
+ * inheritable, ambient, and the bounding set while CAP_SETPCAP allows);
+ * what is kept stays only if permitted now.  Runs before any other thread
+ * exists (capabilities are per thread; the HTTP threads, and a profile's,
+ * inherit the sets).
+ */
+static int drop_caps(uint64_t keep)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 	struct __user_cap_data_struct data[2];
 
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	keep &= (uint64_t)data[0].permitted | (uint64_t)data[1].permitted << 32;
 	for (int c = 0; c <= 63; c++)
-		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno == EINVAL)
+		if (!(keep & CAPBIT(c)) && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno == EINVAL)
 			break;
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	memset(data, 0, sizeof(data));
+	for (int i = 0; i < 2; i++)
+		data[i].effective = data[i].permitted = (uint32_t)(keep >> (32 * i));
 	if (syscall(SYS_capset, &hdr, data))
 		return -errno;
 	/* and nothing can come back through an exec */
@@ -927,8 +1179,12 @@ static struct MHD_Daemon *start_http(struct serve_state *st, int lfd)
 		limit = rl.rlim_cur > 512 ? (unsigned int)rl.rlim_cur - 256 : 64;
 	if (st->web.cert_pem)
 		flags |= MHD_USE_TLS;
+	if (reaper_start(&st->rp))
+		return NULL;
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, st, MHD_OPTION_LISTEN_SOCKET, lfd,
 			     MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONN_TIMEOUT_S,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)PER_IP_LIMIT,
+			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, st, MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL,
 			     /* two workers: a slow render never holds up a health check */
 			     MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
 			     MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, st,
@@ -1010,6 +1266,10 @@ int ks_serve_main(int argc, char **argv)
 	}
 	if (a.web && ks_web_config_load(&st->web, a.web))
 		goto out;
+	if (a.drop_caps && a.keep_caps) {
+		p_err("serve: --drop-caps and --keep-caps cannot go together");
+		goto out;
+	}
 	if (a.pin && a.drop_caps) {
 		/* the saved counters outgrow their pinned map into a new one, which takes CAP_BPF to make */
 		p_err("serve: --drop-caps and --pin cannot go together: a pinned serve keeps CAP_BPF to grow its pinned "
@@ -1091,7 +1351,9 @@ int ks_serve_main(int argc, char **argv)
 	if (a.pin) {
 		ret = 1;
 		st->pin = ks_pinstate_open(a.pin);
-		err = st->pin ? ks_pinstate_load(st->pin, st->acc, st->names, st->n, st->drains) : -errno;
+		if (!st->pin)
+			goto out; /* said why */
+		err = ks_pinstate_load(st->pin, st->acc, st->names, st->n, st->drains);
 		if (err < 0) {
 			p_err("serve: cannot read the counters saved under '%s': %s; 'ksight unpin %s' starts afresh", a.pin,
 			      strerror(-err), a.pin);
@@ -1150,13 +1412,13 @@ int ks_serve_main(int argc, char **argv)
 		p_err("serve: cannot listen on '%s': %s", KS_ESC(a.listen), strerror(-lfd));
 		goto out;
 	}
-	if (a.drop_caps) {
-		err = drop_caps();
+	if (!a.keep_caps) {
+		err = drop_caps(a.drop_caps ? 0 : caps_needed(st, a.pin));
 		if (err) {
 			p_err("serve: cannot drop capabilities: %s", strerror(-err));
 			goto out;
 		}
-		st->caps_dropped = true;
+		st->caps_dropped = a.drop_caps;
 	}
 	d = start_http(st, lfd);
 	if (!d) {
@@ -1223,6 +1485,7 @@ out:
 			usleep(10000);
 		MHD_stop_daemon(d);
 	}
+	reaper_stop(&st->rp);
 	if (lfd >= 0)
 		close(lfd);
 	for (int i = 0; i < st->n; i++) {

@@ -150,8 +150,8 @@ t_eq "text by default" "text/plain; version=0.0.4; charset=utf-8" "$(curl -s -o 
 t_eq "1000 malformed requests: 1000 answered 4xx" "1000 " "$(python3 $ABUSE malformed "$SP" 1000)"
 t_eq "after them: /metrics answers" 200 "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$URL/metrics")"
 
-# 200 idle half-open connections: a scrape still answers within 1 s
-python3 $ABUSE halfopen "$SP" 200 8 >"$T_TMP/half.out" 2>&1 &
+# 200 idle half-open connections (from 4 addresses: one holds at most 64): a scrape still answers within 1 s
+python3 $ABUSE halfopen "$SP" 200 8 127.0.2.1+4 >"$T_TMP/half.out" 2>&1 &
 H_PID=$!
 t_wait_for "$T_TMP/half.out" "open 200"
 t_eq "200 idle half-open connections: a scrape answers within 1 s" 200 \
@@ -168,27 +168,46 @@ kill "$P_PID"
 wait "$P_PID" 2>/dev/null
 P_PID=
 
-# --drop-caps: no capability left in any thread, NoNewPrivs, and the counts still flow exactly
-w_start -n $N
-"$KSIGHT" serve --drop-caps --collectors syscalls,runqlat -p "$W_PID" --listen 127.0.0.1:0 2>"$T_TMP/dc.err" &
-S_PID=$!
-t_wait_for "$T_TMP/dc.err" "listening on"
-DURL=$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$T_TMP/dc.err")
-t_eq "--drop-caps: every thread's effective, permitted and bounding sets empty" "" \
-	"$(cat /proc/$S_PID/task/*/status | grep -E '^Cap(Eff|Prm|Bnd|Amb)' | grep -v ':[[:space:]]*0000000000000000$')"
-t_eq "--drop-caps: NoNewPrivs" 1 "$(awk '/^NoNewPrivs/ { print $2 }' /proc/$S_PID/status)"
-w_go
-got=
-for _ in $(seq 1 40); do
-	got=$(curl -s "$DURL" | sed -n 's/^ksight_syscalls_calls_total{syscall="getppid",nr="[0-9]*"} //p')
-	[ "$got" = $N ] && break
-	sleep 0.25
+# by default every capability goes once attached but those /debug/pprof/profile uses (CAP_BPF,
+# CAP_PERFMON, CAP_SYSLOG, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH: 0xc400080004, in every thread, the
+# bounding set too, ambient empty, NoNewPrivs); with --no-pprof or --drop-caps none is left;
+# --keep-caps keeps them all (and NoNewPrivs as the shell has it); the counts stay exact
+for mode in default --no-pprof --drop-caps --keep-caps; do
+	nnp=1
+	case $mode in
+	default) want=000000c400080004 opt= ;;
+	--no-pprof | --drop-caps) want=0000000000000000 opt=$mode ;;
+	--keep-caps)
+		want=$(awk '/^CapEff/ { print $2 }' /proc/self/status) opt=--keep-caps
+		nnp=$(awk '/^NoNewPrivs/ { print $2 }' /proc/self/status)
+		;;
+	esac
+	w_start -n $N
+	rm -f "$T_TMP/caps.err"
+	"$KSIGHT" serve $opt --collectors syscalls,runqlat -p "$W_PID" --listen 127.0.0.1:0 2>"$T_TMP/caps.err" &
+	S_PID=$!
+	t_wait_for "$T_TMP/caps.err" "listening on"
+	CURL=$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$T_TMP/caps.err")
+	t_eq "serve $mode: every thread's effective, permitted and bounding sets are $want" "" \
+		"$(cat /proc/$S_PID/task/*/status | grep -E '^Cap(Eff|Prm|Bnd)' | grep -v ":[[:space:]]*$want\$")"
+	t_eq "serve $mode: no ambient set, NoNewPrivs $nnp" "0000000000000000 $nnp" \
+		"$(awk '/^CapAmb/ { a = $2 } /^NoNewPrivs/ { n = $2 } END { print a, n }' /proc/$S_PID/status)"
+	t_eq "serve $mode: more than one thread checked" yes "$([ "$(ls /proc/$S_PID/task | wc -l)" -gt 1 ] && echo yes)"
+	w_go
+	got=
+	for _ in $(seq 1 40); do
+		got=$(curl -s "$CURL" | sed -n 's/^ksight_syscalls_calls_total{syscall="getppid",nr="[0-9]*"} //p')
+		[ "$got" = $N ] && break
+		sleep 0.25
+	done
+	t_eq "serve $mode: metrics still flow (exact getppid count)" $N "$got"
+	kill -TERM "$S_PID"
+	wait "$S_PID"
+	t_eq "serve $mode: SIGTERM detaches, exit 0" 0 $?
+	S_PID=
 done
-t_eq "--drop-caps: metrics still flow (exact getppid count)" $N "$got"
-kill -TERM "$S_PID"
-wait "$S_PID"
-t_eq "--drop-caps: SIGTERM detaches, exit 0" 0 $?
-S_PID=
+"$KSIGHT" serve --drop-caps --keep-caps -d 1 2>"$T_TMP/dk.err"
+t_eq "--drop-caps with --keep-caps: exit 2, one line" "2 1" "$? $(wc -l <"$T_TMP/dk.err")"
 # funclat: --funclat adds it to --collectors; /metrics has exactly the N calls of fl_sleep
 # (drained every 0.2 s while the calls run, polled with a deadline), the counter never goes
 # down between scrapes, promtool is clean, and funclat's maps are in the --max-memory split

@@ -34,6 +34,56 @@ t_eq "--pin with --drop-caps: exit 2, says why" "2 1" "$? $(grep -c 'cannot go t
 t_eq "unpin of a non-bpf directory: exit 2" 2 $?
 t_eq "bad input left no pin directory" no "$([ -e "$D" ] && echo yes || echo no)"
 
+# planted objects: serve --pin adopts and writes only what it pinned itself.  A foreign array of
+# ks_state's very shape (and name), behind a symbolic link DIR/ks_state, then pinned as DIR/ks_state
+# itself; a link for a collector's directory; DIR a link, DIR writable by others: each refused with
+# one line and a non-zero exit, the foreign map unchanged, nothing added under DIR, nothing attached
+F=$BPFFS/ksight-foreign-$$
+T_CLEANUP="rm -rf '$F' '$F-d' '$D-link' 2>/dev/null; $T_CLEANUP"
+# bpffs refuses dots in names; mounted as serve would (the cleanup unmounts it if it was not)
+awk -v m=$BPFFS '$2 == m && $3 == "bpf" { f = 1 } END { exit !f }' /proc/mounts || mount -t bpf -o mode=0700 bpf $BPFFS
+marker=$(python3 -c "print(' '.join(['0x41'] * 8 + ['0'] * 4088))")
+plant_map() { # plant_map PATH: a ks_state look-alike, with 8 bytes of 'A' in element 0
+	bpftool map create "$1" type array key 4 value 4096 entries 33 name ks_state &&
+		bpftool map update pinned "$1" key 0 0 0 0 value $marker
+}
+# refused WHAT EXIT PATTERN [ARGS]: serve --pin "$D" ARGS exits EXIT with one line matching PATTERN
+refused() {
+	_what=$1 _exit=$2 _pat=$3
+	shift 3
+	"$KSIGHT" serve --pin "$D" --collectors syscalls -d 1 --listen 127.0.0.1:0 "$@" >/dev/null 2>"$T_TMP/pl.err"
+	t_eq "$_what: exit $_exit, one line" "$_exit 1 1" "$? $(wc -l <"$T_TMP/pl.err") $(grep -c "$_pat" "$T_TMP/pl.err")"
+}
+mkdir -m 0700 "$D"
+plant_map "$F"
+want=$(bpftool -j map dump pinned "$F" | md5sum)
+ln -s "$F" "$D/ks_state"
+refused "a planted link DIR/ks_state to a foreign ks_state-shaped array" 1 "symbolic link"
+t_eq "the foreign array behind the link is unchanged" "$want" "$(bpftool -j map dump pinned "$F" | md5sum)"
+t_eq "nothing added under DIR" "ks_state" "$(ls -A "$D" | tr '\n' ' ' | sed 's/ $//')"
+rm "$D/ks_state"
+plant_map "$D/ks_state"
+refused "a foreign ks_state-shaped array pinned as DIR/ks_state" 1 "not counters ksight saved"
+t_eq "the foreign array is unchanged" "$want" "$(bpftool -j map dump pinned "$D/ks_state" | md5sum)"
+t_eq "nothing added under DIR" "ks_state" "$(ls -A "$D" | tr '\n' ' ' | sed 's/ $//')"
+rm "$D/ks_state"
+mkdir -m 0700 "$F-d"
+ln -s "$F-d" "$D/ks_syscalls"
+refused "a planted link for a collector's pins, DIR/ks_syscalls" 1 "symbolic link"
+t_eq "nothing added under DIR or behind the link" "ks_syscalls|" "$(ls -A "$D")|$(ls -A "$F-d")"
+rm "$D/ks_syscalls"
+ln -s "$D" "$D-link"
+"$KSIGHT" serve --pin "$D-link" --collectors syscalls -d 1 >/dev/null 2>"$T_TMP/pl.err"
+t_eq "--pin DIR a symbolic link: exit 2, one line" "2 1 1" \
+	"$? $(wc -l <"$T_TMP/pl.err") $(grep -c 'symbolic link' "$T_TMP/pl.err")"
+rm "$D-link"
+chmod 0777 "$D"
+refused "--pin DIR writable by others" 1 "writable by it alone"
+t_eq "and DIR left empty" "" "$(ls -A "$D")"
+rm -f "$F"
+rmdir "$F-d" "$D"
+t_no_leaks "planted objects: nothing left attached" "$before"
+
 # start_serve ERRFILE [FAULT [ARGS]]: FAULT is a test-only KSIGHT_FAULT kill point (src/core/instance.h)
 start_serve() {
 	_err=$1

@@ -1,4 +1,4 @@
-# Integration: `ksight serve` under load: 50 concurrent scrapes during heavy map churn get no 5xx; SIGHUP mid-scrape loses no counter.
+# Integration: `ksight serve` under load: 50 concurrent scrapes during heavy map churn get no 5xx; SIGHUP mid-scrape loses no counter; slow-header floods; NUL bytes in URLs.
 . tests/lib.sh
 need_root serve_robust
 for tool in curl python3; do
@@ -8,10 +8,11 @@ for tool in curl python3; do
 	fi
 done
 LOAD=tests/integration/serve_load.py
+ABUSE=tests/integration/serve_abuse.py
 before=$T_TMP/orphans.before
 t_orphans >"$before"
-S_PID= N_PID= H_PID=
-T_CLEANUP='kill -KILL $S_PID $N_PID $H_PID $W_PID 2>/dev/null; wait 2>/dev/null'
+S_PID= N_PID= H_PID= F_PID=
+T_CLEANUP='kill -KILL $S_PID $N_PID $H_PID $W_PID $F_PID 2>/dev/null; wait 2>/dev/null'
 
 # start_serve LOG ARGS...: sets S_PID and SP (the port)
 start_serve() {
@@ -90,6 +91,49 @@ t_ok "the watchers saw the count rise to the end ($last of $N)" test "${last:-0}
 kill -TERM $S_PID
 wait $S_PID
 t_eq "SIGTERM exits 0" 0 $?
+S_PID=
+
+# --- slow clients: 1,010 connections, each sending one header line every 2 s (which resets the
+# 10 s idle timeout), never the header's end.  From one address (127.0.0.2): past the per-address
+# limit (64) they are refused at once, and a scrape from another answers within 1 s while the
+# rest trickle on.  Spread over 20 addresses (51 each, under that limit): they fill the server's
+# 1,000 slots (the rest wait in the kernel's accept queue), and each is closed at the 5 s
+# whole-header deadline, not when it gives up: those queued get a slot, and their own 5 s, then.
+start_serve "$T_TMP/s3.err" --collectors syscalls
+python3 $ABUSE slow "$SP" 1010 127.0.0.2 30 >"$T_TMP/flood1.out" 2>&1 &
+F_PID=$!
+t_wait_for "$T_TMP/flood1.out" "open 1010"
+t_eq "1,010 slow clients from one address: a scrape from another answers within 1 s" 200 \
+	"$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "http://127.0.0.1:$SP/metrics")"
+kill $F_PID
+wait $F_PID 2>/dev/null
+python3 $ABUSE slow "$SP" 1010 127.0.1.1+20 14 4.5 6.5 >"$T_TMP/flood2.out" 2>&1 &
+F_PID=$!
+t_wait_for "$T_TMP/flood2.out" "^early"
+wait $F_PID
+F_PID=
+read -r _ early _ reaped _ ontime _ latest _ open <<EOT
+$(tail -1 "$T_TMP/flood2.out")
+EOT
+t_eq "1,010 slow clients from 20 addresses: none left open after 14 s" 0 "${open:-?}"
+t_ok "they filled the server: ${ontime:-?} of them closed 4.5 to 6.5 s after connecting (the deadline)" \
+	test "${ontime:-0}" -ge 900
+t_ok "the ones queued behind them too, the last after ${latest:-?} s (at most two deadlines and a line)" \
+	awk "BEGIN { exit !(${latest:-99} <= 12.5) }"
+t_eq "after them: a scrape answers within 1 s" 200 \
+	"$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "http://127.0.0.1:$SP/metrics")"
+tmo=$(curl -s "http://127.0.0.1:$SP/metrics" | sed -n 's/^ksight_http_header_timeouts_total \([0-9]*\).*/\1/p')
+t_ok "ksight_http_header_timeouts_total counts them (${tmo:-none} >= ${reaped:-?} > 0)" \
+	test "${tmo:-0}" -ge "${reaped:-1}" -a "${reaped:-0}" -gt 0
+
+# --- a NUL byte decoded from a path or a query is a 400: C strings would cut it short
+for u in '/metrics%00.html' '/metrics?format=text%00x' '/healthz%00'; do
+	t_eq "GET $u: 400" 400 "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$SP$u")"
+done
+t_eq "and serving goes on" 200 "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$SP/metrics")"
+kill -TERM $S_PID
+wait $S_PID
+t_eq "after the floods: SIGTERM exits 0" 0 $?
 S_PID=
 t_no_leaks "serve robustness: nothing left attached" "$before"
 exit $T_FAILED
