@@ -5,9 +5,11 @@
 #include <string.h>
 #include <event-parse.h>
 #include "cli/commands.h"
+#include "core/file.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/opts.h"
+#include "core/parse.h"
 #include "format/anon.h"
 #include "format/filter.h"
 #include "format/recording.h"
@@ -163,9 +165,9 @@ static FILE *open_out(const char *path)
 
 	if (!path)
 		return stdout;
-	f = fopen(path, "we");
+	f = ks_file_fopen(path);
 	if (!f)
-		p_err("cannot write '%s': %s", path, strerror(errno));
+		p_err("cannot write '%s': %s", KS_ESC(path), ks_file_strerror(path, -errno));
 	return f;
 }
 
@@ -184,7 +186,7 @@ int cmd_report(int argc, char **argv)
 	struct ks_common c;
 	const char *file;
 	int64_t off = 0;
-	FILE *out;
+	FILE *out, *tl;
 	int rc, err = 0;
 
 	ks_common_init(&c);
@@ -230,8 +232,11 @@ int cmd_report(int argc, char **argv)
 		off = (int64_t)(ks_rec_manifest_u64(&rec, "clock.start.realtime_ns") -
 				ks_rec_manifest_u64(&rec, "clock.start.monotonic_ns"));
 	}
+	/* both outputs before either is written: a refused one leaves the other untouched */
 	out = open_out(c.output);
-	if (!out) {
+	tl = out && ctx.perfetto ? open_out(ctx.perfetto) : NULL;
+	if (!out || (ctx.perfetto && !tl)) {
+		close_out(out, 0);
 		ks_recording_free(&rec);
 		return 1;
 	}
@@ -248,10 +253,8 @@ int cmd_report(int argc, char **argv)
 		err = ks_trace_write(&rec, c.json ? KS_TRACE_JSON : ctx.csv ? KS_TRACE_CSV : KS_TRACE_TEXT, off, out);
 	}
 	err = close_out(out, err);
-	if (!err && ctx.perfetto) {
-		out = open_out(ctx.perfetto);
-		err = out ? close_out(out, ks_trace_write_perfetto(&rec, off, out)) : -errno;
-	}
+	if (tl)
+		err = close_out(tl, err ? err : ks_trace_write_perfetto(&rec, off, tl));
 	if (err)
 		p_err("writing the report: %s", strerror(-err));
 	ks_recording_free(&rec);
