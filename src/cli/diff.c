@@ -408,7 +408,7 @@ int cmd_diff(int argc, char **argv)
 	if (!err)
 		err = count_events(sd, &ev, &nev);
 	if (!err && c.output) {
-		out = ks_file_fopen(c.output);
+		out = ks_file_fopen(c.output, KS_FILE_TRUNC);
 		if (!out) {
 			p_err("diff: cannot write '%s': %s", KS_ESC(c.output), ks_file_strerror(c.output, -errno));
 			rc = 1;

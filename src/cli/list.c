@@ -252,7 +252,7 @@ int cmd_list(int argc, char **argv)
 		}
 	}
 	if (c.output) {
-		out = ks_file_fopen(c.output);
+		out = ks_file_fopen(c.output, KS_FILE_TRUNC);
 		if (!out) {
 			p_err("list: cannot open output '%s': %s", KS_ESC(c.output), ks_file_strerror(c.output, -errno));
 			ret = 2;

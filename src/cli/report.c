@@ -159,13 +159,14 @@ static void damage_note(const struct ks_recording *rec)
 		       (unsigned long long)rec->rd.bad_chunks, (unsigned long long)rec->rd.bad_bytes);
 }
 
-static FILE *open_out(const char *path)
+/* @path for writing (NULL: stdout); KS_FILE_TRUNC in @flags empties it now, else ks_file_empty does later. */
+static FILE *open_out(const char *path, int flags)
 {
 	FILE *f;
 
 	if (!path)
 		return stdout;
-	f = ks_file_fopen(path);
+	f = ks_file_fopen(path, flags);
 	if (!f)
 		p_err("cannot write '%s': %s", KS_ESC(path), ks_file_strerror(path, -errno));
 	return f;
@@ -232,11 +233,15 @@ int cmd_report(int argc, char **argv)
 		off = (int64_t)(ks_rec_manifest_u64(&rec, "clock.start.realtime_ns") -
 				ks_rec_manifest_u64(&rec, "clock.start.monotonic_ns"));
 	}
-	/* both outputs before either is written: a refused one leaves the other untouched */
-	out = open_out(c.output);
-	tl = out && ctx.perfetto ? open_out(ctx.perfetto) : NULL;
-	if (!out || (ctx.perfetto && !tl)) {
+	/* both outputs opened before either is emptied: a refused one leaves the other as it was */
+	out = open_out(c.output, 0);
+	tl = out && ctx.perfetto ? open_out(ctx.perfetto, 0) : NULL;
+	if (!out || (ctx.perfetto && !tl) || (out != stdout && (err = ks_file_empty(fileno(out)))) ||
+	    (tl && (err = ks_file_empty(fileno(tl))))) {
+		if (err)
+			p_err("cannot write the report: %s", strerror(-err));
 		close_out(out, 0);
+		close_out(tl, 0);
 		ks_recording_free(&rec);
 		return 1;
 	}
@@ -408,7 +413,7 @@ int cmd_info(int argc, char **argv)
 	if (load(&rec, file))
 		return 1;
 	nec = count_events(&rec, &ec);
-	out = nec < 0 ? NULL : open_out(c.output);
+	out = nec < 0 ? NULL : open_out(c.output, KS_FILE_TRUNC);
 	if (!out) {
 		free(ec);
 		ks_recording_free(&rec);

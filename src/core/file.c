@@ -69,9 +69,9 @@ int ks_file_empty(int fd)
 	return st.st_size && ftruncate(fd, 0) ? -errno : 0;
 }
 
-FILE *ks_file_fopen(const char *path)
+FILE *ks_file_fopen(const char *path, int flags)
 {
-	int fd = ks_file_create(path, KS_FILE_TRUNC, NULL);
+	int fd = ks_file_create(path, flags, NULL);
 	FILE *f;
 
 	if (fd < 0) {

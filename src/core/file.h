@@ -26,8 +26,8 @@ int ks_file_create(const char *path, int flags, bool *created);
  * Anything else is left alone.  0 or negative errno.
  */
 int ks_file_empty(int fd);
-/* ks_file_create(@path, KS_FILE_TRUNC) as a stdio stream for writing; NULL with errno set. */
-FILE *ks_file_fopen(const char *path);
+/* ks_file_create(@path, @flags) as a stdio stream for writing; NULL with errno set. */
+FILE *ks_file_fopen(const char *path, int flags);
 /*
  * The cause of ks_file_create's @err (negative) on @path, for an error
  * line: "it is a symbolic link; give the target's path" for a link at

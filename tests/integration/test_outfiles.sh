@@ -59,5 +59,10 @@ while IFS='|' read -r name args; do
 done <<EOF2
 $CMDS
 EOF2
+# both outputs of one report are opened before either is emptied: a refused timeline leaves -o's file as it was
+echo "keep me" >"$T_TMP/keep.txt"
+ln -s "$T_TMP/keep.victim" "$T_TMP/tl.link"
+"$KSIGHT" report -o "$T_TMP/keep.txt" --perfetto "$T_TMP/tl.link" "$R" 2>/dev/null
+t_eq "report -o F --perfetto LINK: exit 1, F as it was" "1 keep me" "$? $(cat "$T_TMP/keep.txt")"
 t_no_leaks ks_record
 exit $T_FAILED
