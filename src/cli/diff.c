@@ -6,9 +6,11 @@
 #include <string.h>
 #include <event-parse.h>
 #include "cli/commands.h"
+#include "core/file.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/opts.h"
+#include "core/parse.h"
 #include "core/report.h"
 #include "core/stats.h"
 #include "format/recording.h"
@@ -406,10 +408,11 @@ int cmd_diff(int argc, char **argv)
 	if (!err)
 		err = count_events(sd, &ev, &nev);
 	if (!err && c.output) {
-		out = fopen(c.output, "we");
+		out = ks_file_fopen(c.output, KS_FILE_TRUNC);
 		if (!out) {
-			err = -errno;
-			out = stdout;
+			p_err("diff: cannot write '%s': %s", KS_ESC(c.output), ks_file_strerror(c.output, -errno));
+			rc = 1;
+			goto out;
 		}
 	}
 	if (!err) {

@@ -7,6 +7,7 @@
 #include <event-parse.h>
 #include <tracefs.h>
 #include "cli/commands.h"
+#include "core/file.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/opts.h"
@@ -251,9 +252,9 @@ int cmd_list(int argc, char **argv)
 		}
 	}
 	if (c.output) {
-		out = fopen(c.output, "w");
+		out = ks_file_fopen(c.output, KS_FILE_TRUNC);
 		if (!out) {
-			p_err("list: cannot open output '%s': %s", KS_ESC(c.output), strerror(errno));
+			p_err("list: cannot open output '%s': %s", KS_ESC(c.output), ks_file_strerror(c.output, -errno));
 			ret = 2;
 			goto out;
 		}

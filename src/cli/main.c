@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "cli/commands.h"
 #include "core/collector.h"
+#include "core/file.h"
 #include "core/log.h"
 #include "core/parse.h"
 
@@ -123,6 +124,11 @@ int main(int argc, char **argv)
 	const char *name;
 	int ret = -1;
 
+	/* before anything is opened: a closed stderr must not become the -o file's number */
+	if (ks_reserve_stdio()) {
+		fprintf(stderr, "ksight: error: cannot open /dev/null for a closed stdin, stdout or stderr\n");
+		return 1;
+	}
 	fatal_handlers();
 	ks_log_setup_libbpf();
 	if (argc < 2) {

@@ -5,9 +5,11 @@
 #include <string.h>
 #include <event-parse.h>
 #include "cli/commands.h"
+#include "core/file.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/opts.h"
+#include "core/parse.h"
 #include "format/anon.h"
 #include "format/filter.h"
 #include "format/recording.h"
@@ -157,15 +159,16 @@ static void damage_note(const struct ks_recording *rec)
 		       (unsigned long long)rec->rd.bad_chunks, (unsigned long long)rec->rd.bad_bytes);
 }
 
-static FILE *open_out(const char *path)
+/* @path for writing (NULL: stdout); KS_FILE_TRUNC in @flags empties it now, else ks_file_empty does later. */
+static FILE *open_out(const char *path, int flags)
 {
 	FILE *f;
 
 	if (!path)
 		return stdout;
-	f = fopen(path, "we");
+	f = ks_file_fopen(path, flags);
 	if (!f)
-		p_err("cannot write '%s': %s", path, strerror(errno));
+		p_err("cannot write '%s': %s", KS_ESC(path), ks_file_strerror(path, -errno));
 	return f;
 }
 
@@ -184,7 +187,7 @@ int cmd_report(int argc, char **argv)
 	struct ks_common c;
 	const char *file;
 	int64_t off = 0;
-	FILE *out;
+	FILE *out, *tl;
 	int rc, err = 0;
 
 	ks_common_init(&c);
@@ -230,8 +233,15 @@ int cmd_report(int argc, char **argv)
 		off = (int64_t)(ks_rec_manifest_u64(&rec, "clock.start.realtime_ns") -
 				ks_rec_manifest_u64(&rec, "clock.start.monotonic_ns"));
 	}
-	out = open_out(c.output);
-	if (!out) {
+	/* both outputs opened before either is emptied: a refused one leaves the other as it was */
+	out = open_out(c.output, 0);
+	tl = out && ctx.perfetto ? open_out(ctx.perfetto, 0) : NULL;
+	if (!out || (ctx.perfetto && !tl) || (out != stdout && (err = ks_file_empty(fileno(out)))) ||
+	    (tl && (err = ks_file_empty(fileno(tl))))) {
+		if (err)
+			p_err("cannot write the report: %s", strerror(-err));
+		close_out(out, 0);
+		close_out(tl, 0);
 		ks_recording_free(&rec);
 		return 1;
 	}
@@ -248,10 +258,8 @@ int cmd_report(int argc, char **argv)
 		err = ks_trace_write(&rec, c.json ? KS_TRACE_JSON : ctx.csv ? KS_TRACE_CSV : KS_TRACE_TEXT, off, out);
 	}
 	err = close_out(out, err);
-	if (!err && ctx.perfetto) {
-		out = open_out(ctx.perfetto);
-		err = out ? close_out(out, ks_trace_write_perfetto(&rec, off, out)) : -errno;
-	}
+	if (tl)
+		err = close_out(tl, err ? err : ks_trace_write_perfetto(&rec, off, tl));
 	if (err)
 		p_err("writing the report: %s", strerror(-err));
 	ks_recording_free(&rec);
@@ -405,7 +413,7 @@ int cmd_info(int argc, char **argv)
 	if (load(&rec, file))
 		return 1;
 	nec = count_events(&rec, &ec);
-	out = nec < 0 ? NULL : open_out(c.output);
+	out = nec < 0 ? NULL : open_out(c.output, KS_FILE_TRUNC);
 	if (!out) {
 		free(ec);
 		ks_recording_free(&rec);

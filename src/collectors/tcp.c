@@ -324,7 +324,7 @@ static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filte
 	};
 	struct tcp_ctx *ctx = vctx;
 	int by = ks_by_parse(tcp_by_words, c->by);
-	int err;
+	int err, acc4, acc;
 
 	if (by < 0)
 		return by;
@@ -340,10 +340,18 @@ static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filte
 	ctx->probe_sk = ks_btf_has_member("trace_event_raw_tcp_probe", "skaddr") != 0;
 	ctx->retrans_err = ks_tp_nargs("tcp_retransmit_skb") >= 3;
 	ctx->has_synack = ks_tracepoint_exists("tcp", "tcp_retransmit_synack") != 0;
-	ctx->has_accept = ks_tracepoint_exists("syscalls", "sys_exit_accept4") > 0 &&
-			  ks_tracepoint_exists("syscalls", "sys_exit_accept") > 0;
-	if (!ctx->has_accept)
+	acc4 = ks_tracepoint_exists("syscalls", "sys_exit_accept4");
+	acc = ks_tracepoint_exists("syscalls", "sys_exit_accept");
+	ctx->has_accept = acc4 > 0 && acc > 0;
+	if (acc4 < 0 || acc < 0) {
+		char why[256];
+
+		/* not told: syscall events are only in tracefs, which this process cannot read (doctor's tracefs line) */
+		p_warn("tcp: cannot tell whether syscalls:sys_exit_accept* exist: %s; accepted sockets have no owner",
+		       ks_tracefs_explain(acc4 < 0 ? acc4 : acc, why, sizeof(why)));
+	} else if (!ctx->has_accept) {
 		p_warn("tcp: no syscalls:sys_exit_accept* tracepoints (CONFIG_FTRACE_SYSCALLS); accepted sockets have no owner");
+	}
 	ctx->filter = f;
 	ks_budget_init_for(&ctx->budget, c);
 	ctx->vbuf = calloc(1, sizeof(struct ks_tcp_stat));

@@ -1,5 +1,7 @@
 /* --anonymize: keyed, stable tokens for comm, paths, user names and IP addresses in recorded events and manifests. */
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,23 +287,206 @@ int ks_anon_recording(const struct ks_anon *a, struct ks_recording *rec)
 	return 0;
 }
 
+/* What the value of a record option holds, for the manifest's copy of the command line. */
+enum val_kind {
+	V_NONE,	  /* not an option that takes a value ksight knows of: the plain rules */
+	V_NAME,	  /* names something (a cgroup, an output file, the key itself): a token */
+	V_COMM,	  /* a command name: the token events give that comm */
+	V_EXPR,	  /* a --filter/--trigger expression: its "strings" become tokens, the rest is kept */
+	V_SPEC,	  /* --trigger-latency: event and field names and a duration, kept as typed */
+	V_FLAG,	  /* an option without a value whose name begins another's (--anonymize) */
+};
+
+static const struct {
+	char s;
+	const char *l;
+	enum val_kind k;
+} val_opts[] = {
+	{ 'c', "cgroup", V_NAME }, { 'o', "output", V_NAME }, { 0, "anonymize-key", V_NAME }, { 0, "comm", V_COMM },
+	{ 0, "filter", V_EXPR },   { 0, "trigger", V_EXPR },  { 0, "trigger-latency", V_SPEC },
+	{ 0, "anonymize", V_FLAG },
+};
+
+/*
+ * The kind of the value option word @arg takes; *@val: the value when it is
+ * in the same word (--filter=EXPR, -oFILE), else NULL (the next argument).
+ * Long options may be cut as getopt_long allows (--filt): an unambiguous
+ * prefix among those above, the whole name first.
+ */
+static enum val_kind opt_kind(const char *arg, const char **val)
+{
+	const char *eq;
+	size_t n;
+	int hit = -1;
+
+	*val = NULL;
+	if (arg[0] != '-' || !arg[1])
+		return V_NONE;
+	if (arg[1] != '-') {
+		for (size_t i = 0; i < sizeof(val_opts) / sizeof(val_opts[0]); i++)
+			if (val_opts[i].s && val_opts[i].s == arg[1]) {
+				*val = arg[2] ? arg + 2 : NULL;
+				return val_opts[i].k;
+			}
+		return V_NONE;
+	}
+	eq = strchr(arg, '=');
+	n = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+	if (!n)
+		return V_NONE;
+	for (size_t i = 0; i < sizeof(val_opts) / sizeof(val_opts[0]); i++) {
+		if (strncmp(arg + 2, val_opts[i].l, n))
+			continue;
+		if (!val_opts[i].l[n]) {
+			hit = (int)i;
+			break;
+		}
+		if (hit >= 0)
+			return V_NONE; /* ambiguous: record refused it */
+		hit = (int)i;
+	}
+	if (hit < 0 || val_opts[hit].k == V_FLAG)
+		return V_NONE;
+	*val = eq ? eq + 1 : NULL;
+	return val_opts[hit].k;
+}
+
+/*
+ * @expr with each "quoted string" replaced by the token of its text (escapes
+ * resolved, as the filter compiler reads them), of the kind an event's value
+ * of the field before it would get: the same comm gives the same token in
+ * the filter and in the events, so the filter still selects them.  Strings
+ * the events keep as they are (no path, no user) become 'a' tokens: a
+ * filter's string was typed about this workload.  The syntax is kept, so
+ * the expression still compiles for rerun.
+ */
+static void anon_expr(const struct ks_anon *a, const char *expr, FILE *out)
+{
+	char *val = malloc(strlen(expr) + 1), tok[40], field[64] = "";
+	const char *s = expr;
+
+	while (val && *s) {
+		size_t n = 0, vl = 0;
+		char kind;
+
+		if (isalpha((unsigned char)*s) || *s == '_') {
+			while (isalnum((unsigned char)s[n]) || s[n] == '_')
+				n++;
+			snprintf(field, sizeof(field), "%.*s", (int)n, s);
+			fwrite(s, 1, n, out);
+			s += n;
+			continue;
+		}
+		if (*s != '"') {
+			fputc(*s++, out);
+			continue;
+		}
+		for (n = 1; s[n] && s[n] != '"'; n++) {
+			char ch = s[n];
+
+			if (ch == '\\' && s[n + 1]) {
+				ch = s[++n];
+				ch = ch == 'n' ? '\n' : ch == 't' ? '\t' : ch;
+			}
+			val[vl++] = ch;
+		}
+		val[vl] = '\0';
+		kind = string_kind(a, field, val);
+		ks_anon_token(a, kind ? kind : 'a', val, vl, tok, kind == 'c' ? 16 : sizeof(tok));
+		fprintf(out, "\"%s\"", tok);
+		s += s[n] ? n + 1 : n;
+	}
+	if (!val)
+		fputs("arg-", out); /* no memory: nothing of the expression rather than all of it */
+	free(val);
+}
+
+/* The value @v of an option of kind @k, anonymized, onto @out. */
+static void anon_value(const struct ks_anon *a, enum val_kind k, const char *v, FILE *out)
+{
+	char tok[40];
+
+	switch (k) {
+	case V_EXPR:
+		anon_expr(a, v, out);
+		return;
+	case V_SPEC:
+		fputs(v, out);
+		return;
+	case V_COMM:
+		ks_anon_token(a, 'c', v, strlen(v), tok, 16);
+		break;
+	case V_NAME:
+		ks_anon_token(a, strchr(v, '/') ? 'p' : 'a', v, strlen(v), tok, sizeof(tok));
+		break;
+	case V_NONE:
+	case V_FLAG:
+		if (!strchr(v, '/') && !is_user(a, v)) {
+			fputs(v, out);
+			return;
+		}
+		ks_anon_token(a, strchr(v, '/') ? 'p' : 'u', v, strlen(v), tok, sizeof(tok));
+		break;
+	}
+	fputs(tok, out);
+}
+
 struct man_ctx {
 	const struct ks_anon *a;
 	struct ks_rec_kv *out;
-	bool next_secret; /* the previous argument was an option whose value names something */
+	enum val_kind next; /* the previous argument was an option whose value is this one */
+	char *line;	    /* the anonymized arguments joined as 'cmdline' has them */
+	size_t line_len;
+	FILE *line_f;
 };
 
-/* An argument of the command line: option values that name things, and paths, become tokens. */
-static void anon_arg(struct man_ctx *c, const char *arg, char *tok, size_t len)
+/* An argument of the command line, anonymized, onto @out (malloc'd text via open_memstream). */
+static void anon_arg(struct man_ctx *c, const char *arg, FILE *out)
 {
-	bool secret = c->next_secret || strchr(arg, '/') || is_user(c->a, arg);
+	const char *val;
+	enum val_kind k;
 
-	c->next_secret = !strcmp(arg, "--comm") || !strcmp(arg, "-c") || !strcmp(arg, "--cgroup") ||
-			 !strcmp(arg, "-o") || !strcmp(arg, "--output");
-	if (secret && !(arg[0] == '-' && !strchr(arg, '/')))
-		ks_anon_token(c->a, strchr(arg, '/') ? 'p' : 'a', arg, strlen(arg), tok, len);
-	else
-		snprintf(tok, len, "%s", arg);
+	if (c->next != V_NONE) {
+		anon_value(c->a, c->next, arg, out);
+		c->next = V_NONE;
+		return;
+	}
+	k = opt_kind(arg, &val);
+	if (k == V_NONE) {
+		/* a positional argument or another option: paths and user names become tokens */
+		anon_value(c->a, V_NONE, arg, out);
+		return;
+	}
+	if (!val) {
+		fputs(arg, out);
+		c->next = k;
+		return;
+	}
+	fwrite(arg, 1, (size_t)(val - arg), out);
+	anon_value(c->a, k, val, out);
+}
+
+/* Pass 1: the 'arg' lines anonymized, joined as record writes 'cmdline' (a word with a space quoted). */
+static void join_args(void *vctx, const char *key, const char *val)
+{
+	struct man_ctx *c = vctx;
+	char *word = NULL;
+	size_t len = 0;
+	FILE *w;
+
+	if (strcmp(key, "arg") || !c->line_f)
+		return;
+	w = open_memstream(&word, &len);
+	if (!w)
+		return;
+	anon_arg(c, val, w);
+	fclose(w);
+	if (word) {
+		bool q = strpbrk(word, " \t'") != NULL;
+
+		fprintf(c->line_f, q ? " '%s'" : " %s", word);
+	}
+	free(word);
 }
 
 static void man_line(void *vctx, const char *key, const char *val)
@@ -309,32 +494,46 @@ static void man_line(void *vctx, const char *key, const char *val)
 	struct man_ctx *c = vctx;
 	char tok[64];
 
-	if (!strcmp(key, "host") || !strcmp(key, "filter.comm") || !strcmp(key, "filter.cgroup")) {
+	if (!strcmp(key, "host") || !strcmp(key, "filter.cgroup")) {
 		ks_anon_token(c->a, key[0] == 'h' ? 'h' : 'a', val, strlen(val), tok, sizeof(tok));
 		ks_rec_kv_add(c->out, key, "%s", tok);
-	} else if (!strcmp(key, "arg")) {
-		anon_arg(c, val, tok, sizeof(tok));
+	} else if (!strcmp(key, "filter.comm")) {
+		ks_anon_token(c->a, 'c', val, strlen(val), tok, 16);
 		ks_rec_kv_add(c->out, key, "%s", tok);
-	} else if (!strcmp(key, "cmdline")) {
-		/* the words of the line as the 'arg' lines have them (cmdline is for reading, arg for rerun) */
-		struct man_ctx w = { c->a, NULL, false };
-		char *dup = strdup(val), *save = NULL, *word;
-		size_t n = 0;
+	} else if (!strcmp(key, "filter") || !strcmp(key, "flight.trigger")) {
 		char *text = NULL;
+		size_t len = 0;
+		FILE *w = open_memstream(&text, &len);
 
-		for (word = dup ? strtok_r(dup, " ", &save) : NULL; word; word = strtok_r(NULL, " ", &save)) {
-			char *t;
-
-			anon_arg(&w, word, tok, sizeof(tok));
-			t = realloc(text, n + strlen(tok) + 2);
-			if (!t)
-				break;
-			text = t;
-			n += (size_t)sprintf(text + n, "%s%s", n ? " " : "", tok);
+		if (w) {
+			anon_expr(c->a, val, w);
+			fclose(w);
 		}
-		ks_rec_kv_add(c->out, key, "%s", text ? text : "");
+		ks_rec_kv_add(c->out, key, "%s", text ? text : "arg-");
 		free(text);
-		free(dup);
+	} else if (!strcmp(key, "arg")) {
+		char *word = NULL;
+		size_t len = 0;
+		FILE *w = open_memstream(&word, &len);
+
+		if (w) {
+			anon_arg(c, val, w);
+			fclose(w);
+		}
+		ks_rec_kv_add(c->out, key, "%s", word ? word : "arg-");
+		free(word);
+	} else if (!strcmp(key, "cmdline")) {
+		/*
+		 * Rebuilt from the anonymized 'arg' lines (pass 1), as record
+		 * joined them: its own words cannot be split back into the
+		 * arguments once one held a space.  The first two words
+		 * ("ksight record") name nothing.
+		 */
+		const char *sp = strchr(val, ' ');
+
+		sp = sp ? strchr(sp + 1, ' ') : NULL;
+		ks_rec_kv_add(c->out, key, "%.*s%s", sp ? (int)(sp - val) : (int)strlen(val), val,
+			      c->line ? c->line : "");
 	} else {
 		ks_rec_kv_add(c->out, key, "%s", val);
 	}
@@ -342,8 +541,14 @@ static void man_line(void *vctx, const char *key, const char *val)
 
 void ks_anon_manifest(const struct ks_anon *a, const char *m, size_t len, struct ks_rec_kv *out)
 {
-	struct man_ctx c = { a, out, false };
+	struct man_ctx c = { .a = a, .out = out };
 
+	c.line_f = open_memstream(&c.line, &c.line_len);
+	ks_rec_kv_each(m, len, join_args, &c);
+	if (c.line_f)
+		fclose(c.line_f);
+	c.next = V_NONE;
 	ks_rec_kv_each(m, len, man_line, &c);
+	free(c.line);
 	ks_rec_kv_add(out, "anonymized", "%s", "yes");
 }

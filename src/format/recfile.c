@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/file.h"
 #include "format/recfile.h"
 
 /* Castagnoli polynomial, reflected; the table is built on first use (8 KiB of code saved). */
@@ -71,15 +72,10 @@ int ks_rec_create(struct ks_rec_writer *w, const char *path)
 	int err;
 
 	memset(w, 0, sizeof(*w));
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* a recording holds comms and pids: 0600 always, an existing file's mode included */
+	w->fd = ks_file_create(path, KS_FILE_TRUNC, NULL);
 	if (w->fd < 0)
-		return -errno;
-	/* an existing file keeps its mode on open: a recording holds comms and pids, so 0600 always */
-	if (fchmod(w->fd, 0600) < 0) {
-		err = -errno;
-		close(w->fd);
-		return err;
-	}
+		return w->fd;
 	memcpy(h.magic, KS_REC_MAGIC, 8);
 	h.header_size = sizeof(h);
 	h.chunk_size = sizeof(struct ks_rec_chunk);

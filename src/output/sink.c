@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/file.h"
 #include "core/log.h"
 #include "core/parse.h"
 #include "output/output.h"
@@ -31,26 +32,11 @@ int ks_sink_open(struct ks_sink *s, const char *path, volatile sig_atomic_t *sto
 	memset(s, 0, sizeof(*s));
 	s->stop = stop;
 	s->path = path;
-	/*
-	 * Reports are root's view of every process: a new file is 0600.  An
-	 * existing one is not truncated here (a failed load must leave it as
-	 * it was) and a symlink is refused, so a planted link cannot aim the
-	 * report at another file.
-	 */
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		s->created = true;
-	} else if (errno == EEXIST) {
-		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-	}
+	/* not emptied here: a failed load must leave an existing file as it was */
+	fd = ks_file_create(path, 0, &s->created);
 	if (fd < 0) {
-		int err = errno;
-
-		if (err == ELOOP || (!lstat(path, &st) && S_ISLNK(st.st_mode)))
-			p_err("cannot open output '%s': it is a symbolic link; give the target's path", KS_ESC(path));
-		else
-			p_err("cannot open output '%s': %s", KS_ESC(path), strerror(err));
-		return -err;
+		p_err("cannot open output '%s': %s", KS_ESC(path), ks_file_strerror(path, fd));
+		return fd;
 	}
 	if (fstat(fd, &st)) {
 		int err = errno;
@@ -67,9 +53,7 @@ int ks_sink_open(struct ks_sink *s, const char *path, volatile sig_atomic_t *sto
 
 int ks_sink_start(struct ks_sink *s)
 {
-	if (s->own && s->is_reg && ftruncate(s->fd, 0))
-		return -errno;
-	return 0;
+	return s->own ? ks_file_empty(s->fd) : 0;
 }
 
 /* Waits until @fd takes data: 0, -EINTR when a stop came and @grace_ms passed without room, or -errno. */

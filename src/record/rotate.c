@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/file.h"
 #include "core/log.h"
 #include "record/rotate.h"
 
@@ -21,7 +22,7 @@ static int start_file(struct ks_rec_out *o)
 	if (!err)
 		err = ks_rec_create(&o->w, o->path);
 	if (err) {
-		p_err("cannot create '%s': %s", o->path, strerror(-err));
+		p_err("cannot create '%s': %s", o->path, ks_file_strerror(o->path, err));
 		return err;
 	}
 	o->open = true;

@@ -216,7 +216,7 @@ static int make_entry(const unsigned char *bid, int len, const char *suffix, int
 	if (err)
 		return err;
 	err = make_dirs(ks_debugcache_dir());
-	out = err ? err : mkstemp(tmp);
+	out = err ? err : mkostemp(tmp, O_CLOEXEC); /* 0600, O_EXCL: a name of its own, never a link */
 	if (out < 0)
 		return err ? err : -errno;
 	err = fill(out, arg);

@@ -77,7 +77,29 @@ k_stop
 t_eq "record and report with one key: the same token for the same comm" "$c1" \
 	"$("$KSIGHT" report -j "$T_TMP/k.ksr" | jq -rs "map(select(.pid == $P4))[0].comm")"
 
-# 3. IP addresses: a TCP connection over loopback, its states recorded
+# 3. the manifest's --filter/--trigger strings: the tokens the events give, so the anonymized
+# filter still selects the anonymized events; a --trigger-latency spec kept, so rerun works
+k_start record -e sched:sched_process_exec -e sched:sched_switch --anonymize-key k1 --filter "comm == \"$CN\"" \
+	-o "$T_TMP/f.ksr"
+run_wl 5
+k_stop
+t_eq "record --anonymize --filter: no trace of the filter's string" "0" "$(grep -ac "$CN" "$T_TMP/f.ksr")"
+ff=$("$KSIGHT" info -j "$T_TMP/f.ksr" | jq -r '.manifest.filter')
+t_eq "the manifest's filter holds the events' comm token" "comm == \"$c1\"" "$ff"
+nall=$("$KSIGHT" report -j "$T_TMP/f.ksr" | wc -l)
+t_eq "the anonymized filter keeps every anonymized event ($nall)" "$nall" \
+	"$("$KSIGHT" report -j --filter "$ff" "$T_TMP/f.ksr" | wc -l)"
+"$KSIGHT" record -e sched:sched_switch --filter "comm != \"$SECRET\"" --flight 1M --trigger "prev_comm == \"$SECRET\"" \
+	--trigger-latency 'sched:sched_wakeup/sched:sched_switch pid=next_pid>1s' --anonymize -d 0.3 -o "$T_TMP/t.ksr" \
+	2>"$T_TMP/t.err"
+t_eq "record --anonymize --flight --trigger --trigger-latency: exit 0" "0" "$?"
+t_eq "no trace of the --filter and --trigger strings anywhere in the file" "0" "$(grep -ac "$SECRET" "$T_TMP/t.ksr")"
+"$KSIGHT" rerun "$T_TMP/t.ksr" -o "$T_TMP/t2.ksr" 2>"$T_TMP/t2.err"
+t_eq "rerun of that anonymized recording: exit 0" "0" "$?"
+t_eq "rerun: the same trigger latency spec" "sched:sched_wakeup/sched:sched_switch pid=next_pid>1s" \
+	"$("$KSIGHT" info -j "$T_TMP/t2.ksr" | jq -r '.manifest."flight.trigger_latency"')"
+
+# 4. IP addresses: a TCP connection over loopback, its states recorded
 if [ -d /sys/kernel/tracing/events/sock/inet_sock_set_state ] || "$KSIGHT" list 'sock:inet_sock_set_state' 2>/dev/null | grep -q inet_sock; then
 	k_start record -e sock:inet_sock_set_state --anonymize -o "$T_TMP/n.ksr"
 	python3 -c '

@@ -111,6 +111,29 @@ t_eq "run with +bpf,+perfmon: a report with rows from each" "offcpu runqlat sysc
 
 tfs=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
 
+# 1b'. tcp learns of its accept hooks (syscall events) from tracefs only: where this user cannot
+# read it, the warning names tracefs and the fix, as doctor does, not the kernel's config.
+# Section 1's run, with tracefs as the system has it, and one with root's 0700 tracefs: mounted
+# in a mount namespace of its own, or the system's where one is mounted already (a second mount
+# with other options fails; tracefs is 0700 unless mounted with a mode).
+tcp_no_config_blame() {
+	t_eq "$1: the warning does not blame CONFIG_FTRACE_SYSCALLS" 0 "$(grep -c CONFIG_FTRACE_SYSCALLS "$2")"
+	t_ok "$1: the warning names tracefs and what fixes it" \
+		grep -Eq 'warning: tcp: .*accept.*tracefs.*(CAP_DAC_READ_SEARCH|CAP_SYS_ADMIN)' "$2"
+}
+if [ -z "$tfs" ] || ! as_user +bpf,+perfmon test -r "$tfs/events" 2>/dev/null; then
+	tcp_no_config_blame "tcp with +bpf,+perfmon (tracefs not readable)" "$T_TMP/tcp.bpfperfmon.json.err"
+fi
+if [ -n "$tfs" ] && as_user +bpf,+perfmon test -r "$tfs/events" 2>/dev/null; then
+	t_skip "tcp with +bpf,+perfmon, tracefs 0700" "the system's tracefs at $tfs is readable by $U"
+else
+	unshare -m sh -c 'mountpoint -q /sys/kernel/tracing || mount -t tracefs -o mode=0700 nodev /sys/kernel/tracing &&
+		exec setpriv --reuid "$1" --regid "$1" --init-groups --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon \
+		"$2" tcp -j -d 0.3' sh "$U" "$K" >/dev/null 2>"$T_TMP/tcp0700.err"
+	t_eq "tcp with +bpf,+perfmon, tracefs 0700: exit 0" 0 "$?"
+	tcp_no_config_blame "tcp with +bpf,+perfmon, tracefs 0700" "$T_TMP/tcp0700.err"
+fi
+
 # 1c. The commands beyond the six collectors, with the same two capabilities.
 # U_DIR: the user's own directory for what the commands write (a recording, a pprof).
 U_DIR=$PRIV_DIR/u
