@@ -27,6 +27,7 @@
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/pin.h"
+#include "core/sanitize.h"
 #include "output/output.h"
 #include "output/stacks.h"
 #include "profile/profile.h"
@@ -577,15 +578,7 @@ static enum MHD_Result serve_health(struct serve_state *st, struct MHD_Connectio
 
 static void html_escape(FILE *out, const char *s)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '&': fputs("&amp;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default: fputc(*s, out);
-		}
-	}
+	ks_sanitize_put(out, s ? s : "", ks_quote_xml);
 }
 
 static enum MHD_Result serve_index(struct serve_state *st, struct MHD_Connection *conn)
