@@ -103,12 +103,17 @@ int ks_trace_write(const struct ks_recording *rec, enum ks_trace_fmt fmt, int64_
 
 			/* a task that names itself "x\n" must not forge a line of the trace */
 			ks_sanitize(comm, sc, sizeof(sc));
-			fprintf(out, "%16s-%-7d [%03u] %5" PRIu64 ".%06" PRIu64 ": %s: ", sc, pid, x->e->cpu,
-				ts / 1000000000, ts % 1000000000 / 1000, x->ev->name);
+			fprintf(out, "%16s-%-7d [%03u] %5" PRIu64 ".%06" PRIu64 ": ", sc, pid, x->e->cpu,
+				ts / 1000000000, ts % 1000000000 / 1000);
+			/* the event's name comes from the recording's formats: anyone's bytes too */
+			ks_sanitize_put(out, x->ev->name, NULL);
+			fputs(": ", out);
 			ks_sanitize_put(out, s.buffer, NULL);
 			fputc('\n', out);
 		} else if (fmt == KS_TRACE_CSV) {
-			fprintf(out, "%" PRIu64 ",%u,%s,", ts, x->e->cpu, ks_rec_ev_name(x->ev, name, sizeof(name)));
+			fprintf(out, "%" PRIu64 ",%u,", ts, x->e->cpu);
+			csv_str(out, ks_rec_ev_name(x->ev, name, sizeof(name)));
+			fputc(',', out);
 			csv_str(out, comm);
 			fprintf(out, ",%d,%u,", pid, x->e->tgid);
 			csv_str(out, s.buffer);

@@ -133,6 +133,19 @@ import sys
 t = open(sys.argv[1], "rb").read().decode("utf-8")
 assert all(c == "\n" or (c >= " " and c != "\x7f") for c in t) and "bad\\xffname" in t' "$T_TMP/mem.txt"
 
+# recorded events of the same names: ftrace-style text, CSV, JSON lines, trace-event JSON
+"$KSIGHT" record -e sched:sched_switch -c "$cg" -d 1 -o "$T_TMP/r.ksr" 2>"$T_TMP/r.err"
+"$KSIGHT" report "$T_TMP/r.ksr" >"$T_TMP/r.txt"
+"$KSIGHT" report --csv "$T_TMP/r.ksr" >"$T_TMP/r.csv"
+"$KSIGHT" report -j --perfetto "$T_TMP/r.trace.json" "$T_TMP/r.ksr" >"$T_TMP/r.jsonl"
+for f in r.txt r.csv r.jsonl r.trace.json; do
+	t_ok "record, report $f: UTF-8, no control bytes, the escaped name" python3 -c '
+import sys
+t = open(sys.argv[1], "rb").read().decode("utf-8")
+assert all(c == "\n" or (c >= " " and c != "\x7f") for c in t)
+assert "bad\\xffname" in t or "bad\\\\xffname" in t  # as is, or in JSON' "$T_TMP/$f"
+done
+
 # the workload ends: after the TTL every row of its processes, pid and cgroup leaves, in each collector
 kill -USR1 "$G_PID"
 t_wait_for "$T_TMP/hn.out" done
