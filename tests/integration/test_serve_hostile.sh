@@ -146,6 +146,22 @@ assert all(c == "\n" or (c >= " " and c != "\x7f") for c in t)
 assert "bad\\xffname" in t or "bad\\\\xffname" in t  # as is, or in JSON' "$T_TMP/$f"
 done
 
+# profiles of the same names: folded stacks, SVG, pprof (comm is the root frame)
+"$KSIGHT" profile -c "$cg" -F 999 -d 1 --svg "$T_TMP/p.svg" --pprof "$T_TMP/p.pb.gz" -o "$T_TMP/p.folded" 2>"$T_TMP/p.err"
+if command -v go >/dev/null 2>&1; then
+	go tool pprof -raw "$T_TMP/p.pb.gz" >"$T_TMP/p.raw" 2>"$T_TMP/p.goerr"
+	t_eq "go tool pprof reads the profile" 0 $?
+else
+	cp "$T_TMP/p.folded" "$T_TMP/p.raw"
+fi
+for f in p.folded p.svg p.raw; do
+	t_ok "profile $f: UTF-8, no control bytes, escaped names" python3 -c '
+import sys
+t = open(sys.argv[1], "rb").read().decode("utf-8")
+assert all(c == "\n" or (c >= " " and c != "\x7f") for c in t)
+assert "\\x" in t' "$T_TMP/$f"
+done
+
 # the workload ends: after the TTL every row of its processes, pid and cgroup leaves, in each collector
 kill -USR1 "$G_PID"
 t_wait_for "$T_TMP/hn.out" done
