@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs every Debian 12 package that ksight's build, tests and benchmarks need; quiet when all are present.
 set -e
+# python3-prometheus-client: its strict OpenMetrics parser reads serve's OpenMetrics page (test_serve_hostile).
 # libc6-dbg: libc's whole symbol table by build-id, so profiles name its local functions (the
 # signal restorer __restore_rt, msort_with_tmp) as on this machine, and test_profile_cfi checks them.
 PKGS="make gcc clang-14 llvm-14 libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
@@ -8,7 +9,7 @@ libtraceevent-dev libtracefs-dev libdw-dev libmicrohttpd-dev
 jq iproute2 nftables util-linux procps iperf3 strace e2fsprogs
 bpftrace libbpf-tools linux-perf
 qemu-system-x86 busybox-static cpio binutils
-curl openssl prometheus libyaml-dev libcrypt-dev systemd golang-go libxml2-utils
+curl openssl prometheus python3-prometheus-client libyaml-dev libcrypt-dev systemd golang-go libxml2-utils
 nodejs libclang-rt-14-dev systemtap-sdt-dev runc chromium libc6-dbg"
 missing=""
 for p in $PKGS; do

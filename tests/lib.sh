@@ -237,3 +237,27 @@ _t_no_leaks_prefix() {
 t_fsum() {
 	awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) t += n } END { printf "%.0f\n", t + 0 }' "$1"
 }
+
+# A free TCP port on 127.0.0.1.
+t_free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# t_promq QUERY: the first result's value from the Prometheus on port $PP (empty when none).
+t_promq() {
+	curl -s --max-time 5 --data-urlencode "query=$1" "http://127.0.0.1:$PP/api/v1/query" |
+		jq -r '.data.result[0].value[1] // empty' 2>/dev/null
+}
+
+# t_prompoll QUERY VALUE [SECONDS]: waits until QUERY gives VALUE (default 40 s); prints the last answer.
+t_prompoll() {
+	_end=$(($(date +%s) + ${3:-40}))
+	while :; do
+		_v=$(t_promq "$1")
+		if [ "$_v" = "$2" ] || [ "$(date +%s)" -ge $_end ]; then
+			echo "$_v"
+			return
+		fi
+		sleep 0.5
+	done
+}

@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/opts.h"
 #include "core/parse.h"
+#include "core/sanitize.h"
 #include "format/anon.h"
 #include "format/filter.h"
 #include "format/recording.h"
@@ -275,7 +276,12 @@ static void kv_text(void *vctx, const char *key, const char *val)
 {
 	struct kv_print *p = vctx;
 
-	fprintf(p->out, "  %-28s %s\n", key, val);
+	char k[4 * 28 + 1];
+
+	/* a recording is anyone's file: its manifest may hold ESC or a newline */
+	fprintf(p->out, "  %-28s ", ks_escape(key, k, sizeof(k)));
+	ks_sanitize_put(p->out, val, NULL);
+	fputc('\n', p->out);
 }
 
 static void kv_json(void *vctx, const char *key, const char *val)
@@ -369,7 +375,7 @@ static void info_text(const struct ks_recording *rec, const char *file, struct e
 {
 	struct kv_print p = { out, NULL };
 	uint64_t lost = 0;
-	char name[128];
+	char name[128], ename[4 * 128 + 1];
 
 	fprintf(out, "%s: %llu bytes, %zu chunks%s\n", file, (unsigned long long)rec->rd.size, rec->rd.nchunks,
 		rec->trailer_len ? "" : " (not closed: no trailer, the recording was cut)");
@@ -382,7 +388,7 @@ static void info_text(const struct ks_recording *rec, const char *file, struct e
 	ks_rec_kv_each(rec->manifest, rec->manifest_len, kv_text, &p);
 	fprintf(out, "events: %zu in %.6f s\n", rec->nev, (double)(rec->last_ts - rec->first_ts) / 1e9);
 	for (int i = 0; i < nec; i++)
-		fprintf(out, "  %-40s %llu\n", ks_rec_ev_name(ec[i].ev, name, sizeof(name)),
+		fprintf(out, "  %-40s %llu\n", ks_escape(ks_rec_ev_name(ec[i].ev, name, sizeof(name)), ename, sizeof(ename)),
 			(unsigned long long)ec[i].n);
 	fprintf(out, "cpus:\n");
 	for (int i = 0; i < rec->ncpus; i++) {

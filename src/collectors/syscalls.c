@@ -535,7 +535,9 @@ static int order_rows(struct sc_ctx *ctx)
 	}
 	for (int i = 0; i < ctx->nrkeys; i++)
 		ctx->order[i] = i;
-	qsort_r(ctx->order, (size_t)ctx->nrkeys, sizeof(*ctx->order), order_cmp, ctx);
+	/* no rows yet leaves order NULL, which qsort_r must not get (UBSan: nonnull) */
+	if (ctx->nrkeys > 1)
+		qsort_r(ctx->order, (size_t)ctx->nrkeys, sizeof(*ctx->order), order_cmp, ctx);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/json.h"
+#include "core/sanitize.h"
 
 #define KS_JSON_DEPTH 32
 
@@ -63,67 +64,21 @@ void ks_json_obj_end(struct ks_json *j) { close_level(j, '}'); }
 void ks_json_arr_begin(struct ks_json *j) { open_level(j, '['); }
 void ks_json_arr_end(struct ks_json *j) { close_level(j, ']'); }
 
-/*
- * Length of the well-formed UTF-8 sequence at @p (RFC 3629: no overlong
- * forms, no surrogates, nothing past U+10FFFF), or 0.
- */
-int ks_utf8_len(const unsigned char *p)
+/* JSON's quoting of sanitized text, which has no control characters left. */
+static const char *json_quote(char c)
 {
-	unsigned int cp;
-	int n;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, cp = p[0] & 0x1f;
-	else if ((p[0] & 0xf0) == 0xe0)
-		n = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	for (int i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
+	return c == '"' ? "\\\"" : c == '\\' ? "\\\\" : NULL;
 }
 
 /*
  * JSON text must be UTF-8, and a task's comm is any 15 bytes, often a
- * multi-byte name cut in the middle: each byte that is not part of a
- * well-formed sequence is written as U+FFFD.
+ * multi-byte name cut in the middle: strings go through the one sanitizer
+ * every output shares (core/sanitize.h), then JSON's quoting.
  */
 static void put_string(FILE *out, const char *s)
 {
 	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p >= 0x80) {
-			int n = ks_utf8_len(p);
-
-			if (n) {
-				fwrite(p, 1, (size_t)n, out);
-				p += n - 1;
-			} else {
-				fputs("\\ufffd", out);
-			}
-			continue;
-		}
-		switch (*p) {
-		case '"': fputs("\\\"", out); break;
-		case '\\': fputs("\\\\", out); break;
-		case '\n': fputs("\\n", out); break;
-		case '\r': fputs("\\r", out); break;
-		case '\t': fputs("\\t", out); break;
-		default:
-			/* DEL too: JSON allows it raw, but a terminal showing the text does not want it */
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(out, "\\u%04x", *p);
-			else
-				fputc(*p, out);
-		}
-	}
+	ks_sanitize_put(out, s, json_quote);
 	fputc('"', out);
 }
 

@@ -26,13 +26,6 @@ void ks_json_double(struct ks_json *j, double v);
 void ks_json_bool(struct ks_json *j, bool v);
 void ks_json_null(struct ks_json *j);
 
-/*
- * Length of the well-formed UTF-8 sequence at @p (RFC 3629: no overlong
- * forms, no surrogates, nothing past U+10FFFF), or 0; shared with the text
- * writer's escaping.
- */
-int ks_utf8_len(const unsigned char *p);
-
 static inline void ks_json_kv_str(struct ks_json *j, const char *k, const char *v)
 {
 	ks_json_key(j, k);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/parse.h"
+#include "core/sanitize.h"
 
 int ks_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -116,37 +117,15 @@ int ks_parse_cpulist(const char *s, uint64_t *bits, unsigned int nbits)
 
 const char *ks_escape(const char *s, char *buf, size_t len)
 {
-	size_t n = 0;
+	size_t n;
 
 	if (!len)
 		return "";
-	for (; s && *s && n + 1 < len; s++) {
-		unsigned char ch = (unsigned char)*s;
-		const char *esc = ch == '\n' ? "\\n" : ch == '\t' ? "\\t" : ch == '\r' ? "\\r" : NULL;
-		char hex[5];
-
-		if (!esc && (ch < 0x20 || ch == 0x7f)) {
-			snprintf(hex, sizeof(hex), "\\x%02x", ch);
-			esc = hex;
-		}
-		if (!esc) {
-			buf[n++] = (char)ch;
-			continue;
-		}
-		if (n + strlen(esc) + 1 > len)
-			break;
-		memcpy(buf + n, esc, strlen(esc));
-		n += strlen(esc);
-	}
+	n = ks_sanitize(s, buf, len);
 	/* cut short: say so rather than pass a prefix off as the whole */
-	if (s && *s && len > 4) {
-		n = n < len - 4 ? n : len - 4;
-		/* not inside a UTF-8 sequence: back to its first byte */
-		while (n && ((unsigned char)buf[n] & 0xc0) == 0x80)
-			n--;
-		memcpy(buf + n, "...", 3);
-		n += 3;
+	if (n < ks_sanitized_len(s) && len > 4) {
+		n = ks_sanitize(s, buf, len - 3);
+		memcpy(buf + n, "...", 4);
 	}
-	buf[n] = 0;
 	return buf;
 }

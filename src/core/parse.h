@@ -15,9 +15,9 @@ int ks_parse_size(const char *s, uint64_t *out);
 int ks_parse_cpulist(const char *s, uint64_t *bits, unsigned int nbits);
 
 /*
- * @s with control bytes escaped (\n, \t, \r, \xNN) into @buf, cut with
- * "..." when it does not fit: user input echoed in a one-line error stays
- * one line and cannot drive the terminal.  Returns @buf.
+ * @s sanitized (core/sanitize.h: control bytes and invalid UTF-8 as \xNN)
+ * into @buf, cut with "..." when it does not fit: user input echoed in a
+ * one-line error stays one line and cannot drive the terminal.  Returns @buf.
  */
 const char *ks_escape(const char *s, char *buf, size_t len);
 /* ks_escape into a buffer that lives until the end of the enclosing statement's block. */

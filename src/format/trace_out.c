@@ -6,6 +6,7 @@
 #include <event-parse.h>
 #include "core/json.h"
 #include "core/log.h"
+#include "core/sanitize.h"
 #include "format/trace_out.h"
 
 static void to_record(const struct ks_rec_ev *x, struct tep_record *r)
@@ -46,14 +47,17 @@ static void json_field(struct ks_json *j, struct tep_handle *tep, const struct t
 	}
 }
 
+/* CSV's quoting of sanitized text: a quote doubled. */
+static const char *csv_quote(char c)
+{
+	return c == '"' ? "\"\"" : NULL;
+}
+
+/* A comm or an event's text is anyone's bytes: sanitized (core/sanitize.h), then quoted. */
 static void csv_str(FILE *out, const char *s)
 {
 	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
+	ks_sanitize_put(out, s, csv_quote);
 	fputc('"', out);
 }
 
@@ -95,10 +99,21 @@ int ks_trace_write(const struct ks_recording *rec, enum ks_trace_fmt fmt, int64_
 			trace_seq_terminate(&s);
 		}
 		if (fmt == KS_TRACE_TEXT) {
-			fprintf(out, "%16s-%-7d [%03u] %5" PRIu64 ".%06" PRIu64 ": %s: %s\n", comm, pid, x->e->cpu,
-				ts / 1000000000, ts % 1000000000 / 1000, x->ev->name, s.buffer);
+			char sc[16 * 4 + 1]; /* each byte of a comm may become \xNN */
+
+			/* a task that names itself "x\n" must not forge a line of the trace */
+			ks_sanitize(comm, sc, sizeof(sc));
+			fprintf(out, "%16s-%-7d [%03u] %5" PRIu64 ".%06" PRIu64 ": ", sc, pid, x->e->cpu,
+				ts / 1000000000, ts % 1000000000 / 1000);
+			/* the event's name comes from the recording's formats: anyone's bytes too */
+			ks_sanitize_put(out, x->ev->name, NULL);
+			fputs(": ", out);
+			ks_sanitize_put(out, s.buffer, NULL);
+			fputc('\n', out);
 		} else if (fmt == KS_TRACE_CSV) {
-			fprintf(out, "%" PRIu64 ",%u,%s,", ts, x->e->cpu, ks_rec_ev_name(x->ev, name, sizeof(name)));
+			fprintf(out, "%" PRIu64 ",%u,", ts, x->e->cpu);
+			csv_str(out, ks_rec_ev_name(x->ev, name, sizeof(name)));
+			fputc(',', out);
 			csv_str(out, comm);
 			fprintf(out, ",%d,%u,", pid, x->e->tgid);
 			csv_str(out, s.buffer);

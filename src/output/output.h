@@ -32,12 +32,6 @@ int ks_writer_render(const struct ks_writer *w, const struct ks_report *r, char 
  */
 int ks_stream_status(FILE *out);
 
-/*
- * @s escaped for a terminal into @buf (@len bytes, always terminated):
- * control bytes, DEL and bytes that are not well-formed UTF-8 as \xNN, a
- * backslash as \\; whole characters only.  Returns the length written.
- */
-size_t ks_text_escape(const char *s, char *buf, size_t len);
 /* Names of a column kind ("counter", "gauge", "duration", "bytes") and of a unit ("ns", "bytes", "count"). */
 const char *ks_col_kind_name(enum ks_col_kind k);
 const char *ks_unit_name(enum ks_unit u);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "core/sanitize.h"
 #include "output/output.h"
 #include "output/stacks.h"
 
@@ -128,8 +129,19 @@ static int encode(const struct ks_stacks *st, struct pb *p)
 	}
 	for (int i = 0; i < S_FIXED; i++)
 		pb_len(p, 6, fixed[i] ? fixed[i] : "", fixed[i] ? strlen(fixed[i]) : 0);
-	for (size_t id = 0; id < st->nnames; id++)
-		pb_len(p, 6, st->names[id], strlen(st->names[id]));
+	/* profile.proto strings are UTF-8 (Go's decoder checks): names sanitized like every output's */
+	for (size_t id = 0; id < st->nnames && !p->err; id++) {
+		size_t n = ks_sanitized_len(st->names[id]);
+		char *b = malloc(n + 1);
+
+		if (!b) {
+			p->err = -ENOMEM;
+			break;
+		}
+		ks_sanitize(st->names[id], b, n + 1);
+		pb_len(p, 6, b, n);
+		free(b);
+	}
 	if (has_ns) {
 		value_type(p, 11, S_CPU, S_NS);
 		pb_uint(p, 12, st->period_ns);

@@ -5,6 +5,7 @@
 #include "output/output.h"
 #include "output/stacks.h"
 #include "core/hash.h"
+#include "core/sanitize.h"
 
 void ks_stacks_init(struct ks_stacks *st, const char *sample_type, const char *unit, uint64_t period_ns)
 {
@@ -188,13 +189,16 @@ const char *ks_stacks_frame_text(const struct ks_stacks *st, uint32_t id, char *
 	static const char *const suffix[] = { "", "", "_[k]", "_[j]", "_[i]" };
 	size_t i;
 
-	snprintf(buf, len, "%s%s", st->names[id], st->kinds[id] <= KS_FK_INLINE ? suffix[st->kinds[id]] : "");
-	/* ';' separates frames and a newline ends a stack: neither may be inside a name */
+	const char *sfx = st->kinds[id] <= KS_FK_INLINE ? suffix[st->kinds[id]] : "";
+	size_t n;
+
+	/* a comm or symbol is anyone's bytes: valid UTF-8 without controls (no newline to end a stack) */
+	n = ks_sanitize(st->names[id], buf, len);
+	snprintf(buf + n, len - n, "%s", sfx);
+	/* ';' separates frames: it may not be inside a name */
 	for (i = 0; buf[i]; i++)
 		if (buf[i] == ';')
 			buf[i] = ':';
-		else if (buf[i] == '\n' || buf[i] == '\r')
-			buf[i] = ' ';
 	return buf;
 }
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/sanitize.h"
 #include "output/output.h"
 #include "output/stacks.h"
 
@@ -10,24 +11,10 @@
 #define PAD_TOP 40
 #define PAD_BOTTOM 20
 
+/* XML 1.0 allows no control characters and only UTF-8 here: sanitized, then quoted. */
 static void xml_text(FILE *out, const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '&')
-			fputs("&amp;", out);
-		else if (c == '<')
-			fputs("&lt;", out);
-		else if (c == '>')
-			fputs("&gt;", out);
-		else if (c == '"')
-			fputs("&quot;", out);
-		else if (c < 0x20)
-			fputc(' ', out); /* XML 1.0 allows no control characters */
-		else
-			fputc(c, out);
-	}
+	ks_sanitize_put(out, s, ks_quote_xml);
 }
 
 /* A colour per kind, varied by the name's hash so neighbours differ: user warm, kernel blue, JIT green. */

@@ -6,48 +6,8 @@
 #include <string.h>
 #include <time.h>
 #include "core/json.h"
+#include "core/sanitize.h"
 #include "output/output.h"
-
-size_t ks_text_escape(const char *s, char *buf, size_t len)
-{
-	size_t o = 0;
-
-	if (!len)
-		return 0;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		char e[8];
-		size_t n = 1;
-		const char *src = (const char *)p;
-
-		if (*p >= 0x80) {
-			int u = ks_utf8_len(p);
-
-			if (u) {
-				n = (size_t)u;
-			} else {
-				snprintf(e, sizeof(e), "\\x%02x", *p);
-				src = e;
-				n = 4;
-			}
-		} else if (*p < 0x20 || *p == 0x7f || *p == '\\') {
-			/* a task names itself: ESC or a newline there would forge lines on root's terminal */
-			if (*p == '\\')
-				memcpy(e, "\\\\", 3);
-			else
-				snprintf(e, sizeof(e), "\\x%02x", *p);
-			src = e;
-			n = strlen(e);
-		}
-		if (o + n >= len)
-			break;
-		memcpy(buf + o, src, n);
-		o += n;
-		if (src == (const char *)p)
-			p += n - 1;
-	}
-	buf[o] = 0;
-	return o;
-}
 
 /* Display columns of escaped (valid UTF-8) @s: one per character. */
 static int text_cols(const char *s)
@@ -65,7 +25,7 @@ static void put_cell(FILE *out, const char *s, int width, bool left, int max)
 	char b[512];
 	int cols;
 
-	ks_text_escape(s, b, sizeof(b));
+	ks_sanitize(s, b, sizeof(b));
 	if (max > 0 && text_cols(b) > max) {
 		int c = 0;
 		size_t i = 0;
@@ -215,7 +175,7 @@ static void write_table(const struct ks_report *r, FILE *out, int n)
 
 			if (k >= r->rows[i].nkeys)
 				continue;
-			ks_text_escape(r->rows[i].keys[k].str, e, sizeof(e));
+			ks_sanitize(r->rows[i].keys[k].str, e, sizeof(e));
 			w = text_cols(e);
 			if (w > kw[k])
 				kw[k] = w;

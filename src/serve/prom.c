@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 #include "core/budget.h"
+#include "core/sanitize.h"
 #include "output/output.h"
 #include "serve/prom.h"
 
@@ -73,7 +74,8 @@ int prom_label(struct prom_sample *s, const char *name, const char *value)
 	l = &s->labels[s->nlabels++];
 	snprintf(l->name, sizeof(l->name), "%s", name);
 	prom_sanitize(l->name);
-	snprintf(l->value, sizeof(l->value), "%s", value);
+	/* any process names itself: one invalid UTF-8 value makes Prometheus refuse the whole page, in every format */
+	ks_sanitize(value, l->value, sizeof(l->value));
 	return 0;
 }
 

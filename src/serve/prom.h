@@ -55,7 +55,11 @@ struct prom_set {
 struct prom_family *prom_family(struct prom_set *set, const char *name, const char *help, enum prom_type type);
 /* A new sample of @f with no labels, or NULL when out of memory. */
 struct prom_sample *prom_sample_add(struct prom_family *f);
-/* Adds a label, its name made valid ([a-zA-Z_][a-zA-Z0-9_]*); -ENOSPC past PROM_LABELS. */
+/*
+ * Adds a label, its name made valid ([a-zA-Z_][a-zA-Z0-9_]*) and its value
+ * sanitized (core/sanitize.h: valid UTF-8, no control bytes, cut between
+ * characters), so all three encodings hold valid values; -ENOSPC past PROM_LABELS.
+ */
 int prom_label(struct prom_sample *s, const char *name, const char *value);
 /* Shorthand: a sample with up to two labels (NULL names skipped) and a value; 0 or -ENOMEM. */
 int prom_add(struct prom_set *set, const char *name, const char *help, enum prom_type type, double v,

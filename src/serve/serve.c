@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -27,6 +28,7 @@
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/pin.h"
+#include "core/sanitize.h"
 #include "output/output.h"
 #include "output/stacks.h"
 #include "profile/profile.h"
@@ -39,6 +41,8 @@
 #define DEFAULT_LISTEN "127.0.0.1:9464"
 #define DEFAULT_COLLECTORS "syscalls,runqlat,offcpu,biolat,tcp,mem"
 #define DEFAULT_MAX_SERIES 1000
+/* Prometheus marks a series stale 5 minutes after its last sample; rows leave some time after that */
+#define DEFAULT_SERIES_TTL 600.0
 /* Connections beyond this are refused at accept; idle ones are closed after the timeout. */
 #define CONN_LIMIT 1000
 #define CONN_TIMEOUT_S 10
@@ -144,13 +148,14 @@ struct prof_job {
 
 enum {
 	OPT_COLLECTORS = 300, OPT_LISTEN, OPT_MAX_SERIES, OPT_WEB_CONFIG, OPT_DROP_CAPS, OPT_BY, OPT_PODS_DIR, OPT_PIN,
-	OPT_NO_PPROF, OPT_FUNCLAT, OPT_KEEP_CAPS
+	OPT_NO_PPROF, OPT_FUNCLAT, OPT_KEEP_CAPS, OPT_SERIES_TTL
 };
 
 static const struct ks_optdef serve_opts[] = {
 	{ "collectors", OPT_COLLECTORS, "LIST", "collectors to run (default " DEFAULT_COLLECTORS ")" },
 	{ "listen", OPT_LISTEN, "ADDR:PORT", "address to serve on (default " DEFAULT_LISTEN "; port 0 picks one)" },
 	{ "max-series", OPT_MAX_SERIES, "N", "rows kept per collector (default 1000); new ones fold into \"other\"" },
+	{ "series-ttl", OPT_SERIES_TTL, "DUR", "drop rows unchanged for DUR, as an exited process's (default 10m; 0: keep)" },
 	{ "web.config.file", OPT_WEB_CONFIG, "FILE", "TLS and basic auth, in the Prometheus exporter-toolkit format" },
 	{ "funclat", OPT_FUNCLAT, "TARGET", "add funclat timing TARGET, as 'ksight funclat' takes it (repeatable; not with --pin)" },
 	{ "by", OPT_BY, "COLLECTOR=KEY", "key one collector by KEY, e.g. syscalls=cgroup,syscall (repeatable)" },
@@ -180,6 +185,7 @@ static const struct ks_cmd_spec serve_spec = {
 struct serve_args {
 	const char *collectors, *listen, *web;
 	long max_series;
+	double series_ttl; /* seconds; 0: rows never expire */
 	bool drop_caps, keep_caps, no_pprof;
 	const char *pods_dir;
 	const char *pin;
@@ -208,6 +214,12 @@ static int serve_opt(void *ctx, int id, const char *arg)
 			return -EINVAL;
 		}
 		a->by[a->nby++] = arg;
+		return 0;
+	case OPT_SERIES_TTL:
+		if (ks_parse_seconds(arg, &a->series_ttl)) {
+			p_err("serve: --series-ttl '%s': expected a duration such as 10m, 30s or 0", KS_ESC(arg));
+			return -EINVAL;
+		}
 		return 0;
 	case OPT_MAX_SERIES: {
 		char *end;
@@ -621,15 +633,7 @@ static enum MHD_Result serve_health(struct serve_state *st, struct MHD_Connectio
 
 static void html_escape(FILE *out, const char *s)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '&': fputs("&amp;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default: fputc(*s, out);
-		}
-	}
+	ks_sanitize_put(out, s ? s : "", ks_quote_xml);
 }
 
 static enum MHD_Result serve_index(struct serve_state *st, struct MHD_Connection *conn)
@@ -1227,7 +1231,8 @@ static int share_budget(struct serve_state *st, const struct ks_filter *f)
 
 int ks_serve_main(int argc, char **argv)
 {
-	struct serve_args a = { .collectors = DEFAULT_COLLECTORS, .listen = DEFAULT_LISTEN, .max_series = DEFAULT_MAX_SERIES };
+	struct serve_args a = { .collectors = DEFAULT_COLLECTORS, .listen = DEFAULT_LISTEN, .max_series = DEFAULT_MAX_SERIES,
+				.series_ttl = DEFAULT_SERIES_TTL };
 	struct serve_state *st = calloc(1, sizeof(*st));
 	struct sockaddr_storage ss;
 	socklen_t sslen;
@@ -1304,7 +1309,9 @@ int ks_serve_main(int argc, char **argv)
 			if (!strncmp(a.by[j], st->in[i].col->spec.name, n) && a.by[j][n] == '=')
 				st->in[i].c.by = a.by[j] + n + 1;
 		}
-		ks_accum_init(&st->acc[i], st->in[i].col->spec.name, (int)a.max_series, 0);
+		/* in marks (one per period): an exited process's rows, of any key, leave after the TTL */
+		ks_accum_init(&st->acc[i], st->in[i].col->spec.name, (int)a.max_series,
+			      a.series_ttl > 0 ? (uint64_t)ceil(a.series_ttl / st->period) : 0);
 		st->names[i] = st->in[i].col->spec.name;
 	}
 	for (int j = 0; j < a.nby; j++) {

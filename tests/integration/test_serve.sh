@@ -26,9 +26,7 @@ mkdir -p "$cg"
 S_PID= P_PID= H_PID=
 T_CLEANUP='for p in $S_PID $P_PID $H_PID $W_PID $GA; do kill -KILL $p 2>/dev/null; done; wait 2>/dev/null; rmdir "$cg" 2>/dev/null'
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+free_port() { t_free_port; }
 
 # the workloads, in the test's cgroup, waiting for SIGUSR1
 w_start -n $N
@@ -66,23 +64,8 @@ prometheus --config.file="$T_TMP/prom.yml" --storage.tsdb.path="$T_TMP/tsdb" --w
 	--enable-feature=native-histograms >"$T_TMP/prom.log" 2>&1 &
 P_PID=$!
 
-# q QUERY: the first result's value (empty when none)
-q() {
-	curl -s --max-time 5 --data-urlencode "query=$1" "http://127.0.0.1:$PP/api/v1/query" |
-		jq -r '.data.result[0].value[1] // empty' 2>/dev/null
-}
-# poll QUERY VALUE [SECONDS]: waits until QUERY gives VALUE; prints the last answer
-poll() {
-	_end=$(($(date +%s) + ${3:-40}))
-	while :; do
-		_v=$(q "$1")
-		if [ "$_v" = "$2" ] || [ "$(date +%s)" -ge $_end ]; then
-			echo "$_v"
-			return
-		fi
-		sleep 0.5
-	done
-}
+q() { t_promq "$1"; }
+poll() { t_prompoll "$@"; }
 
 t_eq "prometheus scrapes the native job" 1 "$(poll 'up{job="native"}' 1)"
 t_eq "prometheus scrapes the classic job" 1 "$(poll 'up{job="classic"}' 1)"

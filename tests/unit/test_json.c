@@ -242,12 +242,12 @@ TEST(string_escaping)
 		{ "plain", "\"plain\"" },
 		{ "", "\"\"" },
 		{ "a\"b", "\"a\\\"b\"" },
-		{ "back\\slash", "\"back\\\\slash\"" },
-		{ "\\\"", "\"\\\\\\\"\"" },
-		{ "nl\ncr\rtab\t", "\"nl\\ncr\\rtab\\t\"" },
-		{ "\x01\x02\x1f", "\"\\u0001\\u0002\\u001f\"" },
-		{ "\b\f", "\"\\u0008\\u000c\"" },
-		{ "del\x7f/slash", "\"del\\u007f/slash\"" }, /* '/' needs no escape; DEL is escaped for terminals */
+		{ "back\\slash", "\"back\\\\\\\\slash\"" }, /* the sanitizer doubles it, JSON again */
+		{ "\\\"", "\"\\\\\\\\\\\"\"" },
+		{ "nl\ncr\rtab\t", "\"nl\\\\x0acr\\\\x0dtab\\\\x09\"" }, /* control bytes as the sanitizer's \xNN */
+		{ "\x01\x02\x1f", "\"\\\\x01\\\\x02\\\\x1f\"" },
+		{ "\b\f", "\"\\\\x08\\\\x0c\"" },
+		{ "del\x7f/slash", "\"del\\\\x7f/slash\"" }, /* '/' needs no escape; DEL is escaped for terminals */
 		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5\"" },
 	};
 
@@ -268,47 +268,40 @@ TEST(string_escaping)
 		ks_json_obj_begin(j);
 		ks_json_kv_str(j, "k\"\\\n", "v");
 		ks_json_obj_end(j);
-		EXPECT_EQ_STR(json_close(&m, j), "{\"k\\\"\\\\\\n\":\"v\"}");
-		EXPECT_JQ(m.buf, "keys[0] | explode", "[107,34,92,10]");
+		EXPECT_EQ_STR(json_close(&m, j), "{\"k\\\"\\\\\\\\\\\\x0a\":\"v\"}");
+		EXPECT_JQ(m.buf, "keys[0] | explode", "[107,34,92,92,92,120,48,97]");
 		free(m.buf);
 	}
 }
 
-TEST(control_chars_round_trip)
+TEST(control_chars_escaped)
 {
-	char in[32], *got, *codes;
-	char want[256] = "[";
+	char in[2] = { 0 }, want[16];
 
-	/* every control character, decoded by jq back to the same code points */
+	/* every control character as the sanitizer's \xNN text, which jq reads as that text */
 	for (int i = 1; i < 32; i++) {
-		in[i - 1] = (char)i;
-		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%d", i > 1 ? "," : "", i);
+		char *got;
+
+		in[0] = (char)i;
+		got = json_string(in);
+		snprintf(want, sizeof(want), "\"\\\\x%02x\"", i);
+		EXPECT_EQ_STR(got, want);
+		for (const char *p = got; *p; p++)
+			EXPECT_TRUE((unsigned char)*p >= 0x20);
+		free(got);
 	}
-	in[31] = 0;
-	strcat(want, "]");
-	got = json_string(in);
-	codes = jq(got, "explode");
-	EXPECT_EQ_STR(codes, want);
-	for (const char *p = got; *p; p++)
-		EXPECT_TRUE((unsigned char)*p >= 0x20);
-	free(codes);
-	free(got);
 }
 
-/*
- * A comm cut at 15 bytes can end in half a character: the output must
- * still be UTF-8.  jq itself is lenient here, so check with glibc.
- */
-TEST(invalid_utf8_replaced)
+TEST(invalid_utf8_escaped)
 {
 	static const struct { const char *in, *want; } cases[] = {
-		{ "\xff", "\"\\ufffd\"" },
-		{ "ab\xc3", "\"ab\\ufffd\"" },		       /* cut after the lead byte */
-		{ "\xe2\x82", "\"\\ufffd\\ufffd\"" },	       /* cut inside a 3-byte sequence */
-		{ "\xc0\xaf", "\"\\ufffd\\ufffd\"" },	       /* overlong '/' */
-		{ "\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"" }, /* a UTF-16 surrogate */
-		{ "\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" }, /* past U+10FFFF */
-		{ "\x80x\xc3\xa9", "\"\\ufffdx\xc3\xa9\"" },   /* a stray continuation byte, then a good one */
+		{ "\xff", "\"\\\\xff\"" },
+		{ "ab\xc3", "\"ab\\\\xc3\"" },			/* cut after the lead byte */
+		{ "\xe2\x82", "\"\\\\xe2\\\\x82\"" },		/* cut inside a 3-byte sequence */
+		{ "\xc0\xaf", "\"\\\\xc0\\\\xaf\"" },		/* overlong '/' */
+		{ "\xed\xa0\x80", "\"\\\\xed\\\\xa0\\\\x80\"" }, /* a UTF-16 surrogate */
+		{ "\xf4\x90\x80\x80", "\"\\\\xf4\\\\x90\\\\x80\\\\x80\"" }, /* past U+10FFFF */
+		{ "\x80x\xc3\xa9", "\"\\\\x80x\xc3\xa9\"" }, /* a stray continuation byte, then a good one */
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -552,7 +545,7 @@ TEST(report_json_empty_and_special)
 	r.duration_s = NAN;
 	mem_open(&m);
 	EXPECT_EQ_INT(ks_report_write_json(&r, m.f), 0);
-	EXPECT_EQ_STR(mem_close(&m), "{\"collector\":\"x\\ty\",\"hook\":\"\",\"interval\":3,\"duration_s\":null,"
+	EXPECT_EQ_STR(mem_close(&m), "{\"collector\":\"x\\\\x09y\",\"hook\":\"\",\"interval\":3,\"duration_s\":null,"
 				     "\"lost\":0,\"lost_by\":{},\"counters\":{},\"filters\":{},\"total_rows\":0,\"rows\":[]}\n");
 	EXPECT_JQ(m.buf, ".rows | length", "0");
 	free(m.buf);
@@ -564,7 +557,7 @@ TEST(report_json_empty_and_special)
 	EXPECT_EQ_INT(ks_report_write_json(&r, m.f), 0);
 	mem_close(&m);
 	EXPECT_TRUE(valid_utf8(m.buf));
-	EXPECT_JQ(m.buf, ".rows[0].comm | explode | [length, .[7]]", "[8,65533]");
+	EXPECT_JQ(m.buf, ".rows[0].comm", "\"\xd0\xb1\xd0\xb1\xd0\xb1\xd0\xb1\xd0\xb1\xd0\xb1\xd0\xb1\\\\xd0\"");
 	free(m.buf);
 	ks_report_free(&r);
 }

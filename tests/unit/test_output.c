@@ -17,19 +17,6 @@ static char *render(const struct ks_report *r, const char *writer)
 	return buf;
 }
 
-TEST(text_escape_control_and_invalid_utf8)
-{
-	char b[128];
-
-	ks_text_escape("\x1b[31m\nFAKE", b, sizeof(b));
-	EXPECT_EQ_STR(b, "\\x1b[31m\\x0aFAKE");
-	ks_text_escape("del\x7f back\\ caf\xc3\xa9 cut\xd0", b, sizeof(b));
-	EXPECT_EQ_STR(b, "del\\x7f back\\\\ caf\xc3\xa9 cut\\xd0");
-	/* a short buffer takes whole escapes and characters only */
-	ks_text_escape("ab\x1b", b, 5);
-	EXPECT_EQ_STR(b, "ab");
-}
-
 /* A task named with ESC and a newline cannot forge lines: every text byte is printable. */
 TEST(text_report_escapes_names)
 {
@@ -127,7 +114,7 @@ TEST(long_strings_not_cut_mid_character)
 	EXPECT_TRUE(!strcmp(w->keys[0].str + strlen(w->keys[0].str) - 3, "..."));
 	out = render(&r, "json");
 	ASSERT_TRUE(out != NULL);
-	EXPECT_TRUE(strstr(out, "\\ufffd") == NULL);
+	EXPECT_TRUE(strstr(out, "\\\\x") == NULL); /* cut between characters: no byte escaped */
 	EXPECT_TRUE(strstr(out, "\"counters\":{}") != NULL);
 	free(out);
 	ks_report_free(&r);

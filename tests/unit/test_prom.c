@@ -67,8 +67,8 @@ TEST(text_names_units_help)
 	EXPECT_TRUE(strstr(t, "# TYPE ksight_syscalls_time_seconds_total counter\nksight_syscalls_time_seconds_total{syscall=\"read\"} 0.010003\n"));
 	EXPECT_TRUE(strstr(t, "# TYPE ksight_syscalls_inflight gauge\nksight_syscalls_inflight{syscall=\"read\"} 2\n"));
 	EXPECT_TRUE(strstr(t, "ksight_lost_events_total{collector=\"syscalls\",cause=\"map_full\"} 3\n"));
-	/* label values escaped: quote, backslash, newline */
-	EXPECT_TRUE(strstr(t, "ksight_syscalls_calls_total{syscall=\"we\\\"ird\\\\\\n\"} 1\n"));
+	/* label values sanitized (backslash doubled, newline as \x0a), then quoted: quote and backslashes */
+	EXPECT_TRUE(strstr(t, "ksight_syscalls_calls_total{syscall=\"we\\\"ird\\\\\\\\\\\\x0a\"} 1\n"));
 	/* classic buckets: 0 and 1000 ns at le=1us (1000's slot [992, 1023] straddles 1000: above) */
 	EXPECT_TRUE(strstr(t, "ksight_syscalls_latency_seconds_bucket{syscall=\"read\",le=\"1e-06\"} 1\n"));
 	EXPECT_TRUE(strstr(t, "ksight_syscalls_latency_seconds_bucket{syscall=\"read\",le=\"2.5e-06\"} 4\n"));
