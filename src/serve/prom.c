@@ -260,6 +260,23 @@ static int add_row(struct prom_set *set, const struct ks_report *r, const struct
 	return err;
 }
 
+/* Counters every collector may report, exported as one family each; NULL for a collector's own. */
+static const char *shared_counter(const char *name)
+{
+	static const struct {
+		const char *name, *help;
+	} shared[] = {
+		{ "other_folds", "rows folded into the \"other\" series by the series cap, by collector" },
+		{ "expired_rows", "rows dropped after --series-ttl without a change (an exited process's), by collector" },
+		{ "to_other", "events the kernel side added to its \"other\" row (its row map full), by collector" },
+	};
+
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
+		if (!strcmp(name, shared[i].name))
+			return shared[i].help;
+	return NULL;
+}
+
 int prom_add_report(struct prom_set *set, const struct ks_report *r)
 {
 	char name[PROM_NAME], help[256];
@@ -271,15 +288,18 @@ int prom_add_report(struct prom_set *set, const struct ks_report *r)
 		err = prom_add(set, "ksight_lost_events", "events the kernel side could not count, by collector and cause",
 			       PROM_COUNTER, (double)r->lost_by[i].num, "collector", r->collector, "cause", r->lost_by[i].name);
 	for (int i = 0; i < r->ncounters && !err; i++) {
+		const char *shared = shared_counter(r->counters[i].name);
+
 		/*
-		 * One family for every collector's folds, as for losses: six
-		 * ksight_<collector>_other_folds families lose their names in
-		 * increase() and then collide on one label set in any rule over them.
+		 * A counter several collectors report is one family with a
+		 * collector label, as losses are: per-collector families lose their
+		 * names in increase() and then collide on one label set in any rule
+		 * over them (KsightSeriesFolded did).
 		 */
-		if (!strcmp(r->counters[i].name, "other_folds")) {
-			err = prom_add(set, "ksight_other_folds",
-				       "rows folded into the \"other\" series by the series cap, by collector", PROM_COUNTER,
-				       (double)r->counters[i].num, "collector", r->collector, NULL, NULL);
+		if (shared) {
+			snprintf(name, sizeof(name), "ksight_%s", r->counters[i].name);
+			err = prom_add(set, name, shared, PROM_COUNTER, (double)r->counters[i].num, "collector",
+				       r->collector, NULL, NULL);
 			continue;
 		}
 		snprintf(name, sizeof(name), "ksight_%s_%s", r->collector, r->counters[i].name);

@@ -178,7 +178,7 @@ while :; do
 done
 t_eq "rows gone ${TTL}s after the processes exited ($((($(date +%s%N) - start) / 1000000)) ms)" 0 "$left"
 for c in mem syscalls offcpu runqlat; do
-	n=$(awk -v c="$c" '$1 == "ksight_" c "_expired_rows_total" || $1 == "ksight_expired_rows_total{collector=\"" c "\"}" { print $2 }' "$T_TMP/after.txt")
+	n=$(awk -v c="$c" '$1 == "ksight_expired_rows_total{collector=\"" c "\"}" { print $2 }' "$T_TMP/after.txt")
 	t_ok "$c: expired rows counted ($n)" test "${n:-0}" -gt 0
 done
 t_eq "after the exit: every job still up" 3 "$(poll 'sum(up)' 3)"

@@ -405,6 +405,8 @@ TEST(folds_one_family)
 		ks_report_init(&r[i], cols_[i], "tp_btf");
 		ks_report_counter(&r[i], "other_folds", 4 + (uint64_t)i);
 		ks_report_counter(&r[i], "expired_rows", 1);
+		if (i == 1)
+			ks_report_counter(&r[i], "oom_kills", 2);
 		ASSERT_EQ_INT(prom_add_report(&set, &r[i]), 0);
 	}
 	t = render(PROM_FMT_TEXT, &set, NULL);
@@ -412,8 +414,10 @@ TEST(folds_one_family)
 			      "ksight_other_folds_total{collector=\"syscalls\"} 4\n"
 			      "ksight_other_folds_total{collector=\"mem\"} 5\n"));
 	EXPECT_TRUE(!strstr(t, "ksight_syscalls_other_folds") && !strstr(t, "ksight_mem_other_folds"));
-	/* the other report-wide counters keep their per-collector names */
-	EXPECT_TRUE(strstr(t, "ksight_mem_expired_rows_total 1\n"));
+	/* so are the other counters every collector may report; a collector's own keeps its name */
+	EXPECT_TRUE(strstr(t, "ksight_expired_rows_total{collector=\"syscalls\"} 1\n"
+			      "ksight_expired_rows_total{collector=\"mem\"} 1\n"));
+	EXPECT_TRUE(strstr(t, "ksight_mem_oom_kills_total 2\n"));
 	free(t);
 	t = render(PROM_FMT_OPENMETRICS, &set, NULL);
 	EXPECT_TRUE(strstr(t, "# TYPE ksight_other_folds counter\n"
