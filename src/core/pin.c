@@ -511,6 +511,7 @@ int ks_pin_check_dir(const char *dir)
 int ks_pin_remove(const char *dir)
 {
 	char path[PATH_MAX + 256];
+	struct stat dst;
 	struct dirent *e;
 	int err = 0, left = 0;
 	DIR *d;
@@ -520,21 +521,29 @@ int ks_pin_remove(const char *dir)
 		      "write access to it)", dir, strerror(errno), (unsigned)geteuid());
 		return -EACCES;
 	}
-	if (!on_bpffs(dir) || !(d = opendir(dir))) {
+	if (lstat(dir, &dst) || !S_ISDIR(dst.st_mode) || !on_bpffs(dir) || !(d = opendir(dir))) {
 		p_err("unpin: '%s' is not a directory on a bpf filesystem", dir);
 		return -EINVAL;
 	}
 	while ((e = readdir(d))) {
+		struct stat st;
 		int r;
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		/* only what ksight made: the objects' directories and the exporter's state are named ks_* */
-		if (strncmp(e->d_name, "ks_", 3)) {
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		/*
+		 * Only what ksight made: the objects' directories and the exporter's
+		 * state are named ks_*, pinned by DIR's owner (bpffs gives a pin its
+		 * pinner's uid; serve --pin refuses a DIR of another uid), and never
+		 * links.  Anything else, a look-alike planted by another uid
+		 * included, stays.
+		 */
+		if (strncmp(e->d_name, "ks_", 3) || lstat(path, &st) || S_ISLNK(st.st_mode) ||
+		    st.st_uid != dst.st_uid) {
 			left++;
 			continue;
 		}
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		r = unlink(path) ? remove_dir(path) : 0;
 		if (r && !err)
 			err = r;

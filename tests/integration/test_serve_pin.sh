@@ -80,6 +80,16 @@ rm "$D-link"
 chmod 0777 "$D"
 refused "--pin DIR writable by others" 1 "writable by it alone"
 t_eq "and DIR left empty" "" "$(ls -A "$D")"
+# unpin removes only what ksight made: a planted link and another uid's look-alike pin stay, and DIR with them
+ln -s "$F" "$D/ks_state"
+# a look-alike pin of another uid (bpffs gives a pin its pinner's uid; root's chown makes one)
+bpftool map create "$D/ks_syscalls" type array key 4 value 8 entries 1 name ks_x && chown nobody "$D/ks_syscalls"
+"$KSIGHT" unpin "$D" 2>"$T_TMP/up.err"
+t_eq "unpin of planted entries: exit 0, says what it left" "0 1" "$? $(grep -c 'did not make' "$T_TMP/up.err")"
+t_eq "unpin of planted entries: the link and another uid's pin stay" "ks_state ks_syscalls" \
+	"$(ls -A "$D" | sort | tr '\n' ' ' | sed 's/ $//')"
+t_eq "the foreign array behind the link is unchanged" "$want" "$(bpftool -j map dump pinned "$F" | md5sum)"
+rm -f "$D/ks_state" "$D/ks_syscalls"
 rm -f "$F"
 rmdir "$F-d" "$D"
 t_no_leaks "planted objects: nothing left attached" "$before"
@@ -227,6 +237,8 @@ if t_wait_for "$T_TMP/a1.err" "listening on"; then
 	URL=$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$T_TMP/a1.err")
 	dd if=/dev/zero of="$(pwd)/build/ksight-pin-io.$$" bs=64k count=16 oflag=direct 2>/dev/null
 	rm -f "$(pwd)/build/ksight-pin-io.$$"
+	# TCP of its own for tcp's rows (a scrape's connection is counted only at the next drain)
+	curl -s --max-time 5 "$URL/healthz" >/dev/null
 	sleep 2
 	curl -s --max-time 5 "$URL?format=text" | grep -E '^ksight_[a-z]+_[a-z_]*(_total|_count|_sum)(\{| )' |
 		grep -vE '_bucket\{|^ksight_(scrapes|http_errors|drain_errors|pin_save_errors|bpf_prog)' | sort >"$T_TMP/a1"
