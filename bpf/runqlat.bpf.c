@@ -148,10 +148,11 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 	}
 	s = tid ? ks_slot(tid) : NULL;
 	if (s && s->tid == tid && s->ts) {
-		/* prev leaves the CPU still waiting for it: its switch in went unseen */
+		/* prev leaves the CPU still waiting for it: its switch in went unseen (its row looked up
+		 * again: one event a look-up, as to_other counts them) */
 		if (!now)
 			now = ks_sched_now();
-		end_wait(prev, s, s->ts, s->flags, ks_sched_unseen_in(prev, s->ts, now, trusted), cpu, r_prev, trusted);
+		end_wait(prev, s, s->ts, s->flags, ks_sched_unseen_in(prev, s->ts, now, trusted), cpu, NULL, trusted);
 	}
 	if (s && s->tid == tid && !s->ts && s->flags == KS_SLOT_BLOCKED) {
 		/* blocked when last seen, on a CPU since: a whole wait went unseen, its wakeup and switch in */
