@@ -107,6 +107,30 @@ static __always_inline bool ks_task_sched_age(struct task_struct *t, bool truste
 }
 
 /*
+ * How far before an interval's start sched_info may place its end, and
+ * the end is taken as the start (a zero-length interval): the runqueue's
+ * clock lags when __schedule skips its update (after a wakeup that
+ * preempts, it keeps the wakeup's), so a short wait's inferred end can
+ * fall microseconds before the wakeup that began it.
+ */
+#define KS_SCHED_CLOCK_SLACK_NS 200000ull
+
+/*
+ * When @t, being switched out at @now (bpf_ktime_get_ns) and off the CPU
+ * since @since by what a collector saw, was switched in: from sched_info
+ * (ks_task_sched_age), within [@since, @now]; 0 where it does not tell.
+ */
+static __always_inline __u64 ks_task_switched_in(struct task_struct *t, __u64 since, __u64 now, bool trusted)
+{
+	__u64 held;
+
+	if (!ks_task_sched_age(t, trusted, false, &held) || now <= since ||
+	    held >= now - since + KS_SCHED_CLOCK_SLACK_NS)
+		return 0;
+	return held < now - since ? now - held : since;
+}
+
+/*
  * RQF_FLUSH_SEQ: the request is in the flush machinery (blk-flush.c).  Its
  * bit is named in enum rqf_flags since commit 5f89154e8e9e ("block: Use
  * enum to define RQF_x bit indexes", v6.11); before (5.15, 6.1) it is

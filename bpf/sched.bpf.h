@@ -139,15 +139,6 @@ static __always_inline struct ks_sched_slot *ks_slot_open(struct task_struct *t,
 }
 
 /*
- * How far before an interval's start sched_info may place its end, and
- * the end is taken as the start (a zero-length interval): the runqueue's
- * clock lags when __schedule skips its update (after a wakeup that
- * preempts, it keeps the wakeup's), so a short wait's inferred end can
- * fall microseconds before the wakeup that began it.
- */
-#define KS_SCHED_CLOCK_SLACK_NS 200000ull
-
-/*
  * The kernel does not report every scheduler event.  On some kernels no
  * tracepoint reaches any consumer while certain tasks are on the CPU
  * (perf and bpftrace miss them too; on the development VM, its PID 1's
@@ -167,15 +158,10 @@ static __always_inline struct ks_sched_slot *ks_slot_open(struct task_struct *t,
  */
 static __always_inline __u64 ks_sched_unseen_in(struct task_struct *prev, __u64 since, __u64 now, bool trusted)
 {
-	__u64 held;
+	__u64 end = ks_task_switched_in(prev, since, now, trusted);
 
-	if (!ks_task_sched_age(prev, trusted, false, &held) || now <= since ||
-	    held >= now - since + KS_SCHED_CLOCK_SLACK_NS) {
-		__sync_fetch_and_add(&lost.unseen_in, 1);
-		return 0;
-	}
-	__sync_fetch_and_add(&ks_inferred[KS_INFERRED_IN], 1);
-	return held < now - since ? now - held : since;
+	__sync_fetch_and_add(end ? &ks_inferred[KS_INFERRED_IN] : &lost.unseen_in, 1);
+	return end;
 }
 
 /*

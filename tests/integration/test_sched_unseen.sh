@@ -43,8 +43,10 @@ k_run off offcpu --comm "$NAME" --by pid -n 0
 k_run rq runqlat --comm "$NAME" --by pid -n 0
 # and the issue's own command: -p, the run ends with the process
 k_run offp offcpu -p "$first"
-T_CLEANUP="kill $pids $k_off $k_rq $k_offp 2>/dev/null"
-for n in off rq offp; do
+# and its --stacks mode, which keeps its own intervals
+k_run offs offcpu --stacks -p "$first"
+T_CLEANUP="kill $pids $k_off $k_rq $k_offp $k_offs 2>/dev/null"
+for n in off rq offp offs; do
 	t_wait_for "$T_TMP/$n.err" tracing || { t_fail "$n start" "$(cat "$T_TMP/$n.err")"; exit 1; }
 done
 # shellcheck disable=SC2086
@@ -55,11 +57,11 @@ kill -INT "$k_off" "$k_rq"
 wait "$k_off" "$k_rq"
 # -p ends by itself once its process has exited
 i=0
-while kill -0 "$k_offp" 2>/dev/null && [ $i -lt $((T_WAIT * 20)) ]; do
+while { kill -0 "$k_offp" || kill -0 "$k_offs"; } 2>/dev/null && [ $i -lt $((T_WAIT * 20)) ]; do
 	i=$((i + 1))
 	sleep 0.05
 done
-t_ok "offcpu -p: the run ended with the process" sh -c "! kill -0 $k_offp 2>/dev/null"
+t_ok "offcpu -p: the runs ended with the process" sh -c "! kill -0 $k_offp 2>/dev/null && ! kill -0 $k_offs 2>/dev/null"
 
 # (a process may also wait in D, e.g. for a page)
 t_eq "offcpu: $P processes, every one of their $K sleeps in S" "$P $P" \
@@ -67,6 +69,12 @@ t_eq "offcpu: $P processes, every one of their $K sleeps in S" "$P $P" \
 t_eq "offcpu: no sleep lost" "0 0" "$(jq -r '"\(.lost) \(.lost_by.unseen_switch_in // 0)"' "$T_TMP/off")"
 t_eq "offcpu -p: every sleep of the process" "$K S" \
 	"$(jq -r '.rows[] | select(.state == "S") | "\(.count) \(.state)"' "$T_TMP/offp")"
+# the same intervals, each timed by its own program a microsecond or so apart: one lost would
+# be a whole sleep (the old --stacks lost the same ones as the old collector)
+t_in "offcpu --stacks -p: the collector's off-CPU time, to within half a sleep" 0 $((MS * 500000)) \
+	"$(jq -n --slurpfile a "$T_TMP/offs" --slurpfile b "$T_TMP/offp" \
+		'([$a[0].stacks[].count] | add) - ([$b[0].rows[].total_ns] | add) | fabs | floor')"
+t_eq "offcpu --stacks: no interval lost" "0" "$(jq '.lost.unseen_switch_in // 0' "$T_TMP/offs")"
 # each process's waits: the gate's wakeup, then one after every switch out but the last (its
 # exit); a wait whose wakeup and switch in both went unseen is counted lost
 t_eq "runqlat: every wait counted or counted lost" \
@@ -78,5 +86,5 @@ t_in "runqlat: every switch out blocking is followed by a wakeup counted, or one
 	$(($1 + $2)) $(($1 + $2 + $3)) "$(jq '[.rows[].voluntary] | add' "$T_TMP/rq")"
 t_eq "runqlat: $P processes" "$P" "$(jq '.rows | length' "$T_TMP/rq")"
 t_eq "no leaked programs" "" "$(t_unheld_progs "$START_ID" '^sched_' | tr '\n' ' ')"
-echo "# inferred from sched_info: offcpu $(jq -c '.counters' "$T_TMP/off"), runqlat $(jq -c '[.counters, .lost_by]' "$T_TMP/rq")"
+echo "# inferred from sched_info: offcpu $(jq -c '.counters' "$T_TMP/off"), --stacks $(jq .inferred_switch_in "$T_TMP/offs"), runqlat $(jq -c '[.counters, .lost_by]' "$T_TMP/rq")"
 exit $T_FAILED
