@@ -73,6 +73,64 @@ static __always_inline bool ks_task_rq_ttwu_pending(struct task_struct *p, bool 
 }
 
 /*
+ * An age of @t's sched_info (CONFIG_SCHED_INFO, with schedstats or delay
+ * accounting) against its runqueue's clock, which __schedule updates
+ * before sched_switch (the runqueue through se.cfs_rq as above): with
+ * @queued, how long @t, being switched in, has waited (last_queued, that
+ * clock when it was queued; sched_info_arrive clears it after
+ * sched_switch); else how long @t, being switched out, has held its CPU
+ * (last_arrival, that clock when it was last switched in).  The kernel
+ * may leave last_arrival as it was (sched_info_arrive returns early for a
+ * task with no last_queued): the caller rejects an age that reaches back
+ * before the interval it ends.  False where a field is missing or the
+ * time is 0.
+ */
+static __always_inline bool ks_task_sched_age(struct task_struct *t, bool trusted, bool queued, __u64 *ns)
+{
+	__u64 clock, then;
+
+	if (!bpf_core_field_exists(t->sched_info) || !bpf_core_field_exists(t->se.cfs_rq) ||
+	    !bpf_core_field_exists(struct cfs_rq, rq))
+		return false;
+	if (queued)
+		then = KS_RD(trusted, t, sched_info.last_queued);
+	else
+		then = KS_RD(trusted, t, sched_info.last_arrival);
+	if (trusted)
+		clock = t->se.cfs_rq->rq->clock;
+	else
+		clock = BPF_CORE_READ(t, se.cfs_rq, rq, clock);
+	if (!then || clock < then)
+		return false;
+	*ns = clock - then;
+	return true;
+}
+
+/*
+ * How far before an interval's start sched_info may place its end, and
+ * the end is taken as the start (a zero-length interval): the runqueue's
+ * clock lags when __schedule skips its update (after a wakeup that
+ * preempts, it keeps the wakeup's), so a short wait's inferred end can
+ * fall microseconds before the wakeup that began it.
+ */
+#define KS_SCHED_CLOCK_SLACK_NS 200000ull
+
+/*
+ * When @t, being switched out at @now (bpf_ktime_get_ns) and off the CPU
+ * since @since by what a collector saw, was switched in: from sched_info
+ * (ks_task_sched_age), within [@since, @now]; 0 where it does not tell.
+ */
+static __always_inline __u64 ks_task_switched_in(struct task_struct *t, __u64 since, __u64 now, bool trusted)
+{
+	__u64 held;
+
+	if (!ks_task_sched_age(t, trusted, false, &held) || now <= since ||
+	    held >= now - since + KS_SCHED_CLOCK_SLACK_NS)
+		return 0;
+	return held < now - since ? now - held : since;
+}
+
+/*
  * RQF_FLUSH_SEQ: the request is in the flush machinery (blk-flush.c).  Its
  * bit is named in enum rqf_flags since commit 5f89154e8e9e ("block: Use
  * enum to define RQF_x bit indexes", v6.11); before (5.15, 6.1) it is

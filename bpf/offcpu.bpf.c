@@ -19,13 +19,33 @@ static __always_inline __u16 state_of(unsigned int st)
 	return KS_OFF_OTHER;
 }
 
+/* Ends the interval open in @t's slot @s at @end (0: its end was not told, the loss counted) in @t's row. */
+static __always_inline void end_interval(struct task_struct *t, struct ks_sched_slot *s, __u64 end, bool trusted)
+{
+	__u64 ts = s->ts;
+	struct ks_off_stat *r;
+
+	s->ts = 0;
+	if (!end)
+		return;
+	r = ks_sched_row(&rows, &hrows, &srows, &sother, &zero_stat, t, s->flags & (KS_OFF_STATES - 1), trusted);
+	if (r)
+		ks_sched_hist_add(&r->off, end > ts ? end - ts : 0);
+}
+
 static __always_inline int on_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
 				     unsigned int prev_state, bool trusted)
 {
 	__u32 tid = KS_RD(trusted, prev, pid);
 	struct ks_sched_slot *s;
-	struct ks_off_stat *r;
-	__u64 now = 0, ts;
+	__u64 now = 0;
+
+	/* prev leaves the CPU with an interval still open: its switch in went unseen */
+	s = ks_slot_open(prev, trusted);
+	if (s) {
+		now = ks_sched_now();
+		end_interval(prev, s, ks_sched_unseen_in(prev, s->ts, now, trusted), trusted);
+	}
 
 	/* prev blocks (a preempted task is runnable: runqlat's business);
 	 * an exiting task never comes back, so it opens nothing */
@@ -33,7 +53,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 	    ks_filter_pass_task(prev, bpf_get_smp_processor_id(), ~0u, trusted) && (s = ks_slot(tid))) {
 		if (s->tid != tid && s->ts)
 			__sync_fetch_and_add(&lost.slot_collisions, 1);
-		now = ks_sched_now();
+		if (!now)
+			now = ks_sched_now();
 		s->tid = tid;
 		s->flags = state_of(prev_state);
 		s->ts = now;
@@ -43,13 +64,9 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 	s = ks_slot_open(next, trusted);
 	if (!s)
 		return 0;
-	ts = s->ts;
-	s->ts = 0;
 	if (!now)
 		now = ks_sched_now();
-	r = ks_sched_row(&rows, &hrows, &srows, &sother, &zero_stat, next, s->flags & (KS_OFF_STATES - 1), trusted);
-	if (r)
-		ks_sched_hist_add(&r->off, now > ts ? now - ts : 0);
+	end_interval(next, s, now, trusted);
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 /* Kernel side of `ksight profile` and `offcpu --stacks`: on-CPU samples from a perf_event, or off-CPU time at sched_switch, by (pid, kernel stack, user stack). */
 #include "common.bpf.h"
+#include "compat.bpf.h"
 #include "ksight/profile.h"
 
 const volatile __u32 mode = KS_PROF_FP;
@@ -640,6 +641,22 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 
 	if (bpf_core_field_exists(prev->__state))
 		state = prev->__state;
+	/* prev still has an interval open: its switch in went unseen (see ks_sched_unseen_in) */
+	if (tid) {
+		struct ks_prof_start *st = bpf_map_lookup_elem(&off_starts, &tid);
+		__u64 end;
+
+		if (st) {
+			end = ks_task_switched_in(prev, st->ts, now, true);
+			if (end) {
+				__sync_fetch_and_add(&stats.off_inferred_in, 1);
+				end_interval(tid, end);
+			} else {
+				__sync_fetch_and_add(&stats.off_unseen_in, 1);
+				bpf_map_delete_elem(&off_starts, &tid);
+			}
+		}
+	}
 	if (tid && !preempt && state && !(state & 0x80 /* TASK_DEAD */) && ks_filter_pass(pid_tgid)) {
 		__sync_fetch_and_add(&stats.samples, 1);
 		s.ts = now;

@@ -91,70 +91,112 @@ static __always_inline int on_wakeup(struct task_struct *p, bool trusted, bool n
 	return 0;
 }
 
-static __always_inline int on_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
-				     unsigned int prev_state, bool trusted)
+/*
+ * Ends @t's wait begun at @start with @flags at @end (either 0: not told,
+ * the loss counted), on @cpu, in @t's row (@r when the caller has it);
+ * empties its slot @s, which holds the wait's migrations.
+ */
+static __always_inline void end_wait(struct task_struct *t, struct ks_sched_slot *s, __u64 start, __u16 flags,
+				     __u64 end, __u32 cpu, struct ks_rq_stat *r, bool trusted)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
-	__u32 tid = KS_RD(trusted, prev, pid);
-	struct ks_sched_slot *s;
-	struct ks_rq_stat *r, *r_prev = NULL;
-	bool runnable = preempt || prev_state == KS_TASK_RUNNING;
-	/*
-	 * One stamp, first, for both ends, when either needs it (next's slot
-	 * is an inlined array lookup): taken after prev's filter and row (a
-	 * hash lookup, slower under load), next's wait grew by their cost, and
-	 * short waits (a wakeup preempting its waker, ~0.5 us) read long.
-	 */
-	__u64 now = runnable || ks_slot_open(next, trusted) ? ks_sched_now() : 0, ts;
-	__u16 flags, migr;
+	__u16 migr = s->migr;
 
-	/* prev: a preempted (or yielding) task stays queued, its wait begins now */
-	if (tid && ks_filter_pass_task(prev, cpu, ~KS_F_CPU, trusted)) {
-		/* -C: switches count on the CPU they happen on, a wait on the one it ends on */
-		if (!(ks_filter.flags & KS_F_CPU) || ks_cpu_allowed(cpu))
-			r = r_prev = row_of(prev, trusted);
-		else
-			r = NULL;
-		if (r) {
-			if (runnable)
-				KS_ROW_ADD(r->involuntary, 1);
-			else
-				KS_ROW_ADD(r->voluntary, 1);
-		}
-		if (runnable && (s = ks_slot(tid))) {
-			if (s->tid != tid) {
-				if (s->ts)
-					__sync_fetch_and_add(&lost.slot_collisions, 1);
-				s->tid = tid;
-				s->migr = 0;
-			}
-			s->flags = 0;
-			s->ts = now;
-		}
-	}
-
-	/* next: its wait ends; the filter was applied when the wait began */
-	s = ks_slot_open(next, trusted);
-	if (!s)
-		return 0;
-	ts = s->ts;
-	flags = s->flags;
-	migr = s->migr;
 	s->ts = 0;
 	s->migr = 0;
-	if ((ks_filter.flags & KS_F_CPU) && !ks_cpu_allowed(cpu))
-		return 0;
-	/* by nothing or by cpu, prev's row on this CPU is next's row too */
-	r = r_prev && (ks_by == KS_SCHED_BY_NONE || ks_by == KS_SCHED_BY_CPU) ? r_prev : row_of(next, trusted);
+	s->flags = 0;
+	if (!start || !end || ((ks_filter.flags & KS_F_CPU) && !ks_cpu_allowed(cpu)))
+		return;
 	if (!r)
-		return 0;
-	ks_sched_hist_add(&r->lat, now > ts ? now - ts : 0);
+		r = row_of(t, trusted);
+	if (!r)
+		return;
+	ks_sched_hist_add(&r->lat, end > start ? end - start : 0);
 	if (flags & KS_SLOT_WOKEN)
 		KS_ROW_ADD(r->wakeups, 1);
 	if (flags & KS_SLOT_CROSS)
 		KS_ROW_ADD(r->cross_cpu, 1);
 	if (migr)
 		KS_ROW_ADD(r->migrations, migr);
+}
+
+static __always_inline int on_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
+				     unsigned int prev_state, bool trusted)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 tid = KS_RD(trusted, prev, pid), ntid;
+	struct ks_sched_slot *s;
+	struct ks_rq_stat *r_prev = NULL;
+	bool runnable = preempt || prev_state == KS_TASK_RUNNING, pass;
+	/*
+	 * One stamp, first, for both ends, when either needs it (next's slot
+	 * is an inlined array lookup): taken after prev's filter and row (a
+	 * hash lookup, slower under load), next's wait grew by their cost, and
+	 * short waits (a wakeup preempting its waker, ~0.5 us) read long.
+	 */
+	__u64 now = runnable || ks_slot_open(next, trusted) ? ks_sched_now() : 0;
+
+	pass = tid && ks_filter_pass_task(prev, cpu, ~KS_F_CPU, trusted);
+	/* prev: -C: switches count on the CPU they happen on, a wait on the one it ends on */
+	if (pass && (!(ks_filter.flags & KS_F_CPU) || ks_cpu_allowed(cpu))) {
+		r_prev = row_of(prev, trusted);
+		if (r_prev) {
+			if (runnable)
+				KS_ROW_ADD(r_prev->involuntary, 1);
+			else
+				KS_ROW_ADD(r_prev->voluntary, 1);
+		}
+	}
+	s = tid ? ks_slot(tid) : NULL;
+	if (s && s->tid == tid && s->ts) {
+		/* prev leaves the CPU still waiting for it: its switch in went unseen (its row looked up
+		 * again: one event a look-up, as to_other counts them) */
+		if (!now)
+			now = ks_sched_now();
+		end_wait(prev, s, s->ts, s->flags, ks_sched_unseen_in(prev, s->ts, now, trusted), cpu, NULL, trusted);
+	}
+	if (s && s->tid == tid && !s->ts && s->flags == KS_SLOT_BLOCKED) {
+		/* blocked when last seen, on a CPU since: a whole wait went unseen, its wakeup and switch in */
+		__sync_fetch_and_add(&lost.unseen_wakeup, 1);
+		s->flags = 0;
+	}
+	if (pass && s && runnable) {
+		/* a preempted (or yielding) task stays queued, its wait begins now */
+		if (s->tid != tid) {
+			if (s->ts)
+				__sync_fetch_and_add(&lost.slot_collisions, 1);
+			s->tid = tid;
+			s->migr = 0;
+		}
+		s->flags = 0;
+		s->ts = now;
+	} else if (pass && s && (s->tid == tid || !s->ts)) {
+		/* a blocking task takes its slot too: a wakeup of it that goes unseen shows at its switch in */
+		if (s->tid != tid) {
+			s->tid = tid;
+			s->migr = 0;
+		}
+		s->flags = KS_SLOT_BLOCKED;
+	}
+
+	/* next: its wait ends; the filter was applied when the wait began */
+	ntid = KS_RD(trusted, next, pid);
+	s = ntid ? ks_slot(ntid) : NULL;
+	if (!s || s->tid != ntid)
+		return 0;
+	/* by nothing or by cpu, prev's row on this CPU is next's row too */
+	if (!(ks_by == KS_SCHED_BY_NONE || ks_by == KS_SCHED_BY_CPU))
+		r_prev = NULL;
+	if (s->ts) {
+		end_wait(next, s, s->ts, s->flags, now, cpu, r_prev, trusted);
+	} else if (ks_filter_pass_task(next, 0, ~KS_F_CPU, trusted)) {
+		/* a thread seen in this run back on a CPU with no wait open: its wakeup went unseen */
+		if (!now)
+			now = ks_sched_now();
+		end_wait(next, s, ks_sched_unseen_wakeup(next, now, trusted), KS_SLOT_WOKEN, now, cpu, r_prev,
+			 trusted);
+	} else if (s->flags == KS_SLOT_BLOCKED) {
+		s->flags = 0; /* woken, but its wakeup left out by the filter: nothing unseen */
+	}
 	return 0;
 }
 

@@ -16,6 +16,10 @@ volatile __u32 ks_gen = 0;
 struct ks_sched_lost lost = {};
 /* Events counted in the "other" row of each buffer half (the hash was full); user space empties a drained half's. */
 __u64 ks_to_other[2] = {};
+/* Intervals timed from sched_info, their end (KS_INFERRED_IN) or start (KS_INFERRED_WAKEUP) unreported. */
+__u64 ks_inferred[2] = {};
+/* When the programs were attached (bpf_ktime_get_ns), set by user space: no wait that began before counts. */
+__u64 ks_since = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -132,6 +136,55 @@ static __always_inline struct ks_sched_slot *ks_slot_open(struct task_struct *t,
 	if (!s || s->tid != tid || !s->ts)
 		return NULL;
 	return s;
+}
+
+/*
+ * The kernel does not report every scheduler event.  On some kernels no
+ * tracepoint reaches any consumer while certain tasks are on the CPU
+ * (perf and bpftrace miss them too; on the development VM, its PID 1's
+ * threads): their switches out, so the task they hand the CPU to is
+ * switched in unseen, and the wakeups that interrupts raise meanwhile.  A
+ * run the kernel skips (recursion) misses one too.  Where an interval's
+ * end or start went unseen, sched_info, which the scheduler keeps itself,
+ * still tells when it was.
+ *
+ * For a task @prev switched out at @now whose slot still holds an
+ * interval open since @since: a slot is open only while its task is off
+ * the CPU, so the switch in that ended it went unseen.  Without this, the
+ * interval was never counted (offcpu) or ran on over the task's next
+ * sleep (runqlat).  Returns when @prev got its CPU, counted in
+ * ks_inferred[KS_INFERRED_IN]; or 0 where the kernel does not tell
+ * (counted in lost.unseen_in): the interval is dropped.
+ */
+static __always_inline __u64 ks_sched_unseen_in(struct task_struct *prev, __u64 since, __u64 now, bool trusted)
+{
+	__u64 end = ks_task_switched_in(prev, since, now, trusted);
+
+	__sync_fetch_and_add(end ? &ks_inferred[KS_INFERRED_IN] : &lost.unseen_in, 1);
+	return end;
+}
+
+/*
+ * runqlat: for a task @next switched in at @now with no wait open though
+ * its slot is its own (a thread already seen in this run): the wakeup
+ * that began the wait went unseen.  Returns when @next was queued,
+ * counted in ks_inferred[KS_INFERRED_WAKEUP]; or 0 where the kernel does
+ * not tell (counted in lost.unseen_wakeup) or the wait began before
+ * ks_since.
+ */
+static __always_inline __u64 ks_sched_unseen_wakeup(struct task_struct *next, __u64 now, bool trusted)
+{
+	__u64 waited;
+
+	if (!ks_task_sched_age(next, trusted, true, &waited) || waited >= now) {
+		__sync_fetch_and_add(&lost.unseen_wakeup, 1);
+		return 0;
+	}
+	/* a migration before its first switch in claims the slot of a task queued before the run */
+	if (!ks_since || now - waited < ks_since)
+		return 0;
+	__sync_fetch_and_add(&ks_inferred[KS_INFERRED_WAKEUP], 1);
+	return now - waited;
 }
 
 /* Keys per buffer half in the per-CPU array modes. */

@@ -155,6 +155,8 @@ struct ks_prof_stats {
 	__u64 ring_lost;     /* dwarf samples the ring buffer had no room for */
 	__u64 ustack_unread; /* dwarf: the user stack could not be read */
 	__u64 map_errors;    /* other map updates and deletes that failed (seen, off_starts) */
+	/* offcpu: intervals whose switch in went unreported (ks_sched_unseen_in), timed from sched_info, or lost */
+	__u64 off_inferred_in, off_unseen_in;
 	/* --call-graph cfi: samples walked, frames recovered, and why each walk ended */
 	__u64 cfi_samples, cfi_frames;
 	__u64 cfi_end;	     /* the outermost frame reached (return address undefined, or 0) */

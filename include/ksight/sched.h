@@ -58,6 +58,9 @@ enum ks_slot_flags {
 	/* No wait open: sched_waking left the waker's CPU in the bits from
 	 * KS_SLOT_WAKER_SHIFT up, for the sched_wakeup that follows (runqlat). */
 	KS_SLOT_WAKER = 1u << 2,
+	/* No wait open, KS_SLOT_WAKER clear: the thread blocked, and no wakeup
+	 * of it was seen since (runqlat: on a CPU again, its wait went unseen). */
+	KS_SLOT_BLOCKED = 1u << 3,
 };
 #define KS_SLOT_WAKER_SHIFT 3
 #define KS_SLOT_WAKER_CPUS (1u << (16 - KS_SLOT_WAKER_SHIFT))
@@ -81,7 +84,13 @@ struct ks_sched_lost {
 	__u64 slot_collisions; /* a thread's slot held another thread's open interval */
 	__u64 map_full;	       /* not even the "other" row could be had (never expected) */
 	__u64 update_failed;   /* events lost: the row map's lock refused their new row (ks_map_failed) */
+	__u64 unseen_in;       /* intervals whose end, a switch in, went unreported, at a time not told */
+	__u64 unseen_wakeup;   /* runqlat: waits whose wakeup went unreported, at a time not told or with */
+			       /* their switch in unreported too */
 };
+
+/* Indexes of ks_inferred in each scheduler collector's .bss (bpf/sched.bpf.h). */
+enum { KS_INFERRED_IN = 0, KS_INFERRED_WAKEUP = 1 };
 
 _Static_assert(sizeof(struct ks_sched_key) == 32, "ks_sched_key layout");
 _Static_assert(sizeof(struct ks_sched_slot) == 16, "ks_sched_slot layout");

@@ -221,7 +221,11 @@ static int write_json(const struct ks_profile_result *res, const struct cli *cl,
 	ks_json_kv_u64(j, "ring_full", s->ring_lost);
 	ks_json_kv_u64(j, "user_stack_unreadable", s->ustack_unread);
 	ks_json_kv_u64(j, "map_errors", s->map_errors);
+	if (cl->mode == M_OFFCPU) /* switches in the kernel did not report, their time not told */
+		ks_json_kv_u64(j, "unseen_switch_in", s->off_unseen_in);
 	ks_json_obj_end(j);
+	if (cl->mode == M_OFFCPU) /* those timed from sched_info instead (docs/json.md) */
+		ks_json_kv_u64(j, "inferred_switch_in", s->off_inferred_in);
 	ks_json_key(j, "unwind");
 	ks_json_obj_begin(j);
 	ks_json_kv_u64(j, "samples", cl->o.dwarf ? res->unwound : res->ustacks);
@@ -390,6 +394,9 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 		if (res.stats.map_errors)
 			p_warn("%llu map updates failed (processes not announced, intervals left open)",
 			       (unsigned long long)res.stats.map_errors);
+		if (res.stats.off_unseen_in)
+			p_warn("lost: %llu off-CPU intervals whose switch in the kernel did not report",
+			       (unsigned long long)res.stats.off_unseen_in);
 		if (res.stats.kstack_lost + res.stats.ustack_lost + res.stats.counts_full + res.stats.ring_lost)
 			p_warn("lost: %llu kernel stacks, %llu user stacks, %llu samples to a full count map, "
 			       "%llu to a full ring buffer (raise --max-memory)",

@@ -90,7 +90,7 @@ static int off_parse_opt(void *ctx, int id, const char *arg)
 	return -EINVAL;
 }
 
-KS_SCHED_GLUE(offcpu, struct off_ctx, KS_OFF_STATES, struct ks_off_stat, off_schema.hist_name, take_row)
+KS_SCHED_GLUE(offcpu, struct off_ctx, KS_OFF_STATES, struct ks_off_stat, off_schema.hist_name, take_row, false)
 
 const struct ks_collector ks_offcpu_collector = {
 	.spec = {

@@ -83,7 +83,7 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 	return ks_runqlat_row(ctx->r, ctx->run.by, id, vals, nvals, &row);
 }
 
-KS_SCHED_GLUE(runqlat, struct rq_ctx, 1, struct ks_rq_stat, rq_schema.hist_name, take_row)
+KS_SCHED_GLUE(runqlat, struct rq_ctx, 1, struct ks_rq_stat, rq_schema.hist_name, take_row, true)
 
 const struct ks_collector ks_runqlat_collector = {
 	.spec = {

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collectors/sched.h"
@@ -347,8 +348,14 @@ int ks_sched_budget_check(struct ks_sched_run *run, struct bpf_object *obj)
 }
 
 void ks_sched_attached(struct ks_sched_run *run, struct bpf_object *obj, const struct bpf_map *rows,
-		       const struct bpf_map *hrows, const struct bpf_map *srows, const struct bpf_map *sother)
+		       const struct bpf_map *hrows, const struct bpf_map *srows, const struct bpf_map *sother,
+		       volatile uint64_t *since)
 {
+	struct timespec ts;
+
+	/* the programs' clock, bpf_ktime_get_ns; adopted ones run on from their own start */
+	if (!ks_pin_adopted(obj) && !clock_gettime(CLOCK_MONOTONIC, &ts))
+		*since = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	run->obj = obj;
 	run->maps.rows_fd = bpf_map__fd(rows);
 	run->maps.hrows_fd = bpf_map__fd(hrows);
@@ -364,12 +371,12 @@ void ks_sched_mark(struct ks_sched_run *run, volatile uint32_t *bss_gen)
 }
 
 int ks_sched_drain_report(struct ks_sched_run *run, const volatile struct ks_sched_lost *lost,
-			  volatile uint64_t *to_other, struct ks_report *r, ks_sched_row_fn fn, void *arg,
-			  enum ks_drain_mode mode)
+			  volatile uint64_t *to_other, const volatile uint64_t *inferred, struct ks_report *r,
+			  ks_sched_row_fn fn, void *arg, enum ks_drain_mode mode)
 {
 	unsigned int old = run->old;
 	struct ks_sched_lost now;
-	unsigned long long missed;
+	unsigned long long missed, inf[2];
 	int err;
 
 	if (mode == KS_DRAIN_CLEAR) {
@@ -387,12 +394,25 @@ int ks_sched_drain_report(struct ks_sched_run *run, const volatile struct ks_sch
 	now.slot_collisions = lost->slot_collisions;
 	now.map_full = lost->map_full;
 	now.update_failed = lost->update_failed;
+	now.unseen_in = lost->unseen_in;
+	now.unseen_wakeup = lost->unseen_wakeup;
+	inf[KS_INFERRED_IN] = inferred[KS_INFERRED_IN];
+	inf[KS_INFERRED_WAKEUP] = inferred[KS_INFERRED_WAKEUP];
 	ks_budget_report(&run->budget, r);
 	missed = ks_obj_missed(run->obj);
 	ks_report_lost(r, "slot_collisions", now.slot_collisions - run->lost_seen.slot_collisions);
 	ks_report_lost(r, "map_full", now.map_full - run->lost_seen.map_full);
 	ks_report_lost(r, "map_update_failed", now.update_failed - run->lost_seen.update_failed);
 	ks_report_lost(r, "recursion", missed - run->missed_seen);
+	ks_report_lost(r, "unseen_switch_in", now.unseen_in - run->lost_seen.unseen_in);
+	if (run->wakeups)
+		ks_report_lost(r, "unseen_wakeup", now.unseen_wakeup - run->lost_seen.unseen_wakeup);
+	/* counted, an end or start from sched_info: said only when some were */
+	if (inf[KS_INFERRED_IN] != run->inferred_seen[KS_INFERRED_IN])
+		ks_report_counter(r, "inferred_switch_in", inf[KS_INFERRED_IN] - run->inferred_seen[KS_INFERRED_IN]);
+	if (inf[KS_INFERRED_WAKEUP] != run->inferred_seen[KS_INFERRED_WAKEUP])
+		ks_report_counter(r, "inferred_wakeup",
+				  inf[KS_INFERRED_WAKEUP] - run->inferred_seen[KS_INFERRED_WAKEUP]);
 	if (!by_array(run->by)) {
 		/* the programs count into the other half now: this one is complete */
 		ks_report_counter(r, "to_other", to_other[old & 1]);
@@ -401,6 +421,7 @@ int ks_sched_drain_report(struct ks_sched_run *run, const volatile struct ks_sch
 	}
 	run->lost_seen = now;
 	run->missed_seen = missed;
+	memcpy(run->inferred_seen, inf, sizeof(inf));
 	return 0;
 }
 

@@ -98,6 +98,8 @@ struct ks_sched_run {
 	unsigned int old; /* the half mark() retired, for drain() */
 	struct ks_sched_lost lost_seen; /* .bss counters already reported */
 	unsigned long long missed_seen;
+	unsigned long long inferred_seen[2]; /* ks_inferred (KS_INFERRED_IN, _WAKEUP) already reported */
+	bool wakeups;			     /* runqlat: report what concerns wakeups */
 };
 
 /* Parses --by, sizes the maps for @nsub rows per key of @value_size bytes, allocates the drain buffer. */
@@ -122,9 +124,13 @@ int ks_sched_run_init(struct ks_sched_run *run, const struct ks_common *c, const
 		bpf_map__set_max_entries((s)->maps.sother, (run)->sizes.sother);       \
 	} while (0)
 
-/* Records the loaded object and its row maps. */
+/*
+ * Records the loaded object and its row maps; sets *@since (ks_since in
+ * its .bss) to now, the start of the run, unless the object was adopted.
+ */
 void ks_sched_attached(struct ks_sched_run *run, struct bpf_object *obj, const struct bpf_map *rows,
-		       const struct bpf_map *hrows, const struct bpf_map *srows, const struct bpf_map *sother);
+		       const struct bpf_map *hrows, const struct bpf_map *srows, const struct bpf_map *sother,
+		       volatile uint64_t *since);
 
 /* Sizes from the budget's limit again (configure: a shared budget sizes at several limits). */
 void ks_sched_resize(struct ks_sched_run *run);
@@ -135,14 +141,15 @@ int ks_sched_budget_check(struct ks_sched_run *run, struct bpf_object *obj);
  * The two phases of a collect (core/instance.h): mark flips the buffer
  * half (*@bss_gen) without waiting; after the driver's one wait for the
  * kernel, drain hands each row of the quiet half to @fn, then reports the
- * loss counters (@lost, the .bss copy) since the previous drain, and the
- * events that half's "other" row took (@to_other[2], emptied), all in
- * @mode (KS_DRAIN_CLEAR reports nothing, @r NULL).
+ * loss counters (@lost, the .bss copy) and the intervals timed from
+ * sched_info (@inferred, the .bss ks_inferred) since the previous drain,
+ * and the events that half's "other" row took (@to_other[2], emptied), all
+ * in @mode (KS_DRAIN_CLEAR reports nothing, @r NULL).
  */
 void ks_sched_mark(struct ks_sched_run *run, volatile uint32_t *bss_gen);
 int ks_sched_drain_report(struct ks_sched_run *run, const volatile struct ks_sched_lost *lost,
-			  volatile uint64_t *to_other, struct ks_report *r, ks_sched_row_fn fn, void *arg,
-			  enum ks_drain_mode mode);
+			  volatile uint64_t *to_other, const volatile uint64_t *inferred, struct ks_report *r,
+			  ks_sched_row_fn fn, void *arg, enum ks_drain_mode mode);
 
 void ks_sched_run_free(struct ks_sched_run *run);
 
@@ -158,9 +165,10 @@ extern const char *const ks_sched_hooks[];
  * run: defines <name>_open, <name>_hook, <name>_mark, <name>_drain_mode
  * and <name>_close for a context type @ctx_t with members run, skel and
  * r, rows of @nsub splits of @value_t, drained by @take_row into the
- * report.
+ * report; @with_wakeups when its programs follow wakeups (their losses are
+ * reported).
  */
-#define KS_SCHED_GLUE(name, ctx_t, nsub, value_t, hist_name, take_row)                          \
+#define KS_SCHED_GLUE(name, ctx_t, nsub, value_t, hist_name, take_row, with_wakeups)            \
 	static int name##_configure(void *vctx, void *skel, const char *hook)                   \
 	{                                                                                       \
 		ctx_t *ctx = vctx;                                                              \
@@ -207,7 +215,8 @@ extern const char *const ks_sched_hooks[];
 			ctx->run.old = ctx->run.gen ^ 1; /* what a KS_DRAIN_CLEAR empties */    \
 		}                                                                               \
 		ks_sched_attached(&ctx->run, s->obj, s->maps.rows, s->maps.hrows, s->maps.srows, \
-				  s->maps.sother);                                              \
+				  s->maps.sother, (volatile uint64_t *)&s->bss->ks_since);      \
+		ctx->run.wakeups = with_wakeups;                                                \
 		return 0;                                                                       \
 	}                                                                                       \
 	static const char *name##_hook(void *vctx)                                              \
@@ -228,8 +237,9 @@ extern const char *const ks_sched_hooks[];
                                                                                                 \
 		ctx->r = r;                                                                     \
 		err = ks_sched_drain_report(&ctx->run, &ctx->skel->bss->lost,                   \
-					    (volatile uint64_t *)ctx->skel->bss->ks_to_other, r, take_row, ctx, \
-					    mode);                                                      \
+					    (volatile uint64_t *)ctx->skel->bss->ks_to_other,           \
+					    (const volatile uint64_t *)ctx->skel->bss->ks_inferred, r,    \
+					    take_row, ctx, mode);                                       \
 		ctx->r = NULL;                                                                  \
 		return err;                                                                     \
 	}                                                                                       \
