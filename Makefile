@@ -38,7 +38,7 @@ BENCH_OBJS := $(patsubst bench/%.bpf.c,$(B)/bench/bpf/%.bpf.o,$(BENCH_BPF_SRCS))
 BENCH_SKELS := $(patsubst bench/%.bpf.c,$(B)/bench/skel/%.skel.h,$(BENCH_BPF_SRCS))
 BENCH_BINS := $(patsubst bench/%.c,$(B)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
 # bench/hookcost.sh's probes: one object each of bench/hookcost.bpf.c (see there)
-HOOKCOST_PROBES := empty clock clock2 pid cpu lines4 pages4 warm4 pcpu hash
+HOOKCOST_PROBES := empty clock clock2 pid cpu lines4 pages4 warm4 pcpu hash cgroup follow
 HOOKCOST_OBJS := $(patsubst %,$(B)/bench/bpf/hookcost-%.bpf.o,$(HOOKCOST_PROBES))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 

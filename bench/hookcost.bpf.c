@@ -21,6 +21,10 @@ char LICENSE[] SEC("license") = "GPL";
  *   warm4    enter and exit read the same 4 pages' lines (warm at exit)
  *   pcpu     exit increments a per-CPU array's value (inlined lookup)
  *   hash     exit increments a one-key hash map's value (a lookup helper)
+ *   cgroup   bpf_get_current_cgroup_id() compared at each: the -c filter,
+ *            which follows a `-- CMD` and its children in a cgroup of its own
+ *   follow   a hash lookup of the current tgid at each (present after the
+ *            first call): the alternative, a pid set that forks extend
  *
  * Between two syscalls of a loop the kernel runs its own paths, so what a
  * program touches has to be fetched again: lines4 against pages4 tells a
@@ -45,6 +49,17 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } hash SEC(".maps");
+
+/* the followed processes: sized as a pid set for a command and its children would be */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} follow SEC(".maps");
+
+/* the cgroup id compared with (one no task has: every event fails, as most do system-wide) */
+const volatile __u64 cgroup_id = 0;
 
 static __always_inline __attribute__((unused)) int read_lines(int n, int stride, int first)
 {
@@ -72,6 +87,18 @@ static __always_inline void at_both(void)
 #endif
 #ifdef PROBE_cpu
 	KEEP(bpf_get_smp_processor_id());
+#endif
+#ifdef PROBE_cgroup
+	KEEP(bpf_get_current_cgroup_id() == cgroup_id);
+#endif
+#ifdef PROBE_follow
+	{
+		__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+		__u8 one = 1;
+
+		if (!bpf_map_lookup_elem(&follow, &tgid))
+			bpf_map_update_elem(&follow, &tgid, &one, BPF_NOEXIST);
+	}
 #endif
 }
 

@@ -21,7 +21,7 @@ ROUNDS=${ROUNDS:-5}
 CALLS=${CALLS:-100000}
 REPS=${REPS:-5}
 CPU=${CPU:-$(($(nproc) - 1))}
-PROBES=${PROBES:-"empty clock clock2 pid cpu lines4 pages4 warm4 pcpu hash"}
+PROBES=${PROBES:-"empty clock clock2 pid cpu lines4 pages4 warm4 pcpu hash cgroup follow"}
 KSIGHT=${KSIGHT:-./ksight}
 OUT=${OUT:-$B/hookcost.json}
 

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "core/budget.h"
+#include "core/cmd.h"
 #include "core/collector.h"
 #include "core/driver.h"
 #include "core/filter.h"
@@ -52,7 +53,7 @@ static const struct ks_cmd_spec offcpu_spec = {
 		   "stacks it blocked in (kernel; user by frame pointers, or .eh_frame tables with --call-graph "
 		   "cfi); written as folded stacks in "
 		   "nanoseconds (default), JSON (-j), an SVG flame graph and pprof.",
-	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY,
+	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
 	.opts = offcpu_opts,
 };
 
@@ -72,7 +73,7 @@ static const struct ks_cmd_spec syscalls_spec = {
 	.summary = "With --stacks: time in syscalls (sys_enter to sys_exit), by the caller's user stack (frame "
 		   "pointers, or .eh_frame tables with --call-graph cfi) ending in the syscall's name; written as folded stacks in nanoseconds (default), "
 		   "JSON (-j), an SVG flame graph and pprof.",
-	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY,
+	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
 	.opts = syscalls_opts,
 };
 
@@ -93,7 +94,7 @@ static const struct ks_cmd_spec biolat_spec = {
 		   "stacks (kernel; user by frame pointers, or .eh_frame tables with --call-graph cfi); written "
 		   "as folded stacks in bytes (default), JSON "
 		   "(-j), an SVG flame graph and pprof.",
-	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY,
+	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
 	.opts = biolat_opts,
 };
 
@@ -101,7 +102,7 @@ static const struct ks_cmd_spec profile_spec = {
 	.name = "profile",
 	.summary = "On-CPU stacks sampled at -F HZ, counted by process, kernel stack and user stack; written "
 		   "as folded stacks (default), JSON (-j), an SVG flame graph and pprof.",
-	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY,
+	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
 	.opts = profile_opts,
 };
 
@@ -270,6 +271,8 @@ static int write_json(const struct ks_profile_result *res, const struct cli *cl,
 	ks_json_obj_end(j);
 	ks_json_key(j, "maps");
 	ks_budget_write_json(&res->budget, j);
+	if (cl->o.c->cmd)
+		ks_cmd_write_json(cl->o.c->cmd, j);
 	ks_json_key(j, "stacks");
 	ks_json_arr_begin(j);
 	for (size_t i = 0; i < st->n; i++) {
@@ -316,7 +319,7 @@ static int emit(struct ks_sink *sink, int (*write)(const struct ks_profile_resul
 	return err;
 }
 
-static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int argc, char **argv)
+static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int argc, char **argv, struct ks_cmd *cmd)
 {
 	/* syscalls: the kernel part is the entry path, the same for every call: left out unless asked */
 	struct cli cl = { .mode = mode,
@@ -345,6 +348,13 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 		cl.o.kernel = !cl.uonly;
 	cl.o.user = !cl.konly;
 	cl.o.c = &c;
+	/* -- CMD: forked at its gate now, for the filter to follow its cgroup */
+	if (c.cmd_argv) {
+		err = ks_cmd_spawn(cmd, c.cmd_argv);
+		if (err)
+			return err == -EINVAL ? 2 : 1;
+		c.cmd = cmd;
+	}
 	if (ks_filter_build(&c, &cl.o.filter))
 		return 2;
 	if (c.output) {
@@ -358,6 +368,7 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 		goto close;
 	err = ks_profile_run(&cl.o, &res);
 	started = !err;
+	ks_cmd_say(c.cmd);
 	if (!err) {
 		ks_stacks_sort(&res.st);
 		if (ks_verbose && !offcpu)
@@ -423,9 +434,19 @@ close:
 	return ret;
 }
 
+/* run_stacks, then the command of -- CMD released whatever the return: one still at its gate ends without running */
+static int stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int argc, char **argv)
+{
+	struct ks_cmd cmd = { .pid = 0 };
+	int ret = run_stacks(spec, mode, argc, argv, &cmd);
+
+	ks_cmd_release(&cmd);
+	return ret;
+}
+
 int cmd_profile(int argc, char **argv)
 {
-	return run_stacks(&profile_spec, M_PROFILE, argc, argv);
+	return stacks(&profile_spec, M_PROFILE, argc, argv);
 }
 
 /* `NAME --stacks` is this command; plain NAME is the collector, run as every collector is. */
@@ -435,7 +456,7 @@ static int stacks_or_collector(const struct ks_cmd_spec *spec, enum stack_mode m
 
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--stacks"))
-			return run_stacks(spec, mode, argc, argv);
+			return stacks(spec, mode, argc, argv);
 	return col ? ks_collector_run(col, argc, argv) : 2;
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "core/cmd.h"
 #include "core/driver.h"
 #include "core/filter.h"
 #include "core/log.h"
@@ -52,7 +53,7 @@ static const struct ks_cmd_spec rec_spec = {
 	.summary = "Record tracepoint events into FILE (-o): each raw record with its time, CPU, tgid and comm, "
 		   "read later by 'ksight report' and 'ksight info'. Every event that passes the filters is "
 		   "recorded, sampled out or counted as lost.",
-	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_OUTPUT | KS_O_MEMORY,
+	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
 	.opts = rec_opts,
 };
 
@@ -156,7 +157,7 @@ static int rec_opt(void *vctx, int id, const char *arg)
 	return -EINVAL;
 }
 
-int cmd_record(int argc, char **argv)
+static int record(int argc, char **argv, struct ks_cmd *cmd)
 {
 	/* buf_size 0: the recorder sizes the rings from the budget */
 	struct rec_ctx ctx = { .before = 1, .after = 1 };
@@ -215,6 +216,13 @@ int cmd_record(int argc, char **argv)
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
+	/* -- CMD: forked at its gate now, for the filter to follow its cgroup */
+	if (c.cmd_argv && (err = ks_cmd_spawn(cmd, c.cmd_argv))) {
+		ks_rec_latency_free(&lat);
+		ks_rec_tps_free(&ctx.tps);
+		return err == -EINVAL ? 2 : 1;
+	}
+	c.cmd = c.cmd_argv ? cmd : NULL;
 	if (ks_filter_build(&c, &o.filter) || (ctx.filter && !(filters = ks_rec_filters(ctx.filter, &ctx.tps))) ||
 	    (ctx.trigger && !(triggers = ks_rec_triggers(ctx.trigger, &ctx.tps)))) {
 		free(filters);
@@ -307,7 +315,9 @@ int cmd_record(int argc, char **argv)
 	o.before_ns = (uint64_t)(ctx.before * 1e9);
 	o.after_ns = (uint64_t)(ctx.after * 1e9);
 	o.trigger_all = ctx.trigger_all;
+	o.cmd = c.cmd;
 	err = ctx.kv.err ? ctx.kv.err : ks_rec_run(&o, &st);
+	ks_cmd_say(c.cmd);
 	ks_rec_kv_free(&ctx.kv);
 	ks_rec_latency_free(&lat);
 	ks_rec_tps_free(&ctx.tps);
@@ -344,4 +354,14 @@ int cmd_record(int argc, char **argv)
 	if (!st.exact)
 		p_warn("per-CPU counts do not add up: produced != filtered + sampled out + recorded + lost");
 	return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct ks_cmd cmd = { .pid = 0 };
+	int ret = record(argc, argv, &cmd);
+
+	/* after every return of record: a command still at its gate ends without running */
+	ks_cmd_release(&cmd);
+	return ret;
 }

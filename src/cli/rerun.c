@@ -16,7 +16,7 @@ static const struct ks_cmd_spec rerun_spec = {
 	.summary = "Record the session of FILE again into NEW (-o): the same events, filters, sample rate, buffer "
 		   "sizes and duration (-d overrides it), from FILE's manifest. Warns where the kernel, host or CPU "
 		   "count differ from the recording's. A recording of one process (-p) needs -p PID, the process to "
-		   "follow now, when its own is gone.",
+		   "follow now, when its own is gone; one made with -- CMD runs CMD again.",
 	.args = "FILE",
 	.common = KS_O_DURATION | KS_O_OUTPUT | KS_O_PID,
 };
@@ -148,7 +148,7 @@ int cmd_rerun(int argc, char **argv)
 	const char *file, *val;
 	char *m, buf[64], pid[32];
 	size_t mlen = 0;
-	int rc;
+	int rc, cmd;
 
 	ks_common_init(&c);
 	file = parse_file_args(&rerun_spec, argc, argv, &c, NULL, NULL, &rc);
@@ -184,9 +184,12 @@ int cmd_rerun(int argc, char **argv)
 	if (ks_rec_kv_get(m, mlen, "anonymized", buf, sizeof(buf)))
 		p_warn("'%s' is anonymized: filters on names in its arguments may hold tokens, not names", file);
 
-	/* the recorded arguments, less the output (and the duration or pid when given anew), then the new ones */
+	/* the recorded options, less the output (and the duration or pid when given anew), then the new ones,
+	 * then "-- CMD" as it was: the command's own arguments are not ksight's options */
+	for (cmd = 0; cmd < a.n && strcmp(a.v[cmd], "--"); cmd++)
+		;
 	args_push(&rec, "record");
-	for (int i = 0; i < a.n; i++) {
+	for (int i = 0; i < cmd; i++) {
 		if (is_opt(a.v[i], 'o', "output", &val) || (c.duration > 0 && is_opt(a.v[i], 'd', "duration", &val)) ||
 		    (c.pid && is_opt(a.v[i], 'p', "pid", &val))) {
 			if (!val)
@@ -207,6 +210,8 @@ int cmd_rerun(int argc, char **argv)
 		args_push(&rec, "-p");
 		args_push(&rec, pid);
 	}
+	for (int i = cmd; i < a.n; i++)
+		args_push(&rec, a.v[i]);
 	args_free(&a);
 	if (rec.oom) {
 		p_err("out of memory");

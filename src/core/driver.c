@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/cmd.h"
 #include "core/driver.h"
 #include "core/loader.h"
 #include "core/pin.h"
@@ -120,10 +121,11 @@ static bool watch_gone(struct watch *w)
 	return w->gone;
 }
 
-/* Sleeps until @deadline (monotonic seconds; 0: none), a stop signal or the watched process's exit. */
-static void wait_until(double deadline, struct watch *w)
+/* Sleeps until @deadline (monotonic seconds; 0: none), a stop signal, the watched process's or the command's exit. */
+static void wait_until(double deadline, struct watch *w, struct ks_cmd *cmd)
 {
-	while (!ks_stop_signal && !watch_gone(w)) {
+	/* the command's SIGCHLD interrupts the poll */
+	while (!ks_stop_signal && !watch_gone(w) && !ks_cmd_exited(cmd)) {
 		double left = deadline ? deadline - now_s() : TICK_S;
 		struct pollfd p = { .fd = w->fd, .events = POLLIN };
 
@@ -178,6 +180,7 @@ static int emit(struct ks_driver *d, int interval, double window, bool final)
 		r->has_time = true;
 		r->wall = wall;
 		r->mono = mono;
+		r->cmd = d->c->cmd;
 		if (errs[i]) {
 			p_err("%s: cannot read results: %s", name, strerror(-errs[i]));
 			ret = 1;
@@ -237,13 +240,13 @@ int ks_drive(struct ks_driver *d)
 	watch_init(&w, c->pid);
 	start = last = now_s();
 	end = c->duration ? start + c->duration : 0;
-	while (!ks_stop_signal && !watch_gone(&w)) {
+	while (!ks_stop_signal && !watch_gone(&w) && !ks_cmd_exited(c->cmd)) {
 		double next = c->interval ? last + c->interval : 0, t;
 
 		if (!next || (end && end < next))
 			next = end;
-		wait_until(next, &w);
-		if (ks_stop_signal || w.gone)
+		wait_until(next, &w, c->cmd);
+		if (ks_stop_signal || w.gone || ks_cmd_exited(c->cmd))
 			break;
 		t = now_s();
 		if (!next || t < next)
@@ -261,10 +264,13 @@ int ks_drive(struct ks_driver *d)
 		}
 		break;
 	}
+	/* a command still running at -d or a stop signal ends first (the signal forwarded), inside the window */
+	ks_cmd_stop(c->cmd, (int)ks_stop_signal);
 	/* the final report: the last (maybe partial) interval, or the whole run */
 	e = emit(d, c->interval ? interval + 1 : 0, now_s() - last, true);
 	if (e)
 		ret = e;
+	ks_cmd_say(c->cmd);
 	if (ks_stop_signal)
 		p_info("stopped by signal %d", (int)ks_stop_signal);
 	else if (w.gone)

@@ -11,6 +11,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include "core/cmd.h"
 #include "core/filter.h"
 #include "core/log.h"
 #include "core/parse.h"
@@ -110,6 +111,11 @@ int ks_filter_build(const struct ks_common *c, struct ks_filter *f)
 		}
 		f->flags |= KS_F_CGROUP;
 	}
+	if (c->cmd) {
+		/* -- CMD: its cgroup, which its children inherit (-c is refused with it) */
+		f->flags |= KS_F_CGROUP;
+		f->cgroup_id = c->cmd->cgroup_id;
+	}
 	if (c->has_cpus) {
 		long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 		bool any = false;
@@ -143,7 +149,7 @@ void ks_filter_describe(const struct ks_common *c, const struct ks_filter *f, st
 		ks_report_meta_num(r, "pid", f->tgid);
 	if (f->flags & KS_F_TID)
 		ks_report_meta_num(r, "tid", f->tid);
-	if (f->flags & KS_F_CGROUP) {
+	if ((f->flags & KS_F_CGROUP) && c->cgroup) {
 		ks_report_meta_str(r, "cgroup", c->cgroup);
 		ks_report_meta_num(r, "cgroup_id", f->cgroup_id);
 	}

@@ -111,8 +111,9 @@ void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out)
 {
 	char keys[256];
 
-	fprintf(out, "Usage: ksight %s [OPTIONS]%s%s\n\n%s\n\nOptions:\n", spec->name,
-		spec->args ? " " : "", spec->args ? spec->args : "", spec->summary);
+	fprintf(out, "Usage: ksight %s [OPTIONS]%s%s%s\n\n%s\n\nOptions:\n", spec->name,
+		spec->args ? " " : "", spec->args ? spec->args : "", spec->common & KS_O_CMD ? " [-- CMD [ARG...]]" : "",
+		spec->summary);
 	for (const struct ks_optdef *o = spec->opts; o && o->name; o++)
 		print_opt(out, o);
 	for (size_t i = 0; i < NCOMMON; i++) {
@@ -122,6 +123,34 @@ void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out)
 		if (common_defs[i].bit == KS_O_BY && ks_spec_by_keys(spec, keys, sizeof(keys)))
 			fprintf(out, "  %-24s KEY: %s\n", "", ks_spec_by_keys(spec, keys, sizeof(keys)));
 	}
+	if (spec->common & KS_O_CMD)
+		fprintf(out, "  %-24s %s\n", "-- CMD [ARG...]",
+			"run CMD once attached (as the user who ran sudo); follow it and its children; end at its exit");
+}
+
+/*
+ * After the last option: a "--" that getopt took as the end of the options
+ * (not as an option's argument, @last_arg) starts the command.  Returns
+ * argc when it did, @idx when there is none, -EINVAL after a one-line error.
+ */
+static int take_cmd(const struct ks_cmd_spec *spec, int argc, char **argv, int idx, const char *last_arg,
+		    struct ks_common *c)
+{
+	if (!(spec->common & KS_O_CMD) || idx < 1 || idx > argc || strcmp(argv[idx - 1], "--") ||
+	    argv[idx - 1] == last_arg)
+		return idx;
+	if (idx == argc) {
+		p_err("%s: '--' needs a command after it, e.g. 'ksight %s -- sleep 1'", spec->name, spec->name);
+		return -EINVAL;
+	}
+	/* -p and -t name processes that run already; -c a cgroup, which the command gets of its own */
+	if (c->pid || c->tid || c->cgroup) {
+		p_err("%s: -- CMD follows the command it starts: it goes without %s", spec->name,
+		      c->pid ? "-p" : c->tid ? "-t" : "-c");
+		return -EINVAL;
+	}
+	c->cmd_argv = &argv[idx];
+	return argc;
 }
 
 /* True when @key is one of the '|'-separated words of @keys. */
@@ -251,6 +280,7 @@ int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct 
 	char sopts[3 * MAXOPTS + 2];
 	const struct ks_optdef *defs[MAXOPTS];
 	bool is_common[MAXOPTS];
+	const char *last_arg = NULL;
 	int n = 0, sn = 0, opt, idx;
 
 	sopts[sn++] = '+'; /* stop at the first positional argument */
@@ -312,6 +342,7 @@ int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct 
 				break;
 		if (i == n)
 			return -EINVAL;
+		last_arg = optarg;
 		if (is_common[i]) {
 			if (parse_common(spec, c, opt, optarg))
 				return -EINVAL;
@@ -324,7 +355,7 @@ int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct 
 				return err < 0 && err != KS_OPTS_HELP ? err : -EINVAL;
 		}
 	}
-	return optind;
+	return take_cmd(spec, argc, argv, optind, last_arg, c);
 }
 
 int ks_opts_parse_noargs(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,

@@ -23,8 +23,9 @@ enum ks_common_opt {
 	KS_O_MEMORY = 1u << 11,
 	KS_O_SELF = 1u << 12,
 	KS_O_SORT = 1u << 13,
+	KS_O_CMD = 1u << 14, /* "-- CMD [ARG...]": run CMD once attached (core/cmd.h) */
 	KS_O_FILTERS = KS_O_PID | KS_O_TID | KS_O_CGROUP | KS_O_CPU | KS_O_COMM | KS_O_SELF,
-	KS_O_COLLECTOR = 0x3fff,
+	KS_O_COLLECTOR = 0x7fff,
 };
 
 /* The shortest -i: below it the reports cost more than the events they count. */
@@ -32,6 +33,7 @@ enum ks_common_opt {
 
 /* Values of the shared options; defaults set by ks_common_init. */
 struct ks_budget_share;
+struct ks_cmd;
 
 struct ks_common {
 	double duration; /* seconds; 0 (no -d) runs until SIGINT/SIGTERM */
@@ -51,6 +53,8 @@ struct ks_common {
 	struct ks_budget_share *share; /* serve, run: this instance's part of max_memory (core/budget.h) */
 	bool include_self; /* --include-self: ksight's own events are counted too */
 	const char *sort;    /* --sort column; NULL: the collector's order */
+	char **cmd_argv;     /* -- CMD [ARG...]: NULL-terminated, or NULL */
+	struct ks_cmd *cmd;  /* its state once spawned (core/cmd.h): the filter follows its cgroup */
 };
 
 /*
@@ -95,8 +99,9 @@ char *ks_by_format(const struct ks_by_word *words, char *buf, size_t len);
 /* The --by words @spec takes as "w1|w2" in @buf (by_words or by_keys), or NULL if it takes none. */
 const char *ks_spec_by_keys(const struct ks_cmd_spec *spec, char *buf, size_t len);
 /*
- * Parses argv (argv[0] is the command name).  Returns the index of the
- * first positional argument, KS_OPTS_HELP after printing help to stdout,
+ * Parses argv (argv[0] is the command name).  With KS_O_CMD, what follows
+ * a "--" is the command (c->cmd_argv) and all of argv counts as parsed.
+ * Returns the index of the first positional argument, KS_OPTS_HELP after printing help to stdout,
  * or -EINVAL after printing a one-line error.  A callback's own negative
  * errno other than -EINVAL (e.g. -EACCES: tracefs not readable) is passed
  * on, so the command can exit 1 for what is missing rather than 2 for

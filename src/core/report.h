@@ -114,6 +114,7 @@ struct ks_strlist {
 };
 
 struct ks_budget;
+struct ks_cmd;
 
 struct ks_report {
 	const char *collector;
@@ -144,6 +145,7 @@ struct ks_report {
 	bool has_time;
 	struct timespec wall, mono;	/* end of the window: CLOCK_REALTIME and CLOCK_MONOTONIC */
 	const struct ks_schema *schema; /* the collector's declared columns, or NULL */
+	const struct ks_cmd *cmd;	/* -- CMD: JSON "command" (its state at the end of the window), or NULL */
 };
 
 void ks_report_init(struct ks_report *r, const char *collector, const char *hook);

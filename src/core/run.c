@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/cmd.h"
 #include "core/collector.h"
 #include "core/driver.h"
 #include "core/filter.h"
@@ -51,7 +52,11 @@ static int run_instances(struct ks_instance *in, int n, const struct ks_common *
 	for (int i = 0; i < n; i++)
 		fprintf(stderr, "ksight: tracing %s (hook %s)%s\n", in[i].col->spec.name,
 			in[i].col->hook ? in[i].col->hook(in[i].ctx) : "?",
-			i + 1 < n || c->duration ? "" : c->pid ? "; Ctrl-C or the process's exit ends" : "; Ctrl-C to end");
+			i + 1 < n || c->duration ? "" : c->pid ? "; Ctrl-C or the process's exit ends"
+					     : c->cmd ? "; Ctrl-C or the command's exit ends" : "; Ctrl-C to end");
+	/* everything attached: the command's first system call is seen */
+	if (c->cmd && ks_cmd_start(c->cmd))
+		goto out;
 	ret = ks_drive(&d);
 out:
 	for (int i = 0; i < opened; i++)
@@ -81,10 +86,25 @@ static int parse_with_args(const struct ks_collector *col, int argc, char **argv
 	return 0;
 }
 
+/* -- CMD: forks the gated command, whose cgroup the filter then follows; 0 or the exit code (2: it cannot run). */
+static int spawn_cmd(struct ks_common *c, struct ks_cmd *cmd)
+{
+	int err;
+
+	if (!c->cmd_argv)
+		return 0;
+	err = ks_cmd_spawn(cmd, c->cmd_argv);
+	if (err)
+		return err == -EINVAL ? 2 : 1;
+	c->cmd = cmd;
+	return 0;
+}
+
 int ks_collector_run(const struct ks_collector *col, int argc, char **argv)
 {
 	struct ks_instance in;
 	struct ks_filter f;
+	struct ks_cmd cmd;
 	int err, ret;
 
 	err = ks_instance_init(&in, col);
@@ -104,11 +124,17 @@ int ks_collector_run(const struct ks_collector *col, int argc, char **argv)
 			return 1;
 		}
 	}
-	if (err == KS_OPTS_HELP || err < 0 || ks_filter_build(&in.c, &f)) {
+	if (err == KS_OPTS_HELP || err < 0) {
 		ks_instance_close(&in);
 		return err == KS_OPTS_HELP ? 0 : 2;
 	}
-	ret = run_instances(&in, 1, &in.c, &f);
+	ret = spawn_cmd(&in.c, &cmd);
+	if (ret) {
+		ks_instance_close(&in);
+		return ret;
+	}
+	ret = ks_filter_build(&in.c, &f) ? 2 : run_instances(&in, 1, &in.c, &f);
+	ks_cmd_release(in.c.cmd);
 	ks_instance_close(&in);
 	return ret;
 }
@@ -196,7 +222,7 @@ static int add_funclat(struct run_list *l)
 	return add_names(l, "funclat");
 }
 
-static int multi_run(struct run_list *l, int argc, char **argv)
+static int multi_run(struct run_list *l, int argc, char **argv, struct ks_cmd *cmd)
 {
 	struct ks_instance in[16];
 	struct ks_common c;
@@ -221,6 +247,9 @@ static int multi_run(struct run_list *l, int argc, char **argv)
 		p_err("run: no collector given; e.g. 'ksight run syscalls,runqlat'");
 		return 2;
 	}
+	ret = spawn_cmd(&c, cmd);
+	if (ret)
+		return ret;
 	if (ks_filter_build(&c, &f))
 		return 2;
 	for (; n < l->n; n++) {
@@ -258,8 +287,11 @@ out:
 int ks_multi_run(int argc, char **argv)
 {
 	struct run_list l = { .n = 0 };
-	int ret = multi_run(&l, argc, argv);
+	struct ks_cmd cmd = { .pid = 0 };
+	int ret = multi_run(&l, argc, argv, &cmd);
 
+	/* after every return of multi_run: the command at its gate ends without running */
+	ks_cmd_release(&cmd);
 	ks_arglist_free(&l.fl);
 	return ret;
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "core/budget.h"
+#include "core/cmd.h"
 #include "core/json.h"
 #include "output/output.h"
 
@@ -86,6 +87,8 @@ int ks_write_json(const struct ks_report *r, FILE *out)
 		ks_json_key(j, "maps");
 		ks_budget_write_json(r->budget, j);
 	}
+	if (r->cmd)
+		ks_cmd_write_json(r->cmd, j);
 	ks_json_kv_u64(j, "total_rows", (uint64_t)r->nrows);
 	ks_json_key(j, "rows");
 	ks_json_arr_begin(j);

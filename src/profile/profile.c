@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/cmd.h"
 #include "core/bpfutil.h"
 #include "core/driver.h"
 #include "core/log.h"
@@ -972,7 +973,14 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	fprintf(stderr, "ksight: tracing %s (%s%s)%s\n",
 		o->offcpu ? "offcpu --stacks" : o->syscalls ? "syscalls --stacks" : o->bio ? "biolat --stacks" : "profile",
 		res->event, o->offcpu || o->syscalls || o->bio ? "" : o->dwarf ? ", dwarf" : o->cfi ? ", cfi" : ", fp",
-		o->c->duration ? "" : o->c->pid ? "; Ctrl-C or the process's exit ends" : "; Ctrl-C to end");
+		o->c->duration ? "" : o->c->pid ? "; Ctrl-C or the process's exit ends"
+				    : o->c->cmd ? "; Ctrl-C or the command's exit ends" : "; Ctrl-C to end");
+	/* everything attached: the command's first instructions are sampled */
+	if (o->c->cmd) {
+		err = ks_cmd_start(o->c->cmd);
+		if (err)
+			goto out;
+	}
 	start = now_s();
 	end = o->c->duration > 0 ? start + o->c->duration : 0;
 	pr.end = end;
@@ -984,6 +992,9 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		if (end && t >= end)
 			break;
 		if (o->c->pid && !ks_procfs_pid_exists(NULL, o->c->pid, 0))
+			break;
+		/* its SIGCHLD interrupts the poll below */
+		if (ks_cmd_exited(o->c->cmd))
 			break;
 		if (t >= next_drain) {
 			err = drain_period(&pr, rb);
@@ -1001,6 +1012,8 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 			break;
 		}
 	}
+	/* a command still running at -d or a stop signal ends inside the profile, the signal forwarded */
+	ks_cmd_stop(o->c->cmd, (int)ks_stop_signal);
 	res->duration_s = now_s() - start;
 	for (int i = 0; i < (ncpu < 2 ? 2 : ncpu); i++) {
 		bpf_link__destroy(links[i]);

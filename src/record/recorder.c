@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -14,6 +15,7 @@
 #include <tracefs.h>
 #include "core/bpfutil.h"
 #include "core/budget.h"
+#include "core/cmd.h"
 #include "core/loader.h"
 #include "core/log.h"
 #include "core/sysinfo.h"
@@ -490,6 +492,14 @@ static int write_trailer(struct rec *r, const struct ks_rec_opts *o, const struc
 		ks_rec_kv_add(&kv, "flight.dropped", "%llu", (unsigned long long)(st->recorded - st->flight_written));
 		ks_rec_kv_add(&kv, "flight.triggers_dropped", "%llu", (unsigned long long)st->triggers_dropped);
 	}
+	if (o->cmd && o->cmd->done) {
+		ks_rec_kv_add(&kv, "command.pid", "%d", (int)o->cmd->pid);
+		if (WIFEXITED(o->cmd->status))
+			ks_rec_kv_add(&kv, "command.exit_status", "%d", WEXITSTATUS(o->cmd->status));
+		else
+			ks_rec_kv_add(&kv, "command.signal", "%d", WTERMSIG(o->cmd->status));
+		ks_rec_kv_add(&kv, "command.wall_s", "%.6f", o->cmd->end_s - o->cmd->start_s);
+	}
 	if (r->fl && o->latency) {
 		ks_rec_kv_add(&kv, "flight.latency_pairs", "%llu", (unsigned long long)st->lat_pairs);
 		ks_rec_kv_add(&kv, "flight.latency_over", "%llu", (unsigned long long)st->lat_over);
@@ -697,7 +707,13 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		}
 	}
 	fprintf(stderr, "ksight: tracing %d event%s into %s%s\n", o->tps->n, o->tps->n == 1 ? "" : "s", o->output,
-		o->duration > 0 ? "" : " (Ctrl-C ends)");
+		o->duration > 0 ? "" : o->cmd ? " (Ctrl-C or the command's exit ends)" : " (Ctrl-C ends)");
+	/* everything attached: the command's first system call is recorded */
+	if (o->cmd) {
+		err = ks_cmd_start(o->cmd);
+		if (err)
+			goto out;
+	}
 	end = o->duration > 0 ? now_s() + o->duration : 0;
 	next_flush = now_s() + 1;
 	while (!*o->stop && !r.err && !r.full) {
@@ -707,6 +723,9 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		if (end && t >= end)
 			break;
 		if (o->target_pid && kill(o->target_pid, 0) && errno == ESRCH)
+			break;
+		/* its SIGCHLD interrupts the poll below */
+		if (ks_cmd_exited(o->cmd))
 			break;
 		n = ring_buffer__poll(ring, 100);
 		if (n < 0 && n != -EINTR) {
@@ -736,6 +755,8 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 				break;
 		}
 	}
+	/* a command still running (-d, a stop signal, a full file) ends inside the recording, the signal forwarded */
+	ks_cmd_stop(o->cmd, (int)*o->stop);
 	/* detach first, then drain: after this nothing more is produced, so the counts are final */
 	for (int i = 0; i < o->tps->n; i++) {
 		bpf_link__destroy(links[i]);

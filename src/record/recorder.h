@@ -11,6 +11,7 @@
 #include "format/pair.h"
 
 struct ks_anon;
+struct ks_cmd;
 
 struct ks_rec_tp {
 	char *sys, *name;
@@ -71,6 +72,7 @@ struct ks_rec_opts {
 	const struct ks_rec_latency *latency; /* --trigger-latency (NULL: none); either trigger opens a window */
 	uint64_t before_ns, after_ns;
 	bool trigger_all;		   /* every trigger (after the previous window), not only the first */
+	struct ks_cmd *cmd; /* -- CMD, spawned: started once attached, the run ends at its exit (NULL: none) */
 };
 
 struct ks_rec_stats {

@@ -24,6 +24,15 @@ static const struct ks_cmd_spec spec = {
 
 /* accepts only -d and the built-in -v/-h */
 static const struct ks_cmd_spec spec_min = { .name = "mini", .summary = "Minimal.", .common = KS_O_DURATION };
+/* the same without -- CMD: there "--" only ends the options */
+static const struct ks_cmd_spec spec_nocmd = {
+	.name = "test",
+	.summary = "A command for the tests.",
+	.args = "[ARG]",
+	.common = KS_O_COLLECTOR & ~(unsigned int)KS_O_CMD,
+	.by_keys = "syscall|pid|comm",
+	.opts = own_opts,
+};
 
 struct cb_ctx {
 	int calls;
@@ -392,7 +401,7 @@ TEST(json_errors_on_stdout)
 	ks_json = false;
 }
 
-#define HELP_HEAD "Usage: ksight test [OPTIONS] [ARG]\n\nA command for the tests.\n\nOptions:\n"
+#define HELP_HEAD "Usage: ksight test [OPTIONS] [ARG] [-- CMD [ARG...]]\n\nA command for the tests.\n\nOptions:\n"
 
 TEST(help)
 {
@@ -403,6 +412,8 @@ TEST(help)
 	EXPECT_TRUE(!strncmp(r->out, HELP_HEAD, strlen(HELP_HEAD)));
 	/* the command's own options first, then every shared one it takes, with --by's keys */
 	EXPECT_TRUE(strstr(r->out, "  -F, --flag               a flag of the command\n") != NULL);
+	/* a command that takes -- CMD says so last */
+	EXPECT_TRUE(strstr(r->out, "  -- CMD [ARG...]          run CMD once attached") != NULL);
 	EXPECT_TRUE(strstr(r->out, "  -l, --level N            a level from 1 to 3\n") != NULL);
 	EXPECT_TRUE(strstr(r->out, "      --long-only WORD     an option with no short form\n") != NULL);
 	EXPECT_TRUE(strstr(r->out, "      --by KEY             aggregate by KEY\n"
@@ -449,11 +460,35 @@ TEST(positional_arguments)
 
 	EXPECT_EQ_INT(r->rc, 3);
 	EXPECT_TRUE(!r->c.json);
-	r = PARSE(&spec, "--", "-j");
+	/* a command that takes no -- CMD: "--" ends the options */
+	r = PARSE(&spec_nocmd, "--", "-j");
 	EXPECT_EQ_INT(r->rc, 2);
 	EXPECT_TRUE(!r->c.json);
-	r = PARSE(&spec, "-p", "3", "--", "x");
+	r = PARSE(&spec_nocmd, "-p", "3", "--", "x");
 	EXPECT_EQ_INT(r->rc, 4);
+	EXPECT_TRUE(r->c.cmd_argv == NULL);
+}
+
+TEST(cmd_after_double_dash)
+{
+	/* what follows "--" is the command, its options its own; all of argv is parsed */
+	struct res *r = PARSE(&spec, "-d", "1", "--", "ls", "-j");
+
+	EXPECT_EQ_INT(r->rc, 6);
+	EXPECT_TRUE(!r->c.json);
+	EXPECT_TRUE(r->c.cmd_argv != NULL);
+	EXPECT_EQ_STR(r->c.cmd_argv[0], "ls");
+	EXPECT_EQ_STR(r->c.cmd_argv[1], "-j");
+	EXPECT_TRUE(r->c.cmd_argv[2] == NULL);
+	/* "--" as an option's argument is no separator */
+	r = PARSE(&spec, "-o", "--", "x");
+	EXPECT_EQ_INT(r->rc, 3);
+	EXPECT_EQ_STR(r->c.output, "--");
+	EXPECT_TRUE(r->c.cmd_argv == NULL);
+	EXPECT_REJECTED(PARSE(&spec, "--"), "'--' needs a command after it");
+	EXPECT_REJECTED(PARSE(&spec, "-p", "3", "--", "x"), "goes without -p");
+	EXPECT_REJECTED(PARSE(&spec, "-t", "3", "--", "x"), "goes without -t");
+	EXPECT_REJECTED(PARSE(&spec, "-c", "app", "--", "x"), "goes without -c");
 }
 
 /*
