@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <event-parse.h>
+#include "core/log.h"
+#include "format/fmtcheck.h"
 #include "format/pair.h"
 #include "format/recording.h"
 
@@ -35,12 +37,13 @@ static bool fits(struct tep_event *ev, struct ks_rec_event *e)
 	for (f = ev->format.fields; f; f = f->next) {
 		uint32_t off, len;
 
-		if ((unsigned int)(f->offset + f->size) > e->len)
+		/* offsets and sizes are ints, and checked non-negative when the format was read */
+		if ((int64_t)f->offset + f->size > (int64_t)e->len)
 			return false;
 		if (!(f->flags & TEP_FIELD_IS_DYNAMIC) || f->size != 4)
 			continue;
 		ks_field_span(f, raw, &off, &len);
-		if (off + len > e->len)
+		if ((uint64_t)off + len > e->len)
 			memset(raw + f->offset, 0, 4);
 	}
 	return true;
@@ -80,14 +83,48 @@ static int grow_cpus(struct ks_recording *rec, uint32_t cpu)
 	return 0;
 }
 
-static int add_format(struct ks_recording *rec, const char *p, uint32_t len)
+static bool refused(const struct ks_recording *rec, int id)
+{
+	for (size_t i = 0; i < rec->nrefused_ids; i++)
+		if (rec->refused_ids[i] == id)
+			return true;
+	return false;
+}
+
+/* A format that is refused leaves its events unknown, counted; the first reason is kept for the warning. */
+static int add_format(struct ks_recording *rec, struct ks_fmt_check *fc, const char *p, uint32_t len)
 {
 	const char *nul = memchr(p, '\0', len);
+	char why[160]; /* with "%.40s: " it fits bad_format_why */
+	int err, id;
 
-	if (!nul)
-		return 0; /* damaged beyond its CRC: not a format */
-	/* a format that does not parse leaves its events unknown, counted */
-	tep_parse_event(rec->tep, nul + 1, len - (size_t)(nul + 1 - p), p);
+	if (!nul) {
+		err = -EBADMSG;
+		snprintf(why, sizeof(why), "no system name");
+		id = -1;
+	} else {
+		err = ks_fmt_add(fc, rec->tep, p, nul + 1, len - (size_t)(nul + 1 - p), &id, why, sizeof(why));
+	}
+	if (err != -EBADMSG)
+		return err;
+	if (!rec->bad_formats++) {
+		char name[64] = "?";
+		const char *n = nul ? memmem(nul + 1, len - (size_t)(nul + 1 - p), "name: ", 6) : NULL;
+
+		/* "name: NAME\n" is the text's first line: enough to say which event */
+		if (n)
+			sscanf(n + 6, "%63[A-Za-z0-9_]", name);
+		snprintf(rec->bad_format_why, sizeof(rec->bad_format_why), "%.40s:%s: %s", nul ? p : "?", name, why);
+	}
+	if (id >= 0) {
+		/* in the library's handle all the same: its records are left out by their type */
+		int *n = realloc(rec->refused_ids, (rec->nrefused_ids + 1) * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		rec->refused_ids = n;
+		rec->refused_ids[rec->nrefused_ids++] = id;
+	}
 	return 0;
 }
 
@@ -101,6 +138,7 @@ static int add_events(struct ks_recording *rec, size_t ci, void *p)
 	if (err)
 		return err;
 	rec->lost[c->cpu] += c->lost;
+	rec->chunk_events += c->count;
 	while ((ce = ks_rec_next_event(p, c->len, &off))) {
 		struct ks_rec_event *e = (struct ks_rec_event *)ce;
 		struct tep_event *ev;
@@ -113,7 +151,7 @@ static int add_events(struct ks_recording *rec, size_t ci, void *p)
 			continue;
 		}
 		memcpy(&type, e + 1, 2);
-		ev = tep_find_event(rec->tep, type);
+		ev = refused(rec, type) ? NULL : tep_find_event(rec->tep, type);
 		if (!ev) {
 			rec->unknown_events++;
 			continue;
@@ -138,8 +176,30 @@ static int add_events(struct ks_recording *rec, size_t ci, void *p)
 	return 0;
 }
 
+/*
+ * The events the trailer says this file holds, or -1 without a trailer: a
+ * flight recording's flight.written (its file.events was 0 in files
+ * written before that was fixed), else file.events, else (files from
+ * before it, never rotated) recorded.
+ */
+static int64_t trailer_events(const struct ks_recording *rec)
+{
+	const char *t = rec->trailer;
+	size_t tl = rec->trailer_len;
+	char v[32], *end;
+	unsigned long long n;
+
+	if (!ks_rec_kv_get(t, tl, "flight.written", v, sizeof(v)) && !ks_rec_kv_get(t, tl, "file.events", v, sizeof(v)) &&
+	    (ks_rec_kv_get(t, tl, "rotation.index", v, sizeof(v)) || !ks_rec_kv_get(t, tl, "recorded", v, sizeof(v))))
+		return -1;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	return errno || end == v || *end || n > INT64_MAX ? -1 : (int64_t)n;
+}
+
 int ks_recording_load(struct ks_recording *rec, const char *path)
 {
+	struct ks_fmt_check fc = { { 0 } };
 	int err;
 
 	memset(rec, 0, sizeof(*rec));
@@ -162,9 +222,12 @@ int ks_recording_load(struct ks_recording *rec, const char *path)
 		err = ks_rec_read(&rec->rd, i, &p);
 		if (err)
 			goto fail;
-		if (c->type == KS_REC_FORMAT)
-			add_format(rec, p, c->len);
-		if (c->type == KS_REC_MANIFEST && !rec->manifest) {
+		if (c->type == KS_REC_FORMAT) {
+			err = add_format(rec, &fc, p, c->len);
+			free(p);
+			if (err)
+				goto fail;
+		} else if (c->type == KS_REC_MANIFEST && !rec->manifest) {
 			rec->manifest = p;
 			rec->manifest_len = c->len;
 		} else if (c->type == KS_REC_TRAILER) {
@@ -192,6 +255,7 @@ int ks_recording_load(struct ks_recording *rec, const char *path)
 		err = -ENOMEM;
 		goto fail;
 	}
+	rec->trailer_events = trailer_events(rec);
 	if (rec->nev) {
 		qsort(rec->evs, rec->nev, sizeof(*rec->evs), cmp_ev);
 		rec->first_ts = rec->evs[0].e->ts;
@@ -201,6 +265,30 @@ int ks_recording_load(struct ks_recording *rec, const char *path)
 fail:
 	ks_recording_free(rec);
 	return err;
+}
+
+void ks_recording_warn(const struct ks_recording *rec, const char *file)
+{
+	const struct ks_rec_reader *r = &rec->rd;
+
+	if (r->cut_bytes)
+		p_warn("'%s' is cut: its last %llu bytes form no whole chunk (was 'record' killed?)", file,
+		       (unsigned long long)r->cut_bytes);
+	if (r->bad_chunks || r->bad_bytes)
+		p_warn("'%s': %llu damaged chunks and %llu bytes skipped (bad CRC or header)", file,
+		       (unsigned long long)r->bad_chunks, (unsigned long long)r->bad_bytes);
+	if (r->seq_gaps)
+		p_warn("'%s': %llu chunks missing by sequence number (removed or damaged)", file,
+		       (unsigned long long)r->seq_gaps);
+	if (r->seq_repeats)
+		p_warn("'%s': %llu chunks repeat an earlier chunk's sequence number (%llu exact copies left out)", file,
+		       (unsigned long long)r->seq_repeats, (unsigned long long)r->repeats_dropped);
+	if (rec->bad_formats)
+		p_warn("'%s': %llu event formats refused, their events left out (%s)", file,
+		       (unsigned long long)rec->bad_formats, rec->bad_format_why);
+	if (ks_recording_count_differs(rec))
+		p_warn("'%s': the trailer counts %lld events, the chunks hold %llu", file,
+		       (long long)rec->trailer_events, (unsigned long long)rec->chunk_events);
 }
 
 void ks_recording_free(struct ks_recording *rec)
@@ -214,6 +302,7 @@ void ks_recording_free(struct ks_recording *rec)
 	free(rec->trailer);
 	free(rec->recorded);
 	free(rec->lost);
+	free(rec->refused_ids);
 	if (rec->tep)
 		tep_free(rec->tep);
 	ks_rec_free(&rec->rd);
