@@ -2,32 +2,38 @@
 #ifndef KS_FORMAT_FMTCHECK_H
 #define KS_FORMAT_FMTCHECK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct tep_handle;
 
-/* What the formats already accepted fix for the next ones: their common fields. */
-struct ks_fmt_check {
-	char commons[256]; /* "name:offset:size;..." of the first accepted format, "" before */
+/* One format chunk: "system\0" then the tracefs text. */
+struct ks_fmt {
+	const char *sys, *text; /* in */
+	size_t len;		/* of @text */
+	int id;			/* out: its event ID when it went into the handle (even refused), else -1 */
+	bool refused;		/* out: its records must be left out */
+	bool raw_print;		/* out: its print format did not parse and was left empty */
+	char why[160];		/* out: when refused */
 };
 
 /*
- * Parses the tracefs format @text (@len bytes) of system @sys into @tep
- * if it is safe to: it parses (its fields alone first, in a scratch
- * handle, since libtraceevent's parser dereferences a print argument that
- * names no field), every field lies inside a record of KS_REC_MAX_RAW
- * bytes (in 64-bit arithmetic: offsets are ints there), a dynamic field is
- * a 4-byte locator, common_type is the record's first two bytes, the
- * common fields are those of every other format (libtraceevent reads every
- * record's through the first format's), every REC->field of the print
- * format names a field, and no format in @tep has its ID.  The fields are
- * checked again as @tep parsed them.
- *
- * 0 when added.  -EBADMSG with the reason in @why when refused: *@id is
- * then the ID when the format went into @tep all the same (its records
- * must be left out), else -1.  -ENOMEM.
+ * Parses the formats @v[0..n) into @tep, those that are safe to.  Each is
+ * tried first in a child process (libtraceevent leaks on malformed text,
+ * and crashes on some), where it must have the shape tracefs writes
+ * (field lines "\tfield:DECL;\toffset:N;\tsize:N;\tsigned:N;", printable
+ * ASCII); its fields alone must parse, each inside a record of
+ * KS_REC_MAX_RAW bytes (in 64-bit arithmetic: offsets are ints there), a
+ * dynamic one a 4-byte locator, common_type the record's first two bytes;
+ * every REC->field of its print format must name a field (libtraceevent's
+ * parser follows one that names none).  Then, here: its common fields must
+ * be those of the formats before it (libtraceevent reads every record's
+ * through one format's), its ID new; it is parsed with its print format,
+ * or an empty one when that did not parse in the child, and its fields
+ * are checked again as parsed.  Verdicts are kept for the process (by the
+ * whole text), so the same formats read again fork no child: not for
+ * threads at once.  0, or -errno (ENOMEM, fork or pipe).
  */
-int ks_fmt_add(struct ks_fmt_check *c, struct tep_handle *tep, const char *sys, const char *text, size_t len, int *id,
-	       char *why, size_t whylen);
+int ks_fmt_add_all(struct tep_handle *tep, struct ks_fmt *v, size_t n);
 
 #endif

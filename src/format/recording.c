@@ -83,49 +83,79 @@ static int grow_cpus(struct ks_recording *rec, uint32_t cpu)
 	return 0;
 }
 
-static bool refused(const struct ks_recording *rec, int id)
+static bool id_in(const int *v, size_t n, int id)
 {
-	for (size_t i = 0; i < rec->nrefused_ids; i++)
-		if (rec->refused_ids[i] == id)
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == id)
 			return true;
 	return false;
 }
 
-/* A format that is refused leaves its events unknown, counted; the first reason is kept for the warning. */
-static int add_format(struct ks_recording *rec, struct ks_fmt_check *fc, const char *p, uint32_t len)
+bool ks_rec_raw_print(const struct ks_recording *rec, int id)
 {
-	const char *nul = memchr(p, '\0', len);
-	char why[160]; /* with "%.40s: " it fits bad_format_why */
-	int err, id;
+	return id_in(rec->raw_print_ids, rec->nraw_print_ids, id);
+}
 
-	if (!nul) {
-		err = -EBADMSG;
-		snprintf(why, sizeof(why), "no system name");
-		id = -1;
-	} else {
-		err = ks_fmt_add(fc, rec->tep, p, nul + 1, len - (size_t)(nul + 1 - p), &id, why, sizeof(why));
-	}
-	if (err != -EBADMSG)
-		return err;
+static int add_id(int **v, size_t *n, int id)
+{
+	int *g = realloc(*v, (*n + 1) * sizeof(*g));
+
+	if (!g)
+		return -ENOMEM;
+	*v = g;
+	g[(*n)++] = id;
+	return 0;
+}
+
+static void note_refused(struct ks_recording *rec, const char *sys, const char *text, size_t len, const char *why)
+{
 	if (!rec->bad_formats++) {
 		char name[64] = "?";
-		const char *n = nul ? memmem(nul + 1, len - (size_t)(nul + 1 - p), "name: ", 6) : NULL;
+		const char *n = text ? memmem(text, len, "name: ", 6) : NULL;
 
 		/* "name: NAME\n" is the text's first line: enough to say which event */
 		if (n)
 			sscanf(n + 6, "%63[A-Za-z0-9_]", name);
-		snprintf(rec->bad_format_why, sizeof(rec->bad_format_why), "%.40s:%s: %s", nul ? p : "?", name, why);
+		snprintf(rec->bad_format_why, sizeof(rec->bad_format_why), "%.40s:%s: %s", sys, name, why);
 	}
-	if (id >= 0) {
-		/* in the library's handle all the same: its records are left out by their type */
-		int *n = realloc(rec->refused_ids, (rec->nrefused_ids + 1) * sizeof(*n));
+}
 
-		if (!n)
-			return -ENOMEM;
-		rec->refused_ids = n;
-		rec->refused_ids[rec->nrefused_ids++] = id;
+/*
+ * The formats of @fmts[0..n) (payloads: "system\0" and the text) into
+ * libtraceevent, checked (src/format/fmtcheck.h).  A refused format leaves
+ * its events unknown, counted; the first reason is kept for the warning.
+ */
+static int add_formats(struct ks_recording *rec, char **fmts, const uint32_t *lens, size_t n)
+{
+	struct ks_fmt *v = calloc(n + 1, sizeof(*v));
+	size_t k = 0;
+	int err;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *nul = memchr(fmts[i], '\0', lens[i]);
+
+		if (!nul) {
+			note_refused(rec, "?", NULL, 0, "no system name");
+			continue;
+		}
+		v[k++] = (struct ks_fmt){ .sys = fmts[i], .text = nul + 1, .len = lens[i] - (size_t)(nul + 1 - fmts[i]) };
 	}
-	return 0;
+	err = ks_fmt_add_all(rec->tep, v, k);
+	for (size_t i = 0; i < k && !err; i++) {
+		if (!v[i].refused) {
+			if (v[i].raw_print)
+				err = add_id(&rec->raw_print_ids, &rec->nraw_print_ids, v[i].id);
+			continue;
+		}
+		note_refused(rec, v[i].sys, v[i].text, v[i].len, v[i].why);
+		/* in the library's handle all the same: its records are left out by their type */
+		if (v[i].id >= 0)
+			err = add_id(&rec->refused_ids, &rec->nrefused_ids, v[i].id);
+	}
+	free(v);
+	return err;
 }
 
 static int add_events(struct ks_recording *rec, size_t ci, void *p)
@@ -151,7 +181,7 @@ static int add_events(struct ks_recording *rec, size_t ci, void *p)
 			continue;
 		}
 		memcpy(&type, e + 1, 2);
-		ev = refused(rec, type) ? NULL : tep_find_event(rec->tep, type);
+		ev = id_in(rec->refused_ids, rec->nrefused_ids, type) ? NULL : tep_find_event(rec->tep, type);
 		if (!ev) {
 			rec->unknown_events++;
 			continue;
@@ -199,7 +229,9 @@ static int64_t trailer_events(const struct ks_recording *rec)
 
 int ks_recording_load(struct ks_recording *rec, const char *path)
 {
-	struct ks_fmt_check fc = { { 0 } };
+	char **fmts = NULL;
+	uint32_t *lens = NULL;
+	size_t nfmts = 0;
 	int err;
 
 	memset(rec, 0, sizeof(*rec));
@@ -208,7 +240,9 @@ int ks_recording_load(struct ks_recording *rec, const char *path)
 		return err;
 	rec->tep = tep_alloc();
 	rec->payloads = calloc(rec->rd.nchunks + 1, sizeof(*rec->payloads));
-	if (!rec->tep || !rec->payloads) {
+	fmts = calloc(rec->rd.nchunks + 1, sizeof(*fmts));
+	lens = calloc(rec->rd.nchunks + 1, sizeof(*lens));
+	if (!rec->tep || !rec->payloads || !fmts || !lens) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -223,10 +257,9 @@ int ks_recording_load(struct ks_recording *rec, const char *path)
 		if (err)
 			goto fail;
 		if (c->type == KS_REC_FORMAT) {
-			err = add_format(rec, &fc, p, c->len);
-			free(p);
-			if (err)
-				goto fail;
+			/* kept for add_formats: they are checked all at once */
+			fmts[nfmts] = p;
+			lens[nfmts++] = c->len;
 		} else if (c->type == KS_REC_MANIFEST && !rec->manifest) {
 			rec->manifest = p;
 			rec->manifest_len = c->len;
@@ -238,6 +271,9 @@ int ks_recording_load(struct ks_recording *rec, const char *path)
 			free(p);
 		}
 	}
+	err = add_formats(rec, fmts, lens, nfmts);
+	if (err)
+		goto fail;
 	for (size_t i = 0; i < rec->rd.nchunks; i++) {
 		if (rec->rd.chunks[i].hdr.type != KS_REC_EVENTS)
 			continue;
@@ -261,9 +297,13 @@ int ks_recording_load(struct ks_recording *rec, const char *path)
 		rec->first_ts = rec->evs[0].e->ts;
 		rec->last_ts = rec->evs[rec->nev - 1].e->ts;
 	}
-	return 0;
 fail:
-	ks_recording_free(rec);
+	for (size_t i = 0; i < nfmts; i++)
+		free(fmts[i]);
+	free(fmts);
+	free(lens);
+	if (err)
+		ks_recording_free(rec);
 	return err;
 }
 
@@ -303,6 +343,7 @@ void ks_recording_free(struct ks_recording *rec)
 	free(rec->recorded);
 	free(rec->lost);
 	free(rec->refused_ids);
+	free(rec->raw_print_ids);
 	if (rec->tep)
 		tep_free(rec->tep);
 	ks_rec_free(&rec->rd);

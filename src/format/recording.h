@@ -33,6 +33,8 @@ struct ks_recording {
 	char bad_format_why[208]; /* "system: why" of the first */
 	int *refused_ids;	/* IDs of refused formats that are in @tep all the same */
 	size_t nrefused_ids;
+	int *raw_print_ids;	/* IDs of formats whose print format did not parse (left empty in @tep) */
+	size_t nraw_print_ids;
 	uint64_t chunk_events;	/* events the intact chunks hold, by their headers */
 	int64_t trailer_events;	/* events the trailer says the file holds; -1: no trailer */
 	uint64_t first_ts, last_ts;
@@ -42,6 +44,8 @@ struct ks_recording {
 /* Opens @path and decodes it; 0 or negative errno (-EBADMSG, -EPROTO: not a recording). */
 int ks_recording_load(struct ks_recording *rec, const char *path);
 void ks_recording_free(struct ks_recording *rec);
+/* True when event @id's print format did not parse: its fields are printed raw, as libtraceevent does then. */
+bool ks_rec_raw_print(const struct ks_recording *rec, int id);
 /* One warning line (p_warn) per kind of damage in @rec: cut, damaged, missing or repeated chunks, refused formats, counts. */
 void ks_recording_warn(const struct ks_recording *rec, const char *file);
 
