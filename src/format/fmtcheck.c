@@ -197,6 +197,39 @@ static int check_shape(const char *text, const char *pf, const char *end, char *
 	return 0;
 }
 
+/*
+ * True when the print format @pf..@end prints a byte range only as
+ * __print_hex[_str](__get_dynamic_array(X), __get_dynamic_array_len(X)):
+ * libtraceevent reads __print_hex's and __print_array's length from the
+ * format or the record (a constant 100000, REC->len) and reads that many
+ * bytes, past the record.  A dynamic array's length is checked against
+ * its record when it is read (recording.c fits()).
+ */
+static bool print_ranges_safe(const char *pf, const char *end)
+{
+	static const char *const helpers[] = { "__print_hex(", "__print_hex_str(", "__print_array(" };
+	size_t len = (size_t)(end - pf);
+
+	for (int h = 0; h < 3; h++) {
+		const char *p = pf;
+		size_t hl = strlen(helpers[h]);
+
+		while ((p = memmem(p, len - (size_t)(p - pf), helpers[h], hl))) {
+			char a[64], b[64];
+			int n = -1;
+
+			p += hl;
+			if (h == 2)
+				return false; /* a count and an element size: printed raw */
+			if (sscanf(p, "__get_dynamic_array(%63[A-Za-z0-9_]), __get_dynamic_array_len(%63[A-Za-z0-9_]))%n", a,
+				   b, &n) != 2 ||
+			    n < 0 || strcmp(a, b))
+				return false;
+		}
+	}
+	return true;
+}
+
 /* One format's verdict from the probing child: a pipe record, under PIPE_BUF so it is written whole. */
 struct verdict {
 	int32_t index, state, id;
@@ -254,10 +287,12 @@ static void probe_one(const struct ks_fmt *f, struct verdict *v)
 		goto cleanup;
 	v->id = ev->id;
 	v->state = V_OK_FIELDS;
-	/* libtraceevent keeps an event whose print format fails, flagged, and leaks: then it gets an empty one */
+	/* libtraceevent keeps an event whose print format fails, flagged, and leaks: then it gets an empty one,
+	 * as does one that prints a byte range of a length not checked against the record */
 	if (!tep_parse_event(full, f->text, f->len, f->sys)) {
 		ev = tep_get_first_event(full);
-		if (ev && ev->id == v->id && !(ev->flags & TEP_EVENT_FL_FAILED) && tep_get_events_count(full) == 1)
+		if (ev && ev->id == v->id && !(ev->flags & TEP_EVENT_FL_FAILED) && tep_get_events_count(full) == 1 &&
+		    print_ranges_safe(pf, f->text + f->len))
 			v->state = V_OK;
 	}
 cleanup:

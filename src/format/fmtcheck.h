@@ -9,7 +9,7 @@ struct tep_handle;
 
 /* One format chunk: "system\0" then the tracefs text. */
 struct ks_fmt {
-	const char *sys, *text; /* in */
+	const char *sys, *text; /* in; @text followed by a NUL (as ks_rec_read leaves a payload) */
 	size_t len;		/* of @text */
 	int id;			/* out: its event ID when it went into the handle (even refused), else -1 */
 	bool refused;		/* out: its records must be left out */

@@ -75,6 +75,9 @@ def main():
                                    rb'\g<1>4294967295\g<2>\g<3>'),
         # offset + size overflows a signed int
         'size-intmax': with_format(d, cs, rb'(;\s*size:)4(;\s*signed:\d;\s*\n\s*\nprint)', rb'\g<1>2147483647\g<2>'),
+        # libtraceevent's tep_print_event reads __print_hex's length of bytes, past the record
+        'print-hex-100000': with_format(d, cs, rb'print fmt: [^\n]*__get_str\(filename\)[^\n]*',
+                                        b'print fmt: "%s", __print_hex(REC->pid, 100000)'),
         # an events chunk twice (as in `cat A A`, or a copy gone wrong), and one removed
         'chunk-repeat': d[:HDR] + b''.join(pack(f, p) * (2 if i == ev[0] else 1) for i, (f, p) in enumerate(cs)),
         'chunk-gap': d[:HDR] + b''.join(pack(f, p) for i, (f, p) in enumerate(cs) if i != ev[0]),

@@ -10,7 +10,7 @@ python3 tests/fuzz/mkrepro.py "$T_TMP/a.ksr" "$T_TMP/r" || { t_fail "mkrepro" "t
 python3 tests/fuzz/mkrepro.py "$T_TMP/a.ksr" "$T_TMP/c" --corpus
 same=0
 for f in "$T_TMP/c"/repro-*; do cmp -s "$f" "tests/fuzz/corpus/recfile/${f##*/}" && same=$((same + 1)); done
-t_eq "the committed corpus reproducers are what mkrepro.py makes" "6" "$same"
+t_eq "the committed corpus reproducers are what mkrepro.py makes" "7" "$same"
 
 # The sanitized build when there is one (a finding aborts it), else $KSIGHT: a crash is a signal either way.
 BIN=$KSIGHT
@@ -45,6 +45,14 @@ for r in printflags-nofield common-type-2g offset-wrap size-intmax; do
 	h_run "$r: report --csv" report --csv "$f"
 	h_run "$r: diff" diff "$T_TMP/a.ksr" "$f"
 done
+# a print format that reads a byte range of a length from the format: its fields are printed raw
+f=$T_TMP/r/repro-print-hex-100000
+for c in "report" "report --csv" "info" "report -j"; do
+	h_run "print-hex: $c" $c "$f"
+done
+"$BIN" report "$f" >"$T_TMP/out" 2>&1
+t_eq "print-hex: the event's fields printed raw, as for a print format libtraceevent fails on" "1" \
+	"$(grep -c 'sched_process_exec: \[FAILED TO PARSE\] filename=/usr/bin/true pid=[0-9]* old_pid=' "$T_TMP/out")"
 # the other format of each file and its events are intact
 t_eq "offset-wrap: the events of the other format are shown" \
 	"$("$BIN" report -j "$T_TMP/a.ksr" | grep -c sched_switch)" "$("$BIN" report -j "$T_TMP/r/repro-offset-wrap" 2>/dev/null | grep -c sched_switch)"

@@ -106,3 +106,24 @@ TEST(fields_outside_the_record)
 	for (size_t i = 0; i < 5; i++)
 		free(t[i]);
 }
+
+TEST(byte_ranges_of_unchecked_length_print_raw)
+{
+	char *t[] = {
+		exec_fmt(1, "pid_t old_pid", "\"%s\", __print_hex(__get_dynamic_array(filename), __get_dynamic_array_len(filename))"),
+		exec_fmt(2, "pid_t old_pid", "\"%s\", __print_hex(REC->pid, 100000)"),
+		exec_fmt(3, "pid_t old_pid", "\"%s\", __print_hex_str(__get_dynamic_array(filename), REC->pid)"),
+		exec_fmt(4, "pid_t old_pid", "\"%s\", __print_array(__get_dynamic_array(filename), 4, 8)"),
+	};
+	struct ks_fmt v[4];
+	struct tep_handle *tep = add(t, v, 4);
+
+	/* a dynamic array's own length is checked against each record; other lengths are not */
+	EXPECT_TRUE(!v[0].refused && !v[0].raw_print);
+	EXPECT_TRUE(!v[1].refused && v[1].raw_print);
+	EXPECT_TRUE(!v[2].refused && v[2].raw_print);
+	EXPECT_TRUE(!v[3].refused && v[3].raw_print);
+	tep_free(tep);
+	for (size_t i = 0; i < 4; i++)
+		free(t[i]);
+}
