@@ -320,7 +320,7 @@ static int kv_json_obj(struct ks_json *j, const char *text, size_t len)
 	if (!err && l.n && !by)
 		err = -ENOMEM;
 	ks_json_obj_begin(j);
-	if (!err) {
+	if (!err && l.n) {
 		for (size_t i = 0; i < l.n; i++)
 			by[i] = &l.v[i];
 		qsort(by, l.n, sizeof(*by), cmp_kv_line);

@@ -75,6 +75,12 @@ h_run "chunk removed: info -j" info -j "$T_TMP/r/repro-chunk-gap"
 t_eq "chunk removed: info -j has the gap and the mismatch" "1 true $n_a 0" \
 	"$(jq -r '"\(.seq_gaps) \(.count_mismatch) \(.trailer_events) \(.chunk_events)"' "$T_TMP/out")"
 
+# a file cut in its trailer: info -j has an empty trailer object and no trailer count
+head -c -10 "$T_TMP/a.ksr" >"$T_TMP/cut.ksr"
+h_run "cut in the trailer: info -j" info -j "$T_TMP/cut.ksr"
+t_eq "cut in the trailer: not closed, trailer {}, trailer_events null" "false {} null" \
+	"$(jq -c -j '.closed, " ", .trailer, " ", .trailer_events' "$T_TMP/out")"
+
 # info -j: valid JSON with unique keys (jq keeps the last of a repeated key; python can tell)
 "$BIN" info -j "$T_TMP/a.ksr" >"$T_TMP/info.json"
 t_eq "info -j: unique keys; event and arg lists are arrays" "ok 2" "$(python3 -c '
