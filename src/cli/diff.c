@@ -123,10 +123,11 @@ static int load_side(struct side *s)
 	if (err) {
 		p_err(err == -EBADMSG || err == -EPROTO ? "'%s' is not a ksight recording this version reads"
 							: "cannot read '%s': %s",
-		      s->file, strerror(-err));
+		      s->file, ks_rec_strerror(err));
 		return err;
 	}
 	s->loaded = true;
+	ks_recording_warn(&s->rec, s->file);
 	start = ks_rec_manifest_u64(&s->rec, "clock.start.monotonic_ns");
 	end = ks_rec_kv_get(s->rec.trailer, s->rec.trailer_len, "clock.end.monotonic_ns", v, sizeof(v))
 		      ? strtoull(v, NULL, 10)

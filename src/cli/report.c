@@ -146,18 +146,8 @@ static int load(struct ks_recording *rec, const char *file)
 		p_err("'%s' is not a ksight recording%s", file,
 		      err == -EPROTO ? " this version reads (other version or byte order)" : "");
 	else if (err)
-		p_err("cannot read '%s': %s", file, strerror(-err));
+		p_err("cannot read '%s': %s", file, ks_rec_strerror(err));
 	return err;
-}
-
-static void damage_note(const struct ks_recording *rec)
-{
-	if (rec->rd.cut_bytes)
-		p_warn("the recording is cut: its last %llu bytes form no whole chunk (was 'record' killed?)",
-		       (unsigned long long)rec->rd.cut_bytes);
-	if (rec->rd.bad_chunks || rec->rd.bad_bytes)
-		p_warn("%llu damaged chunks and %llu bytes skipped (bad CRC or header)",
-		       (unsigned long long)rec->rd.bad_chunks, (unsigned long long)rec->rd.bad_bytes);
 }
 
 /* @path for writing (NULL: stdout); KS_FILE_TRUNC in @flags empties it now, else ks_file_empty does later. */
@@ -224,7 +214,7 @@ int cmd_report(int argc, char **argv)
 			ks_recording_free(&rec);
 			return 2;
 		}
-	damage_note(&rec);
+	ks_recording_warn(&rec, file);
 	if (ctx.realtime) {
 		if (!ks_rec_manifest_u64(&rec, "clock.start.realtime_ns")) {
 			p_err("'%s' has no clock calibration in its manifest: --clock realtime cannot be had", file);
@@ -269,7 +259,6 @@ int cmd_report(int argc, char **argv)
 
 struct kv_print {
 	FILE *out;
-	struct ks_json *j;
 };
 
 static void kv_text(void *vctx, const char *key, const char *val)
@@ -284,27 +273,132 @@ static void kv_text(void *vctx, const char *key, const char *val)
 	fputc('\n', p->out);
 }
 
-static void kv_json(void *vctx, const char *key, const char *val)
+/* Manifest keys that are lists by nature: arrays in JSON even with one value. */
+static const char *const kv_lists[] = { "event", "arg", "cpu.governor", NULL };
+
+struct kv_line {
+	char *key, *val;
+	size_t at;   /* line number */
+	size_t n;    /* lines with this key (on the first of them) */
+	size_t next; /* the next line with this key, or SIZE_MAX */
+};
+
+struct kv_lines {
+	struct kv_line *v;
+	size_t n;
+	int err;
+};
+
+static void kv_collect(void *vctx, const char *key, const char *val)
 {
-	ks_json_kv_str(((struct kv_print *)vctx)->j, key, val);
+	struct kv_lines *l = vctx;
+	struct kv_line *g;
+
+	if (l->err)
+		return;
+	g = realloc(l->v, (l->n + 1) * sizeof(*g));
+	if (!g) {
+		l->err = -ENOMEM;
+		return;
+	}
+	l->v = g;
+	g[l->n] = (struct kv_line){ strdup(key), strdup(val), l->n, 0, SIZE_MAX };
+	if (!g[l->n].key || !g[l->n].val)
+		l->err = -ENOMEM;
+	l->n++;
+}
+
+static int cmp_kv_line(const void *a, const void *b)
+{
+	const struct kv_line *x = *(struct kv_line *const *)a, *y = *(struct kv_line *const *)b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/*
+ * "key\tvalue\n" lines as one JSON object with unique keys, in first-seen
+ * order: a key that is a list (kv_lists) or that repeats is an array of
+ * its values.  Sorted by key once, so a hostile file's million lines cost
+ * n log n, not n squared.
+ */
+static int kv_json_obj(struct ks_json *j, const char *text, size_t len)
+{
+	struct kv_lines l = { 0 };
+	struct kv_line **by = NULL;
+	int err;
+
+	ks_rec_kv_each(text, len, kv_collect, &l);
+	err = l.err;
+	by = l.n ? malloc(l.n * sizeof(*by)) : NULL;
+	if (!err && l.n && !by)
+		err = -ENOMEM;
+	ks_json_obj_begin(j);
+	if (!err && l.n) {
+		for (size_t i = 0; i < l.n; i++)
+			by[i] = &l.v[i];
+		qsort(by, l.n, sizeof(*by), cmp_kv_line);
+		/* chain each key's lines in file order, counted on the first */
+		for (size_t i = 0, first = 0; i < l.n; i++) {
+			if (i && !strcmp(by[i]->key, by[i - 1]->key)) {
+				by[i - 1]->next = by[i]->at;
+				l.v[by[first]->at].n++;
+				continue;
+			}
+			first = i;
+			by[i]->n = 1;
+		}
+		for (size_t i = 0; i < l.n; i++) {
+			struct kv_line *k = &l.v[i];
+			bool list = k->n > 1;
+
+			if (!k->n)
+				continue; /* not the first with its key: written with it */
+			for (int x = 0; kv_lists[x]; x++)
+				list |= !strcmp(k->key, kv_lists[x]);
+			ks_json_key(j, k->key);
+			if (!list) {
+				ks_json_str(j, k->val);
+				continue;
+			}
+			ks_json_arr_begin(j);
+			for (size_t at = i; at != SIZE_MAX; at = l.v[at].next)
+				ks_json_str(j, l.v[at].val);
+			ks_json_arr_end(j);
+		}
+	}
+	ks_json_obj_end(j);
+	for (size_t i = 0; i < l.n; i++) {
+		free(l.v[i].key);
+		free(l.v[i].val);
+	}
+	free(l.v);
+	free(by);
+	return err;
 }
 
 /* Events by name, in first-seen order. */
 struct ev_count {
-	struct tep_event *ev;
+	const struct tep_event *ev; /* the last format seen under this name */
+	char name[128];
 	uint64_t n;
 };
 
+/* By "system:name", not by format: two formats of one name (a hostile file) are one key in JSON. */
 static int count_events(const struct ks_recording *rec, struct ev_count **out)
 {
 	struct ev_count *v = NULL;
-	int n = 0;
+	int n = 0, k = 0;
 
 	for (size_t i = 0; i < rec->nev; i++) {
-		int k;
+		const struct tep_event *ev = rec->evs[i].ev;
+		char name[128];
 
-		for (k = 0; k < n && v[k].ev != rec->evs[i].ev; k++)
-			;
+		if (!n || v[k].ev != ev) {
+			ks_rec_ev_name(ev, name, sizeof(name));
+			for (k = 0; k < n && strcmp(v[k].name, name); k++)
+				;
+		}
 		if (k == n) {
 			struct ev_count *g = realloc(v, (size_t)(n + 1) * sizeof(*g));
 
@@ -313,45 +407,63 @@ static int count_events(const struct ks_recording *rec, struct ev_count **out)
 				return -ENOMEM;
 			}
 			v = g;
-			v[n++] = (struct ev_count){ rec->evs[i].ev, 0 };
+			v[n] = (struct ev_count){ .ev = ev };
+			memcpy(v[n++].name, name, sizeof(name));
 		}
+		v[k].ev = ev;
 		v[k].n++;
 	}
 	*out = v;
 	return n;
 }
 
-static void info_json(const struct ks_recording *rec, const char *file, struct ev_count *ec, int nec, FILE *out)
+/* Damage fields that info -j always has; the text form prints them on its damage line. */
+static void damage_json(struct ks_json *j, const struct ks_recording *rec)
 {
-	struct ks_json *j = ks_json_new(out);
-	struct kv_print p = { out, j };
-	char name[128];
-
-	if (!j)
-		return;
-	ks_json_obj_begin(j);
-	ks_json_kv_str(j, "file", file);
-	ks_json_kv_u64(j, "bytes", rec->rd.size);
-	ks_json_kv_u64(j, "chunks", rec->rd.nchunks);
 	ks_json_kv_u64(j, "cut_bytes", rec->rd.cut_bytes);
 	ks_json_kv_u64(j, "bad_chunks", rec->rd.bad_chunks);
 	ks_json_kv_u64(j, "bad_bytes", rec->rd.bad_bytes);
 	ks_json_kv_u64(j, "bad_events", rec->bad_events + rec->unknown_events);
+	ks_json_kv_u64(j, "seq_gaps", rec->rd.seq_gaps);
+	ks_json_kv_u64(j, "seq_repeats", rec->rd.seq_repeats);
+	ks_json_kv_u64(j, "repeats_dropped", rec->rd.repeats_dropped);
+	ks_json_kv_u64(j, "bad_formats", rec->bad_formats);
+	if (rec->bad_formats)
+		ks_json_kv_str(j, "bad_format", rec->bad_format_why);
+	ks_json_kv_u64(j, "chunk_events", rec->chunk_events);
+	ks_json_key(j, "trailer_events");
+	if (rec->trailer_events >= 0)
+		ks_json_u64(j, (uint64_t)rec->trailer_events);
+	else
+		ks_json_null(j);
+	ks_json_key(j, "count_mismatch");
+	ks_json_bool(j, ks_recording_count_differs(rec));
+}
+
+static int info_json(const struct ks_recording *rec, const char *file, struct ev_count *ec, int nec, FILE *out)
+{
+	struct ks_json *j = ks_json_new(out);
+	int err;
+
+	if (!j)
+		return -ENOMEM;
+	ks_json_obj_begin(j);
+	ks_json_kv_str(j, "file", file);
+	ks_json_kv_u64(j, "bytes", rec->rd.size);
+	ks_json_kv_u64(j, "chunks", rec->rd.nchunks);
+	damage_json(j, rec);
 	ks_json_key(j, "closed");
 	ks_json_bool(j, rec->trailer_len > 0);
 	ks_json_key(j, "manifest");
-	ks_json_obj_begin(j);
-	ks_rec_kv_each(rec->manifest, rec->manifest_len, kv_json, &p);
-	ks_json_obj_end(j);
+	err = kv_json_obj(j, rec->manifest, rec->manifest_len);
 	ks_json_key(j, "trailer");
-	ks_json_obj_begin(j);
-	ks_rec_kv_each(rec->trailer, rec->trailer_len, kv_json, &p);
-	ks_json_obj_end(j);
+	if (!err)
+		err = kv_json_obj(j, rec->trailer, rec->trailer_len);
 	ks_json_kv_u64(j, "events_total", rec->nev);
 	ks_json_key(j, "events");
 	ks_json_obj_begin(j);
 	for (int i = 0; i < nec; i++)
-		ks_json_kv_u64(j, ks_rec_ev_name(ec[i].ev, name, sizeof(name)), ec[i].n);
+		ks_json_kv_u64(j, ec[i].name, ec[i].n);
 	ks_json_obj_end(j);
 	ks_json_key(j, "cpus");
 	ks_json_arr_begin(j);
@@ -369,27 +481,37 @@ static void info_json(const struct ks_recording *rec, const char *file, struct e
 	ks_json_obj_end(j);
 	ks_json_free(j);
 	fputc('\n', out);
+	return err;
 }
 
 static void info_text(const struct ks_recording *rec, const char *file, struct ev_count *ec, int nec, FILE *out)
 {
-	struct kv_print p = { out, NULL };
+	const struct ks_rec_reader *r = &rec->rd;
+	struct kv_print p = { out };
 	uint64_t lost = 0;
-	char name[128], ename[4 * 128 + 1];
+	char ename[4 * 128 + 1];
 
-	fprintf(out, "%s: %llu bytes, %zu chunks%s\n", file, (unsigned long long)rec->rd.size, rec->rd.nchunks,
+	fprintf(out, "%s: %llu bytes, %zu chunks%s\n", file, (unsigned long long)r->size, r->nchunks,
 		rec->trailer_len ? "" : " (not closed: no trailer, the recording was cut)");
-	if (rec->rd.cut_bytes || rec->rd.bad_chunks || rec->rd.bad_bytes || rec->bad_events || rec->unknown_events)
-		fprintf(out, "damage: %llu bytes cut at the end, %llu bad chunks, %llu bytes skipped, %llu bad events\n",
-			(unsigned long long)rec->rd.cut_bytes, (unsigned long long)rec->rd.bad_chunks,
-			(unsigned long long)rec->rd.bad_bytes,
-			(unsigned long long)(rec->bad_events + rec->unknown_events));
+	if (r->cut_bytes || r->bad_chunks || r->bad_bytes || rec->bad_events || rec->unknown_events || r->seq_gaps ||
+	    r->seq_repeats || rec->bad_formats)
+		fprintf(out,
+			"damage: %llu bytes cut at the end, %llu bad chunks, %llu bytes skipped, %llu bad events, "
+			"%llu chunks missing, %llu repeated (%llu copies left out), %llu formats refused\n",
+			(unsigned long long)r->cut_bytes, (unsigned long long)r->bad_chunks,
+			(unsigned long long)r->bad_bytes, (unsigned long long)(rec->bad_events + rec->unknown_events),
+			(unsigned long long)r->seq_gaps, (unsigned long long)r->seq_repeats,
+			(unsigned long long)r->repeats_dropped, (unsigned long long)rec->bad_formats);
+	if (rec->bad_formats)
+		fprintf(out, "refused format: %s\n", rec->bad_format_why);
+	if (ks_recording_count_differs(rec))
+		fprintf(out, "count mismatch: the trailer counts %lld events, the chunks hold %llu\n",
+			(long long)rec->trailer_events, (unsigned long long)rec->chunk_events);
 	fprintf(out, "manifest:\n");
 	ks_rec_kv_each(rec->manifest, rec->manifest_len, kv_text, &p);
 	fprintf(out, "events: %zu in %.6f s\n", rec->nev, (double)(rec->last_ts - rec->first_ts) / 1e9);
 	for (int i = 0; i < nec; i++)
-		fprintf(out, "  %-40s %llu\n", ks_escape(ks_rec_ev_name(ec[i].ev, name, sizeof(name)), ename, sizeof(ename)),
-			(unsigned long long)ec[i].n);
+		fprintf(out, "  %-40s %llu\n", ks_escape(ec[i].name, ename, sizeof(ename)), (unsigned long long)ec[i].n);
 	fprintf(out, "cpus:\n");
 	for (int i = 0; i < rec->ncpus; i++) {
 		fprintf(out, "  cpu %-4d recorded %-12llu lost %llu\n", i, (unsigned long long)rec->recorded[i],
@@ -425,12 +547,14 @@ int cmd_info(int argc, char **argv)
 		ks_recording_free(&rec);
 		return 1;
 	}
+	err = 0;
 	if (c.json)
-		info_json(&rec, file, ec, nec, out);
+		err = info_json(&rec, file, ec, nec, out);
 	else
 		info_text(&rec, file, ec, nec, out);
 	fflush(out);
-	err = ferror(out) ? -EIO : 0;
+	if (!err && ferror(out))
+		err = -EIO;
 	err = close_out(out, err);
 	free(ec);
 	ks_recording_free(&rec);

@@ -31,7 +31,7 @@ static char *read_manifest(const char *file, size_t *len)
 	if (err) {
 		p_err(err == -EBADMSG || err == -EPROTO ? "'%s' is not a ksight recording this version reads"
 							: "cannot read '%s': %s",
-		      file, strerror(-err));
+		      file, ks_rec_strerror(err));
 		return NULL;
 	}
 	for (size_t i = 0; i < r.nchunks && !p; i++)

@@ -334,9 +334,68 @@ static int check_chunk(struct ks_rec_reader *r, uint64_t off, struct ks_rec_chun
 	return 1;
 }
 
+struct seqref {
+	uint64_t seq;
+	size_t i;
+};
+
+static int cmp_seqref(const void *a, const void *b)
+{
+	const struct seqref *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/*
+ * Sequence numbers run 0, 1, 2... over a file: the ones missing are
+ * chunks lost (damaged, or cut out), the ones seen twice chunks repeated
+ * (a file concatenated to itself, a copy gone wrong).  A repeat that is an
+ * exact copy of the chunk first seen with its number (same type, length
+ * and CRC) is left out, so that its events are not shown twice.
+ */
+static int check_seqs(struct ks_rec_reader *r)
+{
+	struct seqref *v = malloc((r->nchunks + 1) * sizeof(*v));
+	bool *drop = calloc(r->nchunks + 1, sizeof(*drop));
+	size_t n = 0, first = 0;
+	int err = 0;
+
+	if (!v || !drop) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < r->nchunks; i++)
+		v[i] = (struct seqref){ r->chunks[i].hdr.seq, i };
+	qsort(v, r->nchunks, sizeof(*v), cmp_seqref);
+	for (size_t k = 0; k < r->nchunks; k++) {
+		const struct ks_rec_chunk *a = &r->chunks[first].hdr, *b = &r->chunks[v[k].i].hdr;
+
+		if (k && v[k].seq == v[k - 1].seq) {
+			r->seq_repeats++;
+			if (a->type == b->type && a->len == b->len && a->crc == b->crc) {
+				drop[v[k].i] = true;
+				r->repeats_dropped++;
+			}
+			continue;
+		}
+		r->seq_gaps += v[k].seq - (k ? v[k - 1].seq + 1 : 0);
+		first = v[k].i;
+	}
+	for (size_t i = 0; i < r->nchunks; i++)
+		if (!drop[i])
+			r->chunks[n++] = r->chunks[i];
+	r->nchunks = n;
+cleanup:
+	free(v);
+	free(drop);
+	return err;
+}
+
 int ks_rec_open_fd(struct ks_rec_reader *r, int fd)
 {
-	uint64_t off, next_seq = 0;
+	uint64_t off;
 	struct stat st;
 	int err;
 
@@ -382,31 +441,41 @@ int ks_rec_open_fd(struct ks_rec_reader *r, int fd)
 			continue;
 		}
 		free(p);
-		if (c.seq > next_seq)
-			r->seq_gaps += c.seq - next_seq;
-		if (c.seq >= next_seq)
-			next_seq = c.seq + 1;
 		err = add_chunk(r, &c, off + sizeof(c));
 		if (err)
 			return err;
 		off += sizeof(c) + c.len;
 	}
-	return 0;
+	return check_seqs(r);
 }
 
 int ks_rec_open(struct ks_rec_reader *r, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	/* O_NONBLOCK: open(2) of a FIFO waits for a writer; fstat then refuses it */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), err;
+	struct stat st;
 
-	if (fd < 0) {
-		memset(r, 0, sizeof(*r));
-		r->fd = -1;
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0)
+		err = -errno;
+	else
+		err = S_ISREG(st.st_mode) ? 0 : S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	if (err) {
+		close(fd);
+		return err;
 	}
 	err = ks_rec_open_fd(r, fd);
 	if (err)
 		ks_rec_free(r);
 	return err;
+}
+
+const char *ks_rec_strerror(int err)
+{
+	return err == -EINVAL ? "not a regular file" : strerror(-err);
 }
 
 int ks_rec_read(const struct ks_rec_reader *r, size_t i, void **buf)

@@ -100,14 +100,19 @@ struct ks_rec_reader {
 	uint64_t bad_chunks;	/* CRC mismatches skipped */
 	uint64_t bad_bytes;	/* bytes skipped while resynchronising */
 	uint64_t cut_bytes;	/* bytes at the end that form no whole chunk (a cut file) */
-	uint64_t seq_gaps;	/* chunks missing by sequence number */
+	uint64_t seq_gaps;	/* chunks missing by sequence number (damaged ones among them) */
+	uint64_t seq_repeats;	/* chunks whose sequence number an earlier chunk has */
+	uint64_t repeats_dropped; /* of those, exact copies of that chunk: left out of @chunks */
 };
 
 /*
- * Opens and scans @path.  A bad header is -EBADMSG (-EPROTO for a file of
+ * Opens and scans @path.  Other than a regular file is -EISDIR or -EINVAL
+ * (a FIFO is refused without waiting for a writer).  A bad header is -EBADMSG (-EPROTO for a file of
  * another version or byte order); damage after it is counted, never fatal.
  */
 int ks_rec_open(struct ks_rec_reader *r, const char *path);
+/* What ks_rec_open's -errno @err means for a user: "not a regular file" for -EINVAL, else strerror. */
+const char *ks_rec_strerror(int err);
 /* The same over an open descriptor (taken over: closed by ks_rec_free). */
 int ks_rec_open_fd(struct ks_rec_reader *r, int fd);
 /* Reads chunk @i's payload into a malloc'd buffer (*@buf); 0 or -errno. */

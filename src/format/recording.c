@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <event-parse.h>
+#include "core/log.h"
+#include "format/fmtcheck.h"
 #include "format/pair.h"
 #include "format/recording.h"
 
@@ -35,12 +37,13 @@ static bool fits(struct tep_event *ev, struct ks_rec_event *e)
 	for (f = ev->format.fields; f; f = f->next) {
 		uint32_t off, len;
 
-		if ((unsigned int)(f->offset + f->size) > e->len)
+		/* offsets and sizes are ints, and checked non-negative when the format was read */
+		if ((int64_t)f->offset + f->size > (int64_t)e->len)
 			return false;
 		if (!(f->flags & TEP_FIELD_IS_DYNAMIC) || f->size != 4)
 			continue;
 		ks_field_span(f, raw, &off, &len);
-		if (off + len > e->len)
+		if ((uint64_t)off + len > e->len)
 			memset(raw + f->offset, 0, 4);
 	}
 	return true;
@@ -80,15 +83,79 @@ static int grow_cpus(struct ks_recording *rec, uint32_t cpu)
 	return 0;
 }
 
-static int add_format(struct ks_recording *rec, const char *p, uint32_t len)
+static bool id_in(const int *v, size_t n, int id)
 {
-	const char *nul = memchr(p, '\0', len);
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == id)
+			return true;
+	return false;
+}
 
-	if (!nul)
-		return 0; /* damaged beyond its CRC: not a format */
-	/* a format that does not parse leaves its events unknown, counted */
-	tep_parse_event(rec->tep, nul + 1, len - (size_t)(nul + 1 - p), p);
+bool ks_rec_raw_print(const struct ks_recording *rec, int id)
+{
+	return id_in(rec->raw_print_ids, rec->nraw_print_ids, id);
+}
+
+static int add_id(int **v, size_t *n, int id)
+{
+	int *g = realloc(*v, (*n + 1) * sizeof(*g));
+
+	if (!g)
+		return -ENOMEM;
+	*v = g;
+	g[(*n)++] = id;
 	return 0;
+}
+
+static void note_refused(struct ks_recording *rec, const char *sys, const char *text, size_t len, const char *why)
+{
+	if (!rec->bad_formats++) {
+		char name[64] = "?";
+		const char *n = text ? memmem(text, len, "name: ", 6) : NULL;
+
+		/* "name: NAME\n" is the text's first line: enough to say which event */
+		if (n)
+			sscanf(n + 6, "%63[A-Za-z0-9_]", name);
+		snprintf(rec->bad_format_why, sizeof(rec->bad_format_why), "%.40s:%s: %s", sys, name, why);
+	}
+}
+
+/*
+ * The formats of @fmts[0..n) (payloads: "system\0" and the text) into
+ * libtraceevent, checked (src/format/fmtcheck.h).  A refused format leaves
+ * its events unknown, counted; the first reason is kept for the warning.
+ */
+static int add_formats(struct ks_recording *rec, char **fmts, const uint32_t *lens, size_t n)
+{
+	struct ks_fmt *v = calloc(n + 1, sizeof(*v));
+	size_t k = 0;
+	int err;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *nul = memchr(fmts[i], '\0', lens[i]);
+
+		if (!nul) {
+			note_refused(rec, "?", NULL, 0, "no system name");
+			continue;
+		}
+		v[k++] = (struct ks_fmt){ .sys = fmts[i], .text = nul + 1, .len = lens[i] - (size_t)(nul + 1 - fmts[i]) };
+	}
+	err = ks_fmt_add_all(rec->tep, v, k);
+	for (size_t i = 0; i < k && !err; i++) {
+		if (!v[i].refused) {
+			if (v[i].raw_print)
+				err = add_id(&rec->raw_print_ids, &rec->nraw_print_ids, v[i].id);
+			continue;
+		}
+		note_refused(rec, v[i].sys, v[i].text, v[i].len, v[i].why);
+		/* in the library's handle all the same: its records are left out by their type */
+		if (v[i].id >= 0)
+			err = add_id(&rec->refused_ids, &rec->nrefused_ids, v[i].id);
+	}
+	free(v);
+	return err;
 }
 
 static int add_events(struct ks_recording *rec, size_t ci, void *p)
@@ -101,6 +168,7 @@ static int add_events(struct ks_recording *rec, size_t ci, void *p)
 	if (err)
 		return err;
 	rec->lost[c->cpu] += c->lost;
+	rec->chunk_events += c->count;
 	while ((ce = ks_rec_next_event(p, c->len, &off))) {
 		struct ks_rec_event *e = (struct ks_rec_event *)ce;
 		struct tep_event *ev;
@@ -113,7 +181,7 @@ static int add_events(struct ks_recording *rec, size_t ci, void *p)
 			continue;
 		}
 		memcpy(&type, e + 1, 2);
-		ev = tep_find_event(rec->tep, type);
+		ev = id_in(rec->refused_ids, rec->nrefused_ids, type) ? NULL : tep_find_event(rec->tep, type);
 		if (!ev) {
 			rec->unknown_events++;
 			continue;
@@ -138,8 +206,32 @@ static int add_events(struct ks_recording *rec, size_t ci, void *p)
 	return 0;
 }
 
+/*
+ * The events the trailer says this file holds, or -1 without a trailer: a
+ * flight recording's flight.written (its file.events was 0 in files
+ * written before that was fixed), else file.events, else (files from
+ * before it, never rotated) recorded.
+ */
+static int64_t trailer_events(const struct ks_recording *rec)
+{
+	const char *t = rec->trailer;
+	size_t tl = rec->trailer_len;
+	char v[32], *end;
+	unsigned long long n;
+
+	if (!ks_rec_kv_get(t, tl, "flight.written", v, sizeof(v)) && !ks_rec_kv_get(t, tl, "file.events", v, sizeof(v)) &&
+	    (ks_rec_kv_get(t, tl, "rotation.index", v, sizeof(v)) || !ks_rec_kv_get(t, tl, "recorded", v, sizeof(v))))
+		return -1;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	return errno || end == v || *end || n > INT64_MAX ? -1 : (int64_t)n;
+}
+
 int ks_recording_load(struct ks_recording *rec, const char *path)
 {
+	char **fmts = NULL;
+	uint32_t *lens = NULL;
+	size_t nfmts = 0;
 	int err;
 
 	memset(rec, 0, sizeof(*rec));
@@ -148,7 +240,9 @@ int ks_recording_load(struct ks_recording *rec, const char *path)
 		return err;
 	rec->tep = tep_alloc();
 	rec->payloads = calloc(rec->rd.nchunks + 1, sizeof(*rec->payloads));
-	if (!rec->tep || !rec->payloads) {
+	fmts = calloc(rec->rd.nchunks + 1, sizeof(*fmts));
+	lens = calloc(rec->rd.nchunks + 1, sizeof(*lens));
+	if (!rec->tep || !rec->payloads || !fmts || !lens) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -162,9 +256,11 @@ int ks_recording_load(struct ks_recording *rec, const char *path)
 		err = ks_rec_read(&rec->rd, i, &p);
 		if (err)
 			goto fail;
-		if (c->type == KS_REC_FORMAT)
-			add_format(rec, p, c->len);
-		if (c->type == KS_REC_MANIFEST && !rec->manifest) {
+		if (c->type == KS_REC_FORMAT) {
+			/* kept for add_formats: they are checked all at once */
+			fmts[nfmts] = p;
+			lens[nfmts++] = c->len;
+		} else if (c->type == KS_REC_MANIFEST && !rec->manifest) {
 			rec->manifest = p;
 			rec->manifest_len = c->len;
 		} else if (c->type == KS_REC_TRAILER) {
@@ -175,6 +271,9 @@ int ks_recording_load(struct ks_recording *rec, const char *path)
 			free(p);
 		}
 	}
+	err = add_formats(rec, fmts, lens, nfmts);
+	if (err)
+		goto fail;
 	for (size_t i = 0; i < rec->rd.nchunks; i++) {
 		if (rec->rd.chunks[i].hdr.type != KS_REC_EVENTS)
 			continue;
@@ -192,15 +291,44 @@ int ks_recording_load(struct ks_recording *rec, const char *path)
 		err = -ENOMEM;
 		goto fail;
 	}
+	rec->trailer_events = trailer_events(rec);
 	if (rec->nev) {
 		qsort(rec->evs, rec->nev, sizeof(*rec->evs), cmp_ev);
 		rec->first_ts = rec->evs[0].e->ts;
 		rec->last_ts = rec->evs[rec->nev - 1].e->ts;
 	}
-	return 0;
 fail:
-	ks_recording_free(rec);
+	for (size_t i = 0; i < nfmts; i++)
+		free(fmts[i]);
+	free(fmts);
+	free(lens);
+	if (err)
+		ks_recording_free(rec);
 	return err;
+}
+
+void ks_recording_warn(const struct ks_recording *rec, const char *file)
+{
+	const struct ks_rec_reader *r = &rec->rd;
+
+	if (r->cut_bytes)
+		p_warn("'%s' is cut: its last %llu bytes form no whole chunk (was 'record' killed?)", file,
+		       (unsigned long long)r->cut_bytes);
+	if (r->bad_chunks || r->bad_bytes)
+		p_warn("'%s': %llu damaged chunks and %llu bytes skipped (bad CRC or header)", file,
+		       (unsigned long long)r->bad_chunks, (unsigned long long)r->bad_bytes);
+	if (r->seq_gaps)
+		p_warn("'%s': %llu chunks missing by sequence number (removed or damaged)", file,
+		       (unsigned long long)r->seq_gaps);
+	if (r->seq_repeats)
+		p_warn("'%s': %llu chunks repeat an earlier chunk's sequence number (%llu exact copies left out)", file,
+		       (unsigned long long)r->seq_repeats, (unsigned long long)r->repeats_dropped);
+	if (rec->bad_formats)
+		p_warn("'%s': %llu event formats refused, their events left out (%s)", file,
+		       (unsigned long long)rec->bad_formats, rec->bad_format_why);
+	if (ks_recording_count_differs(rec))
+		p_warn("'%s': the trailer counts %lld events, the chunks hold %llu", file,
+		       (long long)rec->trailer_events, (unsigned long long)rec->chunk_events);
 }
 
 void ks_recording_free(struct ks_recording *rec)
@@ -214,6 +342,8 @@ void ks_recording_free(struct ks_recording *rec)
 	free(rec->trailer);
 	free(rec->recorded);
 	free(rec->lost);
+	free(rec->refused_ids);
+	free(rec->raw_print_ids);
 	if (rec->tep)
 		tep_free(rec->tep);
 	ks_rec_free(&rec->rd);

@@ -28,7 +28,15 @@ struct ks_recording {
 	uint64_t *recorded;	/* per CPU */
 	uint64_t *lost;		/* per CPU, from the chunks' lost-since-previous */
 	uint64_t bad_events;	/* records that did not fit their format: left out */
-	uint64_t unknown_events; /* records of an event without a format: left out */
+	uint64_t unknown_events; /* records of an event without a format (or a refused one): left out */
+	uint64_t bad_formats;	/* formats refused (src/format/fmtcheck.h) */
+	char bad_format_why[208]; /* "system: why" of the first */
+	int *refused_ids;	/* IDs of refused formats that are in @tep all the same */
+	size_t nrefused_ids;
+	int *raw_print_ids;	/* IDs of formats whose print format did not parse (left empty in @tep) */
+	size_t nraw_print_ids;
+	uint64_t chunk_events;	/* events the intact chunks hold, by their headers */
+	int64_t trailer_events;	/* events the trailer says the file holds; -1: no trailer */
 	uint64_t first_ts, last_ts;
 	void *anon_mem; /* the events rewritten by ks_anon_recording, when it ran */
 };
@@ -36,6 +44,16 @@ struct ks_recording {
 /* Opens @path and decodes it; 0 or negative errno (-EBADMSG, -EPROTO: not a recording). */
 int ks_recording_load(struct ks_recording *rec, const char *path);
 void ks_recording_free(struct ks_recording *rec);
+/* True when event @id's print format did not parse: its fields are printed raw, as libtraceevent does then. */
+bool ks_rec_raw_print(const struct ks_recording *rec, int id);
+/* One warning line (p_warn) per kind of damage in @rec: cut, damaged, missing or repeated chunks, refused formats, counts. */
+void ks_recording_warn(const struct ks_recording *rec, const char *file);
+
+/* True when the trailer's event count is not what the chunks hold (chunks removed or repeated). */
+static inline bool ks_recording_count_differs(const struct ks_recording *rec)
+{
+	return rec->trailer_events >= 0 && (uint64_t)rec->trailer_events != rec->chunk_events;
+}
 /* "system:name" of @ev into @buf. */
 const char *ks_rec_ev_name(const struct tep_event *ev, char *buf, size_t len);
 /* A manifest value as a number (0 when absent). */

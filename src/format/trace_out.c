@@ -95,7 +95,13 @@ int ks_trace_write(const struct ks_recording *rec, enum ks_trace_fmt fmt, int64_
 		memcpy(&pid, data + 4, 4);
 		if (fmt != KS_TRACE_JSON) {
 			trace_seq_reset(&s);
-			tep_print_event(rec->tep, &s, &r, "%s", TEP_PRINT_INFO);
+			if (ks_rec_raw_print(rec, x->ev->id)) {
+				/* what libtraceevent prints for a print format it failed on (left empty in our handle) */
+				trace_seq_puts(&s, "[FAILED TO PARSE]");
+				tep_print_fields(&s, (void *)data, (int)x->e->len, x->ev);
+			} else {
+				tep_print_event(rec->tep, &s, &r, "%s", TEP_PRINT_INFO);
+			}
 			trace_seq_terminate(&s);
 		}
 		if (fmt == KS_TRACE_TEXT) {

@@ -47,7 +47,7 @@ struct ks_flight {
 	uint64_t bytes;
 	uint64_t lo, hi;	/* the window being written (AFTER), or the last one written */
 	uint64_t *pending_lost; /* per CPU: losses of chunks not written */
-	uint64_t triggers, written;
+	uint64_t triggers, written, written_lost;
 	uint64_t dropped; /* --trigger-all: triggers that found the queue full */
 	/*
 	 * Triggers seen whose window is not opened yet, oldest first.  Sorted
@@ -322,6 +322,7 @@ static int write_part(struct ks_flight *fl, struct ks_rec_writer *w, uint32_t cp
 		return err;
 	fl->pending_lost[cpu] = 0;
 	fl->written += out.count;
+	fl->written_lost += out.lost;
 	return 0;
 }
 
@@ -494,8 +495,10 @@ int ks_flight_finish(struct ks_flight *fl, struct ks_rec_writer *w)
 		if (!c.lost)
 			continue;
 		err = ks_rec_append(w, &c, "", 0);
-		if (!err)
+		if (!err) {
 			fl->pending_lost[i] = 0;
+			fl->written_lost += c.lost;
+		}
 	}
 	return err;
 }
@@ -504,6 +507,7 @@ void ks_flight_stats(const struct ks_flight *fl, struct ks_flight_stats *st)
 {
 	st->triggers = fl->triggers;
 	st->written = fl->written;
+	st->written_lost = fl->written_lost;
 	st->dropped = fl->dropped;
 	st->lat_pairs = fl->lat_pairs;
 	st->lat_over = fl->lat_over;

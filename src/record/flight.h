@@ -63,6 +63,7 @@ int ks_flight_finish(struct ks_flight *fl, struct ks_rec_writer *w);
 
 struct ks_flight_stats {
 	uint64_t triggers, written; /* windows opened; events written to the file */
+	uint64_t written_lost;	    /* losses the chunks written to the file carry */
 	uint64_t dropped;	    /* --trigger-all: triggers not kept, more than KS_FLIGHT_MAX_QUEUE waiting at once */
 	uint64_t lat_pairs, lat_over; /* --trigger-latency: pairs matched, and over the threshold */
 	struct ks_pair_counts lat;    /* its starts and ends without partner, and evictions */

@@ -797,6 +797,9 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		ks_flight_stats(r.fl, &fs);
 		st->triggers = fs.triggers;
 		st->flight_written = fs.written;
+		/* the flight queue writes past ks_rec_out (it never rotates): the file's counts are its */
+		r.out.file_events = fs.written;
+		r.out.file_lost = fs.written_lost;
 		st->triggers_dropped = fs.dropped;
 		st->lat_pairs = fs.lat_pairs;
 		st->lat_over = fs.lat_over;

@@ -18,8 +18,10 @@ mkdir -p build/fuzz/artifacts
 for t in filter recfile; do
 	# new inputs go to a scratch directory (the first one), the committed seeds stay as they are
 	mkdir -p "$T_TMP/corpus.$t"
+	dict=
+	[ -f "tests/fuzz/$t.dict" ] && dict=-dict=tests/fuzz/$t.dict
 	LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp build/fuzz/fuzz_$t -max_total_time="$SECS" -timeout=10 \
-		-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="build/fuzz/artifacts/$t-" \
+		-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="build/fuzz/artifacts/$t-" $dict \
 		"$T_TMP/corpus.$t" "tests/fuzz/corpus/$t" >"$T_TMP/log.$t" 2>&1
 	rc=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$T_TMP/log.$t")

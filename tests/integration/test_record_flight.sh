@@ -32,6 +32,9 @@ t_in "first trigger: and ends 0.3 s after it ($last ms)" 200 300 "$last"
 info=$("$KSIGHT" info -j "$REC")
 t_eq "first trigger: written + outside = recorded, exact, the file holds the written" "1 yes true true" \
 	"$(echo "$info" | jq -r '.trailer as $t | "\($t["flight.triggers"]) \($t.exact) \(($t["flight.written"] | tonumber) + ($t["flight.dropped"] | tonumber) == ($t.recorded | tonumber)) \(.events_total == ($t["flight.written"] | tonumber))"')"
+# the trailer's file.events is the events in the file (it said 0 for every flight recording)
+t_eq "first trigger: file.events = flight.written = events in the file, no count mismatch" "true false" \
+	"$(echo "$info" | jq -r '"\((.trailer["file.events"] | tonumber) == (.trailer["flight.written"] | tonumber) and .events_total == (.trailer["file.events"] | tonumber)) \(.count_mismatch)"')"
 t_eq "first trigger: the manifest says how it was made" "id == 3 0.5" \
 	"$(echo "$info" | jq -r '"\(.manifest["flight.trigger"]) \(.manifest["flight.before_s"])"')"
 

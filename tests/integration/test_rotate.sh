@@ -53,7 +53,7 @@ for f in "$@"; do [ "$(stat -c %s "$f")" -le 1048576 ] || big=$((big + 1)); done
 t_eq "rotate: every file at most 1M" "0" "$big"
 bad=0
 for f in "$@"; do
-	ij "$f" | jq -e '.closed and .bad_chunks == 0 and .cut_bytes == 0 and (.manifest.event == "raw_syscalls:sys_enter")' >/dev/null || bad=$((bad + 1))
+	ij "$f" | jq -e '.closed and .bad_chunks == 0 and .cut_bytes == 0 and (.manifest.event == ["raw_syscalls:sys_enter"])' >/dev/null || bad=$((bad + 1))
 done
 t_eq "rotate: each file complete (manifest, closed, undamaged)" "0" "$bad"
 last=$(eval echo \${$#})

@@ -1,0 +1,129 @@
+/* Event formats from a stranger's recording (src/format/fmtcheck.c): genuine ones pass, hostile ones are refused or get an empty print format, and nothing libtraceevent leaks on reaches this process (LeakSanitizer in the san build). */
+#include <event-parse.h>
+#include "format/fmtcheck.h"
+#include "test.h"
+
+#define COMMONS                                                                                    \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"                     \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"                     \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"             \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+
+/* sched_process_exec of 6.18 with its ID, a field declaration and its print format as given. */
+static char *exec_fmt(int id, const char *decl, const char *print)
+{
+	char *s;
+
+	if (asprintf(&s,
+		     "name: sched_process_exec\nID: %d\nformat:\n" COMMONS
+		     "\tfield:__data_loc char[] filename;\toffset:8;\tsize:4;\tsigned:0;\n"
+		     "\tfield:pid_t pid;\toffset:12;\tsize:4;\tsigned:1;\n"
+		     "\tfield:%s;\toffset:16;\tsize:4;\tsigned:1;\n\nprint fmt: %s\n",
+		     id, decl, print) < 0)
+		abort();
+	return s;
+}
+
+#define GOOD_PRINT "\"filename=%s pid=%d old_pid=%d\", __get_str(filename), REC->pid, REC->old_pid"
+
+/* Adds @n texts of system "sched" to a fresh handle; the handle is returned for more checks. */
+static struct tep_handle *add(char **texts, struct ks_fmt *v, size_t n)
+{
+	struct tep_handle *tep = tep_alloc();
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct ks_fmt){ .sys = "sched", .text = texts[i], .len = strlen(texts[i]) };
+	if (!tep || ks_fmt_add_all(tep, v, n))
+		abort();
+	return tep;
+}
+
+TEST(genuine_and_hostile)
+{
+	char *t[] = {
+		exec_fmt(365, "pid_t old_pid", GOOD_PRINT),
+		exec_fmt(366, "pid_t old_pid", "\"x=%d\", __print_flags(REC->nosuchfield, \"|\", { 1, \"A\" })"),
+		exec_fmt(367, "p\xff\xffid_t old_pid", GOOD_PRINT),	   /* libtraceevent leaks on it */
+		exec_fmt(368, "pid]t old_pid", GOOD_PRINT),		   /* and on this */
+		exec_fmt(369, "__print_hex(rt old_pid", GOOD_PRINT), /* and this */
+		exec_fmt(370, "pid_t old_pid", "\"%d\", REC->pid>-, REC->old_pid"), /* and on this print format */
+		exec_fmt(365, "pid_t old_pid", GOOD_PRINT),		   /* a second format for 365 */
+	};
+	size_t n = sizeof(t) / sizeof(t[0]);
+	struct ks_fmt v[sizeof(t) / sizeof(t[0])];
+	struct tep_handle *tep = add(t, v, n);
+
+	EXPECT_TRUE(!v[0].refused && !v[0].raw_print && v[0].id == 365);
+	EXPECT_TRUE(v[1].refused && strstr(v[1].why, "names no field 'nosuchfield'"));
+	EXPECT_TRUE(v[2].refused && strstr(v[2].why, "a byte 0xff"));
+	EXPECT_TRUE(v[3].refused && strstr(v[3].why, "a field line not as tracefs writes it"));
+	EXPECT_TRUE(v[4].refused && strstr(v[4].why, "a field line not as tracefs writes it"));
+	/* kept, its fields printed raw as libtraceevent does for a print format it fails on */
+	EXPECT_TRUE(!v[5].refused && v[5].raw_print && tep_find_event(tep, 370));
+	EXPECT_TRUE(v[6].refused && strstr(v[6].why, "a second format for event ID 365"));
+	EXPECT_EQ_INT(tep_get_events_count(tep), 2);
+	tep_free(tep);
+	for (size_t i = 0; i < n; i++)
+		free(t[i]);
+}
+
+/* A format of one field "int x" at @off/@size, with the common fields @commons. */
+static char *one_field(int id, const char *commons, const char *off, const char *size)
+{
+	char *s;
+
+	if (asprintf(&s, "name: e%d\nID: %d\nformat:\n%s\tfield:int x;\toffset:%s;\tsize:%s;\tsigned:1;\n\n"
+			 "print fmt: \"%%d\", REC->x\n",
+		     id, id, commons, off, size) < 0)
+		abort();
+	return s;
+}
+
+TEST(fields_outside_the_record)
+{
+	char *t[] = {
+		/* offset 4294967295 is -1 to libtraceevent (an unsigned-int bounds check wrapped) */
+		one_field(1, COMMONS, "4294967295", "4"),
+		/* size 2^31-1: offset + size overflows an int */
+		one_field(2, COMMONS, "16", "2147483647"),
+		/* common_type at 2^31: libtraceevent reads every record's type there */
+		one_field(3, "\tfield:unsigned short common_type;\toffset:2147483648;\tsize:2;\tsigned:0;\n\n", "8", "4"),
+		one_field(4, COMMONS, "8", "4"),
+		/* common fields other than those of the format accepted before: one format's are read for all */
+		one_field(5, "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+			     "\tfield:int common_pid;\toffset:8;\tsize:4;\tsigned:1;\n\n", "12", "4"),
+	};
+	struct ks_fmt v[5];
+	struct tep_handle *tep = add(t, v, 5);
+
+	EXPECT_TRUE(v[0].refused && strstr(v[0].why, "field 'x' (offset -1, size 4) lies outside a record of 4096"));
+	EXPECT_TRUE(v[1].refused && strstr(v[1].why, "field 'x' (offset 16, size 2147483647) lies outside"));
+	EXPECT_TRUE(v[2].refused && strstr(v[2].why, "field 'common_type' (offset -2147483648, size 2)"));
+	EXPECT_TRUE(!v[3].refused && v[3].id == 4);
+	EXPECT_TRUE(v[4].refused && strstr(v[4].why, "common fields differ"));
+	EXPECT_EQ_INT(tep_get_events_count(tep), 1);
+	tep_free(tep);
+	for (size_t i = 0; i < 5; i++)
+		free(t[i]);
+}
+
+TEST(byte_ranges_of_unchecked_length_print_raw)
+{
+	char *t[] = {
+		exec_fmt(1, "pid_t old_pid", "\"%s\", __print_hex(__get_dynamic_array(filename), __get_dynamic_array_len(filename))"),
+		exec_fmt(2, "pid_t old_pid", "\"%s\", __print_hex(REC->pid, 100000)"),
+		exec_fmt(3, "pid_t old_pid", "\"%s\", __print_hex_str(__get_dynamic_array(filename), REC->pid)"),
+		exec_fmt(4, "pid_t old_pid", "\"%s\", __print_array(__get_dynamic_array(filename), 4, 8)"),
+	};
+	struct ks_fmt v[4];
+	struct tep_handle *tep = add(t, v, 4);
+
+	/* a dynamic array's own length is checked against each record; other lengths are not */
+	EXPECT_TRUE(!v[0].refused && !v[0].raw_print);
+	EXPECT_TRUE(!v[1].refused && v[1].raw_print);
+	EXPECT_TRUE(!v[2].refused && v[2].raw_print);
+	EXPECT_TRUE(!v[3].refused && v[3].raw_print);
+	tep_free(tep);
+	for (size_t i = 0; i < 4; i++)
+		free(t[i]);
+}
