@@ -169,6 +169,25 @@ int fl_ureturn(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * The same as one uprobe_multi link per file (the loader sets the attach
+ * type: libbpf 1.1 knows no "uprobe.multi" section), the cookie again the
+ * function's index
+ */
+SEC("uprobe")
+int fl_umentry(struct pt_regs *ctx)
+{
+	on_entry((__u32)bpf_get_attach_cookie(ctx), PT_REGS_SP(ctx));
+	return 0;
+}
+
+SEC("uretprobe")
+int fl_umreturn(struct pt_regs *ctx)
+{
+	on_return((__u32)bpf_get_attach_cookie(ctx), PT_REGS_SP(ctx));
+	return 0;
+}
+
 SEC("kprobe")
 int fl_kentry(struct pt_regs *ctx)
 {

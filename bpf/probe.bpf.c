@@ -37,6 +37,13 @@ int BPF_KPROBE(probe__uprobe)
 	return 0;
 }
 
+/* loaded as uprobe_multi by the loader (libbpf 1.1 knows no "uprobe.multi" section) */
+SEC("uprobe")
+int BPF_KPROBE(probe__uprobe_multi)
+{
+	return 0;
+}
+
 SEC("perf_event")
 int probe__perf_event(void *ctx)
 {

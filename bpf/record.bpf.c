@@ -47,6 +47,13 @@ struct {
 const volatile __u32 sample_n = 0;  /* keep one in N per CPU; 0 or 1: all */
 const volatile bool shared_ring = false;
 const volatile __u64 wake_bytes = 0; /* wake the reader once this much is waiting (0: on every event) */
+/*
+ * 1 from when every tracepoint is attached until the recording ends: the
+ * window that -d measures.  Attaching hundreds of tracepoints takes a
+ * while and detaching them longer (a grace period each), and events in
+ * either, with no reader yet or any more, were lost by the million.
+ */
+__u32 ks_armed = 0;
 
 /*
  * @v masked in the very register a helper is given: clang otherwise tests
@@ -85,25 +92,27 @@ static __always_inline __u32 raw_len(void *ctx, const struct ks_rec_evcfg *cfg)
 	return len;
 }
 
-SEC("tracepoint")
-int ks_record(void *ctx)
+/*
+ * One event: @ctx is the raw record (the classic tracepoint's, or one
+ * built for a system call, see sys_record), @cookie which event it is.
+ */
+static __always_inline int record_one(void *ctx, __u64 cookie)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	const struct ks_rec_evcfg *cfg;
 	struct ks_rec_counts *cnt;
 	struct scratch *s;
 	__u32 zero = 0, type, cpu, len;
-	__u64 flags = 0, cookie;
+	__u64 flags = 0;
 	void *rb;
 
-	/* always 1: 0 would hide the event from perf and ftrace users of the same tracepoint */
 	if (ks_filter_is_self(id)) {
 		/*
 		 * ksight's own hits: left out of the events its own work would feed
 		 * (its system calls), kept where the event is another task's as much
 		 * as its own (a switch from ksight is the next task's switch-in)
 		 */
-		type = (__u32)bpf_get_attach_cookie(ctx);
+		type = (__u32)cookie;
 		cfg = bpf_map_lookup_elem(&evcfg, &type);
 		if (!cfg || !(cfg->on & KS_REC_ON_SELF) || !ks_filter_pass_configured(id))
 			return 1;
@@ -116,7 +125,6 @@ int ks_record(void *ctx)
 		return 1;
 	cnt->produced++;
 	/* the cookie: the tracepoint id (low half), the --filter slot + 1 (high half, 0: none) */
-	cookie = bpf_get_attach_cookie(ctx);
 	if (!ks_rec_filter_pass(ctx, cookie >> 32, (__u64)(__u16)cookie | ((__u64)(__u32)id << 32), s->data)) {
 		cnt->filtered++;
 		return 1;
@@ -163,4 +171,95 @@ int ks_record(void *ctx)
 	if (bpf_ringbuf_output(rb, s, (sizeof(s->h) + bound(len) + 7) & ~7u, flags))
 		cnt->lost++;
 	return 1;
+}
+
+SEC("tracepoint")
+int ks_record(void *ctx)
+{
+	/* always 1: 0 would hide the event from perf and ftrace users of the same tracepoint */
+	if (!ks_armed)
+		return 1;
+	return record_one(ctx, bpf_get_attach_cookie(ctx));
+}
+
+/*
+ * System-call events (syscalls:sys_enter_X, sys_exit_X) from the two raw
+ * tracepoints they are made from: two attachments for all of them, where
+ * a classic tracepoint each costs a grace period at detach (720 took a
+ * minute, and held the kernel's event_mutex, which every other tracer's
+ * attach waits for, as long).  The record is built as the kernel's perf
+ * path builds it (kernel/trace/trace_syscalls.c: __syscall_nr at 8, the
+ * arguments or the return value from 16), and the same program body then
+ * reads it as it reads a tracepoint's.  By number: the event's cookie
+ * (entries at the number, exits at KS_REC_SYS_NR + number).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * KS_REC_SYS_NR);
+	__type(key, __u32);
+	__type(value, struct ks_rec_sysev);
+} sysev SEC(".maps");
+
+struct sys_rec {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__u64 args[6];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sys_rec);
+} sysbuf SEC(".maps");
+
+/* TS_COMPAT of arch/x86/include/asm/thread_info.h: a 32-bit system call, which the syscall events leave out */
+#define KS_TS_COMPAT 0x0002
+
+static __always_inline int sys_record(struct pt_regs *regs, __u32 nr, bool exit, long ret)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	const struct ks_rec_sysev *ev;
+	struct sys_rec *r;
+	__u32 zero = 0, key;
+
+	if (!ks_armed || nr >= KS_REC_SYS_NR)
+		return 0;
+	key = exit ? KS_REC_SYS_NR + nr : nr;
+	ev = bpf_map_lookup_elem(&sysev, &key);
+	if (!ev || !ev->cookie)
+		return 0;
+	if (bpf_core_field_exists(t->thread_info.status) && (BPF_CORE_READ(t, thread_info.status) & KS_TS_COMPAT))
+		return 0;
+	r = bpf_map_lookup_elem(&sysbuf, &zero);
+	if (!r)
+		return 0;
+	r->common = 0;
+	r->nr = (__s32)nr;
+	r->pad = 0;
+	if (exit) {
+		r->args[0] = (__u64)ret;
+	} else {
+		r->args[0] = BPF_CORE_READ(regs, di);
+		r->args[1] = BPF_CORE_READ(regs, si);
+		r->args[2] = BPF_CORE_READ(regs, dx);
+		r->args[3] = BPF_CORE_READ(regs, r10);
+		r->args[4] = BPF_CORE_READ(regs, r8);
+		r->args[5] = BPF_CORE_READ(regs, r9);
+	}
+	record_one(r, ev->cookie);
+	return 0;
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(ks_record_sys_enter, struct pt_regs *regs, long id)
+{
+	return sys_record(regs, (__u32)id, false, 0);
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(ks_record_sys_exit, struct pt_regs *regs, long ret)
+{
+	return sys_record(regs, (__u32)BPF_CORE_READ(regs, orig_ax), true, ret);
 }

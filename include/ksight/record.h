@@ -40,4 +40,12 @@ struct ks_rec_counts {
 	__u64 filtered;	   /* left out by --filter */
 };
 
+/* System-call numbers the recorder takes from the raw sys_enter/sys_exit tracepoints (below this) */
+#define KS_REC_SYS_NR 1024
+
+/* A system-call event taken from the raw tracepoints, by number (exits at KS_REC_SYS_NR + number). */
+struct ks_rec_sysev {
+	__u64 cookie; /* as a classic tracepoint's attach cookie; 0: not recorded */
+};
+
 #endif

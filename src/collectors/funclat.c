@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
@@ -45,6 +46,9 @@ struct fl_ctx {
 	struct ks_funclat **fobj; /* one fentry/fexit object per kernel function attached so */
 	struct bpf_link **links;
 	int nlinks;
+	bool umulti;	/* user functions: one uprobe_multi link per file and direction */
+	int *mlinks;	/* their fds */
+	int nmlinks;
 	bool percpu;
 	unsigned int gen;
 	struct ks_fl_lost lost_seen;
@@ -436,10 +440,62 @@ static int attach_one(struct fl_ctx *ctx, int i, const struct ks_common *c, cons
 	return -EINVAL;
 }
 
+/* Keeps a uprobe_multi link's fd (or negative errno). */
+static int keep_mlink(struct fl_ctx *ctx, int fd)
+{
+	int *n;
+
+	if (fd < 0)
+		return fd;
+	n = realloc(ctx->mlinks, (ctx->nmlinks + 1) * sizeof(*n));
+	if (!n) {
+		close(fd);
+		return -ENOMEM;
+	}
+	ctx->mlinks = n;
+	ctx->mlinks[ctx->nmlinks++] = fd;
+	return 0;
+}
+
+/*
+ * The user functions of the file of target @first and of every later
+ * target in that file, as two uprobe_multi links (entries first: a call
+ * already running when its return probe arrives is not timed at all).
+ * Marks each in @done.
+ */
+static int attach_file_multi(struct fl_ctx *ctx, int first, int pid, bool *done)
+{
+	uint64_t *offs = calloc(ctx->n, sizeof(*offs)), *cookies = calloc(ctx->n, sizeof(*cookies));
+	const char *path = ctx->t[first].path;
+	uint32_t cnt = 0;
+	int err;
+
+	if (!offs || !cookies) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int i = first; i < ctx->n; i++)
+		if (ctx->t[i].kind == FL_UPROBE && !done[i] && !strcmp(ctx->t[i].path, path)) {
+			offs[cnt] = ctx->t[i].offset;
+			cookies[cnt++] = (uint64_t)i;
+			done[i] = true;
+		}
+	err = keep_mlink(ctx, ks_uprobe_multi_link(bpf_program__fd(ctx->skel->progs.fl_umentry), path, offs, cookies,
+						   cnt, false, pid));
+	if (!err)
+		err = keep_mlink(ctx, ks_uprobe_multi_link(bpf_program__fd(ctx->skel->progs.fl_umreturn), path, offs,
+							   cookies, cnt, true, pid));
+	p_dbg("funclat: %u functions of %s in one uprobe_multi link each way: %s", cnt, path, err ? strerror(-err) : "ok");
+out:
+	free(offs);
+	free(cookies);
+	return err;
+}
+
 static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
 {
 	struct fl_ctx *ctx = vctx;
-	bool any[3] = { false, false, false };
+	bool any[3] = { false, false, false }, *done;
 	int err;
 
 	if (!ctx->n) {
@@ -454,8 +510,16 @@ static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	ctx->skel = ks_funclat__open();
 	if (!ctx->skel)
 		return -errno;
-	bpf_program__set_autoload(ctx->skel->progs.fl_uentry, any[FL_UPROBE]);
-	bpf_program__set_autoload(ctx->skel->progs.fl_ureturn, any[FL_UPROBE]);
+	/* decided once: where the kernel has uprobe_multi, every user function goes through it */
+	ctx->umulti = any[FL_UPROBE] && ks_probe(KS_FEAT_UPROBE_MULTI)->ok;
+	bpf_program__set_autoload(ctx->skel->progs.fl_uentry, any[FL_UPROBE] && !ctx->umulti);
+	bpf_program__set_autoload(ctx->skel->progs.fl_ureturn, any[FL_UPROBE] && !ctx->umulti);
+	bpf_program__set_autoload(ctx->skel->progs.fl_umentry, ctx->umulti);
+	bpf_program__set_autoload(ctx->skel->progs.fl_umreturn, ctx->umulti);
+	if (ctx->umulti) {
+		ks_uprobe_multi_prepare(ctx->skel->progs.fl_umentry);
+		ks_uprobe_multi_prepare(ctx->skel->progs.fl_umreturn);
+	}
 	bpf_program__set_autoload(ctx->skel->progs.fl_usdt, any[FL_USDT]);
 	/* kprobes also where fentry is chosen: the fallback for a function a trampoline cannot take */
 	bpf_program__set_autoload(ctx->skel->progs.fl_kentry, any[FL_KERNEL] && ks_probe(KS_FEAT_KPROBE)->ok);
@@ -480,10 +544,18 @@ static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	}
 	if (ks_verbose)
 		ks_budget_print(&ctx->budget, "funclat");
+	done = calloc(ctx->n, sizeof(*done));
+	if (!done)
+		return -ENOMEM;
 	for (int i = 0; i < ctx->n; i++) {
 		uint64_t eff = 0;
 
-		err = attach_one(ctx, i, c, f);
+		if (done[i])
+			continue;
+		if (ctx->umulti && ctx->t[i].kind == FL_UPROBE)
+			err = attach_file_multi(ctx, i, c->pid ? (int)c->pid : -1, done);
+		else
+			err = attach_one(ctx, i, c, f);
 		/*
 		 * Uprobes (USDT too) take CAP_SYS_ADMIN again since Linux 6.16 and
 		 * the stable kernels it went to (commit ba677dbe77af: a probe in the
@@ -495,14 +567,21 @@ static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 			p_err("funclat: cannot attach a uprobe to %s:%s: this kernel allows uprobes only with CAP_SYS_ADMIN "
 			      "(CAP_PERFMON is not enough since Linux 6.16 and its stable backports)",
 			      ctx->t[i].path, ctx->t[i].func);
+			free(done);
 			return -ECANCELED;
 		}
-		if (err) {
+		if (err && ctx->umulti && ctx->t[i].kind == FL_UPROBE)
+			p_err("funclat: cannot attach to the functions of %s (uprobe_multi): %s", ctx->t[i].path,
+			      strerror(-err));
+		else if (err)
 			p_err("funclat: cannot attach to %s%s%s: %s", ctx->t[i].kind == FL_KERNEL ? "" : ctx->t[i].path,
 			      ctx->t[i].kind == FL_KERNEL ? "" : ":", ctx->t[i].func, strerror(-err));
+		if (err) {
+			free(done);
 			return -ECANCELED; /* said: the driver adds nothing */
 		}
 	}
+	free(done);
 	{
 		int nk = 0, nf = 0;
 		size_t l = 0;
@@ -528,8 +607,9 @@ static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 						     : strerror(-ks_probe(KS_FEAT_FENTRY)->err));
 		else
 			p_info("hook: %s", ctx->hook);
-		p_info("funclat: %d target%s attached, rows %s", ctx->n, ctx->n == 1 ? "" : "s",
-		       ctx->percpu ? "per CPU" : "shared");
+		p_info("funclat: %d target%s attached, rows %s%s", ctx->n, ctx->n == 1 ? "" : "s",
+		       ctx->percpu ? "per CPU" : "shared",
+		       ctx->umulti ? ", user functions by uprobe_multi" : any[FL_UPROBE] ? ", a uprobe per user function" : "");
 	}
 	return 0;
 }
@@ -640,6 +720,9 @@ static void fl_close(void *vctx)
 	for (int i = 0; i < ctx->nlinks; i++)
 		bpf_link__destroy(ctx->links[i]);
 	free(ctx->links);
+	for (int i = 0; i < ctx->nmlinks; i++)
+		close(ctx->mlinks[i]);
+	free(ctx->mlinks);
 	for (int i = 0; ctx->fobj && i < ctx->n; i++)
 		ks_funclat__destroy(ctx->fobj[i]);
 	free(ctx->fobj);

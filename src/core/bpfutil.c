@@ -666,3 +666,47 @@ int ks_btf_has_member(const char *type, const char *member)
 	}
 	return 0;
 }
+
+/* The kernel's values (uapi linux/bpf.h of 6.6+; the installed headers are older) */
+#define KS_BPF_TRACE_UPROBE_MULTI 48
+#define KS_BPF_F_UPROBE_MULTI_RETURN 1u
+
+/* BPF_LINK_CREATE's attributes with the uprobe_multi member of Linux 6.6 */
+struct ks_link_create_umulti {
+	uint32_t prog_fd;
+	uint32_t target_fd;
+	uint32_t attach_type;
+	uint32_t flags;
+	uint64_t path;
+	uint64_t offsets;
+	uint64_t ref_ctr_offsets;
+	uint64_t cookies;
+	uint32_t cnt;
+	uint32_t umulti_flags;
+	uint32_t pid;
+	uint32_t pad;
+};
+
+int ks_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			 uint32_t cnt, bool ret, int pid)
+{
+	struct ks_link_create_umulti a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_fd = (uint32_t)prog_fd;
+	a.attach_type = KS_BPF_TRACE_UPROBE_MULTI;
+	a.path = (uint64_t)(uintptr_t)path;
+	a.offsets = (uint64_t)(uintptr_t)offsets;
+	a.cookies = (uint64_t)(uintptr_t)cookies;
+	a.cnt = cnt;
+	a.umulti_flags = ret ? KS_BPF_F_UPROBE_MULTI_RETURN : 0;
+	a.pid = pid > 0 ? (uint32_t)pid : 0;
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
+int ks_uprobe_multi_prepare(struct bpf_program *p)
+{
+	return bpf_program__set_expected_attach_type(p, (enum bpf_attach_type)KS_BPF_TRACE_UPROBE_MULTI);
+}

@@ -152,4 +152,21 @@ int ks_tp_arg_is_ptr(const char *tp, int idx);
  */
 int ks_btf_has_member(const char *type, const char *member);
 
+/*
+ * BPF_TRACE_UPROBE_MULTI (Linux 6.6): one link puts @prog_fd on @cnt
+ * offsets of the file @path (entries, or returns with @ret), each call's
+ * bpf_get_attach_cookie() being its @cookies entry; @pid > 0 limits it to
+ * that process.  The program must have been loaded with that expected
+ * attach type (ks_uprobe_multi_prepare).  One link is one unregistration
+ * and one grace period at close, where a perf-event uprobe per offset
+ * waits a grace period each (793 functions took minutes to detach).
+ * libbpf 1.1 has no call for it: the link is made with the bpf syscall.
+ * Returns the link's fd, or negative errno.
+ */
+int ks_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			 uint32_t cnt, bool ret, int pid);
+struct bpf_program;
+/* Sets @p's expected attach type to uprobe_multi (before load): its section name says plain uprobe. */
+int ks_uprobe_multi_prepare(struct bpf_program *p);
+
 #endif

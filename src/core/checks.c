@@ -204,7 +204,11 @@ static void hook_missing(struct ks_check *c, const struct ks_doctor_input *in, e
 	case KS_FEAT_UPROBE: {
 		static const enum ks_kconfig need[] = { KS_KCFG_UPROBE_EVENTS };
 
-		ks_check_set_impact(c, "functions in programs and libraries cannot be traced (funclat on user space)");
+		/* uprobe_multi links are not refused where perf-event uprobes are (6.18 without CAP_SYS_ADMIN) */
+		ks_check_set_impact(c, "%s", in->probe[KS_FEAT_UPROBE_MULTI].ok
+						     ? "USDT probes cannot be traced; functions in programs and libraries "
+						       "still can (funclat attaches them with uprobe_multi)"
+						     : "functions in programs and libraries cannot be traced (funclat on user space)");
 		fix_config(c, si, need, 1, in->probe[f].err, "use a kernel with CONFIG_UPROBES=y and CONFIG_UPROBE_EVENTS=y");
 		break;
 	}

@@ -1,5 +1,7 @@
 /* Feature probing by loading and attaching for real, as the kernel may offer a program type it cannot attach. */
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <linux/perf_event.h>
@@ -9,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "core/bpfutil.h"
 #include "core/probe.h"
 #include "core/tracefs.h"
 #include "ksight/filter.h"
@@ -26,6 +29,7 @@ static const char *const names[KS_FEAT_COUNT] = {
 	[KS_FEAT_RINGBUF] = "ringbuf",
 	[KS_FEAT_TASK_STORAGE] = "task_storage",
 	[KS_FEAT_DYN_HASH] = "dyn_hash",
+	[KS_FEAT_UPROBE_MULTI] = "uprobe_multi",
 };
 
 const char *ks_feature_name(enum ks_feature f)
@@ -50,8 +54,31 @@ static struct bpf_program *prog_of(struct ks_probe *s, enum ks_feature f)
 	case KS_FEAT_TP: return s->progs.probe__tp;
 	case KS_FEAT_UPROBE: return s->progs.probe__uprobe;
 	case KS_FEAT_PERF_EVENT: return s->progs.probe__perf_event;
+	case KS_FEAT_UPROBE_MULTI: return s->progs.probe__uprobe_multi;
 	default: return NULL;
 	}
+}
+
+/* The offset in /proc/self/exe of the code at @addr, from the mapping that holds it. */
+static int self_offset(uintptr_t addr, uint64_t *off)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end, foff;
+
+		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &foff) == 3 && addr >= start && addr < end) {
+			*off = addr - start + foff;
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
 }
 
 static int attach(struct bpf_program *p, enum ks_feature f, struct bpf_link **link, int *pfd)
@@ -59,6 +86,16 @@ static int attach(struct bpf_program *p, enum ks_feature f, struct bpf_link **li
 	long err;
 
 	switch (f) {
+	case KS_FEAT_UPROBE_MULTI: {
+		uint64_t off, cookie = 0;
+		int e = self_offset((uintptr_t)ks_probe_uprobe_target, &off);
+
+		if (e)
+			return e;
+		/* a link fd, not a bpf_link: closed as the perf event's fd is */
+		*pfd = ks_uprobe_multi_link(bpf_program__fd(p), "/proc/self/exe", &off, &cookie, 1, false, 0);
+		return *pfd < 0 ? *pfd : 0;
+	}
 	case KS_FEAT_UPROBE: {
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = "ks_probe_uprobe_target");
 
@@ -110,6 +147,8 @@ static void probe_one(enum ks_feature f, struct ks_probe_result *r)
 		bpf_map__set_autocreate(s->maps.probe_ringbuf, false);
 	if (f != KS_FEAT_TASK_STORAGE)
 		bpf_map__set_autocreate(s->maps.probe_task_storage, false);
+	if (f == KS_FEAT_UPROBE_MULTI)
+		ks_uprobe_multi_prepare(want);
 	r->step = "load";
 	err = ks_probe__load(s);
 	if (!err && want) {

@@ -22,6 +22,12 @@ enum ks_feature {
 	 * 96da3f7d489d), where other tracing programs only got a warning.
 	 */
 	KS_FEAT_DYN_HASH,
+	/*
+	 * One link for many uprobes (BPF_TRACE_UPROBE_MULTI, Linux 6.6,
+	 * commit 89ae89f53d20): funclat's many functions attach and detach
+	 * at once; without it, a perf-event uprobe per function.
+	 */
+	KS_FEAT_UPROBE_MULTI,
 	KS_FEAT_COUNT,
 };
 

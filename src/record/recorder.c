@@ -18,6 +18,8 @@
 #include "core/cmd.h"
 #include "core/loader.h"
 #include "core/log.h"
+#include "core/names.h"
+#include "core/probe.h"
 #include "core/sysinfo.h"
 #include "core/tracefs.h"
 #include "format/anon.h"
@@ -194,6 +196,65 @@ static int evcfg_of(struct tep_handle *tep, const struct ks_rec_tp *tp, struct k
 	return 0;
 }
 
+/*
+ * The number of the system call whose events are named @name: the table's
+ * name, or the kernel function's where the two differ on x86-64
+ * (arch/x86/entry/syscalls/syscall_64.tbl: stat is sys_newstat, ...).
+ */
+static int sys_nr(const char *name)
+{
+	static const char *const alias[][2] = {
+		{ "newstat", "stat" },	     { "newfstat", "fstat" }, { "newlstat", "lstat" },
+		{ "newuname", "uname" },     { "umount", "umount2" }, { "sendfile64", "sendfile" },
+	};
+
+	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
+		if (!strcmp(name, alias[i][0]))
+			return ks_syscall_nr(alias[i][1]);
+	return ks_syscall_nr(name);
+}
+
+/*
+ * Where the system-call event @tp is taken from the raw sys_enter/sys_exit
+ * tracepoints (record.bpf.c, sys_record): its key in the sysev map, or -1
+ * for a classic tracepoint of its own.  Only when its number is known
+ * (by name, in the build's table) and its format (parsed into @tep) is the
+ * one sys_record builds; on x86-64, whose argument registers it reads.
+ */
+static int sys_key(struct tep_handle *tep, const struct ks_rec_tp *tp)
+{
+#if defined(__x86_64__)
+	bool exit = !strncmp(tp->name, "sys_exit_", 9);
+	struct tep_format_field **fl;
+	struct tep_event *ev;
+	int nr, n = 0, ok = 1;
+
+	if (strcmp(tp->sys, "syscalls") || (!exit && strncmp(tp->name, "sys_enter_", 10)))
+		return -1;
+	nr = sys_nr(tp->name + (exit ? 9 : 10));
+	ev = nr >= 0 && nr < KS_REC_SYS_NR ? tep_find_event(tep, tp->id) : NULL;
+	fl = ev ? tep_event_fields(ev) : NULL;
+	if (!fl)
+		return -1;
+	for (; fl[n]; n++) {
+		/* __syscall_nr (int) at 8, then 8-byte fields from 16: the arguments, or the return value */
+		int off = n ? 16 + 8 * (n - 1) : 8, size = n ? 8 : 4;
+
+		if (fl[n]->offset != off || fl[n]->size != size || (fl[n]->flags & TEP_FIELD_IS_DYNAMIC) ||
+		    (!n && strcmp(fl[n]->name, "__syscall_nr")))
+			ok = 0;
+	}
+	free(fl);
+	if (!ok || n < 1 || n > (exit ? 2 : 7) || (exit && n != 2) || strcmp(ev->name, tp->name))
+		return -1;
+	return exit ? KS_REC_SYS_NR + nr : nr;
+#else
+	(void)tep;
+	(void)tp;
+	return -1;
+#endif
+}
+
 struct cpu_buf {
 	char *buf;
 	size_t len;
@@ -215,6 +276,7 @@ struct rec {
 	struct ks_rec_event *anon_buf;
 	uint64_t bad; /* ring records that did not parse: never expected */
 	struct ks_flight *fl; /* --flight: chunks go through it */
+	uint64_t armed_ns, disarmed_ns; /* the recording window (CLOCK_MONOTONIC, as the events' times) */
 };
 
 static int flush_cpu(struct rec *r, int cpu, uint64_t lost_now)
@@ -507,6 +569,9 @@ static int write_trailer(struct rec *r, const struct ks_rec_opts *o, const struc
 		ks_rec_kv_add(&kv, "flight.latency_evicted", "%llu", (unsigned long long)st->lat.evicted);
 		ks_rec_kv_add(&kv, "flight.latency_open", "%llu", (unsigned long long)st->lat.open);
 	}
+	/* when the events were taken: from the end of attach (-d counts from it) to the end */
+	ks_rec_kv_add(&kv, "window.start_ns", "%llu", (unsigned long long)r->armed_ns);
+	ks_rec_kv_add(&kv, "window.end_ns", "%llu", (unsigned long long)r->disarmed_ns);
 	ks_rec_out_trailer_kv(&r->out, &kv);
 	clock_calibration(&kv, "clock.end");
 	err = kv.err ? kv.err : ks_rec_out_append(&r->out, &c, kv.buf, (uint32_t)kv.len);
@@ -553,6 +618,18 @@ static int ring_bytes(const struct ks_rec_opts *o, uint64_t *out)
 	return 0;
 }
 
+/*
+ * The cookie of event @i: which event fired (the record's own common_type
+ * is overwritten by then), and in its high half which --filter slot
+ * applies (+1, 0: none).
+ */
+static uint64_t cookie_of(const struct ks_rec_opts *o, int i)
+{
+	uint64_t fslot = o->filters && o->filters[i].n ? (uint64_t)i + 1 : 0;
+
+	return (uint64_t)o->tps->v[i].id | fslot << 32;
+}
+
 int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 {
 	/* o with the ring size chosen, for the rest of the run and the manifest */
@@ -562,11 +639,13 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	struct tep_handle *tep = NULL;
 	struct bpf_link **links = NULL;
 	struct ks_rec_counts *cnt = NULL;
+	struct ks_rec_evcfg *cfgs = NULL;
+	int *keys = NULL, nclassic = 0, nsys[2] = { 0, 0 }, nlinks = 0;
 	struct rec r = { .out = { .w = { .fd = -1 } } };
 	struct head_ctx hc = { &r, o };
 	int *ringfds = NULL, nrings, maxid = 0, err = 0;
 	bool created = false;
-	double end, next_flush;
+	double end, next_flush, attach_began;
 
 	memset(st, 0, sizeof(*st));
 	sized = *o;
@@ -581,7 +660,9 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	r.cpus = calloc((size_t)r.ncpus, sizeof(*r.cpus));
 	cnt = calloc((size_t)r.ncpus, sizeof(*cnt));
 	ringfds = calloc((size_t)nrings, sizeof(*ringfds));
-	links = calloc((size_t)o->tps->n, sizeof(*links));
+	links = calloc((size_t)o->tps->n + 2, sizeof(*links));
+	cfgs = calloc((size_t)o->tps->n, sizeof(*cfgs));
+	keys = calloc((size_t)o->tps->n, sizeof(*keys));
 	tep = tep_alloc();
 	r.tep = tep;
 	r.anon = o->anon;
@@ -590,7 +671,7 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		err = -ENOMEM;
 		goto out;
 	}
-	if (!r.cpus || !cnt || !ringfds || !links || !tep) {
+	if (!r.cpus || !cnt || !ringfds || !links || !tep || !cfgs || !keys) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -607,9 +688,21 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 			goto out;
 		}
 	}
-	for (int i = 0; i < o->tps->n; i++)
+	for (int i = 0; i < o->tps->n; i++) {
 		if (o->tps->v[i].id > maxid)
 			maxid = o->tps->v[i].id;
+		if (evcfg_of(tep, &o->tps->v[i], &cfgs[i])) {
+			p_err("cannot parse the format of %s:%s", o->tps->v[i].sys, o->tps->v[i].name);
+			err = -EINVAL;
+			goto out;
+		}
+		/* system-call events from the raw tracepoints where this kernel attaches them (KSIGHT_FEATURES_OFF=raw_tp: not) */
+		keys[i] = ks_probe(KS_FEAT_RAW_TP)->ok ? sys_key(tep, &o->tps->v[i]) : -1;
+		if (keys[i] < 0)
+			nclassic++;
+		else
+			nsys[keys[i] >= KS_REC_SYS_NR]++;
+	}
 
 	s = ks_record__open();
 	if (!s) {
@@ -617,6 +710,9 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		p_err("cannot open the record BPF object: %s", strerror(-err));
 		goto out;
 	}
+	bpf_program__set_autoload(s->progs.ks_record, nclassic > 0);
+	bpf_program__set_autoload(s->progs.ks_record_sys_enter, nsys[0] > 0);
+	bpf_program__set_autoload(s->progs.ks_record_sys_exit, nsys[1] > 0);
 	s->rodata->ks_filter = o->filter;
 	s->rodata->sample_n = o->sample_n;
 	s->rodata->shared_ring = o->shared;
@@ -643,17 +739,20 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		goto out;
 	}
 	for (int i = 0; i < o->tps->n; i++) {
-		struct ks_rec_evcfg c;
 		uint32_t id = (uint32_t)o->tps->v[i].id;
 
-		if (evcfg_of(tep, &o->tps->v[i], &c)) {
-			p_err("cannot parse the format of %s:%s", o->tps->v[i].sys, o->tps->v[i].name);
-			err = -EINVAL;
-			goto out;
-		}
-		if (bpf_map_update_elem(bpf_map__fd(s->maps.evcfg), &id, &c, BPF_ANY)) {
+		if (bpf_map_update_elem(bpf_map__fd(s->maps.evcfg), &id, &cfgs[i], BPF_ANY)) {
 			err = -errno;
 			goto out;
+		}
+		if (keys[i] >= 0) {
+			struct ks_rec_sysev ev = { .cookie = cookie_of(o, i) };
+
+			id = (uint32_t)keys[i];
+			if (bpf_map_update_elem(bpf_map__fd(s->maps.sysev), &id, &ev, BPF_ANY)) {
+				err = -errno;
+				goto out;
+			}
 		}
 		id = (uint32_t)i;
 		if (o->filters && bpf_map_update_elem(bpf_map__fd(s->maps.evflt), &id, &o->filters[i], BPF_ANY)) {
@@ -692,29 +791,58 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	created = r.out.open;
 	if (err)
 		goto out;
+	attach_began = now_s();
 	for (int i = 0; i < o->tps->n; i++) {
-		/* the cookie says which event fired (the record's own common_type is overwritten by
-		 * then), and in its high half which --filter slot applies (+1, 0: none) */
-		uint64_t fslot = o->filters && o->filters[i].n ? (uint64_t)i + 1 : 0;
-		LIBBPF_OPTS(bpf_tracepoint_opts, topts, .bpf_cookie = (uint64_t)o->tps->v[i].id | fslot << 32);
+		LIBBPF_OPTS(bpf_tracepoint_opts, topts, .bpf_cookie = cookie_of(o, i));
 
-		links[i] = bpf_program__attach_tracepoint_opts(s->progs.ks_record, o->tps->v[i].sys,
-							       o->tps->v[i].name, &topts);
-		if (!links[i]) {
+		if (keys[i] >= 0)
+			continue;
+		links[nlinks] = bpf_program__attach_tracepoint_opts(s->progs.ks_record, o->tps->v[i].sys,
+								    o->tps->v[i].name, &topts);
+		if (!links[nlinks]) {
 			err = -errno;
 			p_err("cannot attach to %s:%s: %s", o->tps->v[i].sys, o->tps->v[i].name, strerror(-err));
 			goto out;
 		}
+		nlinks++;
 	}
-	fprintf(stderr, "ksight: tracing %d event%s into %s%s\n", o->tps->n, o->tps->n == 1 ? "" : "s", o->output,
-		o->duration > 0 ? "" : o->cmd ? " (Ctrl-C or the command's exit ends)" : " (Ctrl-C ends)");
-	/* everything attached: the command's first system call is recorded */
+	for (int k = 0; k < 2; k++) {
+		struct bpf_program *p = k ? s->progs.ks_record_sys_exit : s->progs.ks_record_sys_enter;
+
+		if (!nsys[k])
+			continue;
+		links[nlinks] = bpf_program__attach(p);
+		if (!links[nlinks]) {
+			err = -errno;
+			p_err("cannot attach to the raw tracepoint %s: %s", k ? "sys_exit" : "sys_enter", strerror(-err));
+			goto out;
+		}
+		nlinks++;
+	}
+	/* the window opens once everything is attached, and -d counts from here */
+	s->bss->ks_armed = 1;
+	r.armed_ns = now_ns();
+	end = o->duration > 0 ? now_s() + o->duration : 0;
+	{
+		char dur[64];
+
+		snprintf(dur, sizeof(dur), "%s", o->cmd ? "until Ctrl-C or the command's exit" : "until Ctrl-C");
+		if (o->duration > 0)
+			snprintf(dur, sizeof(dur), "for %g s", o->duration);
+		fprintf(stderr, "ksight: tracing %d event%s into %s: attached %d probe%s in %.0f ms", o->tps->n,
+			o->tps->n == 1 ? "" : "s", o->output, nlinks, nlinks == 1 ? "" : "s",
+			(now_s() - attach_began) * 1e3);
+		if (nsys[0] + nsys[1])
+			fprintf(stderr, " (%d system-call event%s through the raw sys_enter/sys_exit)", nsys[0] + nsys[1],
+				nsys[0] + nsys[1] == 1 ? "" : "s");
+		fprintf(stderr, "; recording %s\n", dur);
+	}
+	/* everything attached and the window open: the command's first system call is recorded */
 	if (o->cmd) {
 		err = ks_cmd_start(o->cmd);
 		if (err)
 			goto out;
 	}
-	end = o->duration > 0 ? now_s() + o->duration : 0;
 	next_flush = now_s() + 1;
 	while (!*o->stop && !r.err && !r.full) {
 		double t = now_s();
@@ -757,11 +885,15 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	}
 	/* a command still running (-d, a stop signal, a full file) ends inside the recording, the signal forwarded */
 	ks_cmd_stop(o->cmd, (int)*o->stop);
-	/* detach first, then drain: after this nothing more is produced, so the counts are final */
-	for (int i = 0; i < o->tps->n; i++) {
-		bpf_link__destroy(links[i]);
-		links[i] = NULL;
-	}
+	/*
+	 * The window closes, then the rings are drained: once every program
+	 * that saw the flag set has returned (the grace period), nothing more
+	 * is produced and the counts are final.  The links go after the file
+	 * is complete: detaching waits a grace period per tracepoint, which
+	 * is seconds for hundreds of them.
+	 */
+	s->bss->ks_armed = 0;
+	r.disarmed_ns = now_ns();
 	ks_sync_programs();
 	if (!err && !r.err)
 		err = ring_buffer__consume(ring) < 0 ? -EIO : 0;
@@ -811,13 +943,6 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	if (err)
 		p_err("writing '%s': %s", r.out.path, strerror(-err));
 out:
-	for (int i = 0; links && i < o->tps->n; i++)
-		bpf_link__destroy(links[i]);
-	ring_buffer__free(ring);
-	for (int i = 0; ringfds && i < nrings; i++)
-		if (ringfds[i] >= 0)
-			close(ringfds[i]);
-	ks_record__destroy(s);
 	if (created) {
 		int cerr = ks_rec_out_close(&r.out);
 
@@ -826,6 +951,13 @@ out:
 			p_err("closing '%s': %s", r.out.path, strerror(-err));
 		}
 	}
+	for (int i = 0; links && i < nlinks; i++)
+		bpf_link__destroy(links[i]);
+	ring_buffer__free(ring);
+	for (int i = 0; ringfds && i < nrings; i++)
+		if (ringfds[i] >= 0)
+			close(ringfds[i]);
+	ks_record__destroy(s);
 	if (err && created && st->recorded == 0 && r.out.index == 0)
 		unlink(r.out.path);
 	for (int i = 0; r.cpus && i < r.ncpus; i++)
@@ -836,6 +968,8 @@ out:
 	free(cnt);
 	free(ringfds);
 	free(links);
+	free(cfgs);
+	free(keys);
 	if (tep)
 		tep_free(tep);
 	return err;

@@ -236,10 +236,20 @@ if grep -q 'error:' "$T_TMP/funclat.err"; then
 	fl_run +bpf,+perfmon,+sys_admin
 	t_eq "funclat with +sys_admin: 20 calls of fl_sleep, 20 USDT ticks" "20 20" "$FL_COUNTS"
 	[ "$FL_COUNTS" = "20 20" ] || sed 's/^/#   funclat: /' "$T_TMP/funclat.err" "$T_TMP/fl_calls.out"
-	# the same in run (--funclat): the same one line, a runtime failure (1), not bad usage
-	as_user +bpf,+perfmon "$K" run syscalls --funclat "$PRIV_DIR/fl_calls:fl_sleep" -d 1 >/dev/null 2>"$T_TMP/runfl.err"
-	t_eq "run --funclat with +bpf,+perfmon: exit 1" 1 "$?"
-	one_line_error "run --funclat with +bpf,+perfmon" "$T_TMP/runfl.err" "uprobe.*CAP_SYS_ADMIN"
+	# the same in run (--funclat) on a uprobe per function: the same one line, a runtime failure
+	# (1), not bad usage
+	KSIGHT_FEATURES_OFF=uprobe_multi as_user +bpf,+perfmon "$K" run syscalls --funclat "$PRIV_DIR/fl_calls:fl_sleep" -d 1 \
+		>/dev/null 2>"$T_TMP/runfl.err"
+	t_eq "run --funclat with +bpf,+perfmon, a uprobe per function: exit 1" 1 "$?"
+	one_line_error "run --funclat with +bpf,+perfmon, a uprobe per function" "$T_TMP/runfl.err" "uprobe.*CAP_SYS_ADMIN"
+	# a uprobe_multi link (functions, not USDT) is not refused so on 6.18: where the kernel has
+	# one, funclat's functions attach without CAP_SYS_ADMIN
+	if [ "$(KSIGHT_FEATURES_OFF= as_user +bpf,+perfmon "$K" run syscalls --funclat "$PRIV_DIR/fl_calls:fl_sleep" -d 0.2 -v 2>&1 >/dev/null |
+		grep -c 'by uprobe_multi')" = 1 ]; then
+		t_pass "run --funclat with +bpf,+perfmon: functions through uprobe_multi"
+	else
+		t_skip "run --funclat through uprobe_multi" "this kernel refuses it without CAP_SYS_ADMIN, or has none"
+	fi
 else
 	t_eq "funclat with +bpf,+perfmon: 20 calls of fl_sleep, 20 USDT ticks" "20 20" "$FL_COUNTS"
 fi
