@@ -1,9 +1,9 @@
-/* The protobuf exposition written by hand (varints, no protobuf library), with native histograms mapped from the log-linear slots. */
+/* The protobuf exposition (through the shared encoder, output/pb.c), with native histograms mapped from the log-linear slots. */
 #include <errno.h>
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
+#include <stdio.h>
 #include "output/output.h"
+#include "output/pb.h"
 #include "serve/prom.h"
 
 /*
@@ -14,101 +14,6 @@
  * zero_count=7, positive_span=12, positive_delta=13}, Bucket{cumulative_count=1,
  * upper_bound=2}, BucketSpan{offset=1, length=2}.
  */
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2 };
-
-struct pb {
-	unsigned char *b;
-	size_t n, cap;
-	int err;
-};
-
-static void pb_put(struct pb *p, const void *d, size_t n)
-{
-	if (p->err)
-		return;
-	if (p->n + n > p->cap) {
-		size_t cap = p->cap ? p->cap : 256;
-		unsigned char *nb;
-
-		while (cap < p->n + n)
-			cap *= 2;
-		nb = realloc(p->b, cap);
-		if (!nb) {
-			p->err = -ENOMEM;
-			return;
-		}
-		p->b = nb;
-		p->cap = cap;
-	}
-	memcpy(p->b + p->n, d, n);
-	p->n += n;
-}
-
-static void pb_varint(struct pb *p, uint64_t v)
-{
-	unsigned char buf[10];
-	size_t n = 0;
-
-	do {
-		buf[n] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			buf[n] |= 0x80;
-		n++;
-	} while (v);
-	pb_put(p, buf, n);
-}
-
-static void pb_tag(struct pb *p, int field, int wt)
-{
-	pb_varint(p, ((uint64_t)field << 3) | (uint64_t)wt);
-}
-
-static void pb_uint(struct pb *p, int field, uint64_t v)
-{
-	pb_tag(p, field, WT_VARINT);
-	pb_varint(p, v);
-}
-
-/* sint32/sint64: zigzag, so small negative numbers stay short */
-static void pb_sint(struct pb *p, int field, int64_t v)
-{
-	pb_uint(p, field, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
-}
-
-static void pb_double(struct pb *p, int field, double v)
-{
-	unsigned char le[8];
-	uint64_t u;
-
-	memcpy(&u, &v, sizeof(u));
-	for (int i = 0; i < 8; i++)
-		le[i] = (unsigned char)(u >> (8 * i));
-	pb_tag(p, field, WT_I64);
-	pb_put(p, le, 8);
-}
-
-static void pb_bytes(struct pb *p, int field, const void *d, size_t n)
-{
-	pb_tag(p, field, WT_LEN);
-	pb_varint(p, n);
-	pb_put(p, d, n);
-}
-
-static void pb_str(struct pb *p, int field, const char *s)
-{
-	pb_bytes(p, field, s, strlen(s));
-}
-
-/* Appends sub-message @m as field @field and empties it for reuse. */
-static void pb_msg(struct pb *p, int field, struct pb *m)
-{
-	if (m->err)
-		p->err = m->err;
-	pb_bytes(p, field, m->b, m->n);
-	m->n = 0;
-}
-
 /*
  * Native buckets at schema 5 (2^(1/32) = 2.19% wide).  The log-linear
  * layout splits each power of two into 16 linear slots, 6.25% (the first)
@@ -120,21 +25,21 @@ static void pb_msg(struct pb *p, int field, struct pb *m)
  * Each slot's count goes to the bucket holding the slot's middle: within
  * 1/32 + 2.19% of any value in it.  Value 0 goes to the zero bucket.
  */
-static void native_hist(struct pb *h, const struct ks_hist *hist, double div)
+static void native_hist(struct ks_pb *h, const struct ks_hist *hist, double div)
 {
-	struct pb span = { 0 };
+	struct ks_pb span = { 0 };
 	int32_t prev_idx = 0, span_start = 0, span_len = 0;
 	int64_t prev_count = 0;
 	bool any = false;
 	/* deltas are written once the spans are known: collected here */
-	struct pb deltas = { 0 };
+	struct ks_pb deltas = { 0 };
 	int32_t cur_idx = 0;
 	uint64_t cur_count = 0;
 
-	pb_sint(h, 5, PROM_NATIVE_SCHEMA);
+	ks_pb_sint(h, 5, PROM_NATIVE_SCHEMA);
 	/* client_golang's default: only exact zeros in the zero bucket */
-	pb_double(h, 6, ldexp(1.0, -128));
-	pb_uint(h, 7, hist->slots[0]);
+	ks_pb_double(h, 6, ldexp(1.0, -128));
+	ks_pb_uint(h, 7, hist->slots[0]);
 	for (unsigned int s = 1; s <= KS_HIST_SLOTS; s++) {
 		int32_t idx = 0;
 		bool flush;
@@ -158,16 +63,15 @@ static void native_hist(struct pb *h, const struct ks_hist *hist, double div)
 				span_len++;
 			} else {
 				if (any) {
-					pb_sint(&span, 1, span_start);
-					pb_uint(&span, 2, (uint64_t)span_len);
-					pb_msg(h, 12, &span);
+					ks_pb_sint(&span, 1, span_start);
+					ks_pb_uint(&span, 2, (uint64_t)span_len);
+					ks_pb_msg(h, 12, &span);
 				}
 				/* the first span's offset is absolute, later ones the gap after the previous */
 				span_start = any ? cur_idx - prev_idx - 1 : cur_idx;
 				span_len = 1;
 			}
-			pb_varint(&deltas, ((uint64_t)((int64_t)cur_count - prev_count) << 1) ^
-						   (uint64_t)(((int64_t)cur_count - prev_count) >> 63));
+			ks_pb_varint(&deltas, ks_pb_zigzag((int64_t)cur_count - prev_count));
 			prev_count = (int64_t)cur_count;
 			prev_idx = cur_idx;
 			any = true;
@@ -178,43 +82,41 @@ static void native_hist(struct pb *h, const struct ks_hist *hist, double div)
 		}
 	}
 	if (any) {
-		pb_sint(&span, 1, span_start);
-		pb_uint(&span, 2, (uint64_t)span_len);
-		pb_msg(h, 12, &span);
+		ks_pb_sint(&span, 1, span_start);
+		ks_pb_uint(&span, 2, (uint64_t)span_len);
+		ks_pb_msg(h, 12, &span);
 		/* repeated sint64, packed */
-		pb_bytes(h, 13, deltas.b, deltas.n);
+		ks_pb_msg(h, 13, &deltas);
 	}
-	if (span.err || deltas.err)
-		h->err = -ENOMEM;
-	free(span.b);
-	free(deltas.b);
+	ks_pb_free(&span);
+	ks_pb_free(&deltas);
 }
 
-static void hist_msg(struct pb *h, const struct prom_family *f, const struct prom_sample *s)
+static void hist_msg(struct ks_pb *h, const struct prom_family *f, const struct prom_sample *s)
 {
-	struct pb b = { 0 };
+	struct ks_pb b = { 0 };
 	uint64_t cum[32];
 	int n;
 	const uint64_t *bounds = prom_classic_bounds(f->unit, &n);
 
-	pb_uint(h, 1, s->hist->count);
-	pb_double(h, 2, (double)s->hist->sum / f->div);
+	ks_pb_uint(h, 1, s->hist->count);
+	ks_pb_double(h, 2, (double)s->hist->sum / f->div);
 	/* the classic buckets too, for scrapers that keep those (the +Inf one is the count) */
 	prom_classic_counts(s->hist, bounds, n, cum);
 	for (int i = 0; i < n; i++) {
-		pb_uint(&b, 1, cum[i]);
-		pb_double(&b, 2, (double)bounds[i] / f->div);
-		pb_msg(h, 3, &b);
+		ks_pb_uint(&b, 1, cum[i]);
+		ks_pb_double(&b, 2, (double)bounds[i] / f->div);
+		ks_pb_msg(h, 3, &b);
 	}
-	if (b.err)
-		h->err = -ENOMEM;
-	free(b.b);
+	ks_pb_free(&b);
 	native_hist(h, s->hist, f->div);
 }
 
 int prom_write_proto(const struct prom_set *set, FILE *out)
 {
-	struct pb fam = { 0 }, met = { 0 }, sub = { 0 }, len = { 0 };
+	struct ks_pb fam = { 0 }, met = { 0 }, sub = { 0 };
+	uint8_t len[KS_PB_VARINT_MAX];
+	size_t nlen;
 	int err = 0;
 
 	for (int i = 0; i < set->n && !err; i++) {
@@ -226,35 +128,34 @@ int prom_write_proto(const struct prom_set *set, FILE *out)
 			continue;
 		snprintf(name, sizeof(name), "%s%s", f->name, f->type == PROM_COUNTER ? "_total" : "");
 		fam.n = 0;
-		pb_str(&fam, 1, name);
-		pb_str(&fam, 2, f->help);
-		pb_uint(&fam, 3, (uint64_t)types[f->type]);
+		ks_pb_str(&fam, 1, name);
+		ks_pb_str(&fam, 2, f->help);
+		ks_pb_uint(&fam, 3, (uint64_t)types[f->type]);
 		for (int j = 0; j < f->n; j++) {
 			const struct prom_sample *s = &f->s[j];
 
 			for (int l = 0; l < s->nlabels; l++) {
-				pb_str(&sub, 1, s->labels[l].name);
-				pb_str(&sub, 2, s->labels[l].value);
-				pb_msg(&met, 1, &sub);
+				ks_pb_str(&sub, 1, s->labels[l].name);
+				ks_pb_str(&sub, 2, s->labels[l].value);
+				ks_pb_msg(&met, 1, &sub);
 			}
 			if (f->type == PROM_HISTOGRAM) {
 				hist_msg(&sub, f, s);
-				pb_msg(&met, 7, &sub);
+				ks_pb_msg(&met, 7, &sub);
 			} else {
-				pb_double(&sub, 1, s->value);
-				pb_msg(&met, f->type == PROM_COUNTER ? 3 : 2, &sub);
+				ks_pb_double(&sub, 1, s->value);
+				ks_pb_msg(&met, f->type == PROM_COUNTER ? 3 : 2, &sub);
 			}
-			pb_msg(&fam, 4, &met);
+			ks_pb_msg(&fam, 4, &met);
 		}
-		len.n = 0;
-		pb_varint(&len, fam.n);
-		err = fam.err ? fam.err : len.err;
-		if (!err && (fwrite(len.b, 1, len.n, out) != len.n || fwrite(fam.b, 1, fam.n, out) != fam.n))
+		/* delimited: each MetricFamily after its length */
+		nlen = ks_pb_varint_enc(len, fam.n);
+		err = fam.err;
+		if (!err && (fwrite(len, 1, nlen, out) != nlen || fwrite(fam.b, 1, fam.n, out) != fam.n))
 			err = -EIO;
 	}
-	free(fam.b);
-	free(met.b);
-	free(sub.b);
-	free(len.b);
+	ks_pb_free(&fam);
+	ks_pb_free(&met);
+	ks_pb_free(&sub);
 	return err ? err : ks_stream_status(out);
 }
