@@ -1,6 +1,7 @@
 /* Unit tests of the exporter's encoders on fixed reports: Prometheus text, OpenMetrics, protobuf with native histograms, negotiation. */
 #include "test.h"
 #include "core/collector.h"
+#include "core/hash.h"
 #include "serve/prom.h"
 
 static const struct ks_column cols[] = {
@@ -509,4 +510,41 @@ TEST(sanitize)
 
 	prom_sanitize(s);
 	EXPECT_EQ_STR(s, "_a_b_c_d");
+}
+
+/*
+ * The protobuf bytes of a fixed set, pinned (length and FNV-1a), taken from
+ * the encoder before it moved onto output/pb.c: a change of encoding layer
+ * must leave them byte for byte; a change of what is encoded updates them.
+ */
+TEST(protobuf_bytes_pinned)
+{
+	struct ks_hist *hist = calloc(1, sizeof(*hist));
+	struct prom_set set = { 0 };
+	struct prom_family *fam;
+	char *t;
+	size_t n;
+
+	ASSERT_TRUE(hist);
+	ks_hist_record(hist, 0);
+	for (uint64_t us = 1; us <= 400; us = us * 3 + 1)
+		for (uint64_t k = 0; k < us % 7 + 1; k++)
+			ks_hist_record(hist, us * 1000 + k);
+	ks_hist_record(hist, 3000000000ull);
+	ASSERT_EQ_INT(prom_add(&set, "ksight_c", "a counter", PROM_COUNTER, 18446744073709551615.0, "cpu", "0", "x", "\xff"), 0);
+	ASSERT_EQ_INT(prom_add(&set, "ksight_c", "a counter", PROM_COUNTER, 128, "cpu", "1", NULL, NULL), 0);
+	ASSERT_EQ_INT(prom_add(&set, "ksight_g", "a gauge", PROM_GAUGE, -0.5, NULL, NULL, NULL, NULL), 0);
+	fam = prom_family(&set, "ksight_h_seconds", "a histogram", PROM_HISTOGRAM);
+	ASSERT_TRUE(fam);
+	fam->unit = KS_UNIT_NS;
+	fam->div = 1e9;
+	ASSERT_TRUE(prom_sample_add(fam));
+	fam->s[0].hist = hist;
+	ASSERT_EQ_INT(prom_label(&fam->s[0], "syscall", "read"), 0);
+	t = render(PROM_FMT_PROTO, &set, &n);
+	EXPECT_EQ_U64(n, 543);
+	EXPECT_EQ_U64(ks_fnv1a(t, n, KS_FNV1A_INIT), 0x9b74bf2513001b8eull);
+	free(t);
+	free(hist);
+	prom_set_free(&set);
 }

@@ -1,6 +1,7 @@
 /* Unit tests of the stack profile model and its writers: folded text, the SVG flame graph, and pprof decoded back from gzip'd protobuf; the profile's blob table. */
 #include <zlib.h>
 #include "test.h"
+#include "core/hash.h"
 #include "output/stacks.h"
 #include "profile/blobs.h"
 
@@ -161,6 +162,24 @@ static int rd_field(struct rd *r, struct rd *sub, uint64_t *v)
 	return (int)(tag >> 3);
 }
 
+/* The gzip'd @gz inflated into @raw (@cap bytes): its length, or 0 unless one whole gzip stream that fits. */
+static size_t gunzip(const char *gz, size_t len, uint8_t *raw, size_t cap)
+{
+	z_stream z = { 0 };
+	size_t n = 0;
+
+	if (inflateInit2(&z, 15 + 16) != Z_OK)
+		return 0;
+	z.next_in = (uint8_t *)gz;
+	z.avail_in = len;
+	z.next_out = raw;
+	z.avail_out = cap;
+	if (inflate(&z, Z_FINISH) == Z_STREAM_END)
+		n = z.total_out;
+	inflateEnd(&z);
+	return n;
+}
+
 TEST(pprof_decodes_to_the_same_profile)
 {
 	struct ks_stacks st;
@@ -169,9 +188,7 @@ TEST(pprof_decodes_to_the_same_profile)
 	uint64_t fn_name[64] = { 0 }, loc_fn[64] = { 0 }, v;
 	uint64_t leaf_total[64] = { 0 }, nsamples = 0, sum = 0, sum_ns = 0, period = 0;
 	int nstr = 0, field;
-	uLongf rawlen = sizeof(raw);
-	size_t len;
-	z_stream z = { 0 };
+	size_t len, rawlen;
 	struct rd r, sub, sub2;
 
 	sample_profile(&st);
@@ -179,14 +196,8 @@ TEST(pprof_decodes_to_the_same_profile)
 	ASSERT_TRUE(out && len > 18);
 	/* gzip magic, then inflate */
 	EXPECT_TRUE((uint8_t)out[0] == 0x1f && (uint8_t)out[1] == 0x8b);
-	ASSERT_EQ_INT(inflateInit2(&z, 15 + 16), Z_OK);
-	z.next_in = (uint8_t *)out;
-	z.avail_in = len;
-	z.next_out = raw;
-	z.avail_out = sizeof(raw);
-	ASSERT_EQ_INT(inflate(&z, Z_FINISH), Z_STREAM_END);
-	rawlen = z.total_out;
-	inflateEnd(&z);
+	rawlen = gunzip(out, len, raw, sizeof(raw));
+	ASSERT_TRUE(rawlen > 0);
 	/* first pass: strings, locations -> functions, functions -> names */
 	r = (struct rd){ raw, raw + rawlen };
 	while ((field = rd_field(&r, &sub, &v))) {
@@ -294,4 +305,45 @@ TEST(blobs_merge_by_content)
 	EXPECT_EQ_U64(b.bytes, 5001 * sizeof(ips) + 2 * sizeof(ips[0]));
 	ks_blobs_free(&b);
 	EXPECT_EQ_U64(b.n, 0);
+}
+
+/*
+ * The (inflated) pprof bytes of fixed profiles, pinned (length and FNV-1a),
+ * taken from the encoder before it moved onto output/pb.c: a change of
+ * encoding layer must leave them byte for byte; a change of what is
+ * encoded updates them.  The second has 300 frames (ids past one varint
+ * byte), no period, and values up to 2^63.
+ */
+TEST(pprof_bytes_pinned)
+{
+	static uint8_t raw[1 << 17];
+	static const uint64_t want[2][2] = { { 382, 0xdefe5598b6736f97ull }, { 24087, 0x8213d844ab4dcf6full } };
+
+	for (int k = 0; k < 2; k++) {
+		struct ks_stacks st;
+		size_t len, n;
+		char *out;
+
+		if (!k) {
+			sample_profile(&st);
+		} else {
+			ks_stacks_init(&st, "alloc", "bytes", 0);
+			for (int i = 0; i < 300; i++) {
+				char a[32], b[32];
+
+				snprintf(a, sizeof(a), "fn_%d", i);
+				snprintf(b, sizeof(b), "k:kf_%d", i * 7 % 300);
+				add(&st, (uint64_t)i * 123456789ull + (i == 299 ? 1ull << 62 : 0),
+				    (const char *const[]){ i % 2 ? "comm1" : "comm2", "main", a, "w\xff", b, NULL });
+			}
+			ks_stacks_sort(&st);
+		}
+		out = render(&st, ks_write_pprof, &len);
+		ASSERT_TRUE(out);
+		n = gunzip(out, len, raw, sizeof(raw));
+		EXPECT_EQ_U64(n, want[k][0]);
+		EXPECT_EQ_U64(ks_fnv1a(raw, n, KS_FNV1A_INIT), want[k][1]);
+		free(out);
+		ks_stacks_free(&st);
+	}
 }
