@@ -76,7 +76,6 @@ $(B)/gen/revision.h: FORCE
 	@printf '#define KS_GIT_REVISION "%s"\n' "$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" > $@.tmp
 	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
 
-$(B)/obj/src/serve/procself.o $(B)/san-obj/src/serve/procself.o: $(B)/gen/revision.h
 FORCE:
 
 $(B)/obj/gen/%.o: $(B)/gen/%.c
@@ -200,6 +199,9 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(CORE_SRCS) $(GEN_SRCS))
 fuzz: $(FUZZ_BINS)
+
+# every build of procself.c includes the generated revision.h
+$(B)/obj/src/serve/procself.o $(B)/san-obj/src/serve/procself.o $(FUZZ_DIR)/obj/src/serve/procself.o $(SAN_DIR)/ksight: $(B)/gen/revision.h
 
 $(FUZZ_DIR)/obj/%.o: %.c $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/*/*.h)
 	@mkdir -p $(@D)
