@@ -143,7 +143,7 @@ TEST(openmetrics)
  * The renamed and new families: offcpu's histogram without its collector
  * twice, ksight_build_info, the process_* ones, a long cgroup label whole.
  */
-static void issue24_set(struct ks_report *r, struct prom_set *set, const char *cg)
+static void new_families_set(struct ks_report *r, struct prom_set *set, const char *cg)
 {
 	const struct ks_collector *off = ks_collector_find("offcpu");
 	struct ks_row *w;
@@ -164,7 +164,7 @@ static void issue24_set(struct ks_report *r, struct prom_set *set, const char *c
 		exit(2);
 }
 
-TEST(issue24_names_text)
+TEST(new_families_text)
 {
 	char cg[400], want[600], *t;
 	struct prom_set set = { 0 };
@@ -172,7 +172,7 @@ TEST(issue24_names_text)
 
 	memset(cg, 'c', sizeof(cg) - 1);
 	cg[0] = '/', cg[sizeof(cg) - 1] = 0;
-	issue24_set(&r, &set, cg);
+	new_families_set(&r, &set, cg);
 	t = render(PROM_FMT_TEXT, &set, NULL);
 	EXPECT_TRUE(strstr(t, "# TYPE ksight_offcpu_seconds histogram\n"));
 	EXPECT_TRUE(!strstr(t, "offcpu_offcpu"));
@@ -195,13 +195,13 @@ TEST(issue24_names_text)
 	ks_report_free(&r);
 }
 
-TEST(issue24_names_openmetrics_units)
+TEST(new_families_openmetrics_units)
 {
 	char *t;
 	struct prom_set set = { 0 };
 	struct ks_report r;
 
-	issue24_set(&r, &set, "/long");
+	new_families_set(&r, &set, "/long");
 	t = render(PROM_FMT_OPENMETRICS, &set, NULL);
 	EXPECT_TRUE(strstr(t, "# TYPE ksight_offcpu_seconds histogram\n# UNIT ksight_offcpu_seconds seconds\n"));
 	EXPECT_TRUE(strstr(t, "# TYPE process_cpu_seconds counter\n# UNIT process_cpu_seconds seconds\nprocess_cpu_seconds_total "));
@@ -442,7 +442,7 @@ TEST(protobuf_native_histogram)
 }
 
 /* The renamed and new families in protobuf: names with _total on counters, MetricFamily.unit, whole label values. */
-TEST(issue24_names_protobuf)
+TEST(new_families_protobuf)
 {
 	char cg[400], *t, name[128], unit[32], lab[512];
 	struct prom_set set = { 0 };
@@ -455,7 +455,7 @@ TEST(issue24_names_protobuf)
 
 	memset(cg, 'c', sizeof(cg) - 1);
 	cg[0] = '/', cg[sizeof(cg) - 1] = 0;
-	issue24_set(&r, &set, cg);
+	new_families_set(&r, &set, cg);
 	t = render(PROM_FMT_PROTO, &set, &n);
 	all.p = (const unsigned char *)t;
 	all.end = all.p + n;
