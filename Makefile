@@ -42,7 +42,7 @@ HOOKCOST_PROBES := empty clock clock2 pid cpu lines4 pages4 warm4 pcpu hash cgro
 HOOKCOST_OBJS := $(patsubst %,$(B)/bench/bpf/hookcost-%.bpf.o,$(HOOKCOST_PROBES))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean test unit run setup bench bench-tools golden-update test-kernels san test-san
+.PHONY: FORCE all clean test unit run setup bench bench-tools golden-update test-kernels san test-san
 .SECONDARY:
 all: ksight $(UNIT_BINS) $(WORKLOADS)
 
@@ -69,6 +69,14 @@ $(B)/skel/%.skel.h: $(B)/bpf/%.bpf.o
 $(B)/gen/names.c: scripts/gen-names.sh
 	@mkdir -p $(@D)
 	sh scripts/gen-names.sh > $@.tmp && mv $@.tmp $@
+
+# the git revision ksight_build_info reports: rewritten only when it changes, so a commit rebuilds one object
+$(B)/gen/revision.h: FORCE
+	@mkdir -p $(@D)
+	@printf '#define KS_GIT_REVISION "%s"\n' "$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" > $@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+
+FORCE:
 
 $(B)/obj/gen/%.o: $(B)/gen/%.c
 	@mkdir -p $(@D)
@@ -191,6 +199,9 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(CORE_SRCS) $(GEN_SRCS))
 fuzz: $(FUZZ_BINS)
+
+# every build of procself.c includes the generated revision.h
+$(B)/obj/src/serve/procself.o $(B)/san-obj/src/serve/procself.o $(FUZZ_DIR)/obj/src/serve/procself.o $(SAN_DIR)/ksight: $(B)/gen/revision.h
 
 $(FUZZ_DIR)/obj/%.o: %.c $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/*/*.h)
 	@mkdir -p $(@D)

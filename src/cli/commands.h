@@ -28,7 +28,7 @@ struct ks_common;
 const char *parse_file_args(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
 			    int (*cb)(void *ctx, int id, const char *arg), void *ctx, int *rc);
 
-#define KSIGHT_VERSION "0.1.0"
+#include "core/version.h" /* KSIGHT_VERSION */
 int cmd_serve(int argc, char **argv);
 int cmd_unpin(int argc, char **argv);
 

@@ -6,23 +6,33 @@
 #include <string.h>
 #include "serve/k8s.h"
 
-/* The hex id of a runtime scope: cri-containerd-<id>.scope, crio-<id>.scope, docker-<id>.scope, or a bare id. */
-static bool container_id(const char *seg, size_t n, char *out, size_t len)
+/*
+ * The hex id of a runtime scope: cri-containerd-<id>.scope, crio-<id>.scope,
+ * docker-<id>.scope, or a bare id; @k's runtime as kube-state-metrics names
+ * it in container_id ("containerd://<id>"), "" for a bare id.
+ */
+static bool container_id(const char *seg, size_t n, struct ks_k8s *kk)
 {
-	static const char *const prefixes[] = { "cri-containerd-", "crio-", "docker-", "containerd-", "" };
+	static const char *const prefixes[][2] = {
+		{ "cri-containerd-", "containerd" }, { "crio-", "cri-o" }, { "docker-", "docker" },
+		{ "containerd-", "containerd" },     { "", "" },
+	};
+	char *out = kk->container_id;
+	size_t len = sizeof(kk->container_id);
 
 	if (n > 6 && !strncmp(seg + n - 6, ".scope", 6))
 		n -= 6;
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-		size_t p = strlen(prefixes[i]), k;
+		size_t p = strlen(prefixes[i][0]), k;
 
-		if (n <= p || strncmp(seg, prefixes[i], p))
+		if (n <= p || strncmp(seg, prefixes[i][0], p))
 			continue;
 		for (k = p; k < n; k++)
 			if (!((seg[k] >= '0' && seg[k] <= '9') || (seg[k] >= 'a' && seg[k] <= 'f')))
 				break;
 		if (k == n && n - p >= 12 && n - p < len) {
 			snprintf(out, len, "%.*s", (int)(n - p), seg + p);
+			snprintf(kk->runtime, sizeof(kk->runtime), "%s", prefixes[i][1]);
 			return true;
 		}
 	}
@@ -57,7 +67,7 @@ int ks_k8s_parse(const char *path, struct ks_k8s *k)
 			}
 		}
 		if (n)
-			container_id(s, n, k->container_id, sizeof(k->container_id));
+			container_id(s, n, k);
 		s = *e ? e + 1 : e;
 	}
 	return k->pod_uid[0] || k->container_id[0] ? 0 : -ENOENT;

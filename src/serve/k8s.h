@@ -7,6 +7,7 @@
 struct ks_k8s {
 	char pod_uid[48];
 	char container_id[80];
+	char runtime[16]; /* "containerd", "cri-o", "docker" from the scope's prefix; "" when the path does not say */
 	char namespace[64];
 	char pod[256];
 	char container[64];

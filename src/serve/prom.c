@@ -79,6 +79,44 @@ int prom_label(struct prom_sample *s, const char *name, const char *value)
 	return 0;
 }
 
+int prom_label_full(struct prom_sample *s, const char *name, const char *value)
+{
+	struct prom_label *l = NULL;
+	size_t len = ks_sanitized_len(value);
+	char *full = NULL;
+
+	for (int i = 0; i < s->nlabels && !l; i++)
+		if (!strcmp(s->labels[i].name, name))
+			l = &s->labels[i];
+	if (!l) {
+		int err = prom_label(s, name, "");
+
+		if (err)
+			return err;
+		l = &s->labels[s->nlabels - 1];
+	}
+	if (len >= sizeof(l->value) && !(full = malloc(len + 1)))
+		return -ENOMEM;
+	free(l->full);
+	l->full = full;
+	ks_sanitize(value, full ? full : l->value, full ? len + 1 : sizeof(l->value));
+	return 0;
+}
+
+const char *prom_unit(const struct prom_family *f)
+{
+	static const char *const units[] = { "seconds", "bytes" };
+	size_t n = strlen(f->name);
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t m = strlen(units[i]);
+
+		if (n > m + 1 && f->name[n - m - 1] == '_' && !strcmp(f->name + n - m, units[i]))
+			return units[i];
+	}
+	return NULL;
+}
+
 int prom_add(struct prom_set *set, const char *name, const char *help, enum prom_type type, double v,
 	     const char *l1, const char *v1, const char *l2, const char *v2)
 {
@@ -97,8 +135,12 @@ int prom_add(struct prom_set *set, const char *name, const char *help, enum prom
 
 void prom_set_free(struct prom_set *set)
 {
-	for (int i = 0; i < set->n; i++)
+	for (int i = 0; i < set->n; i++) {
+		for (int j = 0; j < set->f[i].n; j++)
+			for (int l = 0; l < set->f[i].s[j].nlabels; l++)
+				free(set->f[i].s[j].labels[l].full);
 		free(set->f[i].s);
+	}
 	free(set->f);
 	memset(set, 0, sizeof(*set));
 }
@@ -140,6 +182,7 @@ static double metric_name(char *out, size_t len, const char *collector, const ch
 	char base[64];
 	const char *suffix = "";
 	double div = 1;
+	size_t n;
 
 	snprintf(base, sizeof(base), "%s", col);
 	if (!strcmp(base, "count"))
@@ -158,7 +201,11 @@ static double metric_name(char *out, size_t len, const char *collector, const ch
 		strip_suffix(base, "_bytes");
 		suffix = "_bytes";
 	}
-	snprintf(out, len, "ksight_%s_%s%s", collector, base, suffix);
+	/* the collector's name is already the family's prefix: offcpu's "offcpu_ns" is ksight_offcpu_seconds */
+	n = strlen(collector);
+	if (!strncmp(base, collector, n) && (base[n] == '_' || (!base[n] && *suffix)))
+		memmove(base, base + n + !!base[n], strlen(base + n + !!base[n]) + 1);
+	snprintf(out, len, "ksight_%s%s%s%s", collector, *base ? "_" : "", base, suffix);
 	prom_sanitize(out);
 	return div;
 }
@@ -175,9 +222,15 @@ static const struct prom_set *cur_set; /* the set prom_add_report fills, for its
 
 static int row_labels(struct prom_sample *s, const struct ks_row *row)
 {
-	for (int k = 0; k < row->nkeys; k++)
-		if (prom_label(s, row->keys[k].name, row->keys[k].str))
-			return -ENOSPC;
+	for (int k = 0; k < row->nkeys; k++) {
+		const char *name = row->keys[k].name;
+		/* a cut cgroup path names another cgroup, or none: that label alone is never cut */
+		int err = !strcmp(name, "cgroup") ? prom_label_full(s, name, row->keys[k].str)
+						  : prom_label(s, name, row->keys[k].str);
+
+		if (err)
+			return err;
+	}
 	if (cur_set && cur_set->row_labels)
 		cur_set->row_labels(cur_set->row_ctx, row, s);
 	return 0;
@@ -412,7 +465,7 @@ static void write_labels(FILE *out, const struct prom_sample *s, const char *le)
 	fputc('{', out);
 	for (int i = 0; i < s->nlabels; i++) {
 		fprintf(out, "%s%s=\"", i ? "," : "", s->labels[i].name);
-		write_escaped(out, s->labels[i].value, true);
+		write_escaped(out, prom_label_value(&s->labels[i]), true);
 		fputc('"', out);
 	}
 	if (le)
@@ -460,6 +513,9 @@ static void write_text_set(const struct prom_set *set, FILE *out, bool om)
 		fprintf(out, "# HELP %s%s ", f->name, fsuffix);
 		write_escaped(out, f->help, om);
 		fprintf(out, "\n# TYPE %s%s %s\n", f->name, fsuffix, types[f->type]);
+		/* the text format 0.0.4 has no UNIT line */
+		if (om && prom_unit(f))
+			fprintf(out, "# UNIT %s %s\n", f->name, prom_unit(f));
 		for (int j = 0; j < f->n; j++) {
 			const struct prom_sample *s = &f->s[j];
 			char v[48];

@@ -13,11 +13,22 @@
 
 enum prom_type { PROM_COUNTER, PROM_GAUGE, PROM_HISTOGRAM };
 
-/* A row key (at most KS_KEY_STR bytes) or a pod name fits; longer values are cut. */
+/*
+ * A row key (at most KS_KEY_STR bytes) or a pod name fits in @value; longer
+ * values are cut, but for the labels prom_label_full adds (cgroup paths: a
+ * cut path names another cgroup, or none), whose whole value is in @full.
+ */
 struct prom_label {
 	char name[32];
 	char value[128];
+	char *full; /* owned; NULL when @value holds the whole value */
 };
+
+/* The label's value as the encoders write it. */
+static inline const char *prom_label_value(const struct prom_label *l)
+{
+	return l->full ? l->full : l->value;
+}
 
 struct prom_sample {
 	int nlabels;
@@ -61,6 +72,11 @@ struct prom_sample *prom_sample_add(struct prom_family *f);
  * characters), so all three encodings hold valid values; -ENOSPC past PROM_LABELS.
  */
 int prom_label(struct prom_sample *s, const char *name, const char *value);
+/*
+ * Sets label @name of @s (added when missing) to @value sanitized in full,
+ * never cut: 0, -ENOSPC past PROM_LABELS or -ENOMEM.
+ */
+int prom_label_full(struct prom_sample *s, const char *name, const char *value);
 /* Shorthand: a sample with up to two labels (NULL names skipped) and a value; 0 or -ENOMEM. */
 int prom_add(struct prom_set *set, const char *name, const char *help, enum prom_type type, double v,
 	     const char *l1, const char *v1, const char *l2, const char *v2);
@@ -72,6 +88,13 @@ int prom_add(struct prom_set *set, const char *name, const char *help, enum prom
  */
 int prom_add_report(struct prom_set *set, const struct ks_report *r);
 void prom_set_free(struct prom_set *set);
+
+/*
+ * The OpenMetrics unit of @f ("seconds", "bytes"), or NULL: only a family
+ * whose name ends in "_<unit>" has one (OpenMetrics refuses a UNIT line
+ * that the name does not end with).
+ */
+const char *prom_unit(const struct prom_family *f);
 
 /* A metric or label name made valid: other bytes become '_'. */
 void prom_sanitize(char *s);

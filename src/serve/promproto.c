@@ -8,7 +8,7 @@
 
 /*
  * Field numbers of io.prometheus.client's metrics.proto (the wire contract):
- * MetricFamily{name=1, help=2, type=3, metric=4}, Metric{label=1, gauge=2,
+ * MetricFamily{name=1, help=2, type=3, metric=4, unit=5}, Metric{label=1, gauge=2,
  * counter=3, histogram=7}, LabelPair{name=1, value=2}, Gauge/Counter{value=1},
  * Histogram{sample_count=1, sample_sum=2, bucket=3, schema=5, zero_threshold=6,
  * zero_count=7, positive_span=12, positive_delta=13}, Bucket{cumulative_count=1,
@@ -131,12 +131,15 @@ int prom_write_proto(const struct prom_set *set, FILE *out)
 		ks_pb_str(&fam, 1, name);
 		ks_pb_str(&fam, 2, f->help);
 		ks_pb_uint(&fam, 3, (uint64_t)types[f->type]);
+		/* MetricFamily.unit (client_model 0.6): older decoders skip the unknown field */
+		if (prom_unit(f))
+			ks_pb_str(&fam, 5, prom_unit(f));
 		for (int j = 0; j < f->n; j++) {
 			const struct prom_sample *s = &f->s[j];
 
 			for (int l = 0; l < s->nlabels; l++) {
 				ks_pb_str(&sub, 1, s->labels[l].name);
-				ks_pb_str(&sub, 2, s->labels[l].value);
+				ks_pb_str(&sub, 2, prom_label_value(&s->labels[l]));
 				ks_pb_msg(&met, 1, &sub);
 			}
 			if (f->type == PROM_HISTOGRAM) {

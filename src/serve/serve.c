@@ -34,6 +34,7 @@
 #include "profile/profile.h"
 #include "serve/k8s.h"
 #include "serve/pinstate.h"
+#include "serve/procself.h"
 #include "serve/prom.h"
 #include "serve/serve.h"
 
@@ -154,12 +155,13 @@ enum {
 static const struct ks_optdef serve_opts[] = {
 	{ "collectors", OPT_COLLECTORS, "LIST", "collectors to run (default " DEFAULT_COLLECTORS ")" },
 	{ "listen", OPT_LISTEN, "ADDR:PORT", "address to serve on (default " DEFAULT_LISTEN "; port 0 picks one)" },
+	{ "web.listen-address", OPT_LISTEN, "ADDR:PORT", "the same as --listen (the exporter-toolkit's name)" },
 	{ "max-series", OPT_MAX_SERIES, "N", "rows kept per collector (default 1000); new ones fold into \"other\"" },
 	{ "series-ttl", OPT_SERIES_TTL, "DUR", "drop rows unchanged for DUR, as an exited process's (default 10m; 0: keep)" },
 	{ "web.config.file", OPT_WEB_CONFIG, "FILE", "TLS and basic auth, in the Prometheus exporter-toolkit format" },
 	{ "funclat", OPT_FUNCLAT, "TARGET", "add funclat timing TARGET, as 'ksight funclat' takes it (repeatable; not with --pin)" },
 	{ "by", OPT_BY, "COLLECTOR=KEY", "key one collector by KEY, e.g. syscalls=cgroup,syscall (repeatable)" },
-	{ "pods-dir", OPT_PODS_DIR, "DIR", "kubelet's pod log tree for pod, namespace, container labels (default /var/log/pods)" },
+	{ "pods-dir", OPT_PODS_DIR, "DIR", "kubelet's pod log tree for the k8s_*_name labels (default /var/log/pods)" },
 	{ "drop-caps", OPT_DROP_CAPS, NULL, "drop every capability once attached, /debug/pprof/profile's too (it then answers 503)" },
 	{ "keep-caps", OPT_KEEP_CAPS, NULL, "keep every capability (by default those no endpoint uses are dropped once attached)" },
 	{ "pin", OPT_PIN, "DIR", "keep programs, links, maps and counters pinned in bpffs under DIR: a restarted serve adopts them" },
@@ -354,9 +356,14 @@ static void add_prog_stats(struct prom_set *set)
 }
 
 /*
- * pod, namespace, container and container_id labels for a row keyed by
- * cgroup whose path shows a runtime or a Kubernetes pod.  A long path is
- * cut in the row's key: the full one comes back from the cgroup id.
+ * k8s_pod_name, k8s_namespace_name, k8s_container_name (OpenTelemetry's
+ * names: "namespace", "pod" and "container" are the target labels
+ * Kubernetes service discovery adds, and Prometheus would rename ours
+ * exported_*), pod_uid and container_id ("containerd://<id>" when the path
+ * names the runtime, as kube-state-metrics writes it, so the two join) for
+ * a row keyed by cgroup.  A long path is cut in the row's key: the full one
+ * comes back from the cgroup id, and the cgroup label is never cut (a cut
+ * path names another cgroup, or none).
  */
 static void k8s_labels(void *ctx, const struct ks_row *row, struct prom_sample *s)
 {
@@ -375,21 +382,26 @@ static void k8s_labels(void *ctx, const struct ks_row *row, struct prom_sample *
 	if (!cg)
 		return;
 	snprintf(path, sizeof(path), "%s", cg->str);
-	if (id > 0 && strlen(path) >= 3 && !strcmp(path + strlen(path) - 3, "..."))
-		ks_cgroup_path((__u64)id, path, sizeof(path));
+	if (id > 0 && strlen(path) >= 3 && !strcmp(path + strlen(path) - 3, "...") &&
+	    !ks_cgroup_path((__u64)id, path, sizeof(path)))
+		prom_label_full(s, "cgroup", path);
 	if (ks_k8s_parse(path, &k))
 		return;
 	ks_k8s_lookup(st->pods_dir, &k);
-	if (k.container_id[0])
-		prom_label(s, "container_id", k.container_id);
+	if (k.container_id[0]) {
+		char cid[sizeof(k.runtime) + 3 + sizeof(k.container_id)];
+
+		snprintf(cid, sizeof(cid), "%s%s%s", k.runtime, k.runtime[0] ? "://" : "", k.container_id);
+		prom_label(s, "container_id", cid);
+	}
 	if (k.pod_uid[0])
 		prom_label(s, "pod_uid", k.pod_uid);
 	if (k.namespace[0])
-		prom_label(s, "namespace", k.namespace);
+		prom_label(s, "k8s_namespace_name", k.namespace);
 	if (k.pod[0])
-		prom_label(s, "pod", k.pod);
+		prom_label(s, "k8s_pod_name", k.pod);
 	if (k.container[0])
-		prom_label(s, "container", k.container);
+		prom_label(s, "k8s_container_name", k.container);
 }
 
 static void snapshot_free(struct snapshot *s)
@@ -487,6 +499,8 @@ static int collect_once(struct serve_state *st)
 			err = prom_add_report(&s->set, r);
 		}
 	}
+	if (!err)
+		err = prom_add_build_info(&s->set);
 	if (!err) {
 		add_prog_stats(&s->set);
 		atomic_store(&st->collect_ns_last, (unsigned long long)((mono_now() - t0) * 1e9));
@@ -512,32 +526,12 @@ static int collect_once(struct serve_state *st)
 	return 0;
 }
 
-/* Scrape-time self-metrics: RSS, CPU, scrapes, the last scrape's duration. */
+/* Scrape-time self-metrics: the process_* families, scrapes, the last scrape's duration. */
 static void self_metrics(struct serve_state *st, struct prom_set *set)
 {
 	static const char *const fmts[] = { "text", "openmetrics", "protobuf" };
-	long pages = 0, ticks = sysconf(_SC_CLK_TCK);
-	unsigned long utime = 0, stime = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
 
-	if (f) {
-		if (fscanf(f, "%*d %ld", &pages) != 1)
-			pages = 0;
-		fclose(f);
-	}
-	prom_add(set, "process_resident_memory_bytes", "resident memory of the ksight process", PROM_GAUGE,
-		 (double)pages * (double)sysconf(_SC_PAGESIZE), NULL, NULL, NULL, NULL);
-	f = fopen("/proc/self/stat", "r");
-	if (f) {
-		/* fields 14 and 15 after the "(comm)" field, which may hold spaces */
-		char buf[1024], *p;
-
-		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
-			sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime);
-		fclose(f);
-	}
-	prom_add(set, "process_cpu_seconds", "user and system CPU time of the ksight process", PROM_COUNTER,
-		 (double)(utime + stime) / (double)ticks, NULL, NULL, NULL, NULL);
+	prom_add_process(set);
 	for (int i = 0; i < 3; i++)
 		prom_add(set, "ksight_scrapes", "scrapes answered, by format", PROM_COUNTER,
 			 (double)atomic_load(&st->scrapes[i]), "format", fmts[i], NULL, NULL);

@@ -42,7 +42,7 @@ if command -v setpriv >/dev/null 2>&1 && setpriv --help 2>&1 | grep -q -- --ambi
 			"$(sed -n 's/^ksight_collector_info{collector="\([a-z]*\)".*/\1/p' "$T_TMP/m.txt" | sort | tr '\n' ' ' | sed 's/ $//')"
 		t_ok "as nobody: promtool check metrics" sh -c "promtool check metrics <'$T_TMP/m.txt'"
 		# every metric the rules name is one the exporter writes
-		for m in $(grep -o 'ksight_[a-z_]*' "$PD/ksight-rules.yml" | grep -v '^ksight_$' | sort -u); do
+		for m in $(grep -oE '(ksight|process)_[a-z_]*' "$PD/ksight-rules.yml" | grep -vx 'ksight_' | sort -u); do
 			t_ok "rules name a served metric: $m" grep -qE "^$m[{ ]|^# TYPE $m histogram" "$T_TMP/m.txt"
 		done
 	else

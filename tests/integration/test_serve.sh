@@ -119,7 +119,7 @@ t_eq "Prometheus asked for protobuf (native job) and text (classic job)" "1 1" \
 # a second collector through the same scrape: the sleeps are S-state blocks (offcpu's exactness is
 # test_offcpu's business; here at least 95% of them: twice in early runs a few were missing)
 t_eq "offcpu: the sleeps show as S-state blocks" 1 \
-	"$(poll "histogram_count(ksight_offcpu_offcpu_seconds{job=\"native\",state=\"S\"}) >= bool $((K * 95 / 100))" 1 15)"
+	"$(poll "histogram_count(ksight_offcpu_seconds{job=\"native\",state=\"S\"}) >= bool $((K * 95 / 100))" 1 15)"
 
 # the formats: promtool on text, OpenMetrics on request, content types
 curl -s "$URL/metrics" >"$T_TMP/m.txt"

@@ -49,7 +49,7 @@ t_eq "SIGTERM: exit 0" 0 $?
 S_PID=
 rmdir "$cg" 2>/dev/null
 
-# pod, namespace and container labels: a process in a cgroup with Kubernetes' layout beside a /var/log/pods tree
+# k8s_pod_name, k8s_namespace_name and k8s_container_name labels: a process in a cgroup with Kubernetes' layout beside a /var/log/pods tree
 N=5000
 UID_=$(cat /proc/sys/kernel/random/uuid)
 UIDU=$(echo "$UID_" | tr - _)
@@ -79,8 +79,9 @@ for _ in $(seq 1 40); do
 	sleep 0.25
 done
 t_eq "getppid count of the pod's process" $N "${line##* }"
-t_ok "labels: namespace, pod, container" sh -c "echo '$line' | grep -q 'namespace=\"shop\",pod=\"web-7d9f\",container=\"nginx\"'"
-t_ok "labels: pod_uid and container_id from the cgroup path" sh -c "echo '$line' | grep -q 'container_id=\"$CID\",pod_uid=\"$UID_\"'"
+t_ok "labels: k8s_namespace_name, k8s_pod_name, k8s_container_name" sh -c "echo '$line' | grep -q 'k8s_namespace_name=\"shop\",k8s_pod_name=\"web-7d9f\",k8s_container_name=\"nginx\"'"
+t_ok "cgroup label: the whole path (${#cg} bytes), not the row key's cut one" sh -c "echo '$line' | grep -qF 'cgroup=\"${cg#"$cg2"}\"'"
+t_ok "labels: pod_uid and container_id from the cgroup path" sh -c "echo '$line' | grep -q 'container_id=\"containerd://$CID\",pod_uid=\"$UID_\"'"
 kill -TERM "$S_PID"
 wait "$S_PID"
 t_eq "SIGTERM: exit 0" 0 $?

@@ -85,8 +85,8 @@ t_eq "15-byte comm cut inside a 4-byte character" 3 \
 t_eq "comm with a newline, quote, backslash and braces" 3 \
 	"$(poll 'count(ksight_mem_faults_user_total{comm=~"new\\\\x0aline|q\"uote|back\\\\\\\\slash|br}a\\{ce=,"}) / 4' 3)"
 t_eq "runqlat by comm: the valid 4-byte name kept" 3 "$(poll 'count(ksight_runqlat_waits_total{comm="fire🔥"})' 3)"
-t_eq "syscalls: cgroup, namespace, pod and container labels" 3 \
-	"$(poll 'count(ksight_syscalls_calls_total{syscall="getppid",namespace="ns\\xff\"\\\\x",pod="po\\x0ad}{",container="con\\xff\"tainer}"})' 3)"
+t_eq "syscalls: cgroup, k8s_namespace_name, k8s_pod_name and k8s_container_name labels" 3 \
+	"$(poll 'count(ksight_syscalls_calls_total{syscall="getppid",k8s_namespace_name="ns\\xff\"\\\\x",k8s_pod_name="po\\x0ad}{",k8s_container_name="con\\xff\"tainer}"})' 3)"
 t_eq "syscalls: the cgroup's path" 3 "$(poll 'count(ksight_syscalls_calls_total{syscall="getppid",cgroup=~".*/sc\\\\xff\"o\\\\\\\\pe}"})' 3)"
 t_eq "offcpu by pid" 3 "$(poll 'count(count by (job) (ksight_offcpu_blocks_total{pid!="other"}))' 3)"
 

@@ -15,6 +15,11 @@ TEST(systemd_driver)
 				   ".slice/cri-containerd-" CID ".scope", &k), 0);
 	EXPECT_EQ_STR(k.pod_uid, UID_);
 	EXPECT_EQ_STR(k.container_id, CID);
+	/* the runtime, as kube-state-metrics prefixes container_id with it */
+	EXPECT_EQ_STR(k.runtime, "containerd");
+	ASSERT_EQ_INT(ks_k8s_parse("/kubepods.slice/kubepods-pod" UIDU ".slice/crio-" CID ".scope", &k), 0);
+	EXPECT_EQ_STR(k.runtime, "cri-o");
+	EXPECT_EQ_STR(k.container_id, CID);
 }
 
 TEST(cgroupfs_driver_and_plain_runtimes)
@@ -24,9 +29,12 @@ TEST(cgroupfs_driver_and_plain_runtimes)
 	ASSERT_EQ_INT(ks_k8s_parse("/kubepods/besteffort/pod" UID_ "/" CID, &k), 0);
 	EXPECT_EQ_STR(k.pod_uid, UID_);
 	EXPECT_EQ_STR(k.container_id, CID);
+	/* the cgroupfs driver's bare id does not say which runtime made it */
+	EXPECT_EQ_STR(k.runtime, "");
 	ASSERT_EQ_INT(ks_k8s_parse("/system.slice/docker-" CID ".scope", &k), 0);
 	EXPECT_EQ_STR(k.pod_uid, "");
 	EXPECT_EQ_STR(k.container_id, CID);
+	EXPECT_EQ_STR(k.runtime, "docker");
 	EXPECT_EQ_INT(ks_k8s_parse("/user.slice/user-0.slice/session-3.scope", &k), -ENOENT);
 	EXPECT_EQ_INT(ks_k8s_parse("/", &k), -ENOENT);
 	/* "pod" inside a word is not a pod slice */

@@ -2,6 +2,8 @@
 #include "test.h"
 #include "core/collector.h"
 #include "core/hash.h"
+#include "core/version.h"
+#include "serve/procself.h"
 #include "serve/prom.h"
 
 static const struct ks_column cols[] = {
@@ -136,6 +138,115 @@ TEST(openmetrics)
 	free(t);
 	prom_set_free(&set);
 	ks_report_free(&r);
+}
+
+/*
+ * The renamed and new families: offcpu's histogram without its collector
+ * twice, ksight_build_info, the process_* ones, a long cgroup label whole.
+ */
+static void new_families_set(struct ks_report *r, struct prom_set *set, const char *cg)
+{
+	const struct ks_collector *off = ks_collector_find("offcpu");
+	struct ks_row *w;
+
+	ks_report_init(r, "offcpu", "tp_btf");
+	r->schema = off->schema;
+	r->hist_name = off->schema->hist_name;
+	r->hist_unit = off->schema->hist_unit;
+	w = ks_report_add_row(r);
+	ks_row_key_str(w, "cgroup", "short");
+	ks_row_col(w, &off->schema->cols[0], 1);
+	w->hist = calloc(1, sizeof(*w->hist));
+	ks_hist_record(w->hist, 3000000);
+	if (prom_add_report(set, r) || prom_add_build_info(set) || prom_add_process(set))
+		exit(2);
+	/* serve's hook puts a cut cgroup key's whole path back (serve.c k8s_labels) */
+	if (prom_label_full(&set->f[set->n - 1].s[0], "cgroup", cg))
+		exit(2);
+}
+
+TEST(new_families_text)
+{
+	char cg[400], want[600], *t;
+	struct prom_set set = { 0 };
+	struct ks_report r;
+
+	memset(cg, 'c', sizeof(cg) - 1);
+	cg[0] = '/', cg[sizeof(cg) - 1] = 0;
+	new_families_set(&r, &set, cg);
+	t = render(PROM_FMT_TEXT, &set, NULL);
+	EXPECT_TRUE(strstr(t, "# TYPE ksight_offcpu_seconds histogram\n"));
+	EXPECT_TRUE(!strstr(t, "offcpu_offcpu"));
+	EXPECT_TRUE(strstr(t, "ksight_offcpu_seconds_count{cgroup=\"short\"} 1\n"));
+	EXPECT_TRUE(strstr(t, "# TYPE ksight_build_info gauge\nksight_build_info{version=\"" KSIGHT_VERSION "\",revision=\""));
+	EXPECT_TRUE(strstr(t, "\",libbpf=\"v1."));
+	EXPECT_TRUE(strstr(t, "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total "));
+	EXPECT_TRUE(strstr(t, "# TYPE process_virtual_memory_bytes gauge\n"));
+	EXPECT_TRUE(strstr(t, "# TYPE process_resident_memory_bytes gauge\n"));
+	EXPECT_TRUE(strstr(t, "# TYPE process_start_time_seconds gauge\n"));
+	EXPECT_TRUE(strstr(t, "# TYPE process_open_fds gauge\n"));
+	EXPECT_TRUE(strstr(t, "# TYPE process_max_fds gauge\n"));
+	/* the text format 0.0.4 has no UNIT */
+	EXPECT_TRUE(!strstr(t, "# UNIT"));
+	/* the last family's sample: its cgroup label the whole 399 bytes */
+	snprintf(want, sizeof(want), "{cgroup=\"%s\"} ", cg);
+	EXPECT_TRUE(strstr(t, want));
+	free(t);
+	prom_set_free(&set);
+	ks_report_free(&r);
+}
+
+TEST(new_families_openmetrics_units)
+{
+	char *t;
+	struct prom_set set = { 0 };
+	struct ks_report r;
+
+	new_families_set(&r, &set, "/long");
+	t = render(PROM_FMT_OPENMETRICS, &set, NULL);
+	EXPECT_TRUE(strstr(t, "# TYPE ksight_offcpu_seconds histogram\n# UNIT ksight_offcpu_seconds seconds\n"));
+	EXPECT_TRUE(strstr(t, "# TYPE process_cpu_seconds counter\n# UNIT process_cpu_seconds seconds\nprocess_cpu_seconds_total "));
+	EXPECT_TRUE(strstr(t, "# TYPE process_resident_memory_bytes gauge\n# UNIT process_resident_memory_bytes bytes\n"));
+	EXPECT_TRUE(strstr(t, "# TYPE process_start_time_seconds gauge\n# UNIT process_start_time_seconds seconds\n"));
+	/* a family whose name does not end in a unit gets no UNIT (OpenMetrics would refuse it) */
+	EXPECT_TRUE(strstr(t, "# TYPE ksight_offcpu_blocks counter\nksight_offcpu_blocks_total"));
+	EXPECT_TRUE(strstr(t, "# TYPE ksight_build_info gauge\nksight_build_info{"));
+	EXPECT_TRUE(strstr(t, "# TYPE process_open_fds gauge\nprocess_open_fds "));
+	free(t);
+	prom_set_free(&set);
+	ks_report_free(&r);
+}
+
+/* No family repeats its collector's name: every collector's schema columns and histogram, through the namer. */
+TEST(no_family_repeats_its_collector)
+{
+	for (int c = 0; ks_collectors[c]; c++) {
+		const struct ks_collector *col = ks_collectors[c];
+		struct prom_set set = { 0 };
+		struct ks_report r;
+		struct ks_row *w;
+		char twice[64];
+
+		if (!col->schema)
+			continue;
+		ks_report_init(&r, col->spec.name, "x");
+		r.schema = col->schema;
+		r.hist_name = col->schema->hist_name;
+		r.hist_unit = col->schema->hist_unit;
+		w = ks_report_add_row(&r);
+		ks_row_key_str(w, "k", "v");
+		for (const struct ks_column *k = col->schema->cols; k->name; k++)
+			ks_row_col(w, k, 1);
+		w->hist = calloc(1, sizeof(*w->hist));
+		ks_hist_record(w->hist, 1);
+		ASSERT_EQ_INT(prom_add_report(&set, &r), 0);
+		snprintf(twice, sizeof(twice), "ksight_%s_%s", col->spec.name, col->spec.name);
+		for (int i = 0; i < set.n; i++)
+			if (strstr(set.f[i].name, twice))
+				EXPECT_EQ_STR(set.f[i].name, "(a name without its collector twice)");
+		prom_set_free(&set);
+		ks_report_free(&r);
+	}
 }
 
 /* A protobuf reader for the checks: just enough of the wire format. */
@@ -326,6 +437,66 @@ TEST(protobuf_native_histogram)
 	/* each bucket (2^((i-1)/32), 2^(i/32)] holds its value, within 2.2% */
 	EXPECT_TRUE(pow(2, (nat.idx[0] - 1) / 32.0) < 1000e-9 * 1.04 && pow(2, nat.idx[0] / 32.0) >= 1000e-9);
 	EXPECT_TRUE(pow(2, (nat.idx[1] - 1) / 32.0) < 5e-3 * 1.04 && pow(2, nat.idx[1] / 32.0) >= 5e-3);
+	free(t);
+	prom_set_free(&set);
+	ks_report_free(&r);
+}
+
+/* The renamed and new families in protobuf: names with _total on counters, MetricFamily.unit, whole label values. */
+TEST(new_families_protobuf)
+{
+	char cg[400], *t, name[128], unit[32], lab[512];
+	struct prom_set set = { 0 };
+	struct rd all, fam, met, sub, lp;
+	struct ks_report r;
+	uint64_t v = 0, type;
+	double d = 0;
+	size_t n;
+	int wt, f, seen = 0, longest = 0;
+
+	memset(cg, 'c', sizeof(cg) - 1);
+	cg[0] = '/', cg[sizeof(cg) - 1] = 0;
+	new_families_set(&r, &set, cg);
+	t = render(PROM_FMT_PROTO, &set, &n);
+	all.p = (const unsigned char *)t;
+	all.end = all.p + n;
+	while (rd_family(&all, &fam)) {
+		name[0] = unit[0] = 0;
+		type = 99;
+		while ((f = rd_field(&fam, &wt, &sub, &v, &d)) > 0) {
+			if (f == 1)
+				rd_str(name, sizeof(name), &sub);
+			else if (f == 3)
+				type = v;
+			else if (f == 5)
+				rd_str(unit, sizeof(unit), &sub);
+			else if (f == 4) {
+				met = sub;
+				while ((f = rd_field(&met, &wt, &sub, &v, &d)) > 0) {
+					if (f != 1)
+						continue;
+					lp = sub;
+					while ((f = rd_field(&lp, &wt, &sub, &v, &d)) > 0)
+						if (f == 2 && (int)(sub.end - sub.p) > longest)
+							longest = (int)(sub.end - sub.p), rd_str(lab, sizeof(lab), &sub);
+				}
+			}
+		}
+		EXPECT_TRUE(!strstr(name, "offcpu_offcpu"));
+		if (!strcmp(name, "ksight_offcpu_seconds"))
+			seen |= 1, EXPECT_EQ_STR(unit, "seconds"), EXPECT_EQ_U64(type, 4);
+		if (!strcmp(name, "process_cpu_seconds_total"))
+			seen |= 2, EXPECT_EQ_STR(unit, "seconds"), EXPECT_EQ_U64(type, 0);
+		if (!strcmp(name, "process_resident_memory_bytes"))
+			seen |= 4, EXPECT_EQ_STR(unit, "bytes"), EXPECT_EQ_U64(type, 1);
+		if (!strcmp(name, "ksight_build_info"))
+			seen |= 8, EXPECT_EQ_STR(unit, ""), EXPECT_EQ_U64(type, 1);
+		if (!strcmp(name, "process_open_fds") || !strcmp(name, "process_max_fds") ||
+		    !strcmp(name, "process_start_time_seconds") || !strcmp(name, "process_virtual_memory_bytes"))
+			seen += 16;
+	}
+	EXPECT_EQ_INT(seen, 15 + 4 * 16);
+	EXPECT_EQ_STR(lab, cg);
 	free(t);
 	prom_set_free(&set);
 	ks_report_free(&r);
@@ -542,8 +713,9 @@ TEST(protobuf_bytes_pinned)
 	fam->s[0].hist = hist;
 	ASSERT_EQ_INT(prom_label(&fam->s[0], "syscall", "read"), 0);
 	t = render(PROM_FMT_PROTO, &set, &n);
-	EXPECT_EQ_U64(n, 543);
-	EXPECT_EQ_U64(ks_fnv1a(t, n, KS_FNV1A_INIT), 0x9b74bf2513001b8eull);
+	/* 543 bytes from the two hand-written encoders; +9 since MetricFamily.unit = "seconds" (field 5) */
+	EXPECT_EQ_U64(n, 552);
+	EXPECT_EQ_U64(ks_fnv1a(t, n, KS_FNV1A_INIT), 0x9274ccb434d51299ull);
 	free(t);
 	free(hist);
 	prom_set_free(&set);
