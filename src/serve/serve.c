@@ -130,7 +130,8 @@ struct serve_state {
 	pthread_rwlock_t lock;
 	struct snapshot *snap;
 	struct ks_web_config web;
-	pthread_mutex_t web_lock; /* SIGHUP swaps the users */
+	pthread_mutex_t web_lock; /* SIGHUP swaps the users; the cache is under it too */
+	struct ks_auth_cache auth_cache;
 	const char *web_path;
 	const char *pods_dir;
 	struct ks_pinstate *pin;	/* --pin: where the totals are saved after each drain */
@@ -567,6 +568,18 @@ static void self_metrics(struct serve_state *st, struct prom_set *set)
 		 PROM_COUNTER, (double)atomic_load(&st->http_conns), NULL, NULL, NULL, NULL);
 	prom_add(set, "ksight_http_gzip_responses", "/metrics answers sent gzip'd (Accept-Encoding: gzip)", PROM_COUNTER,
 		 (double)atomic_load(&st->gzip_answers), NULL, NULL, NULL, NULL);
+	if (st->web_path) {
+		unsigned long long hits, misses;
+
+		pthread_mutex_lock(&st->web_lock);
+		hits = st->auth_cache.hits;
+		misses = st->auth_cache.misses;
+		pthread_mutex_unlock(&st->web_lock);
+		prom_add(set, "ksight_http_auth_checks", "basic-auth checks, by how: cached (a password verified before) or bcrypt",
+			 PROM_COUNTER, (double)hits, "by", "cached", NULL, NULL);
+		prom_add(set, "ksight_http_auth_checks", "basic-auth checks, by how: cached (a password verified before) or bcrypt",
+			 PROM_COUNTER, (double)misses, "by", "bcrypt", NULL, NULL);
+	}
 	prom_add(set, "ksight_http_header_timeouts",
 		 "connections closed because a request header took longer than " STR(HEADER_TIMEOUT_S) " s",
 		 PROM_COUNTER, (double)atomic_load(&st->rp.reaped), NULL, NULL, NULL, NULL);
@@ -1086,7 +1099,7 @@ static bool authorized(struct serve_state *st, struct MHD_Connection *conn)
 	pthread_mutex_unlock(&st->web_lock);
 	user = MHD_basic_auth_get_username_password(conn, &pass);
 	pthread_mutex_lock(&st->web_lock);
-	ok = user && pass && ks_web_auth_ok(&st->web, user, pass);
+	ok = user && pass && ks_web_auth_ok(&st->web, &st->auth_cache, user, pass);
 	pthread_mutex_unlock(&st->web_lock);
 	MHD_free(user);
 	MHD_free(pass);
@@ -1304,7 +1317,9 @@ static struct MHD_Daemon *start_http(struct serve_state *st, int lfd)
 			     MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
 			     MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, st,
 			     st->web.cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, st->web.cert_pem,
-			     MHD_OPTION_HTTPS_MEM_KEY, st->web.key_pem, MHD_OPTION_END);
+			     MHD_OPTION_HTTPS_MEM_KEY, st->web.key_pem,
+			     /* min_version and max_version (TLS 1.2 and up by default, as the toolkit) */
+			     MHD_OPTION_HTTPS_PRIORITIES, st->web.priorities, MHD_OPTION_END);
 }
 
 /*
@@ -1578,6 +1593,7 @@ int ks_serve_main(int argc, char **argv)
 					pthread_mutex_lock(&st->web_lock);
 					st->web.nusers = nw.nusers;
 					memcpy(st->web.users, nw.users, sizeof(nw.users));
+					memcpy(st->web.dummy, nw.dummy, sizeof(nw.dummy));
 					pthread_mutex_unlock(&st->web_lock);
 					ks_web_config_free(&nw);
 					fprintf(stderr, "ksight: reloaded '%s'\n", st->web_path);
