@@ -940,8 +940,10 @@ static void *reap_thread(void *arg)
 		due = c->due;
 		if (mono_now() >= due) {
 			shutdown(c->fd, SHUT_RDWR);
+			/* a kept-alive connection idle to its end is no header that came late */
+			if (!c->idle)
+				atomic_fetch_add(&rp->reaped, 1);
 			unwait_header(rp, c);
-			atomic_fetch_add(&rp->reaped, 1);
 			continue;
 		}
 		ts.tv_sec = (time_t)due;
