@@ -1597,6 +1597,9 @@ int ks_serve_main(int argc, char **argv)
 					memcpy(st->web.users, nw.users, sizeof(nw.users));
 					memcpy(st->web.dummy, nw.dummy, sizeof(nw.dummy));
 					pthread_mutex_unlock(&st->web_lock);
+					if (strcmp(nw.priorities, st->web.priorities))
+						p_warn("serve: '%s': min_version and max_version apply from the next "
+						       "start (the listener keeps its TLS settings)", KS_ESC(st->web_path));
 					ks_web_config_free(&nw);
 					fprintf(stderr, "ksight: reloaded '%s'\n", st->web_path);
 				}

@@ -103,6 +103,12 @@ t_eq "after SIGHUP: the old password is refused" 401 "$(code -u prom:s3cret "$UR
 t_eq "after SIGHUP: the new password works" 200 "$(code -u prom:n3w "$URL/metrics")"
 after=$(curl -s --cacert "$D/cert.pem" -u prom:n3w "$URL/metrics" | awk '/^ksight_scrapes_total\{format="text"\}/ { print $2 }')
 t_ok "after SIGHUP: counters kept ($before -> $after)" test "$after" -gt "$before"
+# a changed min_version cannot apply to the running listener: said, not taken silently
+sed -i 's|^  key_file: key.pem|&\n  min_version: TLS13|' "$D/web.yml"
+kill -HUP "$S_PID"
+t_wait_for "$T_TMP/s.err" "min_version and max_version apply from the next start"
+t_ok "SIGHUP with a new min_version: a warning says it waits for a restart" \
+	grep -q "min_version and max_version apply from the next start" "$T_TMP/s.err"
 kill -TERM "$S_PID"
 wait "$S_PID"
 t_eq "SIGTERM: exit 0" 0 $?
