@@ -11,9 +11,10 @@ CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I$(B)/
 TRACE_PKGS := libtracefs libtraceevent
 CFLAGS += $(shell pkg-config --cflags $(TRACE_PKGS))
 LDLIBS := -lbpf -lelf -lz -lm $(shell pkg-config --libs $(TRACE_PKGS))
-# feature libraries, one line each (profile: libdw; serve: libmicrohttpd, libyaml, libcrypt)
+# feature libraries, one line each (profile: libdw; serve: libmicrohttpd, libyaml, libcrypt, and
+# GnuTLS, libmicrohttpd's TLS, for SHA-256 and random bytes)
 LDLIBS += -ldw
-LDLIBS += -lmicrohttpd -lyaml -lcrypt -lpthread
+LDLIBS += -lmicrohttpd -lyaml -lcrypt -lgnutls -lpthread
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Iinclude -Wall -Werror
 

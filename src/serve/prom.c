@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <zlib.h>
 #include "core/budget.h"
 #include "core/sanitize.h"
 #include "output/output.h"
@@ -601,4 +602,75 @@ enum prom_format prom_negotiate(const char *accept)
 	}
 	free(dup);
 	return best;
+}
+
+enum prom_encoding prom_negotiate_encoding(const char *ae)
+{
+	double gzip = -1, identity = -1, star = -1;
+	char *dup, *save = NULL;
+
+	if (!ae)
+		return PROM_ENC_IDENTITY;
+	if (!(dup = strdup(ae)))
+		return PROM_ENC_IDENTITY;
+	for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		size_t n;
+		double q;
+
+		while (*t == ' ' || *t == '\t')
+			t++;
+		n = strcspn(t, " \t;");
+		q = qvalue(t);
+		if (q < 0 || q > 1)
+			q = 0;
+		if ((n == 4 && !strncasecmp(t, "gzip", 4)) || (n == 6 && !strncasecmp(t, "x-gzip", 6)))
+			gzip = q > gzip ? q : gzip;
+		else if (n == 8 && !strncasecmp(t, "identity", 8))
+			identity = q;
+		else if (n == 1 && *t == '*')
+			star = q;
+	}
+	free(dup);
+	if (gzip < 0)
+		gzip = star;
+	/* identity, when not named, is acceptable (unless "*;q=0") but not preferred to gzip */
+	if (gzip > 0 && gzip >= identity)
+		return PROM_ENC_GZIP;
+	if (identity < 0)
+		identity = star < 0 ? 1 : star;
+	if (identity > 0)
+		return PROM_ENC_IDENTITY;
+	return gzip > 0 ? PROM_ENC_GZIP : PROM_ENC_NONE;
+}
+
+int prom_gzip(const void *in, size_t len, int level, char **out, size_t *outlen)
+{
+	z_stream z = { 0 };
+	size_t cap;
+	char *buf;
+	int zr;
+
+	/* windowBits 15 + 16: a gzip wrapper (RFC 1952), what Content-Encoding: gzip names */
+	if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	cap = deflateBound(&z, (uLong)len);
+	buf = malloc(cap);
+	if (!buf) {
+		deflateEnd(&z);
+		return -ENOMEM;
+	}
+	z.next_in = (Bytef *)in;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)buf;
+	z.avail_out = (uInt)cap;
+	/* deflateBound's room: one Z_FINISH ends the stream */
+	zr = deflate(&z, Z_FINISH);
+	*outlen = z.total_out;
+	deflateEnd(&z);
+	if (zr != Z_STREAM_END) {
+		free(buf);
+		return -EIO;
+	}
+	*out = buf;
+	return 0;
 }

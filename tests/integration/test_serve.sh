@@ -70,6 +70,45 @@ poll() { t_prompoll "$@"; }
 t_eq "prometheus scrapes the native job" 1 "$(poll 'up{job="native"}' 1)"
 t_eq "prometheus scrapes the classic job" 1 "$(poll 'up{job="classic"}' 1)"
 
+# a kept-alive connection idle past the 5 s header deadline and the 10 s idle timeout still serves
+python3 tests/integration/serve_keepalive.py "$SP" 11 >"$T_TMP/ka.out" 2>&1 &
+KA_PID=$!
+# Prometheus asks for gzip and keeps its connections: over >= 9 of its scrapes, no new connection
+# but those of these reads (each curl is one)
+self() { reads=$((reads + 1)); val=$(curl -s "$URL/metrics" | awk -v m="$1" '$1 ~ "^"m"(\\{|$)" { s += $2 } END { print s + 0 }'); }
+self ksight_http_connections_total
+c1=$val
+reads=0
+self ksight_scrapes_total
+s1=$val
+while [ "$reads" -lt 200 ]; do
+	self ksight_scrapes_total
+	# a read's own scrape is counted after its page: those before it are reads - 1
+	prom=$((val - s1 - (reads - 1)))
+	[ "$prom" -ge 9 ] && break
+	sleep 0.1
+done
+self ksight_http_connections_total
+t_ok "keep-alive: Prometheus's $prom scrapes over $((val - c1 - reads)) new connections" \
+	test "$c1" -gt 0 -a $prom -ge 9 -a $((val - c1 - reads)) -le 2
+self ksight_http_gzip_responses_total
+t_ok "Prometheus's scrapes came gzip'd ($val)" test "$val" -ge 9
+t_eq "PromQL: gzip'd answers as Prometheus scraped them" 1 "$(poll 'ksight_http_gzip_responses_total{job="native"} > bool 0' 1)"
+# curl: gzip when asked (the gzip magic 1f8b), plain when not or when gzip;q=0, 406 when neither is acceptable
+magic() { curl -s "$@" | head -c 2 | od -An -tx1 | tr -d ' '; }
+t_eq "Accept-Encoding: gzip: gzip bytes" 1f8b "$(magic -H 'Accept-Encoding: gzip' "$URL/metrics")"
+t_eq "no Accept-Encoding: plain text" 2320 "$(magic "$URL/metrics")"
+t_eq "Accept-Encoding: gzip;q=0: plain text" 2320 "$(magic -H 'Accept-Encoding: gzip;q=0' "$URL/metrics")"
+t_eq "protobuf, gzip'd" 1f8b "$(magic -H 'Accept-Encoding: gzip' "$URL/metrics?format=protobuf")"
+t_eq "OpenMetrics, gzip'd" 1f8b "$(magic -H 'Accept-Encoding: gzip' "$URL/metrics?format=openmetrics")"
+t_eq "Accept-Encoding: identity;q=0: 406" 406 "$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept-Encoding: identity;q=0' "$URL/metrics")"
+t_ok "curl --compressed decodes it, with Vary and Content-Encoding" sh -c "curl -s -D '$T_TMP/h' --compressed '$URL/metrics' | grep -q '^ksight_collector_info' && grep -qi '^content-encoding: gzip' '$T_TMP/h' && grep -qi '^vary: .*accept-encoding' '$T_TMP/h'"
+wait $KA_PID
+t_eq "keep-alive: a scrape 11 s after the last one reuses its connection" same "$(cat "$T_TMP/ka.out")"
+curl -sv "$URL/metrics" -o /dev/null "$URL/healthz" -o /dev/null 2>"$T_TMP/reuse"
+t_ok "two requests over one connection" grep -q "Re-using existing connection" "$T_TMP/reuse"
+t_ok "no Connection: close" sh -c "! grep -qi '^< connection: close' '$T_TMP/reuse'"
+
 kill -USR1 "$W_PID" "$GA"
 wait "$W_PID"
 T_WAIT=60 t_wait_for "$T_TMP/sl.out" done
@@ -133,7 +172,7 @@ t_eq "text by default" "text/plain; version=0.0.4; charset=utf-8" "$(curl -s -o 
 t_eq "1000 malformed requests: 1000 answered 4xx" "1000 " "$(python3 $ABUSE malformed "$SP" 1000)"
 t_eq "after them: /metrics answers" 200 "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$URL/metrics")"
 
-# 200 idle half-open connections (from 4 addresses: one holds at most 64): a scrape still answers within 1 s
+# 200 idle half-open connections (from 4 addresses: one holds at most 128): a scrape still answers within 1 s
 python3 $ABUSE halfopen "$SP" 200 8 127.0.2.1+4 >"$T_TMP/half.out" 2>&1 &
 H_PID=$!
 t_wait_for "$T_TMP/half.out" "open 200"

@@ -95,7 +95,7 @@ S_PID=
 
 # --- slow clients: 1,010 connections, each sending one header line every 2 s (which resets the
 # 10 s idle timeout), never the header's end.  From one address (127.0.0.2): past the per-address
-# limit (64) they are refused at once, and a scrape from another answers within 1 s while the
+# limit (128) they are refused at once, and a scrape from another answers within 1 s while the
 # rest trickle on.  Spread over 20 addresses (51 each, under that limit): they fill the server's
 # 1,000 slots (the rest wait in the kernel's accept queue), and each is closed at the 5 s
 # whole-header deadline, not when it gives up: those queued get a slot, and their own 5 s, then.

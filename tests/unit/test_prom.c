@@ -675,6 +675,35 @@ TEST(negotiate)
 	EXPECT_EQ_INT(prom_negotiate("application/vnd.google.protobuf;proto=foo;encoding=delimited"), PROM_FMT_TEXT);
 }
 
+TEST(negotiate_encoding)
+{
+	char *z = NULL;
+	size_t zlen = 0;
+	const char page[] = "# HELP a b\n# TYPE a counter\na_total 1\n";
+
+	/* Prometheus 2.42's scrape header */
+	EXPECT_EQ_INT(prom_negotiate_encoding("gzip"), PROM_ENC_GZIP);
+	EXPECT_EQ_INT(prom_negotiate_encoding(NULL), PROM_ENC_IDENTITY);
+	EXPECT_EQ_INT(prom_negotiate_encoding(""), PROM_ENC_IDENTITY);
+	EXPECT_EQ_INT(prom_negotiate_encoding("deflate, br"), PROM_ENC_IDENTITY);
+	EXPECT_EQ_INT(prom_negotiate_encoding("deflate, GZIP;q=0.5"), PROM_ENC_GZIP);
+	EXPECT_EQ_INT(prom_negotiate_encoding("x-gzip"), PROM_ENC_GZIP);
+	EXPECT_EQ_INT(prom_negotiate_encoding("gzip;q=0"), PROM_ENC_IDENTITY);
+	EXPECT_EQ_INT(prom_negotiate_encoding("gzip; q=0.0, identity"), PROM_ENC_IDENTITY);
+	EXPECT_EQ_INT(prom_negotiate_encoding("*"), PROM_ENC_GZIP);
+	EXPECT_EQ_INT(prom_negotiate_encoding("*;q=0, gzip"), PROM_ENC_GZIP);
+	EXPECT_EQ_INT(prom_negotiate_encoding("identity;q=1, gzip;q=0.5"), PROM_ENC_IDENTITY);
+	EXPECT_EQ_INT(prom_negotiate_encoding("identity;q=0, gzip;q=0.1"), PROM_ENC_GZIP);
+	/* neither: 406 */
+	EXPECT_EQ_INT(prom_negotiate_encoding("identity;q=0"), PROM_ENC_NONE);
+	EXPECT_EQ_INT(prom_negotiate_encoding("*;q=0"), PROM_ENC_NONE);
+	EXPECT_EQ_INT(prom_negotiate_encoding("gzip;q=0, identity;q=0"), PROM_ENC_NONE);
+	/* the gzip wrapper, whose magic clients look for */
+	EXPECT_EQ_INT(prom_gzip(page, sizeof(page) - 1, 6, &z, &zlen), 0);
+	EXPECT_TRUE(zlen > 18 && (unsigned char)z[0] == 0x1f && (unsigned char)z[1] == 0x8b);
+	free(z);
+}
+
 TEST(sanitize)
 {
 	char s[] = "9a-b.c:d";
