@@ -241,7 +241,7 @@ if t_wait_for "$T_TMP/a1.err" "listening on"; then
 	curl -s --max-time 5 "$URL/healthz" >/dev/null
 	sleep 2
 	curl -s --max-time 5 "$URL?format=text" | grep -E '^ksight_[a-z]+_[a-z_]*(_total|_count|_sum)(\{| )' |
-		grep -vE '_bucket\{|^ksight_(scrapes|http_errors|drain_errors|pin_save_errors|bpf_prog)' | sort >"$T_TMP/a1"
+		grep -vE '_bucket\{|^ksight_(scrapes|http_|drain_errors|pin_save_errors|bpf_prog)' | sort >"$T_TMP/a1"
 	wait "$S_PID" 2>/dev/null
 	t_eq "all six: serve sent itself SIGKILL after a save (exit 137)" 137 $?
 	"$KSIGHT" serve --pin "$D2" --listen 127.0.0.1:0 >/dev/null 2>"$T_TMP/a2.err" &
