@@ -4,8 +4,9 @@ set -e
 # python3-prometheus-client: its strict OpenMetrics parser reads serve's OpenMetrics page (test_serve_hostile).
 # libc6-dbg: libc's whole symbol table by build-id, so profiles name its local functions (the
 # signal restorer __restore_rt, msort_with_tmp) as on this machine, and test_profile_cfi checks them.
+# libgnutls28-dev: serve links GnuTLS itself (SHA-256 and random bytes for the basic-auth cache), not only through libmicrohttpd.
 PKGS="make gcc clang-14 llvm-14 libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
-libtraceevent-dev libtracefs-dev libdw-dev libmicrohttpd-dev
+libtraceevent-dev libtracefs-dev libdw-dev libmicrohttpd-dev libgnutls28-dev
 jq iproute2 nftables util-linux procps iperf3 strace e2fsprogs
 bpftrace libbpf-tools linux-perf
 qemu-system-x86 busybox-static cpio binutils
