@@ -1148,6 +1148,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return reply_str(st, conn, MHD_HTTP_BAD_REQUEST, "HTTP/1.1 needs a Host header\n");
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_str(st, conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+	/*
+	 * /healthz answers without credentials: a kubelet's httpGet probe sends
+	 * none, and the answer tells nothing but "ok" or "stale".
+	 */
+	if (!strcmp(url, "/healthz"))
+		return serve_health(st, conn);
 	if (!authorized(st, conn)) {
 		struct MHD_Response *resp = MHD_create_response_from_buffer(13, "unauthorized\n", MHD_RESPMEM_PERSISTENT);
 		enum MHD_Result ret;
@@ -1161,8 +1167,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (!strcmp(url, "/metrics"))
 		return serve_metrics(st, conn);
-	if (!strcmp(url, "/healthz"))
-		return serve_health(st, conn);
 	if (!strcmp(url, "/debug/pprof/profile"))
 		return serve_profile(st, conn, req);
 	if (!strcmp(url, "/"))

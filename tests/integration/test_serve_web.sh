@@ -46,6 +46,10 @@ t_eq "TLS, no credentials: 401" 401 "$(code "$URL/metrics")"
 t_eq "TLS, wrong password: 401" 401 "$(code -u prom:wrong "$URL/metrics")"
 t_eq "TLS, unknown user: 401" 401 "$(code -u root:s3cret "$URL/metrics")"
 t_eq "TLS, right password: 200" 200 "$(code -u prom:s3cret "$URL/metrics")"
+# /healthz needs no credentials (a kubelet's probe sends none; it tells only "ok"), every other path does
+t_eq "TLS, no credentials: /healthz 200" 200 "$(code "$URL/healthz")"
+t_eq "TLS, no credentials: / 401" 401 "$(code "$URL/")"
+t_eq "TLS, no credentials: /debug/pprof/profile 401" 401 "$(code "$URL/debug/pprof/profile?seconds=1")"
 t_ok "TLS: the certificate verifies (no -k)" sh -c "curl -s --cacert '$D/cert.pem' -u prom:s3cret '$URL/metrics' | grep -q '^ksight_collector_info'"
 # timing: an unknown user's password is checked against a dummy hash of the same cost, so it takes
 # as long as a known user's wrong one (was 0.011 s against 0.08 s); medians of 7 tries each
