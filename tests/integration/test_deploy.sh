@@ -93,6 +93,52 @@ if command -v kubectl >/dev/null 2>&1 && command -v node >/dev/null 2>&1 && [ -d
 		"$(jq -r "[$c | .volumeMounts[] | \"\(.mountPath):\(.readOnly // false)\"] | sort | join(\" \")" "$T_TMP/k8s.json")"
 	t_eq "DaemonSet: every mount has a hostPath volume" "" \
 		"$(jq -r "$ds | . as \$s | .containers[0].volumeMounts[].name | select(. as \$n | [\$s.volumes[] | select(.name == \$n and .hostPath)] | length == 0)" "$T_TMP/k8s.json")"
+	# Pod Security admission: hostPID, hostNetwork and hostPath pass only the privileged level
+	t_eq "Namespace: pod-security enforce privileged (hostPID, hostNetwork, hostPath need it)" "privileged true true true" \
+		"$(jq -r '(.[] | select(.kind == "Namespace") | .metadata.labels["pod-security.kubernetes.io/enforce"]) + " " +
+			(.[] | select(.kind == "DaemonSet") | .spec.template.spec | "\(.hostPID) \(.hostNetwork) \([.volumes[] | select(.hostPath)] | length > 0)")' "$T_TMP/k8s.json")"
+	# labels: the selector picks the template's pods, and the DaemonSet carries the pods' app.kubernetes.io/* set
+	dsm='.[] | select(.kind == "DaemonSet")'
+	t_eq "DaemonSet: selector.matchLabels within the template's labels" "" \
+		"$(jq -r "$dsm | .spec.template.metadata.labels as \$l | .spec.selector.matchLabels | to_entries[] | select(\$l[.key] != .value) | .key" "$T_TMP/k8s.json")"
+	appl='with_entries(select(.key | startswith("app.kubernetes.io/")))'
+	t_eq "DaemonSet: its app.kubernetes.io/* labels are its pods'" true \
+		"$(jq -r "$dsm | (.metadata.labels | $appl) == (.spec.template.metadata.labels | $appl) and (.metadata.labels | $appl | length > 0)" "$T_TMP/k8s.json")"
+	# probes and the scrape annotation go where serve listens: /healthz on --listen's port, over HTTP
+	# unless a --web.config.file is given (then its TLS decides, and the probes say HTTPS)
+	probes() {
+		jq -r '.[] | select(.kind == "DaemonSet") | .spec.template | .metadata.annotations["prometheus.io/port"] as $ap |
+			.spec.containers[0] | .ports as $ports | ([.args[] | select(startswith("--listen")) | capture(":(?<p>[0-9]+)$").p][0]) as $lp |
+			[(.readinessProbe, .livenessProbe) | .httpGet | "\(.scheme // "HTTP") \(.path) \(if (.port | type) == "string"
+				then (.port as $n | $ports[] | select(.name == $n) | .containerPort) else .port end)"] +
+			["annotation \($ap)", "listen \($lp)"] | join(", ")' "$1"
+	}
+	PROBES=$(probes "$T_TMP/k8s.json")
+	t_eq "DaemonSet: both probes GET /healthz on the listen port, the annotation names it" \
+		"HTTP /healthz 9464, HTTP /healthz 9464, annotation 9464, listen 9464" "$PROBES"
+	jq '(.[] | select(.kind == "DaemonSet") | .spec.template.spec.containers[0].ports[0].containerPort) = 9465' \
+		"$T_TMP/k8s.json" >"$T_TMP/k8s.badport.json"
+	t_ok "the probe check sees a named port that is not the listen port" \
+		sh -c "[ \"\$1\" != \"$PROBES\" ]" - "$(probes "$T_TMP/k8s.badport.json")"
+	# and they answer so under auth: the container's arguments with a web config of basic_auth_users,
+	# the probe's path without credentials gets 200, /metrics 401
+	PPATH=$(jq -r '.[] | select(.kind == "DaemonSet") | .spec.template.spec.containers[0].readinessProbe.httpGet.path' "$T_TMP/k8s.json")
+	KP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	printf 'basic_auth_users:\n  prom: %s\n' "$(python3 -W ignore -c 'import crypt; print(crypt.crypt("pw", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=16)))')" >"$T_TMP/web.yml"
+	pargs=$(jq -r "$c | .args[]" "$T_TMP/k8s.json" | sed "s/\$(NODE_IP):9464/127.0.0.1:$KP/" | tr '\n' ' ')
+	# shellcheck disable=SC2086
+	"$KSIGHT" $pargs --web.config.file "$T_TMP/web.yml" --collectors syscalls 2>"$T_TMP/probe.err" &
+	S_PID=$!
+	if t_wait_for "$T_TMP/probe.err" "listening on"; then
+		pc() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@"; }
+		t_eq "under basic auth: the probe's GET $PPATH without credentials 200, /metrics without 401, with 200" "200 401 200" \
+			"$(pc "http://127.0.0.1:$KP$PPATH") $(pc "http://127.0.0.1:$KP/metrics") $(pc -u prom:pw "http://127.0.0.1:$KP/metrics")"
+	else
+		t_fail "serve with the container's arguments and basic auth starts" "$(cat "$T_TMP/probe.err")"
+	fi
+	kill -TERM "$S_PID" 2>/dev/null
+	wait "$S_PID" 2>/dev/null
+	S_PID=
 	# the container's arguments are ones ksight takes: run them (NODE_IP as loopback, any port)
 	args=$(jq -r "$c | .args[]" "$T_TMP/k8s.json" | sed 's/\$(NODE_IP):9464/127.0.0.1:0/' | tr '\n' ' ')
 	# shellcheck disable=SC2086
