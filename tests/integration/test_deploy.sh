@@ -99,8 +99,10 @@ if command -v kubectl >/dev/null 2>&1 && command -v node >/dev/null 2>&1 && [ -d
 			(.[] | select(.kind == "DaemonSet") | .spec.template.spec | "\(.hostPID) \(.hostNetwork) \([.volumes[] | select(.hostPath)] | length > 0)")' "$T_TMP/k8s.json")"
 	# labels: the selector picks the template's pods, and the DaemonSet carries the pods' app.kubernetes.io/* set
 	dsm='.[] | select(.kind == "DaemonSet")'
-	t_eq "DaemonSet: selector.matchLabels within the template's labels" "" \
-		"$(jq -r "$dsm | .spec.template.metadata.labels as \$l | .spec.selector.matchLabels | to_entries[] | select(\$l[.key] != .value) | .key" "$T_TMP/k8s.json")"
+	unsel() { jq -r "$dsm | .spec.template.metadata.labels as \$l | .spec.selector.matchLabels | to_entries[] | select(\$l[.key] != .value) | .key" "$1"; }
+	t_eq "DaemonSet: selector.matchLabels within the template's labels" "" "$(unsel "$T_TMP/k8s.json")"
+	jq "($dsm | .spec.selector.matchLabels[\"app.kubernetes.io/name\"]) = \"ksight-exporter\"" "$T_TMP/k8s.json" >"$T_TMP/k8s.badsel.json"
+	t_eq "the selector check sees a selector the pods do not match" app.kubernetes.io/name "$(unsel "$T_TMP/k8s.badsel.json")"
 	appl='with_entries(select(.key | startswith("app.kubernetes.io/")))'
 	t_eq "DaemonSet: its app.kubernetes.io/* labels are its pods'" true \
 		"$(jq -r "$dsm | (.metadata.labels | $appl) == (.spec.template.metadata.labels | $appl) and (.metadata.labels | $appl | length > 0)" "$T_TMP/k8s.json")"
