@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "core/cmd.h"
 #include "core/driver.h"
+#include "core/file.h"
 #include "core/filter.h"
 #include "core/log.h"
 #include "core/opts.h"
@@ -193,6 +194,13 @@ static int record(int argc, char **argv, struct ks_cmd *cmd)
 	if (!ctx.tps.n || !c.output) {
 		p_err(!ctx.tps.n ? "record needs at least one -e SYS:EVENT; 'ksight list' shows them"
 				 : "record needs -o FILE to write the recording to");
+		ks_rec_latency_free(&lat);
+		ks_rec_tps_free(&ctx.tps);
+		return 2;
+	}
+	if (ks_file_is_stdout(c.output)) {
+		/* it is read back by path (report, info, serve), rotated and removed when nothing was recorded */
+		p_err("record -o -: a recording is written to a file, not to standard output; give a path");
 		ks_rec_latency_free(&lat);
 		ks_rec_tps_free(&ctx.tps);
 		return 2;

@@ -228,7 +228,7 @@ int cmd_report(int argc, char **argv)
 	out = open_out(c.output, 0);
 	tl = out && ctx.perfetto ? open_out(ctx.perfetto, 0) : NULL;
 	if (!out || (ctx.perfetto && !tl) || (out != stdout && (err = ks_file_empty(fileno(out)))) ||
-	    (tl && (err = ks_file_empty(fileno(tl))))) {
+	    (tl && tl != stdout && (err = ks_file_empty(fileno(tl))))) {
 		if (err)
 			p_err("cannot write the report: %s", strerror(-err));
 		close_out(out, 0);
