@@ -80,9 +80,12 @@ EOF3
 t_eq "syscalls -j -o -: the JSON report on stdout (jq reads it), no file '-'" "0 no" "$? $([ -e "$D/-" ] && echo yes || echo no)"
 (cd "$D" && "$KS" syscalls --stacks -d 0.3 --svg - 2>/dev/null | grep -c '</svg>' >"$D/n")
 t_eq "syscalls --stacks --svg -: the flame graph on stdout, no file '-'" "1 no" "$(cat "$D/n") $([ -e "$D/-" ] && echo yes || echo no)"
-(cd "$D" && "$KS" record -e sched:sched_switch -d 0.2 -o - >"$D/rec.out" 2>"$D/rec.err")
-t_eq "record -o -: refused (exit 2, one line, nothing on stdout), no file '-'" "2 1 0 no" \
-	"$? $(wc -l <"$D/rec.err") $(wc -c <"$D/rec.out") $([ -e "$D/-" ] && echo yes || echo no)"
+for c in "record -e sched:sched_switch" "rerun $R"; do
+	# shellcheck disable=SC2086
+	(cd "$D" && "$KS" $c -d 0.2 -o - >"$D/rec.out" 2>"$D/rec.err")
+	t_eq "${c%% *} -o -: refused (exit 2, one line, nothing on stdout), no file '-'" "2 1 0 no" \
+		"$? $(wc -l <"$D/rec.err") $(wc -c <"$D/rec.out") $([ -e "$D/-" ] && echo yes || echo no)"
+done
 # both outputs of one report are opened before either is emptied: a refused timeline leaves -o's file as it was
 echo "keep me" >"$T_TMP/keep.txt"
 ln -s "$T_TMP/keep.victim" "$T_TMP/tl.link"
