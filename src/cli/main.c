@@ -61,7 +61,8 @@ static void usage(FILE *out)
 	fprintf(out, "\nCollectors:\n");
 	for (int i = 0; ks_collectors[i]; i++)
 		fprintf(out, "  %-12s %s\n", ks_collectors[i]->spec.name, ks_collectors[i]->spec.summary);
-	fprintf(out, "\n'ksight COMMAND -h' shows the options of a command.\n");
+	fprintf(out, "\n'ksight COMMAND -h' or 'ksight help COMMAND' shows the options of a command;\n"
+		     "'ksight -V' the version.\n");
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -118,11 +119,26 @@ static void fatal_handlers(void)
 #endif
 }
 
-int main(int argc, char **argv)
+/* Runs command or collector @name with @argv (@argv[0] its name); 2 for an unknown one. */
+static int dispatch(const char *name, int argc, char **argv)
 {
 	const struct ks_collector *col;
+
+	for (const struct ks_command *c = commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c->fn(argc, argv);
+	col = ks_collector_find(name);
+	if (!col) {
+		p_err("unknown command '%s'; see 'ksight -h'", KS_ESC(name));
+		return 2;
+	}
+	return ks_collector_run(col, argc, argv);
+}
+
+int main(int argc, char **argv)
+{
 	const char *name;
-	int ret = -1;
+	int ret;
 
 	/* before anything is opened: a closed stderr must not become the -o file's number */
 	if (ks_reserve_stdio()) {
@@ -136,22 +152,23 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	name = argv[1];
-	if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help")) {
+	if (!strcmp(name, "-h") || !strcmp(name, "--help") || (!strcmp(name, "help") && argc == 2)) {
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(name, "--version"))
-		name = "version";
-	for (const struct ks_command *c = commands; c->name; c++)
-		if (!strcmp(c->name, name))
-			ret = c->fn(argc - 1, argv + 1);
-	if (ret < 0) {
-		col = ks_collector_find(name);
-		if (!col) {
-			p_err("unknown command '%s'; see 'ksight -h'", KS_ESC(name));
+	if (!strcmp(name, "help")) {
+		/* 'ksight help CMD' is 'ksight CMD -h' */
+		char *hargv[] = { argv[2], "-h", NULL };
+
+		if (argc > 3) {
+			p_err("help takes one command; see 'ksight -h'");
 			return 2;
 		}
-		ret = ks_collector_run(col, argc - 1, argv + 1);
+		ret = dispatch(argv[2], 2, hargv);
+	} else {
+		if (!strcmp(name, "--version") || !strcmp(name, "-V"))
+			name = "version";
+		ret = dispatch(name, argc - 1, argv + 1);
 	}
 	/* a report lost to a full disk or closed pipe is a failure (said once: a failed command has said why) */
 	if ((fflush(stdout) || ferror(stdout)) && ret == 0) {

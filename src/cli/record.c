@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "core/cmd.h"
 #include "core/driver.h"
+#include "core/file.h"
 #include "core/filter.h"
 #include "core/log.h"
 #include "core/opts.h"
@@ -17,11 +18,13 @@
 #include "record/recorder.h"
 
 /* long-only ids from 300: the shared ones take 256.. */
-enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_SAMPLE = 300, OPT_RING, OPT_FILTER, OPT_FLIGHT, OPT_TRIGGER, OPT_TRIGGER_ALL,
+enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_OUTPUT = 'o', OPT_SAMPLE = 300, OPT_RING, OPT_FILTER, OPT_FLIGHT, OPT_TRIGGER, OPT_TRIGGER_ALL,
        OPT_BEFORE, OPT_AFTER, OPT_TRIGGER_LAT, OPT_MAXSIZE = 320, OPT_ROTATE, OPT_KEEP, OPT_ANON = 340, OPT_ANONKEY };
 
 static const struct ks_optdef rec_opts[] = {
 	{ "event", OPT_EVENT, "SYS:EVENT", "tracepoint to record (repeatable; globs, e.g. 'sched:sched_wak*')" },
+	/* its own -o: a recording is a file read back by path, so "-" (stdout for every other -o) is refused */
+	{ "output", OPT_OUTPUT, "FILE", "write the recording to FILE (a path; not -)" },
 	{ "sample", OPT_SAMPLE, "N", "keep one event in N on each CPU (the others are counted)" },
 	{ "buffer", OPT_BUF, "SIZE", "bytes of each ring buffer, a power of two (default 1M, less when one ring per "
 				     "possible CPU would exceed --max-memory)" },
@@ -53,7 +56,7 @@ static const struct ks_cmd_spec rec_spec = {
 	.summary = "Record tracepoint events into FILE (-o): each raw record with its time, CPU, tgid and comm, "
 		   "read later by 'ksight report' and 'ksight info'. Every event that passes the filters is "
 		   "recorded, sampled out or counted as lost.",
-	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
+	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_MEMORY | KS_O_CMD,
 	.opts = rec_opts,
 };
 
@@ -68,6 +71,7 @@ struct rec_ctx {
 	bool anon;
 	const char *anon_key;
 	const char *filter, *trigger, *trigger_lat;
+	const char *output;
 	uint64_t flight;
 	double before, after;
 };
@@ -79,6 +83,13 @@ static int rec_opt(void *vctx, int id, const char *arg)
 	int err;
 
 	switch (id) {
+	case OPT_OUTPUT:
+		if (ks_file_is_stdout(arg)) {
+			p_err("record -o -: a recording is written to a file, not to standard output; give a path");
+			return -EINVAL;
+		}
+		ctx->output = arg;
+		return 0;
 	case OPT_EVENT:
 		err = ks_rec_tps_add(&ctx->tps, arg);
 		return err == -EINVAL || err == -ENOENT ? -EINVAL : err;
@@ -173,6 +184,7 @@ static int record(int argc, char **argv, struct ks_cmd *cmd)
 
 	ks_common_init(&c);
 	err = ks_opts_parse_noargs(&rec_spec, argc, argv, &c, rec_opt, &ctx);
+	c.output = ctx.output;
 	if (err) {
 		ks_rec_latency_free(&lat);
 		ks_rec_tps_free(&ctx.tps);

@@ -228,7 +228,7 @@ int cmd_report(int argc, char **argv)
 	out = open_out(c.output, 0);
 	tl = out && ctx.perfetto ? open_out(ctx.perfetto, 0) : NULL;
 	if (!out || (ctx.perfetto && !tl) || (out != stdout && (err = ks_file_empty(fileno(out)))) ||
-	    (tl && (err = ks_file_empty(fileno(tl))))) {
+	    (tl && tl != stdout && (err = ks_file_empty(fileno(tl))))) {
 		if (err)
 			p_err("cannot write the report: %s", strerror(-err));
 		close_out(out, 0);
@@ -275,6 +275,35 @@ static void kv_text(void *vctx, const char *key, const char *val)
 
 /* Manifest keys that are lists by nature: arrays in JSON even with one value. */
 static const char *const kv_lists[] = { "event", "arg", "cpu.governor", NULL };
+/*
+ * Keys whose values are text even when they read as a number (a comm "1",
+ * kernel release "6.18", an option as given): JSON strings always, so a
+ * key's type never depends on its value.  The others' numbers are numbers.
+ */
+static const char *const kv_texts[] = { "comm",	   "cmdline",	    "host",	      "machine",	"kernel.release",
+					 "kernel.version", "ksight.version", "cpu.model",   "clocksource", "name",
+					 "flight.trigger", "flight.trigger_latency", NULL };
+
+static bool kv_is_text(const char *key)
+{
+	if (!strcmp(key, "filter") || !strncmp(key, "filter.", 7))
+		return true; /* filter, filter.pid, filter.cpus...: the options as given ("1,2", "0-3") */
+	for (int x = 0; kv_lists[x]; x++)
+		if (!strcmp(key, kv_lists[x]))
+			return true;
+	for (int x = 0; kv_texts[x]; x++)
+		if (!strcmp(key, kv_texts[x]))
+			return true;
+	return false;
+}
+
+static void kv_json_val(struct ks_json *j, const char *key, const char *val)
+{
+	if (kv_is_text(key))
+		ks_json_str(j, val);
+	else
+		ks_json_str_or_number(j, val);
+}
 
 struct kv_line {
 	char *key, *val;
@@ -358,12 +387,12 @@ static int kv_json_obj(struct ks_json *j, const char *text, size_t len)
 				list |= !strcmp(k->key, kv_lists[x]);
 			ks_json_key(j, k->key);
 			if (!list) {
-				ks_json_str(j, k->val);
+				kv_json_val(j, k->key, k->val);
 				continue;
 			}
 			ks_json_arr_begin(j);
 			for (size_t at = i; at != SIZE_MAX; at = l.v[at].next)
-				ks_json_str(j, l.v[at].val);
+				kv_json_val(j, k->key, l.v[at].val);
 			ks_json_arr_end(j);
 		}
 	}

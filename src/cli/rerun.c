@@ -7,9 +7,30 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "cli/commands.h"
+#include "core/file.h"
 #include "core/log.h"
 #include "core/opts.h"
 #include "format/recfile.h"
+
+/* its own -o: NEW is a recording, read back by path, so "-" (stdout for every other -o) is refused */
+static const struct ks_optdef rerun_opts[] = {
+	{ "output", 'o', "NEW", "record into NEW (a path; not -)" },
+	{ 0 },
+};
+
+static int rerun_opt(void *vctx, int id, const char *arg)
+{
+	const char **out = vctx;
+
+	if (id != 'o')
+		return -EINVAL;
+	if (ks_file_is_stdout(arg)) {
+		p_err("rerun -o -: a recording is written to a file, not to standard output; give a path");
+		return -EINVAL;
+	}
+	*out = arg;
+	return 0;
+}
 
 static const struct ks_cmd_spec rerun_spec = {
 	.name = "rerun",
@@ -18,7 +39,8 @@ static const struct ks_cmd_spec rerun_spec = {
 		   "count differ from the recording's. A recording of one process (-p) needs -p PID, the process to "
 		   "follow now, when its own is gone; one made with -- CMD runs CMD again.",
 	.args = "FILE",
-	.common = KS_O_DURATION | KS_O_OUTPUT | KS_O_PID,
+	.common = KS_O_DURATION | KS_O_PID,
+	.opts = rerun_opts,
 };
 
 /* The manifest text of @file (malloc'd, *@len bytes), or NULL after p_err. */
@@ -151,7 +173,7 @@ int cmd_rerun(int argc, char **argv)
 	int rc, cmd;
 
 	ks_common_init(&c);
-	file = parse_file_args(&rerun_spec, argc, argv, &c, NULL, NULL, &rc);
+	file = parse_file_args(&rerun_spec, argc, argv, &c, rerun_opt, &c.output, &rc);
 	if (!file)
 		return rc;
 	if (!c.output) {

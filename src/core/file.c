@@ -17,6 +17,15 @@ int ks_file_create(const char *path, int flags, bool *created)
 	bool made = false;
 	int fd = -1, err;
 
+	if (ks_file_is_stdout(path)) {
+		/* a copy, so that closing it leaves stdout open; never emptied nor chmod-ed: the shell made it */
+		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			return -errno;
+		if (created)
+			*created = false;
+		return fd;
+	}
 	/*
 	 * O_EXCL first, to know whether the file is ours; then the file that
 	 * is there, still without following a link.  A file removed or made
@@ -69,10 +78,19 @@ int ks_file_empty(int fd)
 	return st.st_size && ftruncate(fd, 0) ? -errno : 0;
 }
 
+bool ks_file_is_stdout(const char *path)
+{
+	return path && !strcmp(path, "-");
+}
+
 FILE *ks_file_fopen(const char *path, int flags)
 {
-	int fd = ks_file_create(path, flags, NULL);
+	int fd;
 	FILE *f;
+
+	if (ks_file_is_stdout(path))
+		return stdout;
+	fd = ks_file_create(path, flags, NULL);
 
 	if (fd < 0) {
 		errno = -fd;

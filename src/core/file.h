@@ -15,6 +15,7 @@
  * refused (-ELOOP): a link planted where a report goes cannot aim it at
  * another file.  A FIFO, terminal or /dev/null is written as it is.
  * O_CLOEXEC, O_NOCTTY.  With KS_FILE_TRUNC, ks_file_empty follows.
+ * "-" is standard output: a close-on-exec copy of fd 1, never emptied.
  * *@created (may be NULL): whether this call made the file.  Returns the
  * descriptor, or negative errno; never logs.
  */
@@ -26,7 +27,9 @@ int ks_file_create(const char *path, int flags, bool *created);
  * Anything else is left alone.  0 or negative errno.
  */
 int ks_file_empty(int fd);
-/* ks_file_create(@path, @flags) as a stdio stream for writing; NULL with errno set. */
+/* Whether @path is "-", standard output, for every -o and output-file option. */
+bool ks_file_is_stdout(const char *path);
+/* ks_file_create(@path, @flags) as a stdio stream for writing (stdout itself for "-", not to be fclose-d); NULL with errno set. */
 FILE *ks_file_fopen(const char *path, int flags);
 /*
  * The cause of ks_file_create's @err (negative) on @path, for an error

@@ -1,4 +1,5 @@
 /* Streaming JSON writer: tracks nesting so callers never place commas or escape strings themselves. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -106,6 +107,48 @@ void ks_json_i64(struct ks_json *j, int64_t v)
 {
 	sep(j);
 	fprintf(j->out, "%lld", (long long)v);
+}
+
+bool ks_json_is_number_text(const char *s)
+{
+	const char *d;
+	bool dot = false;
+
+	if (*s == '-')
+		s++;
+	d = s;
+	/* -?(0|[1-9][0-9]*)(\.[0-9]+)?: the JSON grammar less exponents; no leading zeros, no sign on its own */
+	if (!isdigit((unsigned char)*s) || (s[0] == '0' && isdigit((unsigned char)s[1])))
+		return false;
+	while (isdigit((unsigned char)*s))
+		s++;
+	if (*s == '.') {
+		dot = true;
+		if (!isdigit((unsigned char)*++s))
+			return false;
+		while (isdigit((unsigned char)*s))
+			s++;
+	}
+	if (*s)
+		return false;
+	/* an integer a double cannot hold exactly (past 2^53: a realtime clock in ns) would be rounded by most readers */
+	if (!dot) {
+		size_t n = strlen(d);
+
+		if (n > 16 || (n == 16 && strcmp(d, "9007199254740992") > 0))
+			return false;
+	}
+	return true;
+}
+
+void ks_json_str_or_number(struct ks_json *j, const char *s)
+{
+	if (!ks_json_is_number_text(s)) {
+		ks_json_str(j, s);
+		return;
+	}
+	sep(j);
+	fputs(s, j->out);
 }
 
 void ks_json_double(struct ks_json *j, double v)

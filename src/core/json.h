@@ -24,6 +24,13 @@ void ks_json_i64(struct ks_json *j, int64_t v);
 /* Exactly (the shortest text that reads back the same); non-finite as null: JSON has no NaN. */
 void ks_json_double(struct ks_json *j, double v);
 void ks_json_bool(struct ks_json *j, bool v);
+/*
+ * Whether @s is a decimal number as JSON writes it (-?(0|[1-9]digits)(.digits)?, no exponent)
+ * that a double-reading parser keeps exactly when it is an integer (at most 2^53 in size).
+ */
+bool ks_json_is_number_text(const char *s);
+/* @s as a JSON number, as it is written, where ks_json_is_number_text; else as a string. */
+void ks_json_str_or_number(struct ks_json *j, const char *s);
 void ks_json_null(struct ks_json *j);
 
 static inline void ks_json_kv_str(struct ks_json *j, const char *k, const char *v)

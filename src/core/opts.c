@@ -27,7 +27,7 @@ static const struct common_def common_defs[] = {
 	{ KS_O_BY, { "by", ID_BY, "KEY", "aggregate by KEY" } },
 	{ KS_O_TOP, { "top", 'n', "N", "show the top N rows (0: all; default 10)" } },
 	{ KS_O_JSON, { "json", 'j', NULL, "JSON output (one document; one line per interval with -i)" } },
-	{ KS_O_OUTPUT, { "output", 'o', "FILE", "write the report to FILE" } },
+	{ KS_O_OUTPUT, { "output", 'o', "FILE", "write the report to FILE (-: standard output)" } },
 	{ KS_O_MEMORY, { "max-memory", ID_MAXMEM, "SIZE", "budget for the BPF maps at the possible-CPU count (default 64M)" } },
 	{ KS_O_SORT, { "sort", ID_SORT, "KEY", "order rows by KEY: count, total, errors, p50, p90, p99, max, mean or a column" } },
 	{ 0, { "verbose", 'v', NULL, "more messages (-vv: libbpf's too)" } },

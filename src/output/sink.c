@@ -29,6 +29,10 @@ int ks_sink_open(struct ks_sink *s, const char *path, volatile sig_atomic_t *sto
 	struct stat st;
 	int fd;
 
+	if (ks_file_is_stdout(path)) {
+		ks_sink_stdout(s, stop);
+		return 0;
+	}
 	memset(s, 0, sizeof(*s));
 	s->stop = stop;
 	s->path = path;

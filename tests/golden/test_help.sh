@@ -73,6 +73,27 @@ else
 	t_fail "help: no command prints the usage on stderr" "stdout not empty or stderr differs from 'ksight -h'"
 fi
 
+# 'ksight help CMD' is 'ksight CMD -h' for every command and collector; an unknown one is one line, exit 2
+bad=
+for c in $cmds; do
+	"$KSIGHT" help "$c" >"$T_TMP/h1" 2>&1
+	"$KSIGHT" "$c" -h >"$T_TMP/h2" 2>&1
+	cmp -s "$T_TMP/h1" "$T_TMP/h2" || bad="$bad $c"
+done
+t_eq "help CMD: 'ksight help CMD' is 'ksight CMD -h' for all $(echo "$cmds" | wc -l) commands" "" "$bad"
+"$KSIGHT" help no-such-cmd >"$T_TMP/hu.out" 2>"$T_TMP/hu.err"
+t_eq "help CMD: an unknown command is one line on stderr, exit 2" "2 0 1" \
+	"$? $(wc -c <"$T_TMP/hu.out") $(wc -l <"$T_TMP/hu.err")"
+"$KSIGHT" help syscalls extra >/dev/null 2>"$T_TMP/hx.err"
+t_eq "help CMD: a second argument is refused, exit 2" "2 1" "$? $(wc -l <"$T_TMP/hx.err")"
+
+# -V and --version are 'ksight version'
+"$KSIGHT" version >"$T_TMP/v"
+for a in -V --version; do
+	"$KSIGHT" $a >"$T_TMP/va" 2>&1
+	if [ -s "$T_TMP/v" ] && cmp -s "$T_TMP/v" "$T_TMP/va"; then t_pass "version: 'ksight $a' is 'ksight version'"; else t_fail "version: 'ksight $a' is 'ksight version'" "$(head -1 "$T_TMP/va")"; fi
+done
+
 # a fixture whose command is gone is stale
 for f in "$G"/help-*.txt; do
 	[ -f "$f" ] || continue

@@ -59,6 +59,33 @@ while IFS='|' read -r name args; do
 done <<EOF2
 $CMDS
 EOF2
+# 3. "-" is standard output for every output option: the same bytes as a file gets, and no file named "-"
+D=$T_TMP/dash
+KS=$(readlink -f "$KSIGHT") # run from $D
+mkdir -p "$D"
+while IFS='|' read -r name args; do
+	[ -n "$name" ] && [ "$name" != record ] || continue
+	# the report itself off stdout, which the timeline takes
+	[ "$name" = "report --perfetto" ] && args="report -o /dev/null ${args#report }"
+	# shellcheck disable=SC2086
+	(cd "$D" && "$KS" $(echo "$args" | sed "s|OUT|$D/f|") >/dev/null 2>&1 &&
+		"$KS" $(echo "$args" | sed "s|OUT|-|") >"$D/stdout" 2>"$D/err")
+	t_eq "$name -: exit 0, the file's bytes on stdout, no file '-'" "0 same no" \
+		"$? $(cmp -s "$D/f" "$D/stdout" && [ -s "$D/f" ] && echo same || echo differs) $([ -e "$D/-" ] && echo yes || echo no)"
+	rm -f "$D/f" "$D/stdout" "$D/-"
+done <<EOF3
+$CMDS
+EOF3
+(cd "$D" && "$KS" syscalls -d 0.3 -j -o - 2>/dev/null | jq -e '.collector == "syscalls" and (.rows | length) > 0' >/dev/null)
+t_eq "syscalls -j -o -: the JSON report on stdout (jq reads it), no file '-'" "0 no" "$? $([ -e "$D/-" ] && echo yes || echo no)"
+(cd "$D" && "$KS" syscalls --stacks -d 0.3 --svg - 2>/dev/null | grep -c '</svg>' >"$D/n")
+t_eq "syscalls --stacks --svg -: the flame graph on stdout, no file '-'" "1 no" "$(cat "$D/n") $([ -e "$D/-" ] && echo yes || echo no)"
+for c in "record -e sched:sched_switch" "rerun $R"; do
+	# shellcheck disable=SC2086
+	(cd "$D" && "$KS" $c -d 0.2 -o - >"$D/rec.out" 2>"$D/rec.err")
+	t_eq "${c%% *} -o -: refused (exit 2, one line, nothing on stdout), no file '-'" "2 1 0 no" \
+		"$? $(wc -l <"$D/rec.err") $(wc -c <"$D/rec.out") $([ -e "$D/-" ] && echo yes || echo no)"
+done
 # both outputs of one report are opened before either is emptied: a refused timeline leaves -o's file as it was
 echo "keep me" >"$T_TMP/keep.txt"
 ln -s "$T_TMP/keep.victim" "$T_TMP/tl.link"

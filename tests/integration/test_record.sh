@@ -40,6 +40,14 @@ t_eq "record: nothing lost, counts add up" "0 yes" "$(tr_val "$REC" lost) $(tr_v
 t_eq "record: info's total is the file's" "$(wc -l <"$T_TMP/ev.jsonl")" "$("$KSIGHT" info -j "$REC" | jq .events_total)"
 t_eq "record: manifest has the command line and kernel" "true" \
 	"$("$KSIGHT" info -j "$REC" | jq '(.manifest.cmdline | test("-e raw_syscalls:sys_enter")) and .manifest["kernel.release"] != "" and (.manifest["clock.start.realtime_ns"] | tonumber) > 0')"
+# numbers are JSON numbers (counts, sizes, seconds); text stays text even where it reads as a number; a
+# realtime clock in ns (past 2^53, which a double would round) stays a string
+t_eq "record: info -j gives numbers as numbers, text and 2^53+ as strings" "true" \
+	"$("$KSIGHT" info -j "$REC" | jq '([.trailer.recorded, .trailer.lost, .manifest.ring_bytes, .manifest["cpu.online"],
+		.manifest["clock.start.monotonic_ns"]] | map(type) | unique) == ["number"] and .manifest.sample == 1 and
+		.trailer.recorded == .events_total and
+		([.manifest.cmdline, .manifest["ksight.version"], .manifest["clock.start.realtime_ns"], .trailer.exact] | map(type) | unique) == ["string"] and
+		(.manifest.arg | all(type == "string"))')"
 
 # the ftrace text layout: header, then "comm-pid [cpu] sec.usec: event: info"
 "$KSIGHT" report "$REC" >"$T_TMP/ev.txt"

@@ -68,7 +68,7 @@ t_eq "rotate: exactly N getppid over the files" "$N" "$n110"
 mid=$2
 t_eq "rotate: a middle file reads on its own (report = its count)" "$(ij "$mid" | jq .events_total)" "$("$KSIGHT" report -j "$mid" | wc -l)"
 t_eq "rotate: file trailers chain (file.events = events, rotation.index)" "true" \
-	"$(ij "$mid" | jq '(.trailer["file.events"] | tonumber) == .events_total and .trailer["rotation.index"] == "1" and .manifest["rotation.index"] == "1"')"
+	"$(ij "$mid" | jq '(.trailer["file.events"] | tonumber) == .events_total and .trailer["rotation.index"] == 1 and .manifest["rotation.index"] == 1')"
 
 # 3. with losses (a tiny ring): still exact across the files
 w_start -n $N

@@ -91,6 +91,41 @@ TEST(device_written_as_it_is)
 	close(fd);
 }
 
+TEST(dash_is_stdout)
+{
+	int saved = dup(STDOUT_FILENO), fd;
+	struct stat a, b;
+	bool made = true;
+	char buf[8] = { 0 };
+
+	/* stdout on a 0644 file with contents: "-" writes there, never emptied nor chmod-ed (the shell made it) */
+	ASSERT_TRUE(saved >= 0);
+	fd = open(at("stdout"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(write(fd, "keep", 4) == 4);
+	fchmod(fd, 0644);
+	dup2(fd, STDOUT_FILENO);
+	close(fd);
+	fd = ks_file_create("-", KS_FILE_TRUNC, &made);
+	ASSERT_TRUE(fd > 2);
+	EXPECT_TRUE(!made);
+	EXPECT_TRUE(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	EXPECT_TRUE(!fstat(fd, &a) && !fstat(STDOUT_FILENO, &b) && a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	EXPECT_EQ_INT(mode_of(at("stdout")), 0644);
+	close(fd);
+	/* closing the copy leaves stdout open */
+	EXPECT_TRUE(fcntl(STDOUT_FILENO, F_GETFD) >= 0);
+	EXPECT_TRUE(ks_file_fopen("-", KS_FILE_TRUNC) == stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	fd = open(at("stdout"), O_RDONLY);
+	EXPECT_EQ_INT((int)read(fd, buf, sizeof(buf) - 1), 4);
+	EXPECT_EQ_STR(buf, "keep");
+	close(fd);
+	/* and no file named "-" */
+	EXPECT_TRUE(access("-", F_OK) != 0);
+}
+
 TEST(stdio_reserved)
 {
 	int saved = dup(STDERR_FILENO), fd;

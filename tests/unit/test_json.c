@@ -352,6 +352,31 @@ TEST(doubles)
 	free(m.buf);
 }
 
+TEST(number_text)
+{
+	static const struct { const char *in; bool num; } cases[] = {
+		{ "0", true }, { "7", true }, { "-3", true }, { "0.3", true }, { "-0.25", true }, { "1048576", true },
+		{ "9007199254740992", true }, { "9007199254740993", false }, { "1796654737082289657", false },
+		{ "12345678901234567.5", true }, { "", false }, { "-", false }, { "01", false }, { "1.", false },
+		{ ".5", false }, { "1e5", false }, { "+1", false }, { " 1", false }, { "1 ", false }, { "0x10", false },
+		{ "6.18.0", false }, { "0-3", false }, { "1,2", false }, { "yes", false }, { "nan", false },
+	};
+	struct mem m;
+	struct ks_json *j;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		EXPECT_TRUE(ks_json_is_number_text(cases[i].in) == cases[i].num);
+		j = json_open(&m);
+		ks_json_arr_begin(j);
+		ks_json_str_or_number(j, cases[i].in);
+		ks_json_arr_end(j);
+		json_close(&m, j);
+		/* a number is written as it is, else a string: either way valid JSON of that type */
+		EXPECT_JQ(m.buf, ".[0] | type", cases[i].num ? "\"number\"" : "\"string\"");
+		free(m.buf);
+	}
+}
+
 TEST(fmt_ns)
 {
 	static const struct { uint64_t ns; const char *want; } cases[] = {
