@@ -1,141 +1,19 @@
-/* The drivers' common loop: wait for the next deadline, a stop signal or the -p process's exit; collect all; write each report. */
+/* The command-line engine on the run loop: at each interval and at the end, collect every instance and write each report. */
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 #include "core/cmd.h"
 #include "core/driver.h"
-#include "core/loader.h"
-#include "core/pin.h"
+#include "core/loop.h"
 #include "core/log.h"
-#include "core/procfs.h"
-
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-
-/* Longest sleep between looks at the stop flag: a signal that lands just before a wait is seen this late. */
-#define TICK_S 0.2
-
-volatile sig_atomic_t ks_stop_signal;
-
-static void on_signal(int sig)
-{
-	ks_stop_signal = sig;
-}
-
-void ks_stop_install(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0; /* no SA_RESTART: a blocked write or poll returns EINTR */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
 
 void ks_sort_key_error(const char *key, const char *collector)
 {
 	p_err("invalid --sort key '%s': %s reports have no such column; try count, total, p99, max or a column name",
 	      key, collector);
-}
-
-void ks_report_open_error(const struct ks_collector *col, int err)
-{
-	/* the loader says why each hook failed: privilege, tracefs, the kernel */
-	if (err == -E2BIG || ks_pin_failed())
-		return; /* over the memory budget, or pins that do not fit: said already, naming the cause */
-	if (err == -ECANCELED)
-		return; /* the collector said why itself (funclat: which target did not attach) */
-	if (ks_load_error())
-		p_err("%s: %s", col->spec.name, ks_load_error());
-	else if (err == -EPERM || err == -EACCES)
-		p_err("%s: cannot load BPF programs: %s; run as root or with CAP_BPF and CAP_PERFMON", col->spec.name,
-		      strerror(-err));
-	else
-		p_err("%s: cannot load and attach: %s", col->spec.name, strerror(-err));
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* The -p process: a pidfd that turns readable when its leader exits, then /proc each tick. */
-struct watch {
-	uint32_t pid;
-	int fd;
-	bool gone;
-};
-
-static void watch_init(struct watch *w, uint32_t pid)
-{
-	w->pid = pid;
-	w->gone = false;
-	w->fd = -1;
-	if (!pid)
-		return;
-	w->fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-	if (w->fd < 0 && errno == ESRCH)
-		w->gone = true;
-}
-
-/*
- * Whether process @pid has ended: no /proc entry, or a zombie with no
- * thread left.  A leader that called pthread_exit is a zombie too while
- * its other threads run on: that process is alive.
- */
-static bool proc_ended(uint32_t pid)
-{
-	int nthreads = 0, err;
-	char state = 0;
-
-	err = ks_procfs_stat(NULL, pid, &state, &nthreads);
-	if (err)
-		return err == -ENOENT || err == -ESRCH;
-	return (state == 'Z' || state == 'X') && nthreads <= 1;
-}
-
-static bool watch_gone(struct watch *w)
-{
-	if (!w->pid || w->gone)
-		return w->gone;
-	if (w->fd >= 0) {
-		struct pollfd p = { .fd = w->fd, .events = POLLIN };
-
-		if (poll(&p, 1, 0) <= 0)
-			return false;
-		/* the leader exited; its threads may live on: look each tick from now on */
-		close(w->fd);
-		w->fd = -1;
-	}
-	w->gone = proc_ended(w->pid);
-	return w->gone;
-}
-
-/* Sleeps until @deadline (monotonic seconds; 0: none), a stop signal, the watched process's or the command's exit. */
-static void wait_until(double deadline, struct watch *w, struct ks_cmd *cmd)
-{
-	/* the command's SIGCHLD interrupts the poll */
-	while (!ks_stop_signal && !watch_gone(w) && !ks_cmd_exited(cmd)) {
-		double left = deadline ? deadline - now_s() : TICK_S;
-		struct pollfd p = { .fd = w->fd, .events = POLLIN };
-
-		if (left <= 0)
-			return;
-		/* in ticks: a signal that raced the check above, and "-d 1e300", cannot hang the loop */
-		if (left > TICK_S)
-			left = TICK_S;
-		poll(&p, w->fd >= 0 ? 1 : 0, (int)(left * 1000) + (left * 1000 < 1));
-	}
 }
 
 /* Says once that the final report is dropped; on stderr only, since stdout is what is blocked. */
@@ -223,6 +101,7 @@ static int emit(struct ks_driver *d, int interval, double window, bool final)
 			ret = 1;
 		}
 	}
+	/* each finished report (interval, window, time set; sorted; written): hand it on here, to a series, before it is freed */
 	for (int i = 0; i < d->n; i++)
 		ks_report_free(&rs[i]);
 	free(rs);
@@ -230,53 +109,52 @@ static int emit(struct ks_driver *d, int interval, double window, bool final)
 	return ret;
 }
 
-int ks_drive(struct ks_driver *d)
+/* An interval's report; a bad --sort key (2) ends the run at once, without the final report. */
+static int drive_tick(void *ctx, struct ks_loop *l)
 {
-	const struct ks_common *c = d->c;
-	struct watch w;
-	double start, last, end;
-	int ret = 0, interval = 0, e;
+	struct ks_driver *d = ctx;
+	int e = emit(d, l->ticks, l->now - l->last, false);
 
-	watch_init(&w, c->pid);
-	start = last = now_s();
-	end = c->duration ? start + c->duration : 0;
-	while (!ks_stop_signal && !watch_gone(&w) && !ks_cmd_exited(c->cmd)) {
-		double next = c->interval ? last + c->interval : 0, t;
-
-		if (!next || (end && end < next))
-			next = end;
-		wait_until(next, &w, c->cmd);
-		if (ks_stop_signal || w.gone || ks_cmd_exited(c->cmd))
-			break;
-		t = now_s();
-		if (!next || t < next)
-			continue;
-		if (c->interval && (!end || t < end)) {
-			e = emit(d, ++interval, t - last, false);
-			if (e == 2) {
-				ret = 2;
-				goto out;
-			}
-			if (e)
-				ret = 1;
-			last = t;
-			continue;
-		}
-		break;
+	if (e == 2) {
+		d->ret = 2;
+		return -EINVAL;
 	}
-	/* a command still running at -d or a stop signal ends first (the signal forwarded), inside the window */
-	ks_cmd_stop(c->cmd, (int)ks_stop_signal);
-	/* the final report: the last (maybe partial) interval, or the whole run */
-	e = emit(d, c->interval ? interval + 1 : 0, now_s() - last, true);
 	if (e)
-		ret = e;
-	ks_cmd_say(c->cmd);
+		d->ret = 1;
+	return 0;
+}
+
+/* The final report: the last (maybe partial) interval, or the whole run; then why it ended. */
+static int drive_close(void *ctx, struct ks_loop *l)
+{
+	struct ks_driver *d = ctx;
+	int e;
+
+	if (l->why == KS_LOOP_ERROR)
+		return d->ret ? d->ret : 1;
+	e = emit(d, d->c->interval ? l->ticks + 1 : 0, ks_loop_now() - l->last, true);
+	if (e)
+		d->ret = e;
+	ks_cmd_say(d->c->cmd);
 	if (ks_stop_signal)
 		p_info("stopped by signal %d", (int)ks_stop_signal);
-	else if (w.gone)
-		p_info("process %u exited", w.pid);
-out:
-	if (w.fd >= 0)
-		close(w.fd);
-	return ret;
+	else if (l->why == KS_LOOP_PROCESS)
+		p_info("process %u exited", l->o.pid);
+	return d->ret;
+}
+
+int ks_drive(struct ks_driver *d)
+{
+	static const struct ks_engine eng = { .tick = drive_tick, .close = drive_close };
+	struct ks_loop_opts o = {
+		.duration = d->c->duration, .interval = d->c->interval, .pid = d->c->pid, .cmd = d->c->cmd,
+	};
+	struct ks_loop l;
+	int ret;
+
+	d->ret = 0;
+	ks_loop_init(&l, &o);
+	ret = ks_loop_run(&l, &eng, d);
+	/* the command could not start: said why */
+	return ret < 0 ? 1 : ret;
 }

@@ -1,21 +1,10 @@
-/* Drivers run collector instances: stop signals, the interval/duration loop, -p process exit, writing each report. */
+/* The command-line driver: collector instances run on the run loop (core/loop.h), each report written at each interval and at the end. */
 #ifndef KS_CORE_DRIVER_H
 #define KS_CORE_DRIVER_H
 
-#include <signal.h>
 #include "core/instance.h"
+#include "core/loop.h"
 #include "output/output.h"
-
-/* The signal that asked the run to end (SIGINT, SIGTERM), or 0. */
-extern volatile sig_atomic_t ks_stop_signal;
-/*
- * Installs the SIGINT/SIGTERM handlers without SA_RESTART: a write or wait
- * that blocks is interrupted, so a run ends even when nobody reads its output.
- */
-void ks_stop_install(void);
-
-/* Milliseconds a stopping run still waits for a blocked output before it abandons the report. */
-#define KS_STOP_GRACE_MS 500
 
 struct ks_driver {
 	struct ks_instance *in; /* opened instances */
@@ -24,18 +13,19 @@ struct ks_driver {
 	struct ks_sink *sink;
 	const struct ks_writer *w;
 	bool abandoned; /* a report was dropped to a blocked output: later ones do not wait for it again */
+	int ret;	/* the exit code so far */
 };
 
 /*
- * Runs @d's instances until the duration ends, a stop signal comes or the
- * -p process exits: one report per instance per interval (with -i) and a
- * final one, each written through the sink.  Returns the exit code: 0, 1
- * after a runtime failure (a lost report included), 2 for a bad --sort key.
+ * Starts the -- CMD, if any, and runs @d's opened instances on the run loop
+ * until the duration ends, a stop signal comes, the -p process or the
+ * command exits: one report per instance per interval (with -i) and a final
+ * one, each written through the sink.  Returns the exit code: 0, 1 after a
+ * runtime failure (a lost report, a command that cannot start), 2 for a
+ * bad --sort key.
  */
 int ks_drive(struct ks_driver *d);
 
-/* Prints why @col could not load (permissions named), for the drivers. */
-void ks_report_open_error(const struct ks_collector *col, int err);
 /* The one line for a --sort key that @collector's reports cannot have (before attaching, or at the first rows). */
 void ks_sort_key_error(const char *key, const char *collector);
 

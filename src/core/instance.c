@@ -7,7 +7,6 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "core/bpfutil.h"
-#include "core/driver.h"
 #include "core/filter.h"
 #include "core/instance.h"
 #include "core/loader.h"
@@ -415,4 +414,20 @@ void ks_instance_close(struct ks_instance *in)
 	if (in->seq_fd >= 0)
 		close(in->seq_fd);
 	in->seq_fd = -1;
+}
+
+void ks_report_open_error(const struct ks_collector *col, int err)
+{
+	/* the loader says why each hook failed: privilege, tracefs, the kernel */
+	if (err == -E2BIG || ks_pin_failed())
+		return; /* over the memory budget, or pins that do not fit: said already, naming the cause */
+	if (err == -ECANCELED)
+		return; /* the collector said why itself (funclat: which target did not attach) */
+	if (ks_load_error())
+		p_err("%s: %s", col->spec.name, ks_load_error());
+	else if (err == -EPERM || err == -EACCES)
+		p_err("%s: cannot load BPF programs: %s; run as root or with CAP_BPF and CAP_PERFMON", col->spec.name,
+		      strerror(-err));
+	else
+		p_err("%s: cannot load and attach: %s", col->spec.name, strerror(-err));
 }

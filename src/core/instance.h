@@ -149,4 +149,7 @@ int ks_instance_cursor_set(struct ks_instance *in, const void *buf, size_t len);
 /* Detaches and frees; safe on an instance that never opened. */
 void ks_instance_close(struct ks_instance *in);
 
+/* Prints why @col could not load (permissions named), for the drivers and ks_instances_share. */
+void ks_report_open_error(const struct ks_collector *col, int err);
+
 #endif

@@ -54,9 +54,7 @@ static int run_instances(struct ks_instance *in, int n, const struct ks_common *
 			in[i].col->hook ? in[i].col->hook(in[i].ctx) : "?",
 			i + 1 < n || c->duration ? "" : c->pid ? "; Ctrl-C or the process's exit ends"
 					     : c->cmd ? "; Ctrl-C or the command's exit ends" : "; Ctrl-C to end");
-	/* everything attached: the command's first system call is seen */
-	if (c->cmd && ks_cmd_start(c->cmd))
-		goto out;
+	/* the loop starts the command: everything is attached, its first system call is seen */
 	ret = ks_drive(&d);
 out:
 	for (int i = 0; i < opened; i++)

@@ -1,0 +1,266 @@
+/* Unit tests of core/loop.c, no root: a fake engine with a pipe fd, short durations, a stop flag, a child as the -p process. */
+#include <signal.h>
+#include <sys/wait.h>
+#include "test.h"
+#include "core/loop.h"
+
+/* The fake engine: counts each call, and does what the case asks at the Nth tick or byte. */
+struct fake {
+	int pipe[2];
+	int opens, ticks, readies, wakes, closes;
+	int open_err;	   /* open's result */
+	int tick_ret;	   /* what the tick_at-th tick returns */
+	int tick_at;
+	int write_at;	   /* the tick that writes a byte into the pipe (0: none) */
+	int done_after;	   /* ready returns KS_LOOP_DONE after this many bytes (0: never) */
+	int stop_sig;	   /* ready calls ks_loop_stop with it */
+	volatile sig_atomic_t flag; /* the stop flag the case passes as opts.stop */
+	int flag_at;	   /* the tick that sets it to SIGTERM */
+	double sleep_s;	   /* each tick takes this long */
+	double min_window; /* the shortest window a tick saw */
+	enum ks_loop_end why;
+	int err, close_ticks;
+	double closed_at;
+};
+
+static int f_open(void *ctx, struct ks_loop *l)
+{
+	struct fake *f = ctx;
+
+	f->opens++;
+	if (f->open_err)
+		return f->open_err;
+	return ks_loop_add_fd(l, f->pipe[0]);
+}
+
+static int f_tick(void *ctx, struct ks_loop *l)
+{
+	struct fake *f = ctx;
+	double w = l->now - l->last;
+
+	f->ticks++;
+	if (!f->min_window || w < f->min_window)
+		f->min_window = w;
+	if (f->write_at && f->ticks >= f->write_at && write(f->pipe[1], "x", 1) != 1)
+		return -errno;
+	if (f->flag_at && f->ticks == f->flag_at)
+		f->flag = SIGTERM;
+	if (f->sleep_s > 0)
+		usleep((useconds_t)(f->sleep_s * 1e6));
+	return f->tick_at && f->ticks == f->tick_at ? f->tick_ret : 0;
+}
+
+static int f_ready(void *ctx, struct ks_loop *l, int fd)
+{
+	struct fake *f = ctx;
+	char b;
+
+	if (fd != f->pipe[0] || read(fd, &b, 1) != 1)
+		return -EBADF;
+	f->readies++;
+	if (f->stop_sig) {
+		ks_loop_stop(l, f->stop_sig);
+		return 0;
+	}
+	return f->done_after && f->readies >= f->done_after ? KS_LOOP_DONE : 0;
+}
+
+static int f_wake(void *ctx, struct ks_loop *l)
+{
+	(void)l;
+	((struct fake *)ctx)->wakes++;
+	return 0;
+}
+
+static int f_close(void *ctx, struct ks_loop *l)
+{
+	struct fake *f = ctx;
+
+	f->closes++;
+	f->why = l->why;
+	f->err = l->err;
+	f->close_ticks = l->ticks;
+	f->closed_at = ks_loop_now() - l->start;
+	return l->why == KS_LOOP_ERROR ? 7 : 0;
+}
+
+static const struct ks_engine fake_engine = {
+	.open = f_open, .tick = f_tick, .ready = f_ready, .wake = f_wake, .close = f_close,
+};
+
+/* Runs the fake engine with @o (its stop flag the fake's); the run's result. */
+static int run(struct fake *f, struct ks_loop_opts o)
+{
+	struct ks_loop l;
+	int ret;
+
+	if (pipe(f->pipe))
+		return -errno;
+	o.stop = &f->flag;
+	ks_loop_init(&l, &o);
+	ret = ks_loop_run(&l, &fake_engine, f);
+	close(f->pipe[0]);
+	close(f->pipe[1]);
+	return ret;
+}
+
+TEST(ticks_then_duration)
+{
+	struct fake f = { 0 };
+	int ret = run(&f, (struct ks_loop_opts){ .duration = 0.35, .interval = 0.1 });
+
+	EXPECT_EQ_INT(ret, 0);
+	EXPECT_EQ_INT(f.opens, 1);
+	EXPECT_EQ_INT(f.closes, 1);
+	EXPECT_EQ_INT(f.why, KS_LOOP_DURATION);
+	/* ticks at 0.1, 0.2, 0.3 (a late one may push the third past the end, never a fourth in) */
+	EXPECT_TRUE(f.ticks >= 2 && f.ticks <= 3);
+	EXPECT_EQ_INT(f.close_ticks, f.ticks);
+	/* each window is at least the interval: ticks are never early */
+	EXPECT_TRUE(f.min_window >= 0.1 - 1e-3);
+	EXPECT_TRUE(f.closed_at >= 0.35);
+	EXPECT_EQ_INT(f.readies, 0);
+}
+
+TEST(no_interval_no_tick)
+{
+	struct fake f = { 0 };
+
+	EXPECT_EQ_INT(run(&f, (struct ks_loop_opts){ .duration = 0.05 }), 0);
+	EXPECT_EQ_INT(f.ticks, 0);
+	EXPECT_EQ_INT(f.why, KS_LOOP_DURATION);
+	EXPECT_TRUE(f.closed_at >= 0.05);
+}
+
+TEST(pipe_fd_ready_then_engine_done)
+{
+	struct fake f = { .write_at = 1, .done_after = 2 };
+
+	/* the duration is a safety net: the second byte ends the run long before it */
+	EXPECT_EQ_INT(run(&f, (struct ks_loop_opts){ .duration = 10, .interval = 0.02 }), 0);
+	EXPECT_EQ_INT(f.why, KS_LOOP_ENGINE);
+	EXPECT_EQ_INT(f.readies, 2);
+	EXPECT_EQ_INT(f.ticks, 2);
+	EXPECT_TRUE(f.closed_at < 5);
+	/* every poll's return, the ready ones included, is followed by a wake */
+	EXPECT_TRUE(f.wakes >= 2);
+}
+
+TEST(ready_stops_as_a_signal)
+{
+	struct fake f = { .write_at = 1, .stop_sig = SIGHUP };
+
+	EXPECT_EQ_INT(run(&f, (struct ks_loop_opts){ .duration = 10, .interval = 0.02 }), 0);
+	EXPECT_EQ_INT(f.why, KS_LOOP_SIGNAL);
+	EXPECT_EQ_INT(f.readies, 1);
+}
+
+TEST(stop_flag_ends_after_the_tick)
+{
+	struct fake f = { .flag_at = 2 };
+	struct ks_loop l;
+	struct ks_loop_opts o = { .duration = 10, .interval = 0.02, .stop = &f.flag };
+
+	ASSERT_EQ_INT(pipe(f.pipe), 0);
+	ks_loop_init(&l, &o);
+	EXPECT_EQ_INT(ks_loop_run(&l, &fake_engine, &f), 0);
+	EXPECT_EQ_INT(f.why, KS_LOOP_SIGNAL);
+	EXPECT_EQ_INT(l.sig, SIGTERM);
+	EXPECT_EQ_INT(f.ticks, 2);
+	EXPECT_TRUE(f.closed_at < 5);
+	close(f.pipe[0]);
+	close(f.pipe[1]);
+}
+
+TEST(tick_error_reaches_close)
+{
+	struct fake f = { .tick_at = 1, .tick_ret = -EIO };
+
+	/* close's result is the run's */
+	EXPECT_EQ_INT(run(&f, (struct ks_loop_opts){ .duration = 10, .interval = 0.02 }), 7);
+	EXPECT_EQ_INT(f.why, KS_LOOP_ERROR);
+	EXPECT_EQ_INT(f.err, -EIO);
+	EXPECT_EQ_INT(f.ticks, 1);
+}
+
+TEST(tick_error_without_close)
+{
+	static const struct ks_engine e = { .tick = f_tick };
+	struct fake f = { .tick_at = 3, .tick_ret = -EIO };
+	struct ks_loop l;
+
+	ks_loop_init(&l, &(struct ks_loop_opts){ .duration = 10, .interval = 0.02 });
+	EXPECT_EQ_INT(ks_loop_run(&l, &e, &f), -EIO);
+	EXPECT_EQ_INT(f.ticks, 3);
+	EXPECT_EQ_INT(l.why, KS_LOOP_ERROR);
+}
+
+TEST(open_error_calls_nothing_more)
+{
+	struct fake f = { .open_err = -EPERM };
+
+	EXPECT_EQ_INT(run(&f, (struct ks_loop_opts){ .duration = 0.05, .interval = 0.01 }), -EPERM);
+	EXPECT_EQ_INT(f.opens, 1);
+	EXPECT_EQ_INT(f.ticks + f.wakes + f.closes, 0);
+}
+
+TEST(tick_from_end_counts_after_the_tick)
+{
+	struct fake f = { .sleep_s = 0.05 };
+
+	EXPECT_EQ_INT(run(&f, (struct ks_loop_opts){ .duration = 0.4, .interval = 0.1, .tick_from_end = true }), 0);
+	/* ticks at 0.1, 0.25, ...: the second window holds the first tick's 50 ms */
+	EXPECT_TRUE(f.ticks >= 2);
+	EXPECT_TRUE(f.min_window >= 0.1 - 1e-3);
+	{
+		struct fake g = { .sleep_s = 0.05 };
+
+		/* from the start instead: windows of 0.1 s whatever the tick took */
+		EXPECT_EQ_INT(run(&g, (struct ks_loop_opts){ .duration = 0.4, .interval = 0.1 }), 0);
+		EXPECT_TRUE(g.ticks >= f.ticks);
+	}
+}
+
+TEST(wake_at_least_each_slice)
+{
+	struct fake f = { 0 };
+
+	EXPECT_EQ_INT(run(&f, (struct ks_loop_opts){ .duration = 0.2, .slice = 0.02 }), 0);
+	/* 0.2 s in waits of at most 20 ms */
+	EXPECT_TRUE(f.wakes >= 10);
+}
+
+TEST(pid_exit_ends_the_run)
+{
+	struct fake f = { 0 };
+	pid_t pid = fork();
+	int st;
+
+	ASSERT_TRUE(pid >= 0);
+	if (!pid)
+		_exit(0);
+	/* not reaped while the loop runs: a zombie with no thread left has ended */
+	EXPECT_EQ_INT(run(&f, (struct ks_loop_opts){ .duration = 10, .interval = 0.05, .pid = (uint32_t)pid }), 0);
+	EXPECT_EQ_INT(f.why, KS_LOOP_PROCESS);
+	EXPECT_TRUE(f.closed_at < 5);
+	waitpid(pid, &st, 0);
+	/* a process gone before the start: the run ends at once */
+	{
+		struct fake g = { 0 };
+
+		EXPECT_EQ_INT(run(&g, (struct ks_loop_opts){ .duration = 10, .pid = (uint32_t)pid }), 0);
+		EXPECT_EQ_INT(g.why, KS_LOOP_PROCESS);
+		EXPECT_EQ_INT(g.ticks, 0);
+		EXPECT_TRUE(g.closed_at < 1);
+	}
+}
+
+TEST(add_fd_bounded)
+{
+	struct ks_loop l;
+
+	ks_loop_init(&l, &(struct ks_loop_opts){ 0 });
+	for (int i = 0; i < KS_LOOP_FDS; i++)
+		EXPECT_EQ_INT(ks_loop_add_fd(&l, i), 0);
+	EXPECT_EQ_INT(ks_loop_add_fd(&l, 99), -E2BIG);
+}
