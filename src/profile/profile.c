@@ -14,6 +14,7 @@
 #include "core/bpfutil.h"
 #include "core/driver.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "core/names.h"
 #include "core/parse.h"
 #include "core/probe.h"
@@ -847,13 +848,48 @@ static void load_tid_process(struct ks_cfi_loader *cfi, uint32_t tid)
 		ks_cfi_load_pid(cfi, tgid);
 }
 
+/* The profiler on the run loop: samples read as they come, the halves drained each period. */
+struct prof_loop {
+	struct prof_run *pr;
+	struct ring_buffer *rb;
+};
+
+static int prof_tick(void *ctx, struct ks_loop *l)
+{
+	struct prof_loop *pl = ctx;
+	int err;
+
+	pl->pr->end = l->end; /* a long read is cut at the end (on_sample) */
+	err = drain_period(pl->pr, pl->rb);
+	if (err)
+		p_err("cannot drain the stacks: %s", strerror(-err));
+	return err ? err : pl->pr->err ? KS_LOOP_DONE : 0;
+}
+
+static int prof_ready(void *ctx, struct ks_loop *l, int fd)
+{
+	struct prof_loop *pl = ctx;
+	int r;
+
+	(void)fd;
+	pl->pr->end = l->end;
+	r = ring_buffer__poll(pl->rb, 0);
+	if (r < 0 && r != -EINTR) {
+		p_err("cannot read samples: %s", strerror(-r));
+		return r;
+	}
+	return pl->pr->err ? KS_LOOP_DONE : 0;
+}
+
+static const struct ks_engine prof_engine = { .tick = prof_tick, .ready = prof_ready };
+
 int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *res)
 {
 	struct prof_run pr = { .o = o, .res = res, .cfi_fd = -1 };
 	struct ring_buffer *rb = NULL;
 	struct bpf_link **links = NULL;
 	int ncpu = libbpf_num_possible_cpus(), err;
-	double start, end, next_drain;
+	double start;
 
 	struct rlimit nofile;
 
@@ -975,45 +1011,22 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		res->event, o->offcpu || o->syscalls || o->bio ? "" : o->dwarf ? ", dwarf" : o->cfi ? ", cfi" : ", fp",
 		o->c->duration ? "" : o->c->pid ? "; Ctrl-C or the process's exit ends"
 				    : o->c->cmd ? "; Ctrl-C or the command's exit ends" : "; Ctrl-C to end");
-	/* everything attached: the command's first instructions are sampled */
-	if (o->c->cmd) {
-		err = ks_cmd_start(o->c->cmd);
-		if (err)
-			goto out;
-	}
-	start = now_s();
-	end = o->c->duration > 0 ? start + o->c->duration : 0;
-	pr.end = end;
-	next_drain = start + DRAIN_MS / 1e3;
-	while (!ks_stop_signal && !pr.err) {
-		double t = now_s();
-		int r;
+	{
+		/* the halves drained every DRAIN_MS from the start of the last drain; -d, -p and the command seen within 100 ms */
+		struct ks_loop_opts lo = { .duration = o->c->duration, .interval = DRAIN_MS / 1e3, .slice = 0.1,
+					   .pid = o->c->pid, .cmd = o->c->cmd };
+		struct prof_loop pl = { .pr = &pr, .rb = rb };
+		struct ks_loop l;
 
-		if (end && t >= end)
-			break;
-		if (o->c->pid && !ks_procfs_pid_exists(NULL, o->c->pid, 0))
-			break;
-		/* its SIGCHLD interrupts the poll below */
-		if (ks_cmd_exited(o->c->cmd))
-			break;
-		if (t >= next_drain) {
-			err = drain_period(&pr, rb);
-			if (err) {
-				p_err("cannot drain the stacks: %s", strerror(-err));
-				break;
-			}
-			next_drain = t + DRAIN_MS / 1e3;
-		}
-		/* until the next drain is due, at most 100 ms (the end, the process's exit) */
-		r = ring_buffer__poll(rb, (int)(next_drain > t + 0.1 ? 100 : (next_drain - t) * 1e3 + 1));
-		if (r < 0 && r != -EINTR) {
-			err = r;
-			p_err("cannot read samples: %s", strerror(-r));
-			break;
-		}
+		ks_loop_init(&l, &lo);
+		/* the loop starts the command once everything is attached: its first instructions are sampled */
+		err = ks_loop_add_fd(&l, ring_buffer__epoll_fd(rb));
+		if (!err)
+			err = ks_loop_run(&l, &prof_engine, &pl);
+		if (l.why == KS_LOOP_RUNNING)
+			goto out; /* the command could not start: said why */
+		start = l.start;
 	}
-	/* a command still running at -d or a stop signal ends inside the profile, the signal forwarded */
-	ks_cmd_stop(o->c->cmd, (int)ks_stop_signal);
 	res->duration_s = now_s() - start;
 	for (int i = 0; i < (ncpu < 2 ? 2 : ncpu); i++) {
 		bpf_link__destroy(links[i]);

@@ -18,6 +18,7 @@
 #include "core/cmd.h"
 #include "core/loader.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "core/names.h"
 #include "core/probe.h"
 #include "core/sysinfo.h"
@@ -630,6 +631,76 @@ static uint64_t cookie_of(const struct ks_rec_opts *o, int i)
 	return (uint64_t)o->tps->v[i].id | fslot << 32;
 }
 
+/* The recorder on the run loop: the rings read as they fill, drained each second, --flight's window watched. */
+struct rec_loop {
+	struct rec *r;
+	struct ring_buffer *ring;
+	int counts_fd;
+	struct ks_rec_counts *cnt;
+	int fatal; /* the rings could not be read: the recording ends without its closing chunks */
+};
+
+/* A write error or a full file (--max-size) ends the recording. */
+static int rec_state(struct rec_loop *rl)
+{
+	return rl->r->err || rl->r->full ? KS_LOOP_DONE : 0;
+}
+
+static int rec_ready(void *ctx, struct ks_loop *l, int fd)
+{
+	struct rec_loop *rl = ctx;
+	int n = ring_buffer__poll(rl->ring, 0);
+
+	(void)l;
+	(void)fd;
+	if (n < 0 && n != -EINTR) {
+		p_err("reading the ring buffers: %s", strerror(-n));
+		rl->fatal = n;
+		return n;
+	}
+	return rec_state(rl);
+}
+
+/*
+ * Wake-ups are batched (a quarter ring): at a low rate the events wait in
+ * the rings, so they are taken here, and reach the file within a second.
+ */
+static int rec_tick(void *ctx, struct ks_loop *l)
+{
+	struct rec_loop *rl = ctx;
+	int err = drain_all(rl->r, rl->ring, rl->counts_fd, rl->cnt);
+
+	(void)l;
+	return err ? err : rec_state(rl);
+}
+
+/* --flight: a trigger pending, or the window after one over. */
+static int rec_wake(void *ctx, struct ks_loop *l)
+{
+	struct rec_loop *rl = ctx;
+	struct rec *r = rl->r;
+	bool fire;
+	int err;
+
+	(void)l;
+	if (rec_state(rl))
+		return KS_LOOP_DONE;
+	if (!r->fl || (ks_flight_state(r->fl) != KS_FL_PENDING && !ks_flight_after_over(r->fl, (uint64_t)(now_s() * 1e9))))
+		return 0;
+	fire = ks_flight_state(r->fl) == KS_FL_PENDING;
+	/* every CPU's events so far first: into the flight queue, or the window's end into the file */
+	err = drain_all(r, rl->ring, rl->counts_fd, rl->cnt);
+	if (!err && fire)
+		err = ks_flight_fire(r->fl, &r->out.w);
+	else if (!err)
+		ks_flight_window_end(r->fl);
+	if (err)
+		return err;
+	return ks_flight_state(r->fl) == KS_FL_DONE ? KS_LOOP_DONE : 0;
+}
+
+static const struct ks_engine rec_engine = { .tick = rec_tick, .ready = rec_ready, .wake = rec_wake };
+
 int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 {
 	/* o with the ring size chosen, for the rest of the run and the manifest */
@@ -645,7 +716,7 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	struct head_ctx hc = { &r, o };
 	int *ringfds = NULL, nrings, maxid = 0, err = 0;
 	bool created = false;
-	double end, next_flush, attach_began;
+	double attach_began;
 
 	memset(st, 0, sizeof(*st));
 	sized = *o;
@@ -822,7 +893,6 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	/* the window opens once everything is attached, and -d counts from here */
 	s->bss->ks_armed = 1;
 	r.armed_ns = now_ns();
-	end = o->duration > 0 ? now_s() + o->duration : 0;
 	{
 		char dur[64];
 
@@ -837,54 +907,25 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 				nsys[0] + nsys[1] == 1 ? "" : "s");
 		fprintf(stderr, "; recording %s\n", dur);
 	}
-	/* everything attached and the window open: the command's first system call is recorded */
-	if (o->cmd) {
-		err = ks_cmd_start(o->cmd);
-		if (err)
+	{
+		struct ks_loop_opts lo = {
+			/* the rings drained a second after the last drain ended; -p, the command and the flight window at least every 100 ms */
+			.duration = o->duration, .interval = 1, .tick_from_end = true, .slice = 0.1,
+			.pid = o->target_pid > 0 ? (uint32_t)o->target_pid : 0, .cmd = o->cmd, .stop = o->stop,
+		};
+		struct rec_loop rl = { .r = &r, .ring = ring, .counts_fd = bpf_map__fd(s->maps.counts), .cnt = cnt };
+		struct ks_loop l;
+
+		ks_loop_init(&l, &lo);
+		/* the loop starts the command once the window is open: its first system call is recorded */
+		err = ks_loop_add_fd(&l, ring_buffer__epoll_fd(ring));
+		if (!err)
+			err = ks_loop_run(&l, &rec_engine, &rl);
+		/* the command could not start, or the rings could not be read: nothing more to write */
+		if (l.why == KS_LOOP_RUNNING || rl.fatal)
 			goto out;
 	}
-	next_flush = now_s() + 1;
-	while (!*o->stop && !r.err && !r.full) {
-		double t = now_s();
-		int n;
-
-		if (end && t >= end)
-			break;
-		if (o->target_pid && kill(o->target_pid, 0) && errno == ESRCH)
-			break;
-		/* its SIGCHLD interrupts the poll below */
-		if (ks_cmd_exited(o->cmd))
-			break;
-		n = ring_buffer__poll(ring, 100);
-		if (n < 0 && n != -EINTR) {
-			err = n;
-			p_err("reading the ring buffers: %s", strerror(-err));
-			goto out;
-		}
-		if (now_s() >= next_flush) {
-			/* wake-ups are batched (a quarter ring): at a low rate the events wait in the
-			 * rings, so they are taken here, and reach the file within a second */
-			err = drain_all(&r, ring, bpf_map__fd(s->maps.counts), cnt);
-			if (err)
-				break;
-			next_flush = now_s() + 1;
-		}
-		if (r.fl && (ks_flight_state(r.fl) == KS_FL_PENDING ||
-			     ks_flight_after_over(r.fl, (uint64_t)(now_s() * 1e9)))) {
-			bool fire = ks_flight_state(r.fl) == KS_FL_PENDING;
-
-			/* every CPU's events so far first: into the flight queue, or the window's end into the file */
-			err = drain_all(&r, ring, bpf_map__fd(s->maps.counts), cnt);
-			if (!err && fire)
-				err = ks_flight_fire(r.fl, &r.out.w);
-			else if (!err)
-				ks_flight_window_end(r.fl);
-			if (err || ks_flight_state(r.fl) == KS_FL_DONE)
-				break;
-		}
-	}
-	/* a command still running (-d, a stop signal, a full file) ends inside the recording, the signal forwarded */
-	ks_cmd_stop(o->cmd, (int)*o->stop);
+	/* the loop stopped a command still running (-d, a stop signal, a full file) inside the recording, the signal forwarded */
 	/*
 	 * The window closes, then the rings are drained: once every program
 	 * that saw the flag set has returned (the grace period), nothing more

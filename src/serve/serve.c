@@ -15,6 +15,7 @@
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -22,10 +23,10 @@
 #include "core/accum.h"
 #include "core/cgroup.h"
 #include "core/collector.h"
-#include "core/driver.h"
 #include "core/filter.h"
 #include "core/instance.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "core/parse.h"
 #include "core/pin.h"
 #include "core/sanitize.h"
@@ -1355,6 +1356,63 @@ static int share_budget(struct serve_state *st, const struct ks_filter *f)
 	return err;
 }
 
+/* SIGHUP with --web-config: users and passwords reloaded; the key pair stays the one the listener started with. */
+static void reload_web(struct serve_state *st)
+{
+	struct ks_web_config nw;
+
+	if (ks_web_config_load(&nw, st->web_path))
+		return;
+	pthread_mutex_lock(&st->web_lock);
+	st->web.nusers = nw.nusers;
+	memcpy(st->web.users, nw.users, sizeof(nw.users));
+	memcpy(st->web.dummy, nw.dummy, sizeof(nw.dummy));
+	pthread_mutex_unlock(&st->web_lock);
+	if (strcmp(nw.priorities, st->web.priorities))
+		p_warn("serve: '%s': min_version and max_version apply from the next start (the listener keeps its TLS "
+		       "settings)", KS_ESC(st->web_path));
+	ks_web_config_free(&nw);
+	fprintf(stderr, "ksight: reloaded '%s'\n", st->web_path);
+}
+
+/* The exporter on the run loop: a drain each period (and at -d's end), the signals read from a signalfd. */
+static int serve_tick(void *ctx, struct ks_loop *l)
+{
+	int err = collect_once(ctx);
+
+	(void)l;
+	if (err)
+		p_err("serve: cannot collect: %s", strerror(-err));
+	return err;
+}
+
+static int serve_signal(void *ctx, struct ks_loop *l, int fd)
+{
+	struct serve_state *st = ctx;
+	struct signalfd_siginfo si;
+
+	if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return 0;
+	if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM)
+		ks_loop_stop(l, (int)si.ssi_signo);
+	else if (si.ssi_signo == SIGHUP && st->web_path)
+		reload_web(st);
+	return 0;
+}
+
+/* A last drain at -d's end (a signal stops without one); 1 after a failed drain. */
+static int serve_close(void *ctx, struct ks_loop *l)
+{
+	int ret = l->why == KS_LOOP_ERROR;
+
+	if (l->why == KS_LOOP_DURATION && serve_tick(ctx, l))
+		ret = 1;
+	fprintf(stderr, "ksight: stopping\n");
+	return ret;
+}
+
+static const struct ks_engine serve_engine = { .tick = serve_tick, .ready = serve_signal, .close = serve_close };
+
 int ks_serve_main(int argc, char **argv)
 {
 	struct serve_args a = { .collectors = DEFAULT_COLLECTORS, .listen = DEFAULT_LISTEN, .max_series = DEFAULT_MAX_SERIES,
@@ -1367,8 +1425,7 @@ int ks_serve_main(int argc, char **argv)
 	struct MHD_Daemon *d = NULL;
 	sigset_t sigs;
 	char addr[INET6_ADDRSTRLEN] = "?";
-	double end = 0;
-	int ret = 2, err, port = 0, lfd = -1, pin_lock = -1;
+	int ret = 2, err, port = 0, lfd = -1, pin_lock = -1, sfd = -1;
 
 	if (!st) {
 		p_err("out of memory");
@@ -1569,51 +1626,20 @@ int ks_serve_main(int argc, char **argv)
 			st->in[i].col->hook ? st->in[i].col->hook(st->in[i].ctx) : "?", a.pin ? ", pinned" : "");
 	fprintf(stderr, "ksight: listening on %s://%s%s%s:%d/metrics\n", st->web.cert_pem ? "https" : "http",
 		ss.ss_family == AF_INET6 ? "[" : "", addr, ss.ss_family == AF_INET6 ? "]" : "", port);
-	if (c.duration > 0)
-		end = mono_now() + c.duration;
-	ret = 0;
-	for (;;) {
-		double next = mono_now() + st->period, wait;
-		struct timespec ts;
-		int sig;
+	{
+		/* a drain each period from the end of the last one; the signals on a signalfd, in this thread only */
+		struct ks_loop_opts lo = { .duration = c.duration, .interval = st->period, .tick_from_end = true };
+		struct ks_loop l;
 
-		if (end && next > end)
-			next = end;
-		while ((wait = next - mono_now()) > 0) {
-			ts.tv_sec = (time_t)wait;
-			ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
-			sig = sigtimedwait(&sigs, NULL, &ts);
-			if (sig == SIGINT || sig == SIGTERM)
-				goto stop;
-			if (sig == SIGHUP && st->web_path) {
-				struct ks_web_config nw;
-
-				/* users and passwords change; the key pair stays the one the listener started with */
-				if (!ks_web_config_load(&nw, st->web_path)) {
-					pthread_mutex_lock(&st->web_lock);
-					st->web.nusers = nw.nusers;
-					memcpy(st->web.users, nw.users, sizeof(nw.users));
-					memcpy(st->web.dummy, nw.dummy, sizeof(nw.dummy));
-					pthread_mutex_unlock(&st->web_lock);
-					if (strcmp(nw.priorities, st->web.priorities))
-						p_warn("serve: '%s': min_version and max_version apply from the next "
-						       "start (the listener keeps its TLS settings)", KS_ESC(st->web_path));
-					ks_web_config_free(&nw);
-					fprintf(stderr, "ksight: reloaded '%s'\n", st->web_path);
-				}
-			}
+		sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+		if (sfd < 0) {
+			p_err("serve: cannot take signals: %s", strerror(errno));
+			goto out;
 		}
-		err = collect_once(st);
-		if (err) {
-			p_err("serve: cannot collect: %s", strerror(-err));
-			ret = 1;
-			break;
-		}
-		if (end && mono_now() >= end)
-			break;
+		ks_loop_init(&l, &lo);
+		ks_loop_add_fd(&l, sfd);
+		ret = ks_loop_run(&l, &serve_engine, st);
 	}
-stop:
-	fprintf(stderr, "ksight: stopping\n");
 out:
 	if (d) {
 		/* a profile being taken ends now, and its suspended connection is answered before the daemon stops */
@@ -1625,6 +1651,8 @@ out:
 	reaper_stop(&st->rp);
 	if (lfd >= 0)
 		close(lfd);
+	if (sfd >= 0)
+		close(sfd);
 	for (int i = 0; i < st->n; i++) {
 		ks_instance_close(&st->in[i]);
 		ks_accum_free(&st->acc[i]);
