@@ -1531,7 +1531,7 @@ int ks_serve_main(int argc, char **argv)
 		ret = err == -EINVAL ? 2 : 1;
 		goto out;
 	}
-	/* signals are taken by sigtimedwait in this thread only: block them before any thread starts */
+	/* signals are read from a signalfd in the run loop only: block them before any thread starts */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
