@@ -14,6 +14,7 @@
 #include "core/pin.h"
 #include "core/log.h"
 #include "core/procfs.h"
+#include "core/series.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -212,6 +213,10 @@ static int emit(struct ks_driver *d, int interval, double window, bool final)
 		if (!err)
 			err = ks_sink_write(d->sink, buf, len, d->abandoned ? 0 : KS_STOP_GRACE_MS);
 		free(buf);
+		if (d->series && ks_series_add(d->series, r)) {
+			p_err("%s: out of memory: the report is left out of the series", name);
+			ret = 1;
+		}
 		if (err == -EINTR) {
 			d->abandoned = true;
 			say_abandoned(final);

@@ -24,6 +24,7 @@ struct ks_driver {
 	struct ks_sink *sink;
 	const struct ks_writer *w;
 	bool abandoned; /* a report was dropped to a blocked output: later ones do not wait for it again */
+	struct ks_series *series; /* each report, once written, is moved here (--heatmap); NULL: freed */
 };
 
 /*
