@@ -1,7 +1,8 @@
-/* Unit tests of the series (core/series.c): reports moved in, rows found by their keys over time, the byte budget dropping whole oldest intervals. */
+/* Unit tests of the series (core/series.c): reports moved in, rows found by their keys over time, the byte budget dropping whole oldest intervals, and the heatmap's cell grid (output/heatmap.c) built from it. */
 #include "test.h"
 #include "core/hist.h"
 #include "core/series.h"
+#include "output/heatmap.h"
 
 /* A report of @collector for interval @i (1 s windows ending at 100 + i s): one row per name, each with @v recorded @n times. */
 static void mk(struct ks_report *r, const char *collector, int i, const char *const *names, int nnames, uint64_t v, int n)
@@ -173,5 +174,100 @@ TEST(budget_drops_whole_oldest_intervals)
 	EXPECT_EQ_INT(ks_series_len(s), 1);
 	EXPECT_EQ_INT(ks_series_at(s, 0)->interval, 3);
 	EXPECT_EQ_INT(ks_series_dropped(s), 2);
+	ks_series_free(s);
+}
+
+TEST(heatmap_grid_is_the_histograms_over_time)
+{
+	static const char *const rw[] = { "read", "write" }, *const w[] = { "write" };
+	struct ks_series *s = ks_series_new(KS_SERIES_BUDGET);
+	struct ks_row read = key("read", 7), write = key("write", 7);
+	const struct ks_row **rows;
+	struct ks_heatmap h;
+	struct ks_report r;
+	int nrows;
+
+	ASSERT_TRUE(s);
+	/* read: 3 x 1000 ns in interval 1, absent in 2, 4 x 1000 ns + 1 x 50000 ns in 3; another collector between */
+	mk(&r, "syscalls", 1, rw, 2, 1000, 3);
+	ASSERT_EQ_INT(ks_series_add(s, &r), 0);
+	ks_report_free(&r);
+	mk(&r, "runqlat", 1, rw, 1, 7, 100);
+	ASSERT_EQ_INT(ks_series_add(s, &r), 0);
+	ks_report_free(&r);
+	mk(&r, "syscalls", 2, w, 1, 2000000, 9);
+	ASSERT_EQ_INT(ks_series_add(s, &r), 0);
+	ks_report_free(&r);
+	mk(&r, "syscalls", 3, rw, 1, 1000, 4);
+	ks_hist_record(r.rows[0].hist, 50000);
+	ASSERT_EQ_INT(ks_series_add(s, &r), 0);
+	ks_report_free(&r);
+
+	ASSERT_EQ_INT(ks_heatmap_build(&h, s, "syscalls", &read), 0);
+	ASSERT_EQ_INT(h.ncols, 3);
+	/* the columns are the windows since the run's start (interval 1's start, 100 s) */
+	EXPECT_NEAR(h.cols[0].t0, 0, 1e-9);
+	EXPECT_NEAR(h.cols[2].t1, 3, 1e-9);
+	EXPECT_EQ_INT(h.cols[1].interval, 2);
+	/* buckets from 1000's slot to 50000's, the collector's own log-linear slots */
+	EXPECT_EQ_INT(h.lo, ks_hist_slot(1000));
+	EXPECT_EQ_INT(h.lo + h.nb - 1, ks_hist_slot(50000));
+	EXPECT_EQ_INT(ks_heatmap_cell(&h, 0, ks_hist_slot(1000)), 3);
+	EXPECT_EQ_INT(ks_heatmap_cell(&h, 1, ks_hist_slot(1000)), 0); /* absent: an empty column */
+	EXPECT_EQ_INT(ks_heatmap_cell(&h, 2, ks_hist_slot(1000)), 4);
+	EXPECT_EQ_INT(ks_heatmap_cell(&h, 2, ks_hist_slot(50000)), 1);
+	EXPECT_EQ_INT(ks_heatmap_cell(&h, 2, ks_hist_slot(2000)), 0);
+	EXPECT_EQ_INT(ks_heatmap_cell(&h, 3, ks_hist_slot(1000)), 0); /* outside the grid */
+	EXPECT_EQ_INT(h.total, 8);
+	EXPECT_EQ_INT(h.max, 4);
+	ks_heatmap_release(&h);
+
+	/* write has 3 + 9 events, read 8: write first; runqlat's rows are not syscalls' */
+	ASSERT_EQ_INT(ks_heatmap_rows(s, "syscalls", 0, &rows, &nrows), 0);
+	ASSERT_EQ_INT(nrows, 2);
+	EXPECT_TRUE(ks_row_keys_eq(rows[0], &write));
+	EXPECT_TRUE(ks_row_keys_eq(rows[1], &read));
+	free(rows);
+	ASSERT_EQ_INT(ks_heatmap_rows(s, "syscalls", 1, &rows, &nrows), 0);
+	EXPECT_EQ_INT(nrows, 1);
+	free(rows);
+	ASSERT_EQ_INT(ks_heatmap_build(&h, s, "syscalls", &write), 0);
+	EXPECT_EQ_INT(h.total, 12);
+	EXPECT_EQ_INT(ks_heatmap_cell(&h, 1, ks_hist_slot(2000000)), 9);
+	ks_heatmap_release(&h);
+	ks_series_free(s);
+}
+
+TEST(heatmap_svg_escapes_names_and_blanks_empty_cells)
+{
+	static const char *const odd[] = { "a<b&\"c\x01" };
+	struct ks_series *s = ks_series_new(KS_SERIES_BUDGET);
+	struct ks_report r;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int cells = 0;
+
+	ASSERT_TRUE(s);
+	mk(&r, "syscalls", 1, odd, 1, 1000, 5);
+	ks_hist_record(r.rows[0].hist, 1200000);
+	ASSERT_EQ_INT(ks_series_add(s, &r), 0);
+	ks_report_free(&r);
+	m = open_memstream(&buf, &len);
+	ASSERT_TRUE(m);
+	EXPECT_EQ_INT(ks_write_heatmap(s, 10, m), 0);
+	fclose(m);
+	/* the name through the one sanitizer, then XML-quoted */
+	EXPECT_TRUE(strstr(buf, "syscall=a&lt;b&amp;&quot;c\\x01 pid=7"));
+	EXPECT_TRUE(!strchr(buf, '\x01'));
+	/* two cells drawn (1000 ns x 5, 1.2 ms x 1), none for the empty buckets between */
+	for (const char *p = buf; (p = strstr(p, "class=\"c\"")); p++)
+		cells++;
+	EXPECT_EQ_INT(cells, 2);
+	EXPECT_TRUE(strstr(buf, "data-n=\"5\""));
+	EXPECT_TRUE(strstr(buf, "0.00-1.00 s (interval 1), latency_ns 992ns-1.02us: 5</title>"));
+	/* the largest cell is the scale's top: viridis' yellow */
+	EXPECT_TRUE(strstr(buf, "fill=\"#fde725\" data-col=\"0\""));
+	free(buf);
 	ks_series_free(s);
 }
