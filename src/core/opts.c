@@ -289,6 +289,11 @@ int ks_opts_check(const struct ks_common *c)
 		      KS_ESC(c->heatmap));
 		return -EINVAL;
 	}
+	/* the heatmap, written last, would replace the reports */
+	if (c->heatmap && c->output && !strcmp(c->heatmap, c->output) && strcmp(c->output, "-")) {
+		p_err("--heatmap and -o name the same file '%s': give each its own", KS_ESC(c->output));
+		return -EINVAL;
+	}
 	return 0;
 }
 

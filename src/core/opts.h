@@ -122,7 +122,8 @@ int ks_opts_parse_noargs(const struct ks_cmd_spec *spec, int argc, char **argv, 
 void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out);
 /*
  * The checks that need every shared option parsed (options may come in
- * any order, around positional arguments): --heatmap without -i.  0, or
+ * any order, around positional arguments): --heatmap without -i, or
+ * naming the -o file.  0, or
  * -EINVAL after a one-line error.
  */
 int ks_opts_check(const struct ks_common *c);

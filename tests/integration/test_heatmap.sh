@@ -137,6 +137,8 @@ h_bad "run without -i" run syscalls,runqlat -d 1 --heatmap "$T_TMP/no-i.svg"
 h_bad "an unwritable path" syscalls -i 1 -d 1 --heatmap /proc/no-such-dir/h.svg
 mkfifo "$T_TMP/fifo"
 h_bad "a FIFO (refused, not waited on)" syscalls -i 1 -d 1 --heatmap "$T_TMP/fifo"
+h_bad "the -o file" syscalls -i 1 -d 1 --heatmap "$T_TMP/same" -o "$T_TMP/same"
+t_ok "heatmap: the -o file, not made" test ! -e "$T_TMP/same"
 h_bad "an empty name" syscalls -i 1 -d 1 --heatmap ''
 h_bad "-o unwritable after it" syscalls -i 1 -d 1 --heatmap "$T_TMP/o-bad.svg" -o /proc/no-such-dir/r.json
 t_ok "heatmap: a run that never started leaves no heatmap file" test ! -e "$T_TMP/o-bad.svg"
