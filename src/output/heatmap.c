@@ -77,6 +77,9 @@ int ks_heatmap_build(struct ks_heatmap *h, const struct ks_series *s, const char
 		/* untimed reports (a unit test's) follow one another */
 		h->cols[c].t1 = timed && r->has_time ? ts_s(&r->mono) - ts_s(&m0) : t + r->duration_s;
 		h->cols[c].t0 = h->cols[c].t1 - r->duration_s;
+		/* each report's end is read after its collection, a few ms after its window's: no overlap, no time before 0 */
+		if (h->cols[c].t0 < (c ? h->cols[c - 1].t1 : 0))
+			h->cols[c].t0 = c ? h->cols[c - 1].t1 : 0;
 		h->cols[c].interval = r->interval;
 		t = h->cols[c++].t1;
 		x = ks_series_row(s, i, row);
@@ -370,28 +373,29 @@ static void panel(FILE *out, const struct ks_heatmap *h, double y)
 	for (int c = 0; c < h->ncols; c++) {
 		double x0 = HM_LEFT + (h->cols[c].t0 - t0) / span * HM_PLOT_W;
 		double x1 = HM_LEFT + (h->cols[c].t1 - t0) / span * HM_PLOT_W;
+		bool any = false;
 
+		/* a column's window once, on its group: a cell carries only its bucket and count (a 300-interval run has many) */
 		for (unsigned int k = 0; k < h->nb; k++) {
 			uint64_t n = h->cells[(size_t)c * h->nb + k], vlo = ks_hist_slot_low(h->lo + k),
 				 vhi = ks_hist_slot_high(h->lo + k);
 
 			if (!n)
 				continue; /* an empty cell stays blank */
+			if (!any)
+				fprintf(out, "<g class=\"col\" data-i=\"%d\" data-t0=\"%.3f\" data-t1=\"%.3f\">\n",
+					h->cols[c].interval, h->cols[c].t0, h->cols[c].t1);
+			any = true;
 			colour(n, h->max, fill);
-			fprintf(out, "<rect class=\"c\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "
-				     "data-col=\"%d\" data-i=\"%d\" data-t0=\"%.3f\" data-t1=\"%.3f\" data-lo=\"%llu\" "
-				     "data-hi=\"%llu\" data-n=\"%" PRIu64 "\"><title>%.2f-%.2f s (interval %d), ",
-				x0, bottom - (k + 1) * ch, x1 - x0, ch, fill, c, h->cols[c].interval, h->cols[c].t0, h->cols[c].t1,
-				(unsigned long long)vlo, (unsigned long long)vhi, n, h->cols[c].t0, h->cols[c].t1,
-				h->cols[c].interval);
-			xml_text(out, h->hist_name);
 			ks_fmt_unit(h->unit, vlo, a, sizeof(a));
 			ks_fmt_unit(h->unit, vhi, b, sizeof(b));
-			if (vlo == vhi)
-				fprintf(out, " %s: %" PRIu64 "</title></rect>\n", a, n);
-			else
-				fprintf(out, " %s-%s: %" PRIu64 "</title></rect>\n", a, b, n);
+			fprintf(out, "<rect class=\"c\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "
+				     "data-lo=\"%llu\" data-n=\"%" PRIu64 "\"><title>%.2f-%.2f s, %s%s%s: %" PRIu64 "</title></rect>\n",
+				x0, bottom - (k + 1) * ch, x1 - x0, ch, fill, (unsigned long long)vlo, n, h->cols[c].t0,
+				h->cols[c].t1, a, vlo == vhi ? "" : "-", vlo == vhi ? "" : b, n);
 		}
+		if (any)
+			fputs("</g>\n", out);
 	}
 	if (h->nb) {
 		bucket_axis(out, h, bottom);

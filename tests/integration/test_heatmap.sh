@@ -12,7 +12,7 @@ t_ok "heatmap: the SVG is well-formed XML (xmllint)" xmllint --noout "$HM"
 
 # the cells against the JSON reports of the same run and against the workload's own counts
 python3 - "$HM" "$T_TMP/r.json" "$T_TMP/w.out" <<'PY' || t_fail "heatmap: the SVG against the reports" "a check above failed, or the checker stopped"
-import json, sys, xml.etree.ElementTree as ET
+import json, re, sys, xml.etree.ElementTree as ET
 
 svg, rep, wl = sys.argv[1:4]
 NS = '{http://www.w3.org/2000/svg}'
@@ -41,9 +41,12 @@ mine = [g for g in panels if g.get('data-row', '').startswith('syscall=clock_nan
 check('one panel for the clock_nanosleep row', len(mine) == 1, [g.get('data-row') for g in panels])
 if not mine:
     sys.exit(1)
-cells = [dict(i=int(r.get('data-i')), t0=float(r.get('data-t0')), t1=float(r.get('data-t1')), lo=int(r.get('data-lo')),
-              hi=int(r.get('data-hi')), n=int(r.get('data-n')), title=r.find(NS + 'title').text)
-         for r in mine[0].iter(NS + 'rect') if r.get('class') == 'c']
+def slot_high(s):  # the largest value of slot s
+    return (s + 1 if s + 1 < 16 else (1 << ((s + 1) // 16 + 3)) + (((s + 1) % 16) << ((s + 1) // 16 - 1))) - 1
+
+cells = [dict(i=int(g.get('data-i')), t0=float(g.get('data-t0')), t1=float(g.get('data-t1')), lo=int(r.get('data-lo')),
+              hi=slot_high(slot(int(r.get('data-lo')))), n=int(r.get('data-n')), title=r.find(NS + 'title').text)
+         for g in mine[0].iter(NS + 'g') if g.get('class') == 'col' for r in g.iter(NS + 'rect') if r.get('class') == 'c']
 
 # every interval report's clock_nanosleep buckets are that column's cells, exactly
 reports = [json.loads(l) for l in open(rep)]
@@ -96,9 +99,12 @@ check('columns before the switch at %.2f s: %s, the 1 ms band (and at most the %
       and sum(c['n'] for c in cells if c['i'] in before and c['lo'] >= B) <= stretched, sorted(before))
 check('columns after it: %s, the 20 ms band only' % sorted(after),
       len(after) >= 2 and all(c['hi'] >= 20000000 for c in cells if c['i'] in after), sorted(after))
-check('hover titles name time, bucket and count',
-      all(('interval %d' % c['i']) in c['title'] and c['title'].endswith(': %d' % c['n']) and ' s ' in c['title'] for c in cells),
-      cells[0]['title'] if cells else '')
+def title_ok(c):  # "T0-T1 s, LO-HI: N", the times to the hundredth, the bucket with its units
+    m = re.match(r'^([0-9.]+)-([0-9.]+) s, [0-9.]+[num]?s-[0-9.]+[num]?s: ([0-9]+)$', c['title'])
+    return m and abs(float(m[1]) - c['t0']) <= 0.006 and abs(float(m[2]) - c['t1']) <= 0.006 and int(m[3]) == c['n']
+
+check('hover titles name the time range, the bucket range and the count',
+      all(title_ok(c) for c in cells), [c['title'] for c in cells if not title_ok(c)][:3])
 sys.exit(1 if failed else 0)
 PY
 

@@ -265,9 +265,10 @@ TEST(heatmap_svg_escapes_names_and_blanks_empty_cells)
 		cells++;
 	EXPECT_EQ_INT(cells, 2);
 	EXPECT_TRUE(strstr(buf, "data-n=\"5\""));
-	EXPECT_TRUE(strstr(buf, "0.00-1.00 s (interval 1), latency_ns 992ns-1.02us: 5</title>"));
+	EXPECT_TRUE(strstr(buf, "<g class=\"col\" data-i=\"1\" data-t0=\"0.000\" data-t1=\"1.000\">"));
+	EXPECT_TRUE(strstr(buf, "0.00-1.00 s, 992ns-1.02us: 5</title>"));
 	/* the largest cell is the scale's top: viridis' yellow */
-	EXPECT_TRUE(strstr(buf, "fill=\"#fde725\" data-col=\"0\""));
+	EXPECT_TRUE(strstr(buf, "fill=\"#fde725\" data-lo=\"992\""));
 	free(buf);
 	ks_series_free(s);
 }
