@@ -538,6 +538,10 @@ int ks_heatmap_out_close(struct ks_heatmap_out *o, bool started)
 		err = m ? ks_write_heatmap(o->series, o->top_n, m) : -errno;
 		if (m && fclose(m) && !err)
 			err = -ENOMEM;
+		/* -v: what the series cost, to size the budget by */
+		p_info("heatmap: %zu reports kept in %zu KiB (budget %zu MiB), %" PRIu64 " intervals dropped, %zu bytes of SVG",
+		       ks_series_len(o->series), ks_series_bytes(o->series) >> 10, ks_series_budget(o->series) >> 20,
+		       ks_series_dropped(o->series), len);
 		if (!err)
 			err = ks_sink_start(&o->sink);
 		if (!err)

@@ -271,4 +271,22 @@ TEST(heatmap_svg_escapes_names_and_blanks_empty_cells)
 	EXPECT_TRUE(strstr(buf, "fill=\"#fde725\" data-lo=\"992\""));
 	free(buf);
 	ks_series_free(s);
+
+	/* dropped intervals are told in the title */
+	s = ks_series_new(1);
+	ASSERT_TRUE(s);
+	for (int i = 1; i <= 3; i++) {
+		mk(&r, "syscalls", i, odd, 1, 1000, 1);
+		ASSERT_EQ_INT(ks_series_add(s, &r), 0);
+		ks_report_free(&r);
+	}
+	m = open_memstream(&buf, &len);
+	ASSERT_TRUE(m);
+	EXPECT_EQ_INT(ks_write_heatmap(s, 10, m), 0);
+	fclose(m);
+	EXPECT_TRUE(strstr(buf, "1 reports; 2 intervals dropped to keep the series within 0 MiB"));
+	/* the one column kept is interval 3, at 2-3 s since the start */
+	EXPECT_TRUE(strstr(buf, "data-i=\"3\" data-t0=\"2.000\" data-t1=\"3.000\""));
+	free(buf);
+	ks_series_free(s);
 }
