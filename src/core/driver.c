@@ -9,6 +9,7 @@
 #include "core/driver.h"
 #include "core/loop.h"
 #include "core/log.h"
+#include "core/series.h"
 
 void ks_sort_key_error(const char *key, const char *collector)
 {
@@ -90,6 +91,10 @@ static int emit(struct ks_driver *d, int interval, double window, bool final)
 		if (!err)
 			err = ks_sink_write(d->sink, buf, len, d->abandoned ? 0 : KS_STOP_GRACE_MS);
 		free(buf);
+		if (d->series && ks_series_add(d->series, r)) {
+			p_err("%s: out of memory: the report is left out of the series", name);
+			ret = 1;
+		}
 		if (err == -EINTR) {
 			d->abandoned = true;
 			say_abandoned(final);
@@ -101,7 +106,6 @@ static int emit(struct ks_driver *d, int interval, double window, bool final)
 			ret = 1;
 		}
 	}
-	/* each finished report (interval, window, time set; sorted; written): hand it on here, to a series, before it is freed */
 	for (int i = 0; i < d->n; i++)
 		ks_report_free(&rs[i]);
 	free(rs);

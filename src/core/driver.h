@@ -14,6 +14,7 @@ struct ks_driver {
 	const struct ks_writer *w;
 	bool abandoned; /* a report was dropped to a blocked output: later ones do not wait for it again */
 	int ret;	/* the exit code so far */
+	struct ks_series *series; /* each report, once written, is moved here (--heatmap); NULL: freed */
 };
 
 /*

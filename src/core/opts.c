@@ -8,7 +8,7 @@
 #include "core/parse.h"
 #include "core/report.h"
 
-enum { ID_COMM = 256, ID_BY, ID_MAXMEM, ID_SELF, ID_SORT };
+enum { ID_COMM = 256, ID_BY, ID_MAXMEM, ID_SELF, ID_SORT, ID_HEATMAP };
 
 struct common_def {
 	unsigned int bit;
@@ -30,6 +30,7 @@ static const struct common_def common_defs[] = {
 	{ KS_O_OUTPUT, { "output", 'o', "FILE", "write the report to FILE (-: standard output)" } },
 	{ KS_O_MEMORY, { "max-memory", ID_MAXMEM, "SIZE", "budget for the BPF maps at the possible-CPU count (default 64M)" } },
 	{ KS_O_SORT, { "sort", ID_SORT, "KEY", "order rows by KEY: count, total, errors, p50, p90, p99, max, mean or a column" } },
+	{ KS_O_HEATMAP, { "heatmap", ID_HEATMAP, "FILE", "with -i: write an SVG heatmap of the top -n rows' histograms over the run to FILE" } },
 	{ 0, { "verbose", 'v', NULL, "more messages (-vv: libbpf's too)" } },
 	{ 0, { "help", 'h', NULL, "show this help" } },
 };
@@ -266,11 +267,34 @@ static int parse_common(const struct ks_cmd_spec *spec, struct ks_common *c, int
 		}
 		c->sort = arg;
 		return 0;
+	case ID_HEATMAP:
+		if (!*arg) {
+			p_err("invalid --heatmap '': expected a file name (-: standard output)");
+			return -EINVAL;
+		}
+		c->heatmap = arg;
+		return 0;
 	case 'v':
 		ks_verbose++;
 		return 0;
 	}
 	return -EINVAL;
+}
+
+int ks_opts_check(const struct ks_common *c)
+{
+	/* a heatmap's columns are the interval reports: without -i there is one */
+	if (c->heatmap && !c->interval) {
+		p_err("--heatmap needs -i: its time columns are the interval reports, e.g. -i 1 --heatmap %s",
+		      KS_ESC(c->heatmap));
+		return -EINVAL;
+	}
+	/* the heatmap, written last, would replace the reports */
+	if (c->heatmap && c->output && !strcmp(c->heatmap, c->output) && strcmp(c->output, "-")) {
+		p_err("--heatmap and -o name the same file '%s': give each its own", KS_ESC(c->output));
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,

@@ -24,8 +24,9 @@ enum ks_common_opt {
 	KS_O_SELF = 1u << 12,
 	KS_O_SORT = 1u << 13,
 	KS_O_CMD = 1u << 14, /* "-- CMD [ARG...]": run CMD once attached (core/cmd.h) */
+	KS_O_HEATMAP = 1u << 15, /* --heatmap FILE: with -i, an SVG heatmap of the run's series (output/heatmap.h) */
 	KS_O_FILTERS = KS_O_PID | KS_O_TID | KS_O_CGROUP | KS_O_CPU | KS_O_COMM | KS_O_SELF,
-	KS_O_COLLECTOR = 0x7fff,
+	KS_O_COLLECTOR = 0xffff,
 };
 
 /* The shortest -i: below it the reports cost more than the events they count. */
@@ -55,6 +56,7 @@ struct ks_common {
 	const char *sort;    /* --sort column; NULL: the collector's order */
 	char **cmd_argv;     /* -- CMD [ARG...]: NULL-terminated, or NULL */
 	struct ks_cmd *cmd;  /* its state once spawned (core/cmd.h): the filter follows its cgroup */
+	const char *heatmap; /* --heatmap FILE, or NULL */
 };
 
 /*
@@ -118,5 +120,12 @@ int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct 
 int ks_opts_parse_noargs(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
 			 ks_opt_cb cb, void *ctx);
 void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out);
+/*
+ * The checks that need every shared option parsed (options may come in
+ * any order, around positional arguments): --heatmap without -i, or
+ * naming the -o file.  0, or
+ * -EINVAL after a one-line error.
+ */
+int ks_opts_check(const struct ks_common *c);
 
 #endif

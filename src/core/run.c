@@ -10,12 +10,14 @@
 #include "core/instance.h"
 #include "core/log.h"
 #include "core/parse.h"
+#include "output/heatmap.h"
 
 /* What both drivers do once their instances are configured: sink, load, run, close.  Returns the exit code. */
 static int run_instances(struct ks_instance *in, int n, const struct ks_common *c, const struct ks_filter *f)
 {
 	struct ks_sink sink;
 	struct ks_driver d = { .in = in, .n = n, .c = c, .sink = &sink };
+	struct ks_heatmap_out ho;
 	int ret = 1, opened = 0, err;
 	bool started = false;
 
@@ -26,10 +28,15 @@ static int run_instances(struct ks_instance *in, int n, const struct ks_common *
 			return 2;
 		}
 	}
+	if (ks_opts_check(c) || ks_heatmap_out_open(&ho, c->heatmap, c->top_n))
+		return 2;
+	d.series = ho.series;
 	d.w = ks_writer_find(c->json ? "json" : "text");
 	if (c->output) {
-		if (ks_sink_open(&sink, c->output, &ks_stop_signal))
+		if (ks_sink_open(&sink, c->output, &ks_stop_signal)) {
+			ks_heatmap_out_close(&ho, false);
 			return 2;
+		}
 	} else {
 		ks_sink_stdout(&sink, &ks_stop_signal);
 	}
@@ -57,6 +64,9 @@ static int run_instances(struct ks_instance *in, int n, const struct ks_common *
 	/* the loop starts the command: everything is attached, its first system call is seen */
 	ret = ks_drive(&d);
 out:
+	/* before the instances close: the reports in the series may name their strings */
+	if (ks_heatmap_out_close(&ho, started) && !ret)
+		ret = 1;
 	for (int i = 0; i < opened; i++)
 		ks_instance_close(&in[i]);
 	err = ks_sink_close(&sink, started);

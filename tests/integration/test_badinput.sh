@@ -112,6 +112,7 @@ for c in $COLLECTORS; do
 	b_has "$c" --top && b_usage "$c: -n -1" "$c" -n -1
 	b_has "$c" --json && b_usage "$c: flag given a value" "$c" --json=yes
 	b_has "$c" --output && b_usage "$c: -o in a directory that does not exist" "$c" -o "/nonexistent-$$/report" -d 1
+	b_has "$c" --heatmap && b_usage "$c: --heatmap without -i" "$c" --heatmap "$T_TMP/h.svg" -d 1
 
 	# under -j the error is also a JSON object on stdout
 	if b_has "$c" --json; then
