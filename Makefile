@@ -51,7 +51,7 @@ ksight: $(CLI_OBJS) $(B)/libksight.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/libksight.a: $(CORE_OBJS)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(B)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/ksight/*.h)
 	@mkdir -p $(@D)
@@ -104,7 +104,7 @@ $(B)/san-obj/%.o: %.c $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/*/*
 	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
 
 $(B)/libksight-san.a: $(SAN_OBJS)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(B)/tests/san/%: tests/unit/%.c $(B)/libksight-san.a tests/unit/test.h
 	@mkdir -p $(@D)
