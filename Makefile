@@ -21,7 +21,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Iinclude -Wall -
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(B)/skel/%.skel.h,$(BPF_SRCS))
 # every src/ directory but the CLI's is library code (core, output, collectors, and the feature
-# directories: format, record, symbol, profile, serve)
+# directories: format, events, record, symbol, profile, serve)
 CORE_SRCS := $(filter-out src/cli/%,$(wildcard src/*/*.c))
 CLI_SRCS := $(wildcard src/cli/*.c)
 GEN_SRCS := $(B)/gen/names.c

@@ -1,4 +1,4 @@
-/* ksight record --filter: the compiled predicate program, shared by its compiler (src/format/filter.c) and the in-kernel interpreter (bpf/record_filter.bpf.h). */
+/* ksight record --filter: the compiled predicate program, shared by its compiler (src/events/filter.c) and the in-kernel interpreter (bpf/record_filter.bpf.h). */
 #ifndef KSIGHT_RECFILTER_H
 #define KSIGHT_RECFILTER_H
 

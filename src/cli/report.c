@@ -11,8 +11,8 @@
 #include "core/opts.h"
 #include "core/parse.h"
 #include "core/sanitize.h"
-#include "format/anon.h"
-#include "format/filter.h"
+#include "events/anon.h"
+#include "events/filter.h"
 #include "format/recording.h"
 #include "format/trace_out.h"
 #include "output/output.h"
@@ -150,6 +150,39 @@ static int load(struct ks_recording *rec, const char *file)
 	return err;
 }
 
+/*
+ * The read path: the file decoded (src/format/), then its events filtered
+ * and anonymized (src/events/).  0, or the exit status after one p_err
+ * (2: a --filter that does not parse); @rec is freed then.
+ */
+static int read_recording(struct ks_recording *rec, const char *file, const struct rep_ctx *ctx)
+{
+	struct ks_anon an;
+	int rc = 0, err;
+
+	if (load(rec, file))
+		return 1;
+	err = ctx->filter ? ks_recording_filter(rec, ctx->filter) : 0;
+	if (err) {
+		rc = err == -EINVAL ? 2 : 1;
+		goto cleanup;
+	}
+	if (!ctx->anon)
+		return 0;
+	err = ks_anon_init(&an, ctx->anon_key);
+	if (!err)
+		err = ks_anon_recording(&an, rec);
+	ks_anon_free(&an);
+	if (err) {
+		p_err("--anonymize: %s", strerror(-err));
+		rc = 1;
+	}
+cleanup:
+	if (rc)
+		ks_recording_free(rec);
+	return rc;
+}
+
 /* @path for writing (NULL: stdout); KS_FILE_TRUNC in @flags empties it now, else ks_file_empty does later. */
 static FILE *open_out(const char *path, int flags)
 {
@@ -189,26 +222,9 @@ int cmd_report(int argc, char **argv)
 		p_err("-j and --csv: choose one");
 		return 2;
 	}
-	if (load(&rec, file))
-		return 1;
-	err = ctx.filter ? ks_recording_filter(&rec, ctx.filter) : 0;
-	if (err) {
-		ks_recording_free(&rec);
-		return err == -EINVAL ? 2 : 1;
-	}
-	if (ctx.anon) {
-		struct ks_anon an;
-
-		err = ks_anon_init(&an, ctx.anon_key);
-		if (!err)
-			err = ks_anon_recording(&an, &rec);
-		ks_anon_free(&an);
-		if (err) {
-			p_err("--anonymize: %s", strerror(-err));
-			ks_recording_free(&rec);
-			return 1;
-		}
-	}
+	rc = read_recording(&rec, file, &ctx);
+	if (rc)
+		return rc;
 	for (int i = 0; i < ctx.npairs; i++)
 		if (ks_pair_parse(&pairs[i], &rec, ctx.pair[i], ctx.key[i])) {
 			ks_recording_free(&rec);

@@ -6,7 +6,7 @@
 #include <event-parse.h>
 #include "core/log.h"
 #include "format/fmtcheck.h"
-#include "format/pair.h"
+#include "format/field.h"
 #include "format/recording.h"
 
 const char *ks_rec_ev_name(const struct tep_event *ev, char *buf, size_t len)

@@ -7,6 +7,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/sanitize.h"
+#include "format/field.h"
 #include "format/trace_out.h"
 
 static void to_record(const struct ks_rec_ev *x, struct tep_record *r)

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 #include "core/report.h"
-#include "format/pair.h"
+#include "events/pair.h"
 #include "format/recording.h"
 
 enum ks_trace_fmt { KS_TRACE_TEXT, KS_TRACE_JSON, KS_TRACE_CSV };

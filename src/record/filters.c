@@ -7,7 +7,7 @@
 #include <event-parse.h>
 #include "core/log.h"
 #include "core/parse.h"
-#include "format/filter.h"
+#include "events/filter.h"
 #include "record/recorder.h"
 
 struct ks_flt_prog *ks_rec_filters(const char *text, const struct ks_rec_tps *tps)

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <event-parse.h>
-#include "format/filter.h"
-#include "format/pair.h"
+#include "events/filter.h"
+#include "events/pair.h"
 #include "record/flight.h"
 
 /* How long past a window's end the recorder waits for its events to come out of every ring. */

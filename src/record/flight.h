@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "format/pair.h"
+#include "events/pair.h"
 #include "format/recfile.h"
 #include "record/recorder.h"
 

@@ -23,7 +23,7 @@
 #include "core/probe.h"
 #include "core/sysinfo.h"
 #include "core/tracefs.h"
-#include "format/anon.h"
+#include "events/anon.h"
 #include "format/recfile.h"
 #include "record/flight.h"
 #include "record/recorder.h"

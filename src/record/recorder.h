@@ -8,7 +8,7 @@
 #include "ksight/filter.h"
 #include "ksight/record.h"
 #include "ksight/recfilter.h"
-#include "format/pair.h"
+#include "events/pair.h"
 
 struct ks_anon;
 struct ks_cmd;

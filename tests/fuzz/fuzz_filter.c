@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <event-parse.h>
-#include "format/filter.h"
+#include "events/filter.h"
 #include "flt_formats.h"
 
 static struct tep_event *evs[3];

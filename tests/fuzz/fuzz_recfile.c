@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "format/filter.h"
+#include "events/filter.h"
 #include "format/recfile.h"
 #include "format/recording.h"
 #include "format/trace_out.h"

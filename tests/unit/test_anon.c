@@ -1,7 +1,7 @@
 /* Unit tests of format/anon.c: SipHash-2-4 against the paper's vectors, and tokens that are stable, keyed and fit a comm. */
 #include "test.h"
-#include "format/anon.h"
-#include "format/filter.h"
+#include "events/anon.h"
+#include "events/filter.h"
 
 /* key 00 01 .. 0f; Aumasson and Bernstein, "SipHash: a fast short-input PRF", appendix A */
 TEST(siphash_reference_vectors)

@@ -1,7 +1,7 @@
 /* record/report --filter: parser errors and their columns, compile checks against real formats, the branch programs' verdicts on byte buffers, globs against fnmatch. */
 #include <fnmatch.h>
 #include <event-parse.h>
-#include "format/filter.h"
+#include "events/filter.h"
 #include "flt_formats.h"
 #include "test.h"
 

@@ -1,7 +1,7 @@
 /* record --flight on synthetic chunks (no BPF, no root): the windows written around triggers (--trigger and --trigger-latency), whatever order the events come out of the rings in and however many triggers one batch holds. */
 #include <stdlib.h>
 #include <event-parse.h>
-#include "format/filter.h"
+#include "events/filter.h"
 #include "format/recfile.h"
 #include "record/flight.h"
 #include "flt_formats.h"

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 #include <event-parse.h>
-#include "format/pair.h"
+#include "events/pair.h"
 #include "flt_formats.h"
 #include "test.h"
 

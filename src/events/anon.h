@@ -1,6 +1,6 @@
 /* --anonymize: comm, paths, user names and IP addresses in recorded events replaced by stable keyed hashes (SipHash-2-4). */
-#ifndef KS_FORMAT_ANON_H
-#define KS_FORMAT_ANON_H
+#ifndef KS_EVENTS_ANON_H
+#define KS_EVENTS_ANON_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* Latency pairs: a START/END event spec with key fields, parsed against formats, and a streaming matcher of starts to ends. */
-#ifndef KS_FORMAT_PAIR_H
-#define KS_FORMAT_PAIR_H
+#ifndef KS_EVENTS_PAIR_H
+#define KS_EVENTS_PAIR_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -10,12 +10,6 @@ struct tep_event;
 struct tep_format_field;
 
 #define KS_PAIR_MAX_KEYS 4
-
-/* Where field @f's bytes are in the raw record @data: its own place, or a dynamic field's payload. */
-void ks_field_span(const struct tep_format_field *f, const unsigned char *data, uint32_t *off, uint32_t *len);
-/* The number at @off (@size bytes) of field @f, sign-extended when the field is signed. */
-int64_t ks_field_num(struct tep_handle *tep, const struct tep_format_field *f, const unsigned char *data, uint32_t off,
-		     uint32_t size);
 
 /* A latency pair: from an event of @a to the next of @b with the same key fields. */
 struct ks_pair {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <event-parse.h>
 #include "core/log.h"
-#include "format/filter.h"
+#include "events/filter.h"
 #include "format/recording.h"
 
 /* Nodes of one expression: comparisons and the &&, ||, ! over them. */

@@ -1,6 +1,6 @@
 /* Event filter expressions (record/report --filter): parser, compiler to ksight/recfilter.h programs against a tracepoint format, and the user-space interpreter. */
-#ifndef KS_FORMAT_FILTER_H
-#define KS_FORMAT_FILTER_H
+#ifndef KS_EVENTS_FILTER_H
+#define KS_EVENTS_FILTER_H
 
 #include <stdbool.h>
 #include "ksight/record.h"

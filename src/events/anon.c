@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/random.h>
 #include <event-parse.h>
-#include "format/anon.h"
-#include "format/pair.h"
+#include "events/anon.h"
+#include "format/field.h"
 #include "format/recording.h"
 
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
