@@ -8,6 +8,7 @@
 #include "core/collector.h"
 #include "core/diffset.h"
 #include "core/file.h"
+#include "core/hash.h"
 #include "core/parse.h"
 #include "core/report.h"
 
@@ -28,6 +29,15 @@ static bool is_key(const struct ks_schema *s, const char *name, json_object *v)
 	return false;
 }
 
+/* A JSON integer >= 0 (json-c reads one above INT64_MAX as a uint64, one below 0 as negative). */
+static int get_u64(json_object *v, uint64_t *out)
+{
+	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+		return -EBADMSG;
+	*out = json_object_get_uint64(v);
+	return 0;
+}
+
 /* Adds a histogram object ({count, max, sum, buckets: [[low, high, count]...]}) to @h. */
 static int add_hist(struct ks_hist *h, json_object *o, char *unit, size_t ulen)
 {
@@ -46,28 +56,57 @@ static int add_hist(struct ks_hist *h, json_object *o, char *unit, size_t ulen)
 
 		if (!json_object_is_type(e, json_type_array) || json_object_array_length(e) != 3)
 			return -EBADMSG;
-		low = json_object_get_uint64(json_object_array_get_idx(e, 0));
-		cnt = json_object_get_uint64(json_object_array_get_idx(e, 2));
+		if (get_u64(json_object_array_get_idx(e, 0), &low) || get_u64(json_object_array_get_idx(e, 2), &cnt))
+			return -EBADMSG;
 		slot = ks_hist_slot(low);
-		/* a bucket must be one of the layout's slots, as ksight writes them */
-		if (ks_hist_slot_low(slot) != low)
+		/* a bucket must be one of the layout's slots, as ksight writes them; no count may wrap */
+		if (ks_hist_slot_low(slot) != low || cnt > UINT64_MAX / 4 - h->count)
 			return -EBADMSG;
 		h->slots[slot] += cnt;
 		h->count += cnt;
 	}
-	if (json_object_object_get_ex(o, "sum", &v))
-		h->sum += json_object_get_uint64(v);
-	if (json_object_object_get_ex(o, "max", &v) && json_object_get_uint64(v) > h->max)
-		h->max = json_object_get_uint64(v);
+	if (json_object_object_get_ex(o, "sum", &v)) {
+		uint64_t sum;
+
+		if (get_u64(v, &sum))
+			return -EBADMSG;
+		/* a sum past 2^64 (hours of nanoseconds times billions) saturates: mean and total stay ordered */
+		h->sum = sum > UINT64_MAX - h->sum ? UINT64_MAX : h->sum + sum;
+	}
+	if (json_object_object_get_ex(o, "max", &v)) {
+		uint64_t max;
+
+		if (get_u64(v, &max))
+			return -EBADMSG;
+		if (max > h->max)
+			h->max = max;
+	}
 	return 0;
 }
 
-static struct ks_drow *find_row(struct ks_dset *d, const char *col, const char *label)
+struct row_key {
+	const struct ks_dset *d;
+	const char *col, *label;
+};
+
+static uint64_t row_hash(const char *col, const char *label)
 {
-	for (size_t i = 0; i < d->n; i++)
-		if (!strcmp(d->rows[i].collector, col) && !strcmp(d->rows[i].label, label))
-			return &d->rows[i];
-	return NULL;
+	return ks_fnv1a(label, strlen(label), ks_fnv1a(col, strlen(col) + 1, KS_FNV1A_INIT));
+}
+
+static bool row_eq(const void *ctx, size_t pos)
+{
+	const struct row_key *k = ctx;
+
+	return !strcmp(k->d->rows[pos].collector, k->col) && !strcmp(k->d->rows[pos].label, k->label);
+}
+
+const struct ks_drow *ks_dset_find(const struct ks_dset *d, const char *col, const char *label)
+{
+	struct row_key k = { d, col, label };
+	long pos = ks_strindex_find(&d->idx, row_hash(col, label), row_eq, &k);
+
+	return pos < 0 ? NULL : &d->rows[pos];
 }
 
 static int add_row(struct ks_dset *d, const char *col, const struct ks_schema *s, json_object *o)
@@ -76,6 +115,7 @@ static int add_row(struct ks_dset *d, const char *col, const struct ks_schema *s
 	char vbuf[KS_DKEYS][32], label[512] = "";
 	struct ks_drow *r;
 	json_object *hist = NULL, *cnt = NULL;
+	uint64_t c = 0;
 	int nk = 0, err;
 	size_t at = 0;
 
@@ -106,7 +146,9 @@ static int add_row(struct ks_dset *d, const char *col, const struct ks_schema *s
 	}
 	if (at >= sizeof(label))
 		return -E2BIG;
-	r = find_row(d, col, label);
+	if (cnt && get_u64(cnt, &c))
+		return -EBADMSG;
+	r = (struct ks_drow *)ks_dset_find(d, col, label);
 	if (!r) {
 		if (d->n == d->cap) {
 			size_t cap = d->cap ? d->cap * 2 : 64;
@@ -122,7 +164,7 @@ static int add_row(struct ks_dset *d, const char *col, const struct ks_schema *s
 		snprintf(r->collector, sizeof(r->collector), "%s", col);
 		snprintf(r->unit, sizeof(r->unit), "count");
 		r->label = strdup(label);
-		if (!r->label)
+		if (!r->label || ks_strindex_add(&d->idx, row_hash(col, label), d->n))
 			return -ENOMEM;
 		d->n++;
 		for (int k = 0; k < nk; k++) {
@@ -143,8 +185,9 @@ static int add_row(struct ks_dset *d, const char *col, const struct ks_schema *s
 		if (!cnt)
 			r->count += r->h.count - before;
 	}
-	if (cnt)
-		r->count += json_object_get_uint64(cnt);
+	if (c > UINT64_MAX / 4 - r->count)
+		return -EBADMSG;
+	r->count += c;
 	return 0;
 }
 
@@ -269,7 +312,10 @@ int ks_dset_load(struct ks_dset *d, const char *file, char *err, size_t errlen)
 		json_object_put(doc);
 		if (rc) {
 			snprintf(err, errlen, "'%s': document %d is not a ksight collector report (%s)", KS_ESC(file),
-				 ndocs + 1, rc == -EBADMSG ? "see docs/json.md" : strerror(-rc));
+				 ndocs + 1,
+				 rc == -EBADMSG ? "see docs/json.md"
+				 : rc == -E2BIG ? "a row with more than 8 keys or 512 bytes of them, or more than 16 collectors"
+						: strerror(-rc));
 			goto cleanup;
 		}
 		ndocs++;
@@ -297,6 +343,7 @@ void ks_dset_free(struct ks_dset *d)
 		}
 	}
 	free(d->rows);
+	ks_strindex_free(&d->idx);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -398,19 +445,11 @@ int ks_diff_run(struct ks_diff *d, const struct ks_dset *a, const struct ks_dset
 		return -ENOMEM;
 	for (size_t i = 0; i < a->n; i++) {
 		d->rows[d->n].r[0] = &a->rows[i];
-		for (size_t k = 0; k < b->n; k++)
-			if (!strcmp(a->rows[i].collector, b->rows[k].collector) && !strcmp(a->rows[i].label, b->rows[k].label))
-				d->rows[d->n].r[1] = &b->rows[k];
-		d->n++;
+		d->rows[d->n++].r[1] = ks_dset_find(b, a->rows[i].collector, a->rows[i].label);
 	}
-	for (size_t k = 0; k < b->n; k++) {
-		size_t i;
-
-		for (i = 0; i < d->n && d->rows[i].r[1] != &b->rows[k]; i++)
-			;
-		if (i == d->n)
+	for (size_t k = 0; k < b->n; k++)
+		if (!ks_dset_find(a, b->rows[k].collector, b->rows[k].label))
 			d->rows[d->n++].r[1] = &b->rows[k];
-	}
 	/* Bonferroni over the rows shown: each row's verdict at alpha / rows */
 	d->alpha_row = alpha / (double)(d->n ? d->n : 1);
 	for (size_t i = 0; i < d->n; i++)

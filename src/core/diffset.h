@@ -7,6 +7,7 @@
 #include "core/gate.h"
 #include "core/hist.h"
 #include "core/histtest.h"
+#include "core/strindex.h"
 
 #define KS_DKEYS 8
 #define KS_DCOLS 16
@@ -34,11 +35,14 @@ struct ks_dset {
 		int docs;	/* reports (intervals) read */
 		double duration_s; /* their windows summed */
 	} col[KS_DCOLS];
+	struct ks_strindex idx; /* rows by collector and label */
 };
 
 /* Reads @file: 0, or -errno / -EBADMSG with a one-line reason in @err. */
 int ks_dset_load(struct ks_dset *d, const char *file, char *err, size_t errlen);
 void ks_dset_free(struct ks_dset *d);
+/* The row of collector @col with keys @label ("" for a keyless row), or NULL. */
+const struct ks_drow *ks_dset_find(const struct ks_dset *d, const char *col, const char *label);
 
 /* The rows of A and B side by side: each row present in either, A's order then B's new ones. */
 struct ks_dcmp {

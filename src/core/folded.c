@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/folded.h"
+#include "core/hash.h"
 #include "core/parse.h"
 
 /* The count at the end of @line ("stack 123"), cutting it off; -EBADMSG when the line has none. */
@@ -34,13 +35,19 @@ int ks_folded_sniff(const char *file)
 	return yes;
 }
 
-/* stacks are looked up by an index sorted as they come: a hash table would be faster, but profiles are thousands of lines */
-static struct ks_fstack *find(struct ks_folded2 *f, const char *s)
+static bool stack_eq(const void *ctx, size_t pos)
 {
-	for (size_t i = 0; i < f->n; i++)
-		if (!strcmp(f->v[i].stack, s))
-			return &f->v[i];
-	return NULL;
+	const void *const *k = ctx;
+
+	return !strcmp(((const struct ks_folded2 *)k[0])->v[pos].stack, k[1]);
+}
+
+static struct ks_fstack *find(struct ks_folded2 *f, const char *s, uint64_t h)
+{
+	const void *k[2] = { f, s };
+	long pos = ks_strindex_find(&f->idx, h, stack_eq, k);
+
+	return pos < 0 ? NULL : &f->v[pos];
 }
 
 int ks_folded_load(struct ks_folded2 *f, int side, const char *file, char *err, size_t errlen)
@@ -58,7 +65,7 @@ int ks_folded_load(struct ks_folded2 *f, int side, const char *file, char *err, 
 	}
 	while ((len = getline(&line, &cap, in)) >= 0) {
 		struct ks_fstack *s;
-		uint64_t n;
+		uint64_t n, h;
 
 		lineno++;
 		if (len && line[len - 1] == '\n')
@@ -70,7 +77,8 @@ int ks_folded_load(struct ks_folded2 *f, int side, const char *file, char *err, 
 			rc = -EBADMSG;
 			break;
 		}
-		s = find(f, line);
+		h = ks_fnv1a(line, strlen(line), KS_FNV1A_INIT);
+		s = find(f, line, h);
 		if (!s) {
 			if (f->n == f->cap) {
 				size_t c = f->cap ? f->cap * 2 : 256;
@@ -86,11 +94,17 @@ int ks_folded_load(struct ks_folded2 *f, int side, const char *file, char *err, 
 			s = &f->v[f->n];
 			memset(s, 0, sizeof(*s));
 			s->stack = strdup(line);
-			if (!s->stack) {
+			if (!s->stack || ks_strindex_add(&f->idx, h, f->n)) {
+				free(s->stack);
 				rc = -ENOMEM;
 				break;
 			}
 			f->n++;
+		}
+		if (n > UINT64_MAX / 4 - f->total[side]) {
+			snprintf(err, errlen, "'%s' line %zu: the counts add up past 2^62", KS_ESC(file), lineno);
+			rc = -EBADMSG;
+			break;
 		}
 		s->n[side] += n;
 		f->total[side] += n;
@@ -111,6 +125,8 @@ static int by_stack(const void *a, const void *b)
 
 void ks_folded_sort(struct ks_folded2 *f)
 {
+	/* the index holds positions: sorting ends the loading */
+	ks_strindex_free(&f->idx);
 	if (f->n > 1)
 		qsort(f->v, f->n, sizeof(*f->v), by_stack);
 }
@@ -120,5 +136,6 @@ void ks_folded_free(struct ks_folded2 *f)
 	for (size_t i = 0; i < f->n; i++)
 		free(f->v[i].stack);
 	free(f->v);
+	ks_strindex_free(&f->idx);
 	memset(f, 0, sizeof(*f));
 }

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "core/strindex.h"
 
 struct ks_fstack {
 	char *stack;		/* "a;b;c" */
@@ -14,6 +15,7 @@ struct ks_folded2 {
 	struct ks_fstack *v;
 	size_t n, cap;
 	uint64_t total[2];
+	struct ks_strindex idx; /* stacks by name, while loading */
 };
 
 /* Whether @file reads as folded stacks (its first line "FRAMES COUNT"). */

@@ -223,7 +223,12 @@ TEST(dset_merges_intervals)
 TEST(dset_refuses_other_json)
 {
 	static const char *const bad[] = { "{\"a\":1}\n", "{\"collector\":\"x\",\"rows\":[{\"h\":{\"buckets\":[[1000,1023,1]]}}]}",
-					   "{\"collector\":\"x\",\"rows\":[", "" };
+					   "{\"collector\":\"x\",\"rows\":[",
+					   "",
+					   /* a negative count, a count that would wrap, a bucket bound below 0 */
+					   "{\"collector\":\"x\",\"rows\":[{\"k\":\"a\",\"count\":-5}]}",
+					   "{\"collector\":\"x\",\"rows\":[{\"h\":{\"buckets\":[[5,5,18446744073709551615]]}}]}",
+					   "{\"collector\":\"x\",\"rows\":[{\"h\":{\"buckets\":[[-1,0,1]]}}]}" };
 	char err[256];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
