@@ -163,18 +163,44 @@ int ks_diff_write_svg(const struct ks_folded2 *f, const char *title, FILE *out)
 	return ks_stream_status(out);
 }
 
+struct by_change {
+	const struct ks_folded2 *f;
+	double sa, sb;
+};
+
+static double change_of(const struct by_change *c, size_t i)
+{
+	return (double)c->f->v[i].n[1] * c->sb - (double)c->f->v[i].n[0] * c->sa;
+}
+
+static int by_abs_change(const void *x, const void *y, void *ctx)
+{
+	double a = fabs(change_of(ctx, *(const size_t *)x)), b = fabs(change_of(ctx, *(const size_t *)y));
+
+	return (a < b) - (a > b);
+}
+
 int ks_diff_write_folded_text(const struct ks_folded2 *f, FILE *out)
 {
 	double sa = f->total[0] ? 100.0 / (double)f->total[0] : 0, sb = f->total[1] ? 100.0 / (double)f->total[1] : 0;
+	size_t *order = malloc((f->n + 1) * sizeof(*order));
+	struct by_change c = { f, sa, sb };
 
-	fprintf(out, "A: %llu samples, B: %llu samples, %zu stacks\n%8s %8s %8s  STACK\n", (unsigned long long)f->total[0],
-		(unsigned long long)f->total[1], f->n, "A %", "B %", "CHANGE");
-	for (size_t i = 0; i < f->n; i++) {
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n; i++)
+		order[i] = i;
+	qsort_r(order, f->n, sizeof(*order), by_abs_change, &c);
+	fprintf(out, "A: %llu samples, B: %llu samples, %zu stacks, the largest change first\n%8s %8s %8s  STACK\n",
+		(unsigned long long)f->total[0], (unsigned long long)f->total[1], f->n, "A %", "B %", "CHANGE");
+	for (size_t k = 0; k < f->n; k++) {
+		size_t i = order[k];
 		double a = (double)f->v[i].n[0] * sa, b = (double)f->v[i].n[1] * sb;
 
 		fprintf(out, "%8.2f %8.2f %+8.2f  ", a, b, b - a);
 		ks_sanitize_put(out, f->v[i].stack, NULL);
 		fputc('\n', out);
 	}
+	free(order);
 	return ks_stream_status(out);
 }

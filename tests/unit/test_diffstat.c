@@ -3,6 +3,7 @@
 #include "core/diffset.h"
 #include "core/gate.h"
 #include "core/histtest.h"
+#include "output/diff.h"
 
 static void fill(struct ks_hist *h, const uint64_t *v, size_t n)
 {
@@ -241,4 +242,50 @@ TEST(dset_refuses_other_json)
 		ks_dset_free(&d);
 		unlink(f);
 	}
+}
+
+/*
+ * A: main;a 30, main;b 10.  B: main;a 60, main;b 60, main;c 0 (an A-only stack is not drawn).
+ * A scaled to B's 120: a 90, b 30; so a shrank by 30, b grew by 30, main unchanged.
+ */
+TEST(folded_differential_svg)
+{
+	struct ks_folded2 f = { 0 };
+	char err[256], *buf = NULL;
+	size_t len = 0;
+	const char *fa, *fb;
+	FILE *out;
+
+	fa = write_tmp("main;a 30\nmain;b 10\n\nmain;a 0\n");
+	ASSERT_TRUE(fa);
+	ASSERT_EQ_INT(ks_folded_load(&f, 0, fa, err, sizeof(err)), 0);
+	unlink(fa);
+	fb = write_tmp("main;b 60\nmain;a 60\nmain;c 0\n");
+	ASSERT_TRUE(fb);
+	ASSERT_EQ_INT(ks_folded_load(&f, 1, fb, err, sizeof(err)), 0);
+	unlink(fb);
+	EXPECT_EQ_U64(f.n, 3);
+	EXPECT_EQ_U64(f.total[0], 40);
+	EXPECT_EQ_U64(f.total[1], 120);
+	ks_folded_sort(&f);
+	EXPECT_EQ_STR(f.v[0].stack, "main;a");
+	out = open_memstream(&buf, &len);
+	ASSERT_TRUE(out);
+	EXPECT_EQ_INT(ks_diff_write_svg(&f, "t", out), 0);
+	fclose(out);
+	EXPECT_TRUE(strstr(buf, "<g class=\"shrank\"><title>a (B 60, A 90 scaled, -30,") != NULL);
+	EXPECT_TRUE(strstr(buf, "<g class=\"grew\"><title>b (B 60, A 30 scaled, +30,") != NULL);
+	EXPECT_TRUE(strstr(buf, "<g class=\"same\"><title>main (B 120, A 120 scaled, +0,") != NULL);
+	EXPECT_TRUE(strstr(buf, ">c ") == NULL);
+	/* the largest change is full colour */
+	EXPECT_TRUE(strstr(buf, "fill=\"rgb(255,40,40)\"") != NULL);
+	free(buf);
+	ks_folded_free(&f);
+	/* a line without its count */
+	fa = write_tmp("main;a\n");
+	ASSERT_TRUE(fa);
+	EXPECT_EQ_INT(ks_folded_load(&f, 0, fa, err, sizeof(err)), -EBADMSG);
+	unlink(fa);
+	EXPECT_TRUE(strstr(err, "line 1 is not") != NULL);
+	ks_folded_free(&f);
 }
