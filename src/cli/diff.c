@@ -544,7 +544,7 @@ static int diff_folded(const struct diff_ctx *ctx, const struct ks_common *c, co
 	out = open_out(c);
 	if (!out)
 		goto cleanup;
-	err = close_out(out, ks_diff_write_folded_text(&f, out));
+	err = close_out(out, c->json ? ks_diff_write_folded_json(&f, fa, fb, out) : ks_diff_write_folded_text(&f, out));
 	if (err) {
 		p_err("diff: %s", strerror(-err));
 		goto cleanup;

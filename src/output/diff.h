@@ -14,6 +14,8 @@ int ks_diff_write_json(const struct ks_diff *d, const struct ks_gate *gates, FIL
 void ks_diff_write_hit(const struct ks_diff *d, const struct ks_gate *gates, const struct ks_gate_hit *h, FILE *out);
 /* A differential flame graph: widths from B, red where B grew, blue where it shrank (A scaled to B's total). */
 int ks_diff_write_svg(const struct ks_folded2 *f, const char *title, FILE *out);
+/* The folded comparison as JSON: per stack (by name) its counts and shares of A and B (docs/diff.md). */
+int ks_diff_write_folded_json(const struct ks_folded2 *f, const char *fa, const char *fb, FILE *out);
 /* The folded comparison as text: the stacks that changed most, by their share of each side. */
 int ks_diff_write_folded_text(const struct ks_folded2 *f, FILE *out);
 

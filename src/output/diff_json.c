@@ -165,3 +165,39 @@ int ks_diff_write_json(const struct ks_diff *d, const struct ks_gate *gates, FIL
 	fputc('\n', out);
 	return ks_stream_status(out);
 }
+
+int ks_diff_write_folded_json(const struct ks_folded2 *f, const char *fa, const char *fb, FILE *out)
+{
+	struct ks_json *j = ks_json_new(out);
+	double s[2];
+
+	if (!j)
+		return -ENOMEM;
+	for (int k = 0; k < 2; k++)
+		s[k] = f->total[k] ? 100.0 / (double)f->total[k] : 0;
+	ks_json_obj_begin(j);
+	for (int k = 0; k < 2; k++) {
+		ks_json_key(j, k ? "b" : "a");
+		ks_json_obj_begin(j);
+		ks_json_kv_str(j, "file", k ? fb : fa);
+		ks_json_kv_u64(j, "samples", f->total[k]);
+		ks_json_obj_end(j);
+	}
+	ks_json_key(j, "stacks");
+	ks_json_arr_begin(j);
+	for (size_t i = 0; i < f->n; i++) {
+		ks_json_obj_begin(j);
+		ks_json_kv_str(j, "stack", f->v[i].stack);
+		ks_json_kv_u64(j, "a", f->v[i].n[0]);
+		ks_json_kv_u64(j, "b", f->v[i].n[1]);
+		ks_json_kv_double(j, "a_pct", (double)f->v[i].n[0] * s[0]);
+		ks_json_kv_double(j, "b_pct", (double)f->v[i].n[1] * s[1]);
+		ks_json_kv_double(j, "change_points", (double)f->v[i].n[1] * s[1] - (double)f->v[i].n[0] * s[0]);
+		ks_json_obj_end(j);
+	}
+	ks_json_arr_end(j);
+	ks_json_obj_end(j);
+	ks_json_free(j);
+	fputc('\n', out);
+	return ks_stream_status(out);
+}

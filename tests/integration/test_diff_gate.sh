@@ -100,6 +100,10 @@ if command -v xmllint >/dev/null 2>&1; then
 else
 	t_skip "differential svg" "no xmllint"
 fi
+"$KSIGHT" diff -j "$T_TMP/pa.folded" "$T_TMP/pb.folded" >"$T_TMP/d.json"
+t_eq "folded -j: the samples are the files' sums, slow_path's share grew" "true true" \
+	"$(jq -r --argjson sa "$(awk '{ s += $NF } END { print s }' "$T_TMP/pa.folded")" \
+		'[.a.samples == $sa, (.stacks[] | select(.stack | endswith(";slow_path")) | .change_points > 0)] | map(tostring) | join(" ")' "$T_TMP/d.json")"
 "$KSIGHT" diff "$T_TMP/pa.folded" "$T_TMP/b.2" >/dev/null 2>"$T_TMP/e"
 t_eq "folded against a report: exit 2" "2 1" "$? $(grep -c 'not the same kind' "$T_TMP/e")"
 "$KSIGHT" diff "$T_TMP/pa.folded" "$T_TMP/pb.folded" --fail-on "$GATE" >/dev/null 2>"$T_TMP/e"
