@@ -429,7 +429,7 @@ enum kind { K_RECORDING, K_REPORTS, K_FOLDED };
 /* What @file holds, by its first bytes: a recording's magic, JSON's '{', else folded stacks if it reads as such. */
 static int sniff(const char *file, enum kind *k)
 {
-	char head[8] = { 0 };
+	char head[9] = { 0 }; /* 8 bytes read, and a NUL for strspn */
 	FILE *f = fopen(file, "re");
 	size_t n;
 
@@ -437,9 +437,9 @@ static int sniff(const char *file, enum kind *k)
 		p_err("cannot read '%s': %s", KS_ESC(file), strerror(errno));
 		return -errno;
 	}
-	n = fread(head, 1, sizeof(head), f);
+	n = fread(head, 1, sizeof(head) - 1, f);
 	fclose(f);
-	if (n == sizeof(head) && !memcmp(head, KS_REC_MAGIC, sizeof(head)))
+	if (n == sizeof(head) - 1 && !memcmp(head, KS_REC_MAGIC, sizeof(head) - 1))
 		*k = K_RECORDING;
 	else if (n && memchr(head, '{', n) && strspn(head, " \t\r\n") == (size_t)((char *)memchr(head, '{', n) - head))
 		*k = K_REPORTS;
