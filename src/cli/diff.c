@@ -434,8 +434,10 @@ static int sniff(const char *file, enum kind *k)
 	size_t n;
 
 	if (!f) {
-		p_err("cannot read '%s': %s", KS_ESC(file), strerror(errno));
-		return -errno;
+		int err = -errno;
+
+		p_err("cannot read '%s': %s", KS_ESC(file), strerror(-err));
+		return err;
 	}
 	n = fread(head, 1, sizeof(head) - 1, f);
 	fclose(f);
