@@ -15,6 +15,8 @@ LDLIBS := -lbpf -lelf -lz -lm $(shell pkg-config --libs $(TRACE_PKGS))
 # GnuTLS, libmicrohttpd's TLS, for SHA-256 and random bytes)
 LDLIBS += -ldw
 LDLIBS += -lmicrohttpd -lyaml -lcrypt -lgnutls -lpthread
+# diff: json-c reads collector reports
+LDLIBS += -ljson-c
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Iinclude -Wall -Werror
 

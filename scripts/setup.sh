@@ -6,7 +6,7 @@ set -e
 # signal restorer __restore_rt, msort_with_tmp) as on this machine, and test_profile_cfi checks them.
 # libgnutls28-dev: serve links GnuTLS itself (SHA-256 and random bytes for the basic-auth cache), not only through libmicrohttpd.
 PKGS="make gcc clang-14 llvm-14 libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
-libtraceevent-dev libtracefs-dev libdw-dev libmicrohttpd-dev libgnutls28-dev
+libtraceevent-dev libtracefs-dev libdw-dev libmicrohttpd-dev libgnutls28-dev libjson-c-dev
 jq iproute2 nftables util-linux procps iperf3 strace e2fsprogs
 bpftrace libbpf-tools linux-perf
 qemu-system-x86 busybox-static cpio binutils

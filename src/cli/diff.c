@@ -1,4 +1,4 @@
-/* `ksight diff A B`: two recordings side by side: event counts and rates, paired latencies, and a Mann-Whitney U test on them. */
+/* `ksight diff A B`: two recordings (event counts and rates, paired latencies), two collector reports (rows, tests, --fail-on gates) or two folded profiles (a differential flame graph) side by side. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -6,7 +6,10 @@
 #include <string.h>
 #include <event-parse.h>
 #include "cli/commands.h"
+#include "core/diffset.h"
 #include "core/file.h"
+#include "core/folded.h"
+#include "core/gate.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/opts.h"
@@ -15,24 +18,31 @@
 #include "core/stats.h"
 #include "format/recording.h"
 #include "format/trace_out.h"
+#include "output/diff.h"
 
 #define MAX_PAIRS 8
+#define MAX_GATES 32
 /* p below this is reported as a significant change (one fixed level, said in the output) */
 #define ALPHA 0.01
 
-enum { OPT_PAIR = 300, OPT_KEY };
+enum { OPT_PAIR = 300, OPT_KEY, OPT_FAIL_ON, OPT_ALPHA, OPT_SVG };
 
 static const struct ks_optdef diff_opts[] = {
 	{ "pair", OPT_PAIR, "START/END", "compare the latency from START to the next END with the same key (repeatable)" },
 	{ "key", OPT_KEY, "F[=G],...", "fields that tie the last --pair's START (F) to its END (G, default F)" },
+	{ "fail-on", OPT_FAIL_ON, "EXPR", "reports: exit 1 when EXPR holds and is significant, e.g. 'syscalls:read.p99>+10%' (repeatable, or comma-separated; docs/diff.md)" },
+	{ "alpha", OPT_ALPHA, "P", "reports: the significance level before the correction for many rows (default 0.01)" },
+	{ "svg", OPT_SVG, "FILE", "folded profiles: write the differential flame graph to FILE (B's widths; red grew, blue shrank)" },
 	{ 0 },
 };
 
 static const struct ks_cmd_spec diff_spec = {
 	.name = "diff",
-	.summary = "Compare recording B with recording A: per event the counts and rates, per --pair the count and "
-		   "p50/p90/p99 latency side by side with their changes, and a Mann-Whitney U test of the two "
-		   "latency samples (p < 0.01: a significant change). Exits 0 whatever the outcome.",
+	.summary = "Compare B with A. Recordings: per event the counts and rates, per --pair the count and "
+		   "p50/p90/p99 latency side by side with their changes and a Mann-Whitney U test (p < 0.01: significant). "
+		   "Collector reports (-j output, a -i series, run's): per row count, p50..p999, max, mean with "
+		   "confidence intervals and a Mann-Whitney test over buckets; --fail-on gates. Folded profiles: "
+		   "--svg draws a differential flame graph. Exit 0, or 1 when a --fail-on gate fired, 2 on bad usage or input.",
 	.args = "A B",
 	.common = KS_O_JSON | KS_O_OUTPUT,
 	.opts = diff_opts,
@@ -41,12 +51,61 @@ static const struct ks_cmd_spec diff_spec = {
 struct diff_ctx {
 	int npairs;
 	const char *pair[MAX_PAIRS], *key[MAX_PAIRS];
+	int ngates;
+	struct ks_gate gate[MAX_GATES];
+	double alpha;
+	const char *svg;
 };
+
+/* --fail-on: one or several comma-separated gates, each parsed now (bad: one line, exit 2) */
+static int add_gates(struct diff_ctx *c, const char *arg)
+{
+	char buf[1024], *save = NULL, err[320];
+
+	if (strlen(arg) >= sizeof(buf)) {
+		p_err("--fail-on '%s' is too long", KS_ESC(arg));
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (c->ngates == MAX_GATES) {
+			p_err("at most %d --fail-on gates", MAX_GATES);
+			return -EINVAL;
+		}
+		if (ks_gate_parse(t, &c->gate[c->ngates], err, sizeof(err))) {
+			p_err("%s", err);
+			return -EINVAL;
+		}
+		c->ngates++;
+	}
+	if (!c->ngates || arg[0] == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,")) {
+		p_err("bad --fail-on '%s': an empty expression", KS_ESC(arg));
+		return -EINVAL;
+	}
+	return 0;
+}
 
 static int diff_opt(void *vctx, int id, const char *arg)
 {
 	struct diff_ctx *c = vctx;
 
+	if (id == OPT_FAIL_ON)
+		return add_gates(c, arg);
+	if (id == OPT_SVG) {
+		c->svg = arg;
+		return 0;
+	}
+	if (id == OPT_ALPHA) {
+		char *end;
+
+		errno = 0;
+		c->alpha = strtod(arg, &end);
+		if (!*arg || *end || errno || !(c->alpha > 0 && c->alpha < 1)) {
+			p_err("bad --alpha '%s': a probability between 0 and 1, e.g. 0.01", KS_ESC(arg));
+			return -EINVAL;
+		}
+		return 0;
+	}
 	if (id == OPT_PAIR) {
 		if (c->npairs == MAX_PAIRS) {
 			p_err("at most %d --pair", MAX_PAIRS);
@@ -365,13 +424,147 @@ static int run_pairs(struct side *sd, const struct diff_ctx *ctx, struct pair_ro
 	return 0;
 }
 
+enum kind { K_RECORDING, K_REPORTS, K_FOLDED };
+
+/* What @file holds, by its first bytes: a recording's magic, JSON's '{', else folded stacks if it reads as such. */
+static int sniff(const char *file, enum kind *k)
+{
+	char head[9] = { 0 }; /* 8 bytes read, and a NUL for strspn */
+	FILE *f = fopen(file, "re");
+	size_t n;
+
+	if (!f) {
+		int err = -errno;
+
+		p_err("cannot read '%s': %s", KS_ESC(file), strerror(-err));
+		return err;
+	}
+	n = fread(head, 1, sizeof(head) - 1, f);
+	fclose(f);
+	if (n == sizeof(head) - 1 && !memcmp(head, KS_REC_MAGIC, sizeof(head) - 1))
+		*k = K_RECORDING;
+	else if (n && memchr(head, '{', n) && strspn(head, " \t\r\n") == (size_t)((char *)memchr(head, '{', n) - head))
+		*k = K_REPORTS;
+	else if (ks_folded_sniff(file))
+		*k = K_FOLDED;
+	else
+		*k = K_RECORDING; /* the recording reader names what is wrong */
+	return 0;
+}
+
+/* Opens -o (or stdout): NULL after a one-line error. */
+static FILE *open_out(const struct ks_common *c)
+{
+	FILE *out = c->output ? ks_file_fopen(c->output, KS_FILE_TRUNC) : stdout;
+
+	if (!out)
+		p_err("diff: cannot write '%s': %s", KS_ESC(c->output), ks_file_strerror(c->output, -errno));
+	return out;
+}
+
+static int close_out(FILE *out, int err)
+{
+	fflush(out);
+	if (!err && ferror(out))
+		err = -EIO;
+	if (out != stdout && fclose(out) && !err)
+		err = -errno;
+	return err;
+}
+
+/* Two collector reports: rows compared, gates judged; exit 1 when one fired. */
+static int diff_reports(const struct diff_ctx *ctx, const struct ks_common *c, const char *fa, const char *fb)
+{
+	struct ks_dset ds[2] = { 0 };
+	struct ks_diff d = { 0 };
+	char msg[512];
+	FILE *out = NULL;
+	int err = 0, rc = 2;
+
+	for (int s = 0; s < 2 && !err; s++) {
+		err = ks_dset_load(&ds[s], s ? fb : fa, msg, sizeof(msg));
+		if (err)
+			p_err("%s", msg);
+	}
+	if (err)
+		goto cleanup;
+	err = ks_diff_run(&d, &ds[0], &ds[1], ctx->alpha ? ctx->alpha : ALPHA, ctx->gate, ctx->ngates);
+	if (!err)
+		out = open_out(c);
+	if (!out)
+		goto cleanup;
+	if (!err)
+		err = c->json ? ks_diff_write_json(&d, ctx->gate, out) : ks_diff_write_text(&d, ctx->gate, out);
+	err = close_out(out, err);
+	if (err) {
+		p_err("diff: %s", strerror(-err));
+		goto cleanup;
+	}
+	for (size_t i = 0; i < d.nhits; i++)
+		if (d.hits[i].holds && d.hits[i].significant) {
+			fputs("ksight: gate fired: ", stderr);
+			ks_diff_write_hit(&d, ctx->gate, &d.hits[i], stderr);
+		}
+	rc = d.nfired ? 1 : 0;
+cleanup:
+	ks_diff_free(&d);
+	for (int s = 0; s < 2; s++)
+		ks_dset_free(&ds[s]);
+	return rc;
+}
+
+/* Two folded profiles: the stacks' shares side by side, and with --svg the differential flame graph. */
+static int diff_folded(const struct diff_ctx *ctx, const struct ks_common *c, const char *fa, const char *fb)
+{
+	struct ks_folded2 f = { 0 };
+	char msg[512], title[256];
+	FILE *out = NULL;
+	int err = 0, rc = 2;
+
+	for (int s = 0; s < 2 && !err; s++) {
+		err = ks_folded_load(&f, s, s ? fb : fa, msg, sizeof(msg));
+		if (err)
+			p_err("%s", msg);
+	}
+	if (err)
+		goto cleanup;
+	ks_folded_sort(&f);
+	if (ctx->svg) {
+		FILE *svg = ks_file_fopen(ctx->svg, KS_FILE_TRUNC);
+
+		if (!svg) {
+			p_err("diff: cannot write '%s': %s", KS_ESC(ctx->svg), ks_file_strerror(ctx->svg, -errno));
+			goto cleanup;
+		}
+		snprintf(title, sizeof(title), "Differential flame graph: %s against %s", fb, fa);
+		err = close_out(svg, ks_diff_write_svg(&f, title, svg));
+		if (err) {
+			p_err("diff: '%s': %s", KS_ESC(ctx->svg), err == -ENODATA ? "B has no samples" : strerror(-err));
+			goto cleanup;
+		}
+	}
+	out = open_out(c);
+	if (!out)
+		goto cleanup;
+	err = close_out(out, c->json ? ks_diff_write_folded_json(&f, fa, fb, out) : ks_diff_write_folded_text(&f, out));
+	if (err) {
+		p_err("diff: %s", strerror(-err));
+		goto cleanup;
+	}
+	rc = 0;
+cleanup:
+	ks_folded_free(&f);
+	return rc;
+}
+
 int cmd_diff(int argc, char **argv)
 {
-	struct diff_ctx ctx = { 0 };
+	static struct diff_ctx ctx; /* MAX_GATES gates: not on the stack */
 	struct side sd[2] = { 0 };
 	struct pair_row pr[MAX_PAIRS] = { 0 };
 	struct ev_row *ev = NULL;
 	struct ks_common c;
+	enum kind kind[2];
 	int idx, nev = 0, err = 0, rc = 0;
 	FILE *out = stdout;
 
@@ -392,9 +585,34 @@ int cmd_diff(int argc, char **argv)
 		sd[k].file = argv[at];
 	}
 	if (!sd[0].file || !sd[1].file) {
-		p_err("diff needs two recordings: ksight diff A B");
+		p_err("diff needs two files: ksight diff A B");
 		return 2;
 	}
+	for (int s = 0; s < 2; s++)
+		if (sniff(sd[s].file, &kind[s]))
+			return 2;
+	if (kind[0] != kind[1]) {
+		p_err("diff: '%s' and '%s' are not the same kind of file (recordings, collector reports, folded stacks)",
+		      KS_ESC(sd[0].file), KS_ESC(sd[1].file));
+		return 2;
+	}
+	if (kind[0] != K_REPORTS && (ctx.ngates || ctx.alpha)) {
+		p_err("diff: --fail-on and --alpha need collector reports (-j output), not %s",
+		      kind[0] == K_FOLDED ? "folded stacks" : "recordings");
+		return 2;
+	}
+	if (kind[0] != K_FOLDED && ctx.svg) {
+		p_err("diff: --svg needs two folded profiles (ksight profile -f folded)");
+		return 2;
+	}
+	if (kind[0] != K_RECORDING && ctx.npairs) {
+		p_err("diff: --pair needs two recordings");
+		return 2;
+	}
+	if (kind[0] == K_REPORTS)
+		return diff_reports(&ctx, &c, sd[0].file, sd[1].file);
+	if (kind[0] == K_FOLDED)
+		return diff_folded(&ctx, &c, sd[0].file, sd[1].file);
 	for (int s = 0; s < 2 && !err; s++)
 		err = load_side(&sd[s]);
 	if (err) {

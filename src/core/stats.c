@@ -15,8 +15,7 @@ uint64_t ks_quantile_sorted(const uint64_t *v, size_t n, double q)
 
 int ks_mann_whitney(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, struct ks_mwu *out)
 {
-	double rank = 0, rb = 0, ties = 0, n = (double)(na + nb), n1 = (double)na, n2 = (double)nb;
-	double mean, var, d;
+	double rank = 0, rb = 0, ties = 0, n1 = (double)na, n2 = (double)nb;
 	size_t i = 0, j = 0;
 
 	if (!na || !nb)
@@ -39,6 +38,14 @@ int ks_mann_whitney(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, 
 		rank += t;
 		ties += t * t * t - t;
 	}
+	ks_mwu_finish(rb, n1, n2, ties, out);
+	return 0;
+}
+
+void ks_mwu_finish(double rb, double n1, double n2, double ties, struct ks_mwu *out)
+{
+	double n = n1 + n2, mean, var, d;
+
 	out->u_b = rb - n2 * (n2 + 1) / 2;
 	out->a12 = out->u_b / (n1 * n2);
 	mean = n1 * n2 / 2;
@@ -47,10 +54,9 @@ int ks_mann_whitney(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, 
 		/* every value the same: nothing tells the samples apart */
 		out->z = 0;
 		out->p = 1;
-		return 0;
+		return;
 	}
 	d = fabs(out->u_b - mean) - 0.5;
 	out->z = (d > 0 ? d : 0) / sqrt(var) * (out->u_b >= mean ? 1 : -1);
 	out->p = erfc(fabs(out->z) / sqrt(2.0));
-	return 0;
 }

@@ -20,5 +20,10 @@ struct ks_mwu {
  * merge pass.  -EINVAL when a sample is empty.
  */
 int ks_mann_whitney(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, struct ks_mwu *out);
+/*
+ * U, z and p from the second sample's rank sum @rb, the sizes @n1, @n2 (> 0)
+ * and the ties' sum of t^3 - t: the part every form of the test shares.
+ */
+void ks_mwu_finish(double rb, double n1, double n2, double ties, struct ks_mwu *out);
 
 #endif
