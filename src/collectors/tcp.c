@@ -231,7 +231,7 @@ static int configure(void *vctx, void *skel, const char *hook)
 KS_SKEL_OPS(ks_tcp);
 
 /* What the chosen hook leaves out, and what the budget allows, once loaded. */
-static void loaded_notes(void *vctx)
+static int loaded_notes(void *vctx)
 {
 	const struct tcp_ctx *ctx = vctx;
 	const char *hook = ctx->sc.hook;
@@ -245,6 +245,7 @@ static void loaded_notes(void *vctx)
 	if (ctx->rows_fit < ctx->max_rows)
 		p_info("tcp: %u rows per interval fit in the memory budget (--max-rows %u); the rest go to \"other\"",
 		       ctx->rows_fit, ctx->max_rows);
+	return 0;
 }
 
 /* The kernel's names of drop reasons, from its BTF: enum skb_drop_reason. */

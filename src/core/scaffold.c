@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "core/log.h"
 #include "core/pin.h"
@@ -122,10 +123,10 @@ int ks_sc_open(struct ks_scaffold *sc, const struct ks_sc_def *def, const struct
 		err = ks_load_spec(&spec, sc, &sc->skel, &sc->hook);
 	if (!err)
 		err = find_objects(sc, def);
+	if (!err && def->attached)
+		err = def->attached(sc);
 	if (err)
 		return err;
-	if (def->attached)
-		def->attached(sc);
 	if (ks_verbose)
 		ks_budget_print(&sc->budget, def->name);
 	obj = def->skel->obj(sc->skel);
@@ -254,4 +255,36 @@ void ks_hist_add_u32(struct ks_hist *h, const uint32_t *slots, unsigned int n)
 		h->slots[i] += slots[i];
 		h->count += slots[i];
 	}
+}
+
+int ks_sc_set_rodata(struct bpf_object *obj, const char *name, const void *val, size_t size)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, ".rodata");
+	struct btf *btf = bpf_object__btf(obj);
+	const struct btf_var_secinfo *v;
+	const struct btf_type *sec;
+	size_t len = 0;
+	char *data;
+	int id;
+
+	if (!map || !btf)
+		return -ENOENT;
+	/* writable until load: the buffer libbpf copies into the map */
+	data = (char *)bpf_map__initial_value(map, &len);
+	id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
+	if (!data || id < 0)
+		return -ENOENT;
+	sec = btf__type_by_id(btf, id);
+	v = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, v++) {
+		const struct btf_type *var = btf__type_by_id(btf, v->type);
+
+		if (strcmp(btf__name_by_offset(btf, var->name_off), name))
+			continue;
+		if (v->size != size || v->offset + size > len)
+			return -ENOENT;
+		memcpy(data + v->offset, val, size);
+		return 0;
+	}
+	return -ENOENT;
 }

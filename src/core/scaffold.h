@@ -101,7 +101,7 @@ struct ks_sc_def {
 	int (*probed)(void *ctx);
 	int (*configure)(void *ctx, void *skel, const char *hook);
 	int (*loaded)(void *ctx, void *skel); /* optional: after load, before attach (rows made ahead) */
-	void (*attached)(void *ctx);	      /* optional: notes once running */
+	int (*attached)(void *ctx);	      /* optional: once running (notes, buffers): 0 or -errno */
 	void (*release)(void *ctx);	      /* optional: frees what is the collector's own, at close */
 };
 
@@ -145,6 +145,15 @@ static inline void *ks_sc_bss(const struct ks_scaffold *sc, size_t at)
 {
 	return (char *)sc->bss + at;
 }
+
+/*
+ * Sets the read-only global @name (a `const volatile` of the BPF side,
+ * in .rodata) of the opened, not yet loaded @obj to the @size bytes at
+ * @val, found by name in the object's BTF: for code that serves several
+ * skeletons, whose typed rodata differ.  0, or -ENOENT when the object
+ * has no such variable of that size.
+ */
+int ks_sc_set_rodata(struct bpf_object *obj, const char *name, const void *val, size_t size);
 
 /* A new histogram of @n u32 slots (a BPF row's), with its @sum and @max; NULL without memory. */
 struct ks_hist *ks_hist_of_u32(const uint32_t *slots, unsigned int n, uint64_t sum, uint64_t max);
