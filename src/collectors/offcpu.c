@@ -101,7 +101,7 @@ static const struct ks_sched_def off_def = {
 	.to_other_at = offsetof(struct ks_offcpu__bss, ks_to_other),
 	.nsub = KS_OFF_STATES,
 	.value_size = sizeof(struct ks_off_stat),
-	.hist_name = off_schema.hist_name,
+	.schema = &off_schema,
 	.take = take_row,
 };
 

@@ -95,7 +95,7 @@ static const struct ks_sched_def rq_def = {
 	.to_other_at = offsetof(struct ks_runqlat__bss, ks_to_other),
 	.nsub = 1,
 	.value_size = sizeof(struct ks_rq_stat),
-	.hist_name = rq_schema.hist_name,
+	.schema = &rq_schema,
 	.take = take_row,
 };
 

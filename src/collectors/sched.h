@@ -112,7 +112,7 @@ struct ks_sched_def {
 	size_t since_at, to_other_at; /* offsetof ks_since and ks_to_other in the skeleton's .bss */
 	uint32_t nsub;
 	size_t value_size;
-	const char *hist_name; /* JSON name of the row histogram */
+	const struct ks_schema *schema; /* its hist_name names the row histogram in JSON */
 	ks_sched_row_fn take;
 };
 
