@@ -787,48 +787,50 @@ static __always_inline int on_complete(struct io *io, __u32 done, bool error)
  * loads (trusted pointers) or by probe reads ---
  */
 
-#define BIO_PROG(v, kind, tp, name, read)                                       \
-	SEC(kind "/" #tp)                                                       \
-	int BPF_PROG(bl_##name##__##v, struct bio *bio)                         \
-	{                                                                       \
-		struct io io = {};                                              \
+/* The body of a bio event's programs: its io read by plain loads (@trusted) or probe reads, then on_<name>. */
+#define BIO_BODY(name, bio, trusted)                                  \
+	({                                                            \
+		struct io io = {};                                    \
 									\
-		read(bio, &io);                                                 \
-		set_id(&io, false);                                             \
-		return other_disk(&io) ? 0 : on_##name(&io);                                          \
-	}
+		if (trusted)                                          \
+			bio_io_btf(bio, &io);                         \
+		else                                                  \
+			bio_io_core(bio, &io);                        \
+		set_id(&io, false);                                   \
+		other_disk(&io) ? 0 : on_##name(&io);                 \
+	})
 
-#define RQ_PROG(v, kind, tp, name, read)                                        \
-	SEC(kind "/" #tp)                                                       \
-	int BPF_PROG(bl_##name##__##v, struct request *rq)                      \
-	{                                                                       \
-		struct io io = {};                                              \
+/* The same for a request's events; @done: block_rq_complete's, with its bytes and error. */
+#define RQ_READ(rq, io, done, trusted)                                \
+	do {                                                          \
+		if (trusted)                                          \
+			rq_io_btf(rq, io, done, AT_ISSUE);            \
+		else                                                  \
+			rq_io_core(rq, io, done, AT_ISSUE);           \
+		set_id(io, true);                                     \
+	} while (0)
+#define RQ_BODY(name, rq, trusted)                                    \
+	({                                                            \
+		struct io io = {};                                    \
 									\
-		read(rq, &io, false, AT_ISSUE);                                 \
-		set_id(&io, true);                                              \
-		return other_disk(&io) ? 0 : on_##name(&io);                                          \
-	}
+		RQ_READ(rq, &io, false, trusted);                     \
+		other_disk(&io) ? 0 : on_##name(&io);                 \
+	})
 
-#define BL_VARIANT(v, kind, bio_read, rq_read)                                                  \
-	BIO_PROG(v, kind, block_getrq, submit, bio_read)                                        \
-	BIO_PROG(v, kind, block_bio_frontmerge, frontmerge, bio_read)                           \
-	RQ_PROG(v, kind, block_io_start, start, rq_read)                                        \
-	RQ_PROG(v, kind, block_rq_merge, rq_merge, rq_read)                                     \
-	RQ_PROG(v, kind, block_rq_insert, insert, rq_read)                                      \
-	RQ_PROG(v, kind, block_rq_issue, issue, rq_read)                                        \
-	RQ_PROG(v, kind, block_rq_requeue, requeue, rq_read)                                    \
-	SEC(kind "/block_rq_complete")                                                          \
-	int BPF_PROG(bl_complete__##v, struct request *rq, blk_status_t error, unsigned int nr_bytes) \
-	{                                                                                       \
-		struct io io = {};                                                              \
-											\
-		rq_read(rq, &io, true, AT_ISSUE);                                               \
-		set_id(&io, true);                                                              \
-		return other_disk(&io) ? 0 : on_complete(&io, nr_bytes, error != 0);                                  \
-	}
+KS_BTF_RAW_PROGS(bl_submit, block_getrq, BIO_BODY(submit, bio, trusted), struct bio *bio)
+KS_BTF_RAW_PROGS(bl_frontmerge, block_bio_frontmerge, BIO_BODY(frontmerge, bio, trusted), struct bio *bio)
+KS_BTF_RAW_PROGS(bl_start, block_io_start, RQ_BODY(start, rq, trusted), struct request *rq)
+KS_BTF_RAW_PROGS(bl_rq_merge, block_rq_merge, RQ_BODY(rq_merge, rq, trusted), struct request *rq)
+KS_BTF_RAW_PROGS(bl_insert, block_rq_insert, RQ_BODY(insert, rq, trusted), struct request *rq)
+KS_BTF_RAW_PROGS(bl_issue, block_rq_issue, RQ_BODY(issue, rq, trusted), struct request *rq)
+KS_BTF_RAW_PROGS(bl_requeue, block_rq_requeue, RQ_BODY(requeue, rq, trusted), struct request *rq)
+KS_BTF_RAW_PROGS(bl_complete, block_rq_complete, ({
+			 struct io io = {};
 
-BL_VARIANT(tp_btf, "tp_btf", bio_io_btf, rq_io_btf)
-BL_VARIANT(raw_tp, "raw_tp", bio_io_core, rq_io_core)
+			 RQ_READ(rq, &io, true, trusted);
+			 other_disk(&io) ? 0 : on_complete(&io, nr_bytes, error != 0);
+		 }),
+		 struct request *rq, blk_status_t error, unsigned int nr_bytes)
 
 /* --- classic tracepoints: the fields as the trace format records them --- */
 

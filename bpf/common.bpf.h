@@ -6,6 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include "hooks.bpf.h"
 #include "ksight/hist.h"
 #include "ksight/filter.h"
 
@@ -117,17 +118,8 @@ static __always_inline int ks_pid_comm_exec(void *map)
 	return 0;
 }
 
-#define KS_PID_COMM_EXEC(map)                                  \
-	SEC("tp_btf/sched_process_exec")                       \
-	int BPF_PROG(pid_comm_exec__tp_btf)                    \
-	{                                                      \
-		return ks_pid_comm_exec(&map);                 \
-	}                                                      \
-	SEC("raw_tp/sched_process_exec")                       \
-	int BPF_PROG(pid_comm_exec__raw_tp)                    \
-	{                                                      \
-		return ks_pid_comm_exec(&map);                 \
-	}                                                      \
+#define KS_PID_COMM_EXEC(map)                                           \
+	KS_BTF_RAW_PROGS(pid_comm_exec, sched_process_exec, ks_pid_comm_exec(&map)) \
 	SEC("tracepoint/sched/sched_process_exec")             \
 	int pid_comm_exec__tp(void *ctx)                       \
 	{                                                      \

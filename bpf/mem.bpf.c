@@ -261,55 +261,17 @@ static __always_inline int on_stall_end(__u32 kind, __u64 nr_reclaimed)
 
 /* --- hot and frequent events: one variant per hook type --- */
 
-#define MEM_VARIANT(v, kind)                                                              \
-	SEC(kind "/page_fault_user")                                                      \
-	int BPF_PROG(mem_fault_user__##v)                                                 \
-	{                                                                                 \
-		return on_fault(true);                                                    \
-	}                                                                                 \
-	SEC(kind "/page_fault_kernel")                                                    \
-	int BPF_PROG(mem_fault_kernel__##v)                                               \
-	{                                                                                 \
-		return on_fault(false);                                                   \
-	}                                                                                 \
-	SEC(kind "/mm_vmscan_wakeup_kswapd")                                              \
-	int BPF_PROG(mem_kswapd__##v)                                                     \
-	{                                                                                 \
-		return on_kswapd_wakeup();                                                \
-	}                                                                                 \
-	SEC(kind "/mm_vmscan_direct_reclaim_begin")                                       \
-	int BPF_PROG(mem_direct_begin__##v)                                               \
-	{                                                                                 \
-		return on_stall_begin(KS_MEM_RECLAIM_DIRECT);                             \
-	}                                                                                 \
-	SEC(kind "/mm_vmscan_direct_reclaim_end")                                         \
-	int BPF_PROG(mem_direct_end__##v, unsigned long nr_reclaimed)                     \
-	{                                                                                 \
-		return on_stall_end(KS_MEM_RECLAIM_DIRECT, nr_reclaimed);                 \
-	}                                                                                 \
-	SEC(kind "/mm_vmscan_memcg_reclaim_begin")                                        \
-	int BPF_PROG(mem_memcg_begin__##v)                                                \
-	{                                                                                 \
-		return on_stall_begin(KS_MEM_RECLAIM_MEMCG);                              \
-	}                                                                                 \
-	SEC(kind "/mm_vmscan_memcg_reclaim_end")                                          \
-	int BPF_PROG(mem_memcg_end__##v, unsigned long nr_reclaimed)                      \
-	{                                                                                 \
-		return on_stall_end(KS_MEM_RECLAIM_MEMCG, nr_reclaimed);                  \
-	}                                                                                 \
-	SEC(kind "/mm_compaction_begin")                                                  \
-	int BPF_PROG(mem_compact_begin__##v)                                              \
-	{                                                                                 \
-		return on_stall_begin(KS_MEM_COMPACT);                                    \
-	}                                                                                 \
-	SEC(kind "/mm_compaction_end")                                                    \
-	int BPF_PROG(mem_compact_end__##v)                                                \
-	{                                                                                 \
-		return on_stall_end(KS_MEM_COMPACT, 0);                                   \
-	}
-
-MEM_VARIANT(tp_btf, "tp_btf")
-MEM_VARIANT(raw_tp, "raw_tp")
+KS_BTF_RAW_PROGS(mem_fault_user, page_fault_user, on_fault(true))
+KS_BTF_RAW_PROGS(mem_fault_kernel, page_fault_kernel, on_fault(false))
+KS_BTF_RAW_PROGS(mem_kswapd, mm_vmscan_wakeup_kswapd, on_kswapd_wakeup())
+KS_BTF_RAW_PROGS(mem_direct_begin, mm_vmscan_direct_reclaim_begin, on_stall_begin(KS_MEM_RECLAIM_DIRECT))
+KS_BTF_RAW_PROGS(mem_direct_end, mm_vmscan_direct_reclaim_end, on_stall_end(KS_MEM_RECLAIM_DIRECT, nr_reclaimed),
+		 unsigned long nr_reclaimed)
+KS_BTF_RAW_PROGS(mem_memcg_begin, mm_vmscan_memcg_reclaim_begin, on_stall_begin(KS_MEM_RECLAIM_MEMCG))
+KS_BTF_RAW_PROGS(mem_memcg_end, mm_vmscan_memcg_reclaim_end, on_stall_end(KS_MEM_RECLAIM_MEMCG, nr_reclaimed),
+		 unsigned long nr_reclaimed)
+KS_BTF_RAW_PROGS(mem_compact_begin, mm_compaction_begin, on_stall_begin(KS_MEM_COMPACT))
+KS_BTF_RAW_PROGS(mem_compact_end, mm_compaction_end, on_stall_end(KS_MEM_COMPACT, 0))
 
 SEC("tracepoint/exceptions/page_fault_user")
 int mem_fault_user__tp(void *ctx)

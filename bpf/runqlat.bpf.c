@@ -222,52 +222,9 @@ static __always_inline int on_migrate(struct task_struct *p, int dest_cpu, bool 
 	return 0;
 }
 
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(sched_wakeup__tp_btf, struct task_struct *p)
-{
-	return on_wakeup(p, true, false);
-}
-
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(sched_wakeup_new__tp_btf, struct task_struct *p)
-{
-	return on_wakeup(p, true, true);
-}
-
-SEC("tp_btf/sched_waking")
-int BPF_PROG(sched_waking__tp_btf, struct task_struct *p)
-{
-	return on_waking(p, true);
-}
-
+KS_BTF_RAW_PROGS(sched_wakeup, sched_wakeup, on_wakeup(p, trusted, false), struct task_struct *p)
+KS_BTF_RAW_PROGS(sched_wakeup_new, sched_wakeup_new, on_wakeup(p, trusted, true), struct task_struct *p)
+KS_BTF_RAW_PROGS(sched_waking, sched_waking, on_waking(p, trusted), struct task_struct *p)
 KS_SCHED_SWITCH_PROGS(on_switch)
-
-SEC("tp_btf/sched_migrate_task")
-int BPF_PROG(sched_migrate_task__tp_btf, struct task_struct *p, int dest_cpu)
-{
-	return on_migrate(p, dest_cpu, true);
-}
-
-SEC("raw_tp/sched_wakeup")
-int BPF_PROG(sched_wakeup__raw_tp, struct task_struct *p)
-{
-	return on_wakeup(p, false, false);
-}
-
-SEC("raw_tp/sched_wakeup_new")
-int BPF_PROG(sched_wakeup_new__raw_tp, struct task_struct *p)
-{
-	return on_wakeup(p, false, true);
-}
-
-SEC("raw_tp/sched_waking")
-int BPF_PROG(sched_waking__raw_tp, struct task_struct *p)
-{
-	return on_waking(p, false);
-}
-
-SEC("raw_tp/sched_migrate_task")
-int BPF_PROG(sched_migrate_task__raw_tp, struct task_struct *p, int dest_cpu)
-{
-	return on_migrate(p, dest_cpu, false);
-}
+KS_BTF_RAW_PROGS(sched_migrate_task, sched_migrate_task, on_migrate(p, dest_cpu, trusted), struct task_struct *p,
+		 int dest_cpu)

@@ -288,19 +288,16 @@ static __always_inline unsigned int ks_switch_state(unsigned long long *ctx, str
 	return ks_task_state(prev, trusted);
 }
 
-/* Declares the tp_btf and raw_tp programs of sched_switch around one body. */
-#define KS_SCHED_SWITCH_PROGS(body)                                                              \
-	SEC("tp_btf/sched_switch")                                                               \
-	int sched_switch__tp_btf(unsigned long long *ctx)                                        \
-	{                                                                                        \
-		struct task_struct *prev = (void *)ctx[1];                                       \
-		return body((bool)ctx[0], prev, (void *)ctx[2], ks_switch_state(ctx, prev, true), true); \
-	}                                                                                        \
-	SEC("raw_tp/sched_switch")                                                               \
-	int sched_switch__raw_tp(unsigned long long *ctx)                                        \
-	{                                                                                        \
-		struct task_struct *prev = (void *)ctx[1];                                       \
-		return body((bool)ctx[0], prev, (void *)ctx[2], ks_switch_state(ctx, prev, false), false); \
-	}
+/*
+ * Declares the tp_btf and raw_tp programs of sched_switch around one body
+ * (bpf/hooks.bpf.h): the arguments are read from the context, as kernels
+ * before v5.18 pass no prev_state.
+ */
+#define KS_SCHED_SWITCH_PROGS(body)                                                     \
+	KS_BTF_RAW_CTX_PROGS(sched_switch, sched_switch, ({                             \
+				     struct task_struct *prev = (void *)ctx[1];         \
+				     body((bool)ctx[0], prev, (void *)ctx[2],           \
+					  ks_switch_state(ctx, prev, trusted), trusted); \
+			     }))
 
 #endif /* KSIGHT_SCHED_BPF_H */

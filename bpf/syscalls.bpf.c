@@ -367,38 +367,14 @@ static __always_inline int on_exit_timed(long exit_nr, long ret)
 	return 0;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sys_enter__tp_btf, struct pt_regs *regs, long id)
-{
-	return on_enter(id);
-}
+KS_BTF_RAW_PROGS(sys_enter, sys_enter, on_enter(id), struct pt_regs *regs, long id)
+/* under tp_btf a trusted pointer: a plain load, no helper call */
+KS_BTF_RAW_PROGS(sys_exit, sys_exit, ({
+			 long nr = KS_RD(trusted, regs, orig_ax);
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(sys_exit__tp_btf, struct pt_regs *regs, long ret)
-{
-	/* a trusted pointer here: a plain load, no helper call */
-	long nr = regs->orig_ax;
-
-	if (timed)
-		return on_exit_timed(nr, ret);
-	return count_at_exit(0, nr, ret);
-}
-
-SEC("raw_tp/sys_enter")
-int BPF_PROG(sys_enter__raw_tp, struct pt_regs *regs, long id)
-{
-	return on_enter(id);
-}
-
-SEC("raw_tp/sys_exit")
-int BPF_PROG(sys_exit__raw_tp, struct pt_regs *regs, long ret)
-{
-	long nr = BPF_CORE_READ(regs, orig_ax);
-
-	if (timed)
-		return on_exit_timed(nr, ret);
-	return count_at_exit(0, nr, ret);
-}
+			 timed ? on_exit_timed(nr, ret) : count_at_exit(0, nr, ret);
+		 }),
+		 struct pt_regs *regs, long ret)
 
 SEC("tracepoint/raw_syscalls/sys_enter")
 int sys_enter__tp(struct trace_event_raw_sys_enter *ctx)
@@ -436,17 +412,7 @@ static __always_inline int on_task_exit(void)
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(task_exit__tp_btf)
-{
-	return on_task_exit();
-}
-
-SEC("raw_tp/sched_process_exit")
-int BPF_PROG(task_exit__raw_tp)
-{
-	return on_task_exit();
-}
+KS_BTF_RAW_PROGS(task_exit, sched_process_exit, on_task_exit())
 
 SEC("tracepoint/sched/sched_process_exit")
 int task_exit__tp(void *ctx)

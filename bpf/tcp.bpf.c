@@ -505,70 +505,20 @@ static __always_inline int retrans_err(const unsigned long long *ctx)
 	return retrans_err_arg ? (int)ctx[2] : 0;
 }
 
-SEC("tp_btf/inet_sock_set_state")
-int BPF_PROG(tcp_state__tp_btf, const struct sock *sk, const int old, const int new)
-{
-	return on_state(sk, old, new, sk->sk_protocol, true);
-}
-
-SEC("tp_btf/tcp_retransmit_skb")
-int BPF_PROG(tcp_retrans__tp_btf, const struct sock *sk, const struct sk_buff *skb)
-{
-	return on_retransmit(sk, skb, retrans_err(ctx), true);
-}
-
-SEC("tp_btf/tcp_retransmit_synack")
-int BPF_PROG(tcp_synack__tp_btf, const struct sock *sk, const struct request_sock *req)
-{
-	return on_synack(req);
-}
-
-SEC("tp_btf/kfree_skb")
-int BPF_PROG(tcp_drop__tp_btf, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
-{
-	return on_drop(skb, reason);
-}
-
-SEC("tp_btf/tcp_probe")
-int BPF_PROG(tcp_rtt__tp_btf, struct sock *sk)
-{
-	return on_rtt(sk, true);
-}
+KS_BTF_RAW_PROGS(tcp_state, inet_sock_set_state, on_state(sk, old, new, KS_RD(trusted, sk, sk_protocol), trusted),
+		 const struct sock *sk, const int old, const int new)
+KS_BTF_RAW_PROGS(tcp_retrans, tcp_retransmit_skb, on_retransmit(sk, skb, retrans_err(ctx), trusted),
+		 const struct sock *sk, const struct sk_buff *skb)
+KS_BTF_RAW_PROGS(tcp_synack, tcp_retransmit_synack, on_synack(req), const struct sock *sk,
+		 const struct request_sock *req)
+KS_BTF_RAW_PROGS(tcp_drop, kfree_skb, on_drop(skb, reason), struct sk_buff *skb, void *location,
+		 enum skb_drop_reason reason)
+KS_BTF_RAW_PROGS(tcp_rtt, tcp_probe, on_rtt(sk, trusted), struct sock *sk)
 
 SEC("fentry/tcp_rcv_established")
 int BPF_PROG(tcp_rtt__fentry, struct sock *sk)
 {
 	return on_rtt(sk, true);
-}
-
-SEC("raw_tp/inet_sock_set_state")
-int BPF_PROG(tcp_state__raw_tp, const struct sock *sk, const int old, const int new)
-{
-	return on_state(sk, old, new, BPF_CORE_READ(sk, sk_protocol), false);
-}
-
-SEC("raw_tp/tcp_retransmit_skb")
-int BPF_PROG(tcp_retrans__raw_tp, const struct sock *sk, const struct sk_buff *skb)
-{
-	return on_retransmit(sk, skb, retrans_err(ctx), false);
-}
-
-SEC("raw_tp/tcp_retransmit_synack")
-int BPF_PROG(tcp_synack__raw_tp, const struct sock *sk, const struct request_sock *req)
-{
-	return on_synack(req);
-}
-
-SEC("raw_tp/kfree_skb")
-int BPF_PROG(tcp_drop__raw_tp, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
-{
-	return on_drop(skb, reason);
-}
-
-SEC("raw_tp/tcp_probe")
-int BPF_PROG(tcp_rtt__raw_tp, struct sock *sk)
-{
-	return on_rtt(sk, false);
 }
 
 /*

@@ -17,9 +17,9 @@
 #include "core/budget.h"
 #include "core/collector.h"
 #include "core/loader.h"
-#include "core/pin.h"
 #include "core/log.h"
 #include "core/rowkey.h"
+#include "core/scaffold.h"
 #include "core/tracefs.h"
 #include "collectors/rows.h"
 #include "ksight/biolat.h"
@@ -42,25 +42,17 @@ enum { OPT_QUEUED = 'Q', OPT_DISK = 300, OPT_STACKS = 301 };
 #define BL_DISKS 256
 
 struct bl_ctx {
+	struct ks_scaffold sc; /* first: the lifecycle core runs */
 	enum ks_bl_by by;
 	bool queued;
 	bool submit_info;
 	const struct ks_filter *filter;
-	struct ks_biolat *skel;
-	const char *hook;
-	unsigned int gen;
-	unsigned int old; /* the half bl_mark retired, for bl_drain_mode */
-	struct ks_bl_counts seen; /* .bss counters already reported */
-	unsigned long long missed_seen;
-	void *vbuf; /* one per-CPU row value */
-	void *zbuf; /* a zeroed one, to create rows ahead of the programs */
 	unsigned int nslots;		   /* row slots in use (arows, per buffer half) */
 	unsigned int stride;		   /* row slots per buffer half in arows */
 	__u32 slot_dev[KS_BL_ROW_SLOTS]; /* the disk of each, in the disk mode */
 	__u32 disk;			   /* --disk's dev_t, 0: all */
 	char disk_arg[32];
 	bool classic;			   /* the variant being loaded is the classic tracepoints' */
-	struct ks_budget budget;
 	struct ks_blockdev disks[BL_DISKS];
 	int ndisks;
 	/* the stale check (bl_stale_check): slots and devs mapped, NULL when they cannot be */
@@ -70,6 +62,12 @@ struct bl_ctx {
 	__u32 nslots_mm; /* slots in slots_mm */
 	bool precise_inflight; /* Linux 6.16+: see ks_blk_quiet.inflight */
 };
+
+/* The loaded skeleton (the scaffold holds it untyped). */
+static struct ks_biolat *bl_skel(const struct bl_ctx *ctx)
+{
+	return ctx->sc.skel;
+}
 
 static const struct ks_optdef bl_opts[] = {
 	{ "queued", OPT_QUEUED, NULL, "also measure queue time, insert to issue (queue_ns; needs an I/O scheduler)" },
@@ -81,10 +79,6 @@ static const struct ks_optdef bl_opts[] = {
 
 static const char *const op_names[KS_BL_NOPS] = { "read", "write", "flush", "discard", "other" };
 
-/* The block tracepoints every variant attaches to; all date from before v4.0. */
-static const char *const bl_events[] = { "block_rq_issue", "block_rq_complete", "block_rq_insert",
-					 "block_rq_requeue", "block_rq_merge", "block_getrq",
-					 "block_bio_frontmerge", NULL };
 
 static int bl_parse_opt(void *vctx, int id, const char *arg)
 {
@@ -180,7 +174,7 @@ static void precreate(struct bl_ctx *ctx, int fd, struct ks_row_key *k)
 {
 	for (__u32 g = 0; g < 2; g++) {
 		k->gen = g;
-		if (ks_map_add(fd, k, ctx->zbuf))
+		if (ks_map_add(fd, k, ctx->sc.zero))
 			p_dbg("cannot create a row ahead: %s", strerror(errno));
 	}
 }
@@ -272,7 +266,7 @@ static void precreate_rows(struct bl_ctx *ctx, struct ks_biolat *s)
  */
 static void size_maps(struct bl_ctx *ctx, struct ks_biolat *s)
 {
-	const struct ks_budget *b = &ctx->budget;
+	const struct ks_budget *b = &ctx->sc.budget;
 	uint64_t pc = ks_budget_row_bytes(b, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct ks_bl_stat), 0);
 	uint64_t ph = ks_budget_row_bytes(b, BPF_MAP_TYPE_PERCPU_HASH, sizeof(struct ks_row_key),
 					  sizeof(struct ks_bl_stat), BPF_F_NO_PREALLOC);
@@ -357,22 +351,6 @@ static int configure(void *vctx, void *skel, const char *hook)
 	return 0;
 }
 
-/* The budget configure sizes from (ks_load_spec: fitted to a shared one). */
-static struct ks_budget *budget_of(void *vctx)
-{
-	return &((struct bl_ctx *)vctx)->budget;
-}
-
-static int budget_check(void *vctx, struct bpf_object *obj)
-{
-	struct bl_ctx *ctx = vctx;
-	int err = ks_budget_check(&ctx->budget, obj);
-
-	if (!err && ks_verbose)
-		ks_budget_print(&ctx->budget, "biolat");
-	return err;
-}
-
 /* After load, before attach: partitions (classic tracepoints), devices and rows made ahead. */
 static int loaded(void *vctx, void *skel)
 {
@@ -448,11 +426,11 @@ static int scan_slots(struct bl_ctx *ctx, uint64_t t0, struct stale *c, int n)
 /* The inflight hash's entries as scan_slots finds slots. */
 static int scan_hash(struct bl_ctx *ctx, uint64_t t0, struct stale *c, int n)
 {
-	int fd = bpf_map__fd(ctx->skel->maps.inflight);
+	int fd = bpf_map__fd(bl_skel(ctx)->maps.inflight);
 	struct ks_bl_rkey k, next;
 	void *prev = NULL;
 	/* a key deleted under the walk restarts it from the first: bounded */
-	__u32 steps = 2 * bpf_map__max_entries(ctx->skel->maps.inflight);
+	__u32 steps = 2 * bpf_map__max_entries(bl_skel(ctx)->maps.inflight);
 
 	while (n < BL_STALE_MAX && steps-- && !bpf_map_get_next_key(fd, prev, &next)) {
 		struct ks_bl_req v;
@@ -482,7 +460,7 @@ static int scan_hash(struct bl_ctx *ctx, uint64_t t0, struct stale *c, int n)
 static bool take(struct bl_ctx *ctx, const struct stale *c)
 {
 	struct ks_bl_dev *d = dev_mm(ctx, c->dev);
-	int fd = bpf_map__fd(ctx->skel->maps.inflight);
+	int fd = bpf_map__fd(bl_skel(ctx)->maps.inflight);
 	struct ks_bl_req v;
 
 	if (c->slot != UINT32_MAX) {
@@ -571,7 +549,7 @@ static void bl_stale_check(struct bl_ctx *ctx)
 		}
 	}
 	if (taken)
-		__atomic_fetch_add(&ctx->skel->bss->counts.unseen, taken, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&bl_skel(ctx)->bss->counts.unseen, taken, __ATOMIC_RELAXED);
 	p_dbg("biolat: stale check: %d in flight from before, %d disks read, %llu taken, %llu us", n, disks,
 	      (unsigned long long)taken, (unsigned long long)(mono_ns() - t0) / 1000);
 	free(c);
@@ -581,7 +559,7 @@ static void bl_stale_check(struct bl_ctx *ctx)
 static void map_for_stale(struct bl_ctx *ctx)
 {
 	long pg = sysconf(_SC_PAGESIZE);
-	struct bpf_map *sm = ctx->skel->maps.slots, *dm = ctx->skel->maps.devs;
+	struct bpf_map *sm = bl_skel(ctx)->maps.slots, *dm = bl_skel(ctx)->maps.devs;
 	size_t sl = ((size_t)bpf_map__max_entries(sm) * sizeof(struct ks_bl_slot) + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
 	size_t dl = ((size_t)bpf_map__max_entries(dm) * sizeof(struct ks_bl_dev) + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
 	void *s = mmap(NULL, sl, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(sm), 0);
@@ -624,57 +602,32 @@ static void warn_no_scheduler(const struct bl_ctx *ctx)
 		       "inserted, so they show no queue time", list);
 }
 
-static int bl_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
+/* After the probes, before the load: the disks known now. */
+static int bl_probed(void *vctx)
 {
-	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
-	static const struct ks_load_spec spec = {
-		.hooks = hooks, .skel = &ks_biolat_ops, .configure = configure, .budget_check = budget_check, .budget = budget_of,
-		.loaded = loaded,
-	};
 	struct bl_ctx *ctx = vctx;
-	int err;
-	int by = ks_by_parse(bl_by_words, c->by);
 
-	if (by < 0)
-		return by;
-	ctx->by = (enum ks_bl_by)by;
-	for (int i = 0; bl_events[i]; i++) {
-		if (ks_tracepoint_exists("block", bl_events[i]) == 0) {
-			p_err("biolat: tracepoint block:%s is not in this kernel", bl_events[i]);
-			return -ENOENT;
-		}
-	}
-	ctx->filter = f;
-	ctx->submit_info = f->flags || task_by(ctx->by);
-	ks_budget_init_for(&ctx->budget, c);
 	ctx->ndisks = ks_blockdev_scan(NULL, ctx->disks, BL_DISKS);
 	if (ctx->ndisks < 0)
 		ctx->ndisks = 0;
 	if (ctx->queued)
 		warn_no_scheduler(ctx);
-	ctx->vbuf = calloc((size_t)ks_ncpus(), sizeof(struct ks_bl_stat));
-	ctx->zbuf = calloc((size_t)ks_ncpus(), sizeof(struct ks_bl_stat));
-	if (!ctx->vbuf || !ctx->zbuf)
-		return -ENOMEM;
-	err = ks_load_spec(&spec, ctx, (void **)&ctx->skel, &ctx->hook);
-	if (err)
-		return err;
-	map_for_stale(ctx);
-	if (ks_pin_adopted(ctx->skel->obj)) {
-		/* adopted programs kept counting: report from where they are, not from zero */
-		ctx->gen = ctx->skel->bss->ks_gen & 1;
-		ctx->old = ctx->gen ^ 1; /* what a KS_DRAIN_CLEAR empties */
-		ctx->seen.unmatched = ctx->skel->bss->counts.unmatched;
-		ctx->seen.reissued = ctx->skel->bss->counts.reissued;
-		ctx->seen.unseen_late = ctx->skel->bss->counts.unseen_late;
-		/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
-	}
 	return 0;
 }
 
-static const char *bl_hook(void *vctx)
+static const struct ks_sc_def bl_def;
+
+static int bl_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
 {
-	return ((struct bl_ctx *)vctx)->hook;
+	struct bl_ctx *ctx = vctx;
+	int by = ks_by_parse(bl_by_words, c->by);
+
+	if (by < 0)
+		return by;
+	ctx->by = (enum ks_bl_by)by;
+	ctx->filter = f;
+	ctx->submit_info = f->flags || task_by(ctx->by);
+	return ks_sc_open(&ctx->sc, &bl_def, c);
 }
 
 struct sums {
@@ -688,16 +641,6 @@ static void free_sums(struct sums *s)
 	free(s->queue);
 	free(s->size);
 	free(s->depth);
-}
-
-/* Adds @n u32 slots to @h. */
-static void add_slots32(struct ks_hist *h, const __u32 *slots, unsigned int n)
-{
-	__u64 wide[KS_BL_LAT_SLOTS > KS_HIST_SLOTS32 ? KS_BL_LAT_SLOTS : KS_HIST_SLOTS32];
-
-	for (unsigned int i = 0; i < n; i++)
-		wide[i] = slots[i];
-	ks_hist_add_slots_n(h, wide, n);
 }
 
 /* Sums the @ncopies copies (per CPU, or 1 for a shared row) of one row in @v into fresh histograms. */
@@ -715,10 +658,10 @@ static int sum_stat(const struct ks_bl_stat *v, int ncopies, struct sums *s)
 	for (int cpu = 0; cpu < ncopies; cpu++) {
 		const struct ks_bl_stat *c = &v[cpu];
 
-		add_slots32(s->lat, c->lat, KS_BL_LAT_SLOTS);
-		add_slots32(s->queue, c->queue, KS_BL_LAT_SLOTS);
-		add_slots32(s->size, c->size, KS_HIST_SLOTS32);
-		add_slots32(s->depth, c->depth, KS_BL_DEPTH_SLOTS);
+		ks_hist_add_u32(s->lat, c->lat, KS_BL_LAT_SLOTS);
+		ks_hist_add_u32(s->queue, c->queue, KS_BL_LAT_SLOTS);
+		ks_hist_add_u32(s->size, c->size, KS_HIST_SLOTS32);
+		ks_hist_add_u32(s->depth, c->depth, KS_BL_DEPTH_SLOTS);
 		s->lat->sum += c->lat_sum;
 		s->size->sum += c->bytes;
 		s->queue->sum += c->q_sum;
@@ -735,17 +678,6 @@ static int sum_stat(const struct ks_bl_stat *v, int ncopies, struct sums *s)
 		s->errors += c->errors;
 	}
 	return 0;
-}
-
-struct drain_arg {
-	struct bl_ctx *ctx;
-	struct ks_report *r;
-	unsigned int gen;
-};
-
-static bool key_in_gen(const void *key, void *varg)
-{
-	return ((const struct ks_row_key *)key)->gen == ((struct drain_arg *)varg)->gen;
 }
 
 static void disk_keys(struct ks_row *row, __u32 dev)
@@ -773,7 +705,7 @@ static void row_keys(struct bl_ctx *ctx, struct ks_row *row, const struct ks_row
 		op_key(row, k->id);
 		break;
 	case KS_BL_BY_PID_DISK:
-		ks_row_task_key(row, KS_TASK_PID, k, bpf_map__fd(ctx->skel->maps.pid_comm));
+		ks_row_task_key(row, KS_TASK_PID, k, bpf_map__fd(bl_skel(ctx)->maps.pid_comm));
 		disk_keys(row, (__u32)k->cgroup); /* the dev_t, in the field pid rows leave free */
 		break;
 	case KS_BL_BY_COMM_OP:
@@ -781,7 +713,7 @@ static void row_keys(struct bl_ctx *ctx, struct ks_row *row, const struct ks_row
 		op_key(row, k->id); /* the op, in the field comm rows leave free */
 		break;
 	default:
-		ks_row_task_key(row, task_by(ctx->by), k, bpf_map__fd(ctx->skel->maps.pid_comm));
+		ks_row_task_key(row, task_by(ctx->by), k, bpf_map__fd(bl_skel(ctx)->maps.pid_comm));
 		break;
 	}
 }
@@ -794,7 +726,7 @@ static void row_keys(struct bl_ctx *ctx, struct ks_row *row, const struct ks_row
  */
 static bool keep_row(const void *key, const void *value, void *varg)
 {
-	const struct bl_ctx *ctx = ((struct drain_arg *)varg)->ctx;
+	const struct bl_ctx *ctx = ((const struct ks_sc_drain *)varg)->ctx;
 	const struct ks_bl_stat *v = value;
 	int ncopies = task_by(ctx->by) ? 1 : ks_ncpus();
 
@@ -809,11 +741,12 @@ static bool keep_row(const void *key, const void *value, void *varg)
 }
 
 /* Adds the row @key of summed per-CPU @value to the report; 1 when it had data, 0 when not. */
-static int emit_row(struct drain_arg *a, const struct ks_row_key *key, const void *value)
+static int emit_row(const struct ks_sc_drain *a, const struct ks_row_key *key, const void *value)
 {
+	struct bl_ctx *ctx = a->ctx;
 	struct ks_row *row;
 	struct sums s;
-	int err = sum_stat(value, task_by(a->ctx->by) ? 1 : ks_ncpus(), &s);
+	int err = sum_stat(value, task_by(ctx->by) ? 1 : ks_ncpus(), &s);
 
 	if (err)
 		return err;
@@ -826,13 +759,13 @@ static int emit_row(struct drain_arg *a, const struct ks_row_key *key, const voi
 		free_sums(&s);
 		return -ENOMEM;
 	}
-	row_keys(a->ctx, row, key);
+	row_keys(ctx, row, key);
 	ks_row_col(row, &bl_cols[C_COUNT], s.lat->count);
 	ks_row_col(row, &bl_cols[C_BYTES], s.bytes);
 	ks_row_col(row, &bl_cols[C_ERRORS], s.errors);
 	row->sort = s.lat->sum;
 	row->hist = s.lat;
-	if (a->ctx->queued) {
+	if (ctx->queued) {
 		/* queue time in the summary table too: requests that had one, their mean and p99 */
 		ks_row_col(row, &bl_cols[C_QUEUED], s.queue->count);
 		ks_row_val(row, bl_cols[C_QUEUE_AVG].name, KS_VAL_NS, s.queue->count ? s.queue->sum / s.queue->count : 0);
@@ -855,67 +788,96 @@ static int take_row(const void *key, const void *value, void *varg)
 /* A row slot of arows; its key is the op, or the disk it was given. */
 static int take_slot(uint32_t idx, const void *value, void *varg)
 {
-	struct drain_arg *a = varg;
+	const struct ks_sc_drain *a = varg;
+	const struct bl_ctx *ctx = a->ctx;
 	struct ks_row_key k = { .gen = a->gen };
 
-	idx %= a->ctx->stride;
-	k.id = a->ctx->by == KS_BL_BY_OP ? idx : a->ctx->slot_dev[idx];
+	idx %= ctx->stride;
+	k.id = ctx->by == KS_BL_BY_OP ? idx : ctx->slot_dev[idx];
 	return emit_row(a, &k, value);
 }
 
-/* Phase one (core/instance.h): flip the halves; the driver waits for the kernel once for every instance. */
-static int bl_mark(void *vctx)
+/*
+ * The rows of the retired half: the row slots of arows (the disk and op
+ * modes), then the hash of the others; then, before core reads the
+ * counters, the stale check, so that what it finds counts in this report.
+ */
+static int drain_rows(void *vctx, struct ks_report *r, unsigned int gen, enum ks_drain_mode mode)
 {
 	struct bl_ctx *ctx = vctx;
-
-	ctx->old = ks_gen_mark(&ctx->gen, &ctx->skel->bss->ks_gen);
-	return 0;
-}
-
-/* Phase two: the retired half is quiet now; move it into @r (or one of the two, in @mode). */
-static int bl_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
-{
-	struct bl_ctx *ctx = vctx;
-	unsigned int old = ctx->old;
-	struct drain_arg a = { ctx, r, old };
-	struct ks_hash_half h = { .fd = bpf_map__fd(task_by(ctx->by) ? ctx->skel->maps.trows : ctx->skel->maps.rows),
-				  .key_size = sizeof(struct ks_row_key), .match = key_in_gen, .cb = take_row,
-				  .keep = keep_row, .zero = ctx->zbuf, .arg = &a, .value_buf = ctx->vbuf };
-	struct ks_bl_counts now;
+	struct ks_biolat *s = bl_skel(ctx);
+	struct ks_sc_drain a = { ctx, r, gen };
+	struct ks_hash_half h = { .fd = bpf_map__fd(task_by(ctx->by) ? s->maps.trows : s->maps.rows),
+				  .key_size = sizeof(struct ks_row_key), .match = ks_sc_key_in_gen, .cb = take_row,
+				  .keep = keep_row, .zero = ctx->sc.zero, .arg = &a, .value_buf = ctx->sc.vbuf };
 	int err;
 
-	err = ks_array_drain_mode(bpf_map__fd(ctx->skel->maps.arows), old * ctx->stride, ctx->nslots, ctx->vbuf,
+	err = ks_array_drain_mode(bpf_map__fd(s->maps.arows), gen * ctx->stride, ctx->nslots, ctx->sc.vbuf,
 				  (size_t)ks_ncpus() * sizeof(struct ks_bl_stat), take_slot, &a, mode);
 	if (!err)
 		err = ks_hash_drain_half(&h, mode);
-	if (err || mode == KS_DRAIN_CLEAR)
-		return err;
-	/* before the counters are read: what it finds counts in this report */
-	bl_stale_check(ctx);
-	now = ctx->skel->bss->counts;
-	ks_report_lost(r, "inflight_full", now.inflight_full - ctx->seen.inflight_full);
-	ks_report_lost(r, "map_full", now.map_full - ctx->seen.map_full);
-	ks_report_lost(r, "key_collisions", now.collisions - ctx->seen.collisions);
-	ks_report_lost(r, "map_update_failed", now.update_failed - ctx->seen.update_failed);
-	ks_report_lost(r, "stamp_missing", now.stamp_missing - ctx->seen.stamp_missing);
-	ks_report_lost(r, "unseen_completions", now.unseen - ctx->seen.unseen);
-	ks_report_lost(r, "recursion", ks_obj_missed_since(ctx->skel->obj, &ctx->missed_seen));
+	if (!err && mode != KS_DRAIN_CLEAR)
+		bl_stale_check(ctx);
+	return err;
+}
+
+/* The rows, counters and load of biolat, for core (core/scaffold.h). */
+static const struct ks_sc_map bl_maps[] = {
+	{ NULL, 0, sizeof(struct ks_bl_stat), .percpu = true, .drain = drain_rows },
+};
+/* The block tracepoints every variant attaches to; all date from before v4.0. */
+static const struct ks_sc_probe bl_probes[] = {
+	{ KS_SC_TP_NEEDED, "block", "block_rq_issue", 0 },	{ KS_SC_TP_NEEDED, "block", "block_rq_complete", 0 },
+	{ KS_SC_TP_NEEDED, "block", "block_rq_insert", 0 },	{ KS_SC_TP_NEEDED, "block", "block_rq_requeue", 0 },
+	{ KS_SC_TP_NEEDED, "block", "block_rq_merge", 0 },	{ KS_SC_TP_NEEDED, "block", "block_getrq", 0 },
+	{ KS_SC_TP_NEEDED, "block", "block_bio_frontmerge", 0 },
+};
+#define BL_COUNT(name, field, kind) { name, offsetof(struct ks_biolat__bss, counts.field), kind }
+enum { N_UNMATCHED = 7, N_REISSUED, N_UNSEEN_LATE, N_COUNTERS };
+static const struct ks_sc_counter bl_counters[N_COUNTERS] = {
+	BL_COUNT("inflight_full", inflight_full, KS_SC_LOSS),
+	BL_COUNT("map_full", map_full, KS_SC_LOSS),
+	BL_COUNT("key_collisions", collisions, KS_SC_LOSS),
+	BL_COUNT("map_update_failed", update_failed, KS_SC_LOSS),
+	BL_COUNT("stamp_missing", stamp_missing, KS_SC_LOSS),
+	BL_COUNT("unseen_completions", unseen, KS_SC_LOSS),
+	{ "recursion", 0, KS_SC_RECURSION },
 	/* always present; with a filter other tasks' completions are unmatched by design, not counted */
-	ks_report_counter(r, "unmatched_completions", now.unmatched - ctx->seen.unmatched);
-	ks_report_counter(r, "reissued", now.reissued - ctx->seen.reissued);
-	ks_report_counter(r, "unseen_completed_later", now.unseen_late - ctx->seen.unseen_late);
-	if (ctx->disk)
-		ks_report_meta_str(r, "disk", ctx->disk_arg);
-	ks_budget_report(&ctx->budget, r);
-	ctx->seen = now;
+	[N_UNMATCHED] = BL_COUNT("unmatched_completions", unmatched, KS_SC_COUNTER),
+	[N_REISSUED] = BL_COUNT("reissued", reissued, KS_SC_COUNTER),
+	[N_UNSEEN_LATE] = BL_COUNT("unseen_completed_later", unseen_late, KS_SC_COUNTER),
+};
+static const char *const bl_hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
+static void bl_release(void *vctx);
+static int bl_attached(void *vctx)
+{
+	map_for_stale(vctx);
 	return 0;
+}
+static const struct ks_sc_def bl_def = {
+	.name = "biolat", .hooks = bl_hooks, .skel = &ks_biolat_ops, .gen_at = offsetof(struct ks_biolat__bss, ks_gen),
+	.maps = bl_maps, .nmaps = 1, .counters = bl_counters, .ncounters = N_COUNTERS,
+	.probes = bl_probes, .nprobes = sizeof(bl_probes) / sizeof(bl_probes[0]),
+	.probed = bl_probed, .configure = configure, .loaded = loaded, .attached = bl_attached,
+	.release = bl_release,
+};
+
+/* The retired half into @r (or one of the two, in @mode): core drains, biolat names its disk. */
+static int bl_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
+{
+	struct bl_ctx *ctx = vctx;
+	int err = ks_sc_drain(&ctx->sc, r, mode);
+
+	if (!err && mode != KS_DRAIN_CLEAR && ctx->disk)
+		ks_report_meta_str(r, "disk", ctx->disk_arg);
+	return err;
 }
 
 /* --pin: the three counters cumulative in .bss; the restart reports them from the read its saved totals hold */
-static const size_t bl_cursor[] = { offsetof(struct bl_ctx, seen.unmatched), offsetof(struct bl_ctx, seen.reissued),
-				    offsetof(struct bl_ctx, seen.unseen_late) };
+static const size_t bl_cursor[] = { offsetof(struct bl_ctx, sc.seen[N_UNMATCHED]), offsetof(struct bl_ctx, sc.seen[N_REISSUED]),
+				    offsetof(struct bl_ctx, sc.seen[N_UNSEEN_LATE]) };
 
-static void bl_close(void *vctx)
+static void bl_release(void *vctx)
 {
 	struct bl_ctx *ctx = vctx;
 
@@ -925,11 +887,6 @@ static void bl_close(void *vctx)
 		munmap(ctx->devs_mm, ctx->devs_len);
 	ctx->slots_mm = NULL;
 	ctx->devs_mm = NULL;
-	ks_biolat__destroy(ctx->skel);
-	ctx->skel = NULL;
-	free(ctx->vbuf);
-	free(ctx->zbuf);
-	ctx->vbuf = ctx->zbuf = NULL;
 }
 
 const struct ks_collector ks_biolat_collector = {
@@ -943,11 +900,11 @@ const struct ks_collector ks_biolat_collector = {
 	.ctx_size = sizeof(struct bl_ctx),
 	.parse_opt = bl_parse_opt,
 	.open = bl_open,
-	.hook = bl_hook,
-	.mark = bl_mark,
+	.hook = ks_sc_hook,
+	.mark = ks_sc_mark,
 	.drain_mode = bl_drain_mode,
-	.skel_at = offsetof(struct bl_ctx, skel),
+	.skel_at = offsetof(struct bl_ctx, sc.skel),
 	.cursor_u64 = { bl_cursor, sizeof(bl_cursor) / sizeof(bl_cursor[0]) },
 	.schema = &bl_schema,
-	.close = bl_close,
+	.close = ks_sc_close,
 };

@@ -9,9 +9,9 @@
 #include "core/budget.h"
 #include "core/collector.h"
 #include "core/loader.h"
-#include "core/pin.h"
 #include "core/log.h"
 #include "core/rowkey.h"
+#include "core/scaffold.h"
 #include "core/tracefs.h"
 #include "ksight/mem.h"
 #include "mem.skel.h"
@@ -90,23 +90,16 @@ static const struct ks_schema mem_schema = { mem_cols, "reclaim_ns", KS_UNIT_NS,
 					     "reclaim stalls (absent without stalls)", (const char *const[]){ KS_TASK_KEYS, NULL } };
 
 struct mem_ctx {
+	struct ks_scaffold sc; /* first: the lifecycle core runs */
 	enum ks_task_by by;
 	const struct ks_filter *filter;
-	struct ks_mem *skel;
-	const char *hook;
-	unsigned int gen;
-	unsigned int old; /* the half mem_mark retired, for mem_drain */
 	/* per tracepoint: 0 when usable, else the negative errno of the lookup */
 	int missing[NEVENTS];
 	char missing_list[256];
 	int migrate_nargs;
 	bool oom_task; /* mark_victim passes the task (else a pid) */
 	bool rename;   /* task:task_rename exists: pid rows follow renames and execs */
-	struct ks_budget budget;
 	uint32_t fault_rows, rare_rows, starts_rows;
-	struct ks_mem_counts seen;
-	unsigned long long missed_seen;
-	void *vbuf, *zfaults, *zrare;
 	/* the BPF key of each report row, by row index, during a collect; "other" is -1 there */
 	struct ks_row_key *keys;
 	int nkeys, other_row;
@@ -141,8 +134,9 @@ static const char *why_missing(int err)
  * error than "no such type" is kept as the reason.  0, or the first
  * reason's negative errno when none at all can be used.
  */
-static int find_missing(struct mem_ctx *ctx)
+static int find_missing(void *vctx)
 {
+	struct mem_ctx *ctx = vctx;
 	size_t len = 0, nmissing = 0;
 	int first = 0;
 
@@ -181,17 +175,21 @@ static int find_missing(struct mem_ctx *ctx)
 	return 0;
 }
 
-static void precreate(struct mem_ctx *ctx, struct ks_mem *s)
+/* After load, before attach: the row a filter pins down, made ahead in both halves. */
+static int precreate(void *vctx, void *skel)
 {
+	struct mem_ctx *ctx = vctx;
+	struct ks_mem *s = skel;
 	struct ks_row_key k;
 
 	if (!ks_row_key_of_filter(ctx->filter, ctx->by, &k))
-		return;
+		return 0;
 	/* a row made here is not made by the programs, which name its process */
 	if (ctx->by == KS_TASK_PID)
 		ks_pid_comm_seed(bpf_map__fd(s->maps.pid_comm), k.id);
 	for (k.gen = 0; k.gen < 2; k.gen++)
-		ks_map_add(bpf_map__fd(s->maps.faults), &k, ctx->zfaults);
+		ks_map_add(bpf_map__fd(s->maps.faults), &k, ctx->sc.zero);
+	return 0;
 }
 
 static void set_autoload(struct bpf_object *obj, const char *prog, bool on)
@@ -202,7 +200,7 @@ static void set_autoload(struct bpf_object *obj, const char *prog, bool on)
 /* Row counts from the budget's shares: the same at every hook. */
 static void size_rows(struct mem_ctx *ctx)
 {
-	struct ks_budget *b = &ctx->budget;
+	struct ks_budget *b = &ctx->sc.budget;
 
 	ctx->fault_rows = ks_budget_rows(b, FAULT_SHARE,
 					 ks_budget_row_bytes(b, BPF_MAP_TYPE_PERCPU_HASH, sizeof(struct ks_row_key),
@@ -253,83 +251,20 @@ static int configure(void *vctx, void *skel, const char *hook)
 	return 0;
 }
 
-/* The budget configure sizes from (ks_load_spec: fitted to a shared one). */
-static struct ks_budget *budget_of(void *vctx)
-{
-	return &((struct mem_ctx *)vctx)->budget;
-}
-
-static int budget_check(void *vctx, struct bpf_object *obj)
-{
-	return ks_budget_check(&((struct mem_ctx *)vctx)->budget, obj);
-}
-
-/* After load, before attach: the rows made ahead. */
-static int loaded(void *vctx, void *skel)
-{
-	precreate(vctx, skel);
-	return 0;
-}
-
 KS_SKEL_OPS(ks_mem);
+
+static const struct ks_sc_def mem_def;
 
 static int mem_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
 {
-	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
-	static const struct ks_load_spec spec = {
-		.hooks = hooks, .skel = &ks_mem_ops, .configure = configure, .budget_check = budget_check, .budget = budget_of,
-		.loaded = loaded,
-	};
 	struct mem_ctx *ctx = vctx;
-	size_t n = (size_t)ks_ncpus(), vsize = n * sizeof(struct ks_mem_fault);
-	int err;
+	int by = ks_by_parse(mem_by_words, c->by);
 
-	err = ks_by_parse(mem_by_words, c->by);
-	if (err < 0)
-		return err;
-	ctx->by = (enum ks_task_by)err;
+	if (by < 0)
+		return by;
+	ctx->by = (enum ks_task_by)by;
 	ctx->filter = f;
-	err = find_missing(ctx);
-	if (err)
-		return err;
-	ks_budget_init_for(&ctx->budget, c);
-	if (vsize < sizeof(struct ks_mem_rare))
-		vsize = sizeof(struct ks_mem_rare);
-	ctx->vbuf = calloc(1, vsize);
-	ctx->zfaults = calloc(n, sizeof(struct ks_mem_fault));
-	ctx->zrare = calloc(1, sizeof(struct ks_mem_rare));
-	if (!ctx->vbuf || !ctx->zfaults || !ctx->zrare)
-		return -ENOMEM;
-	err = ks_load_spec(&spec, ctx, (void **)&ctx->skel, &ctx->hook);
-	if (err)
-		return err;
-	if (ks_verbose)
-		ks_budget_print(&ctx->budget, "mem");
-	if (ks_pin_adopted(ctx->skel->obj)) {
-		/* adopted programs kept counting: report from where they are, not from zero */
-		ctx->gen = ctx->skel->bss->ks_gen & 1;
-		ctx->old = ctx->gen ^ 1; /* what a KS_DRAIN_CLEAR empties */
-		ctx->seen = ctx->skel->bss->counts;
-		ctx->seen.map_full = ctx->seen.starts_full = ctx->seen.update_failed = 0;
-		/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
-	}
-	return 0;
-}
-
-static const char *mem_hook(void *vctx)
-{
-	return ((struct mem_ctx *)vctx)->hook;
-}
-
-struct drain_arg {
-	struct mem_ctx *ctx;
-	struct ks_report *r;
-	unsigned int gen;
-};
-
-static bool key_in_gen(const void *key, void *varg)
-{
-	return ((const struct ks_row_key *)key)->gen == ((struct drain_arg *)varg)->gen;
+	return ks_sc_open(&ctx->sc, &mem_def, c);
 }
 
 static struct ks_row *new_row(struct ks_report *r)
@@ -342,7 +277,7 @@ static struct ks_row *new_row(struct ks_report *r)
 }
 
 /* The report row of @k (NULL: the "other" row), made (all values 0) when there is none yet. */
-static struct ks_row *row_of(struct drain_arg *a, const struct ks_row_key *k)
+static struct ks_row *row_of(const struct ks_sc_drain *a, const struct ks_row_key *k)
 {
 	struct mem_ctx *ctx = a->ctx;
 	struct ks_row_key *nk;
@@ -382,7 +317,7 @@ static struct ks_row *row_of(struct drain_arg *a, const struct ks_row_key *k)
 		return NULL;
 	ctx->nkeys = a->r->nrows;
 	ctx->keys[ctx->nkeys - 1] = *k;
-	ks_row_task_key(row, ctx->by, k, bpf_map__fd(ctx->skel->maps.pid_comm));
+	ks_row_task_key(row, ctx->by, k, bpf_map__fd(((struct ks_mem *)ctx->sc.skel)->maps.pid_comm));
 	return row;
 }
 
@@ -421,7 +356,7 @@ static bool keep_rare(const void *key, const void *value, void *varg)
 }
 
 /* Adds the per-CPU fault counts @v to the row of @key (NULL: "other"). */
-static int add_faults(struct drain_arg *a, const struct ks_row_key *key, const struct ks_mem_fault *v)
+static int add_faults(const struct ks_sc_drain *a, const struct ks_row_key *key, const struct ks_mem_fault *v)
 {
 	struct ks_mem_fault sum = { 0 };
 	struct ks_row *row;
@@ -445,16 +380,8 @@ static int take_faults(const void *key, const void *value, void *varg)
 	return add_faults(varg, key, value);
 }
 
-static void add_slots32(struct ks_hist *h, const __u32 *slots)
-{
-	for (unsigned int i = 0; i < KS_MEM_SLOTS; i++) {
-		h->slots[i] += slots[i];
-		h->count += slots[i];
-	}
-}
-
 /* Adds one rare-events value to the row of @key (NULL: "other"). */
-static int add_rare(struct drain_arg *a, const struct ks_row_key *key, const struct ks_mem_rare *v)
+static int add_rare(const struct ks_sc_drain *a, const struct ks_row_key *key, const struct ks_mem_rare *v)
 {
 	struct ks_hist *rh, *ch;
 	struct ks_row *row;
@@ -476,7 +403,7 @@ static int add_rare(struct drain_arg *a, const struct ks_row_key *key, const str
 		rh = calloc(1, sizeof(*rh));
 		if (!rh)
 			return -ENOMEM;
-		add_slots32(rh, v->reclaim);
+		ks_hist_add_u32(rh, v->reclaim, KS_MEM_SLOTS);
 		rh->sum = v->reclaim_sum;
 		rh->max = v->reclaim_max;
 		row->hist = rh;
@@ -484,7 +411,7 @@ static int add_rare(struct drain_arg *a, const struct ks_row_key *key, const str
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
-	add_slots32(ch, v->compact);
+	ks_hist_add_u32(ch, v->compact, KS_MEM_SLOTS);
 	ch->sum = v->compact_sum;
 	ch->max = v->compact_max;
 	row->vals[V_COMPACTIONS].v += ch->count;
@@ -523,44 +450,42 @@ static int take_other_rare(uint32_t idx, const void *value, void *varg)
 	return err ? err : 1;
 }
 
-/* Phase one (core/instance.h): flip the halves; the driver waits for the kernel once for every instance. */
-static int mem_mark(void *vctx)
-{
-	struct mem_ctx *ctx = vctx;
+/* The row maps (each with its "other" element per half), counters and load of mem, for core (core/scaffold.h). */
+static const struct ks_sc_map mem_maps[] = {
+	{ "faults", sizeof(struct ks_row_key), sizeof(struct ks_mem_fault), .percpu = true, .take = take_faults, .keep = keep_faults },
+	{ "rare", sizeof(struct ks_row_key), sizeof(struct ks_mem_rare), .take = take_rare, .keep = keep_rare },
+	{ "other_faults", 0, sizeof(struct ks_mem_fault), .percpu = true, .take_elem = take_other_faults },
+	{ "other_rare", 0, sizeof(struct ks_mem_rare), .take_elem = take_other_rare },
+};
+enum { N_OOM = 4, N_TO_OTHER, N_ROW_ERRORS, N_COUNTERS };
+static const struct ks_sc_counter mem_counters[N_COUNTERS] = {
+	{ "map_full", offsetof(struct ks_mem__bss, counts.map_full), KS_SC_LOSS },
+	{ "starts_full", offsetof(struct ks_mem__bss, counts.starts_full), KS_SC_LOSS },
+	{ "map_update_failed", offsetof(struct ks_mem__bss, counts.update_failed), KS_SC_LOSS },
+	{ "recursion", 0, KS_SC_RECURSION },
+	[N_OOM] = { "oom_kills", offsetof(struct ks_mem__bss, counts.oom_kills), KS_SC_COUNTER },
+	[N_TO_OTHER] = { "to_other", offsetof(struct ks_mem__bss, counts.to_other), KS_SC_COUNTER },
+	[N_ROW_ERRORS] = { "row_errors", offsetof(struct ks_mem__bss, counts.row_errors), KS_SC_COUNTER },
+};
+static const char *const mem_hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
+static void mem_release(void *vctx);
+static const struct ks_sc_def mem_def = {
+	.name = "mem", .hooks = mem_hooks, .skel = &ks_mem_ops, .gen_at = offsetof(struct ks_mem__bss, ks_gen),
+	.maps = mem_maps, .nmaps = 4, .counters = mem_counters, .ncounters = N_COUNTERS,
+	.probed = find_missing, .configure = configure, .loaded = precreate, .release = mem_release,
+};
 
-	ctx->old = ks_gen_mark(&ctx->gen, &ctx->skel->bss->ks_gen);
-	return 0;
-}
-
-/* Phase two: the retired half is quiet now; move it into @r (or one of the two, in @mode). */
+/* The retired half into @r (or one of the two, in @mode): core drains, mem merges and orders its rows. */
 static int mem_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 {
 	struct mem_ctx *ctx = vctx;
-	struct ks_mem *s = ctx->skel;
-	unsigned int old = ctx->old;
-	struct drain_arg a = { ctx, r, old };
-	struct ks_hash_half faults = { .fd = bpf_map__fd(s->maps.faults), .key_size = sizeof(struct ks_row_key),
-				       .match = key_in_gen, .cb = take_faults, .keep = keep_faults,
-				       .zero = ctx->zfaults, .arg = &a, .value_buf = ctx->vbuf };
-	struct ks_hash_half rare = { .fd = bpf_map__fd(s->maps.rare), .key_size = sizeof(struct ks_row_key),
-				     .match = key_in_gen, .cb = take_rare, .keep = keep_rare, .zero = ctx->zrare,
-				     .arg = &a, .value_buf = ctx->vbuf };
-	struct ks_mem_counts now;
 	int err;
 
 	if (r)
 		r->hist_name = mem_schema.hist_name;
 	ctx->nkeys = 0;
 	ctx->other_row = -1;
-	err = ks_hash_drain_half(&faults, mode);
-	if (!err)
-		err = ks_hash_drain_half(&rare, mode);
-	if (!err)
-		err = ks_array_drain_mode(bpf_map__fd(s->maps.other_faults), old, 1, ctx->vbuf,
-					  (size_t)ks_ncpus() * sizeof(struct ks_mem_fault), take_other_faults, &a, mode);
-	if (!err)
-		err = ks_array_drain_mode(bpf_map__fd(s->maps.other_rare), old, 1, ctx->vbuf,
-					  sizeof(struct ks_mem_rare), take_other_rare, &a, mode);
+	err = ks_sc_drain(&ctx->sc, r, mode);
 	if (err || mode == KS_DRAIN_CLEAR)
 		return err;
 	/* stalls first, by their total time; then by faults */
@@ -570,18 +495,10 @@ static int mem_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mo
 
 		row->sort = stall ? (1ull << 62) + (stall >> 2) : row->vals[V_FAULTS_USER].v + row->vals[V_FAULTS_KERNEL].v;
 	}
-	now = s->bss->counts;
-	ks_report_lost(r, "map_full", now.map_full - ctx->seen.map_full);
-	ks_report_lost(r, "starts_full", now.starts_full - ctx->seen.starts_full);
-	ks_report_lost(r, "map_update_failed", now.update_failed - ctx->seen.update_failed);
-	ks_report_lost(r, "recursion", ks_obj_missed_since(s->obj, &ctx->missed_seen));
-	ks_report_counter(r, "oom_kills", now.oom_kills - ctx->seen.oom_kills);
-	ks_report_counter(r, "to_other", now.to_other - ctx->seen.to_other);
-	ks_report_counter(r, "row_errors", now.row_errors - ctx->seen.row_errors);
-	if (now.row_errors != ctx->seen.row_errors)
+	if (ctx->sc.delta[N_ROW_ERRORS])
 		p_info("mem: the kernel refused %llu rows (last: %s); their events found a row after, or went to \"other\"",
-		       (unsigned long long)(now.row_errors - ctx->seen.row_errors), strerror((int)now.row_errno));
-	ctx->seen = now;
+		       (unsigned long long)ctx->sc.delta[N_ROW_ERRORS],
+		       strerror((int)((struct ks_mem *)ctx->sc.skel)->bss->counts.row_errno));
 	/* a top-level list, not a filter: which tracepoints this kernel lacks, and why */
 	for (size_t i = 0; i < NEVENTS; i++) {
 		char b[128];
@@ -590,25 +507,18 @@ static int mem_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mo
 		    snprintf(b, sizeof(b), "%s:%s (%s)", mem_events[i].sys, mem_events[i].event, why_missing(ctx->missing[i])) > 0)
 			ks_report_list_add(r, "unavailable", b);
 	}
-	ks_budget_report(&ctx->budget, r);
 	return 0;
 }
 
 /* --pin: the counters cumulative in .bss (not the losses: serve rebases those); from the read the saved totals hold */
-static const size_t mem_cursor[] = { offsetof(struct mem_ctx, seen.oom_kills), offsetof(struct mem_ctx, seen.to_other),
-				     offsetof(struct mem_ctx, seen.row_errors) };
+static const size_t mem_cursor[] = { offsetof(struct mem_ctx, sc.seen[N_OOM]), offsetof(struct mem_ctx, sc.seen[N_TO_OTHER]),
+				     offsetof(struct mem_ctx, sc.seen[N_ROW_ERRORS]) };
 
-static void mem_close(void *vctx)
+static void mem_release(void *vctx)
 {
 	struct mem_ctx *ctx = vctx;
 
-	ks_mem__destroy(ctx->skel);
-	ctx->skel = NULL;
-	free(ctx->vbuf);
-	free(ctx->zfaults);
-	free(ctx->zrare);
 	free(ctx->keys);
-	ctx->vbuf = ctx->zfaults = ctx->zrare = NULL;
 	ctx->keys = NULL;
 }
 
@@ -621,11 +531,11 @@ const struct ks_collector ks_mem_collector = {
 	},
 	.ctx_size = sizeof(struct mem_ctx),
 	.open = mem_open,
-	.hook = mem_hook,
-	.mark = mem_mark,
+	.hook = ks_sc_hook,
+	.mark = ks_sc_mark,
 	.drain_mode = mem_drain_mode,
-	.skel_at = offsetof(struct mem_ctx, skel),
+	.skel_at = offsetof(struct mem_ctx, sc.skel),
 	.cursor_u64 = { mem_cursor, 3 },
 	.schema = &mem_schema,
-	.close = mem_close,
+	.close = ks_sc_close,
 };

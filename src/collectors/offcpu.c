@@ -11,12 +11,6 @@
 #include "ksight/offcpu.h"
 #include "offcpu.skel.h"
 
-struct off_ctx {
-	struct ks_sched_run run;
-	struct ks_offcpu *skel;
-	struct ks_report *r; /* the report being filled by collect */
-};
-
 static const char *state_name(uint32_t st)
 {
 	static const char *const names[KS_OFF_STATES] = { "S", "D", "I", "other" };
@@ -64,7 +58,7 @@ int ks_offcpu_row(struct ks_report *r, enum ks_sched_by by, const struct ks_sche
 
 static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals, void *vctx)
 {
-	struct off_ctx *ctx = vctx;
+	struct ks_sched_ctx *ctx = vctx;
 
 	return ks_offcpu_row(ctx->r, ctx->run.by, id, vals, nvals);
 }
@@ -90,7 +84,31 @@ static int off_parse_opt(void *ctx, int id, const char *arg)
 	return -EINVAL;
 }
 
-KS_SCHED_GLUE(offcpu, struct off_ctx, KS_OFF_STATES, struct ks_off_stat, off_schema.hist_name, take_row, false)
+KS_SKEL_OPS(ks_offcpu);
+
+/* The lifecycle, maps and counters of offcpu, for core (core/scaffold.h) and the family (sched.h). */
+static const struct ks_sc_map off_maps[] = { { .drain = ks_sched_drain_maps } };
+static const struct ks_sc_counter off_counters[] = {
+	KS_SCHED_LOSSES(struct ks_offcpu__bss),
+	KS_SCHED_INFERRED(struct ks_offcpu__bss),
+};
+static const struct ks_sched_def off_def = {
+	.sc = { .name = "offcpu", .hooks = ks_sched_hooks, .skel = &ks_offcpu_ops,
+		.gen_at = offsetof(struct ks_offcpu__bss, ks_gen), .maps = off_maps, .nmaps = 1,
+		.counters = off_counters, .ncounters = sizeof(off_counters) / sizeof(off_counters[0]),
+		.configure = ks_sched_configure, .attached = ks_sched_attached, .release = ks_sched_release },
+	.since_at = offsetof(struct ks_offcpu__bss, ks_since),
+	.to_other_at = offsetof(struct ks_offcpu__bss, ks_to_other),
+	.nsub = KS_OFF_STATES,
+	.value_size = sizeof(struct ks_off_stat),
+	.schema = &off_schema,
+	.take = take_row,
+};
+
+static int off_open(void *ctx, const struct ks_common *c, const struct ks_filter *f)
+{
+	return ks_sched_open(ctx, &off_def, c, f);
+}
 
 const struct ks_collector ks_offcpu_collector = {
 	.spec = {
@@ -101,13 +119,13 @@ const struct ks_collector ks_offcpu_collector = {
 		.by_words = off_by_words,
 		.opts = off_opts,
 	},
-	.ctx_size = sizeof(struct off_ctx),
+	.ctx_size = sizeof(struct ks_sched_ctx),
 	.parse_opt = off_parse_opt,
-	.open = offcpu_open,
-	.hook = offcpu_hook,
-	.mark = offcpu_mark,
-	.drain_mode = offcpu_drain_mode,
-	.skel_at = offsetof(struct off_ctx, skel),
+	.open = off_open,
+	.hook = ks_sc_hook,
+	.mark = ks_sc_mark,
+	.drain_mode = ks_sched_drain_mode,
+	.skel_at = offsetof(struct ks_sched_ctx, sc.skel),
 	.schema = &off_schema,
-	.close = offcpu_close,
+	.close = ks_sc_close,
 };

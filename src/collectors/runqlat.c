@@ -11,12 +11,6 @@
 #include "runqlat.skel.h"
 
 
-struct rq_ctx {
-	struct ks_sched_run run;
-	struct ks_runqlat *skel;
-	struct ks_report *r; /* the report being filled by collect */
-};
-
 /* The value columns of a row, declared once: rows, docs/json.md and help render from these. */
 enum { C_COUNT, C_TOTAL, C_WAKEUPS, C_CROSS, C_MIGRATIONS, C_VOLUNTARY, C_INVOLUNTARY };
 static const struct ks_column rq_cols[] = {
@@ -77,13 +71,38 @@ int ks_runqlat_row(struct ks_report *r, enum ks_sched_by by, const struct ks_sch
 
 static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals, void *vctx)
 {
-	struct rq_ctx *ctx = vctx;
+	struct ks_sched_ctx *ctx = vctx;
 	struct ks_row *row;
 
 	return ks_runqlat_row(ctx->r, ctx->run.by, id, vals, nvals, &row);
 }
 
-KS_SCHED_GLUE(runqlat, struct rq_ctx, 1, struct ks_rq_stat, rq_schema.hist_name, take_row, true)
+KS_SKEL_OPS(ks_runqlat);
+
+/* The lifecycle, maps and counters of runqlat, for core (core/scaffold.h) and the family (sched.h). */
+static const struct ks_sc_map rq_maps[] = { { .drain = ks_sched_drain_maps } };
+static const struct ks_sc_counter rq_counters[] = {
+	KS_SCHED_LOSSES(struct ks_runqlat__bss),
+	{ "unseen_wakeup", offsetof(struct ks_runqlat__bss, lost.unseen_wakeup), KS_SC_LOSS },
+	KS_SCHED_INFERRED(struct ks_runqlat__bss),
+};
+static const struct ks_sched_def rq_def = {
+	.sc = { .name = "runqlat", .hooks = ks_sched_hooks, .skel = &ks_runqlat_ops,
+		.gen_at = offsetof(struct ks_runqlat__bss, ks_gen), .maps = rq_maps, .nmaps = 1,
+		.counters = rq_counters, .ncounters = sizeof(rq_counters) / sizeof(rq_counters[0]),
+		.configure = ks_sched_configure, .attached = ks_sched_attached, .release = ks_sched_release },
+	.since_at = offsetof(struct ks_runqlat__bss, ks_since),
+	.to_other_at = offsetof(struct ks_runqlat__bss, ks_to_other),
+	.nsub = 1,
+	.value_size = sizeof(struct ks_rq_stat),
+	.schema = &rq_schema,
+	.take = take_row,
+};
+
+static int rq_open(void *ctx, const struct ks_common *c, const struct ks_filter *f)
+{
+	return ks_sched_open(ctx, &rq_def, c, f);
+}
 
 const struct ks_collector ks_runqlat_collector = {
 	.spec = {
@@ -93,12 +112,12 @@ const struct ks_collector ks_runqlat_collector = {
 		.common = KS_O_COLLECTOR,
 		.by_words = ks_sched_by_words,
 	},
-	.ctx_size = sizeof(struct rq_ctx),
-	.open = runqlat_open,
-	.hook = runqlat_hook,
-	.mark = runqlat_mark,
-	.drain_mode = runqlat_drain_mode,
-	.skel_at = offsetof(struct rq_ctx, skel),
+	.ctx_size = sizeof(struct ks_sched_ctx),
+	.open = rq_open,
+	.hook = ks_sc_hook,
+	.mark = ks_sc_mark,
+	.drain_mode = ks_sched_drain_mode,
+	.skel_at = offsetof(struct ks_sched_ctx, sc.skel),
 	.schema = &rq_schema,
-	.close = runqlat_close,
+	.close = ks_sc_close,
 };

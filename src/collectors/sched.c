@@ -316,118 +316,123 @@ bool ks_sched_wakelist_marked(void)
 
 const char *const ks_sched_hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, NULL };
 
-int ks_sched_run_init(struct ks_sched_run *run, const struct ks_common *c, const struct ks_filter *f,
-		      uint32_t nsub, size_t value_size, const char *hist_name)
+int ks_sched_open(struct ks_sched_ctx *ctx, const struct ks_sched_def *def, const struct ks_common *c,
+		  const struct ks_filter *f)
 {
+	struct ks_sched_run *run = &ctx->run;
+
 	run->by = ks_sched_by_parse(c->by);
-	run->hist_name = hist_name;
 	run->filter = f;
-	ks_budget_init_for(&run->budget, c);
+	run->budget = &ctx->sc.budget;
 	run->maps.by = run->by;
-	run->maps.nsub = nsub;
-	run->maps.value_size = value_size;
-	ks_sched_resize(run);
-	run->maps.vbuf = calloc((size_t)ks_ncpus(), value_size);
-	return run->maps.vbuf ? 0 : -ENOMEM;
+	run->maps.nsub = def->nsub;
+	run->maps.value_size = def->value_size;
+	run->maps.vbuf = calloc((size_t)ks_ncpus(), def->value_size);
+	if (!run->maps.vbuf)
+		return -ENOMEM;
+	return ks_sc_open(&ctx->sc, &def->sc, c);
 }
 
-void ks_sched_resize(struct ks_sched_run *run)
+static void set_entries(struct bpf_object *obj, const char *map, uint32_t n)
 {
-	ks_sched_sizes(&run->budget, run->by, run->maps.nsub, run->maps.value_size, ks_pid_max(), &run->sizes);
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, map), n);
 }
 
-int ks_sched_budget_check(struct ks_sched_run *run, struct bpf_object *obj)
+/* Here, not once at open: a shared budget configures at several limits. */
+int ks_sched_configure(void *vctx, void *skel, const char *hook)
 {
+	struct ks_sched_ctx *ctx = vctx;
+	struct ks_sched_run *run = &ctx->run;
+	struct bpf_object *obj = ctx->sc.def->skel->obj(skel);
+	__u32 by = run->by, nsub = run->maps.nsub, mask;
+	bool state = ks_sched_switch_has_state();
 	int err;
 
-	if (run->refused)
-		return -E2BIG;
-	err = ks_budget_check(&run->budget, obj);
-	run->refused = err == -E2BIG;
+	(void)hook;
+	ks_sched_sizes(run->budget, run->by, nsub, run->maps.value_size, ks_pid_max(), &run->sizes);
+	mask = run->sizes.slots - 1;
+	err = ks_sc_set_rodata(obj, "ks_filter", run->filter, sizeof(*run->filter));
+	if (!err)
+		err = ks_sc_set_rodata(obj, "ks_by", &by, sizeof(by));
+	if (!err)
+		err = ks_sc_set_rodata(obj, "ks_nsub", &nsub, sizeof(nsub));
+	if (!err)
+		err = ks_sc_set_rodata(obj, "ks_slot_mask", &mask, sizeof(mask));
+	if (!err)
+		err = ks_sc_set_rodata(obj, "ks_switch_has_state", &state, sizeof(state));
+	set_entries(obj, "ks_slots", run->sizes.slots);
+	set_entries(obj, "rows", run->sizes.rows);
+	set_entries(obj, "hrows", run->sizes.hrows);
+	set_entries(obj, "srows", run->sizes.srows);
+	set_entries(obj, "sother", run->sizes.sother);
+	if (ks_sched_wakelist_marked())
+		ks_prog_disable(obj, "sched_waking");
 	return err;
 }
 
-void ks_sched_attached(struct ks_sched_run *run, struct bpf_object *obj, const struct bpf_map *rows,
-		       const struct bpf_map *hrows, const struct bpf_map *srows, const struct bpf_map *sother,
-		       volatile uint64_t *since)
+static const struct ks_sched_def *def_of(const struct ks_sched_ctx *ctx)
 {
+	return (const struct ks_sched_def *)ctx->sc.def;
+}
+
+static int map_fd(struct bpf_object *obj, const char *name)
+{
+	return bpf_map__fd(bpf_object__find_map_by_name(obj, name));
+}
+
+int ks_sched_attached(void *vctx)
+{
+	struct ks_sched_ctx *ctx = vctx;
+	struct bpf_object *obj = ctx->sc.def->skel->obj(ctx->sc.skel);
+	struct ks_sched_maps *m = &ctx->run.maps;
 	struct timespec ts;
 
 	/* the programs' clock, bpf_ktime_get_ns; adopted ones run on from their own start */
 	if (!ks_pin_adopted(obj) && !clock_gettime(CLOCK_MONOTONIC, &ts))
-		*since = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	run->obj = obj;
-	run->maps.rows_fd = bpf_map__fd(rows);
-	run->maps.hrows_fd = bpf_map__fd(hrows);
-	run->maps.srows_fd = bpf_map__fd(srows);
-	run->maps.sother_fd = bpf_map__fd(sother);
-	if (ks_verbose)
-		ks_budget_print(&run->budget, bpf_object__name(obj));
-}
-
-void ks_sched_mark(struct ks_sched_run *run, volatile uint32_t *bss_gen)
-{
-	run->old = ks_gen_mark(&run->gen, bss_gen);
-}
-
-int ks_sched_drain_report(struct ks_sched_run *run, const volatile struct ks_sched_lost *lost,
-			  volatile uint64_t *to_other, const volatile uint64_t *inferred, struct ks_report *r,
-			  ks_sched_row_fn fn, void *arg, enum ks_drain_mode mode)
-{
-	unsigned int old = run->old;
-	struct ks_sched_lost now;
-	unsigned long long missed, inf[2];
-	int err;
-
-	if (mode == KS_DRAIN_CLEAR) {
-		err = ks_sched_drain(&run->maps, old, fn, arg, mode);
-		/* the half's "other" count goes with its rows */
-		if (!err && !by_array(run->by))
-			to_other[old & 1] = 0;
-		return err;
-	}
-	if (run->hist_name)
-		r->hist_name = run->hist_name;
-	err = ks_sched_drain(&run->maps, old, fn, arg, mode);
-	if (err)
-		return err;
-	now.slot_collisions = lost->slot_collisions;
-	now.map_full = lost->map_full;
-	now.update_failed = lost->update_failed;
-	now.unseen_in = lost->unseen_in;
-	now.unseen_wakeup = lost->unseen_wakeup;
-	inf[KS_INFERRED_IN] = inferred[KS_INFERRED_IN];
-	inf[KS_INFERRED_WAKEUP] = inferred[KS_INFERRED_WAKEUP];
-	ks_budget_report(&run->budget, r);
-	missed = ks_obj_missed(run->obj);
-	ks_report_lost(r, "slot_collisions", now.slot_collisions - run->lost_seen.slot_collisions);
-	ks_report_lost(r, "map_full", now.map_full - run->lost_seen.map_full);
-	ks_report_lost(r, "map_update_failed", now.update_failed - run->lost_seen.update_failed);
-	ks_report_lost(r, "recursion", missed - run->missed_seen);
-	ks_report_lost(r, "unseen_switch_in", now.unseen_in - run->lost_seen.unseen_in);
-	if (run->wakeups)
-		ks_report_lost(r, "unseen_wakeup", now.unseen_wakeup - run->lost_seen.unseen_wakeup);
-	/* counted, an end or start from sched_info: said only when some were */
-	if (inf[KS_INFERRED_IN] != run->inferred_seen[KS_INFERRED_IN])
-		ks_report_counter(r, "inferred_switch_in", inf[KS_INFERRED_IN] - run->inferred_seen[KS_INFERRED_IN]);
-	if (inf[KS_INFERRED_WAKEUP] != run->inferred_seen[KS_INFERRED_WAKEUP])
-		ks_report_counter(r, "inferred_wakeup",
-				  inf[KS_INFERRED_WAKEUP] - run->inferred_seen[KS_INFERRED_WAKEUP]);
-	if (!by_array(run->by)) {
-		/* the programs count into the other half now: this one is complete */
-		ks_report_counter(r, "to_other", to_other[old & 1]);
-		if (mode == KS_DRAIN_TAKE)
-			to_other[old & 1] = 0;
-	}
-	run->lost_seen = now;
-	run->missed_seen = missed;
-	memcpy(run->inferred_seen, inf, sizeof(inf));
+		*(volatile uint64_t *)ks_sc_bss(&ctx->sc, def_of(ctx)->since_at) =
+			(uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	m->rows_fd = map_fd(obj, "rows");
+	m->hrows_fd = map_fd(obj, "hrows");
+	m->srows_fd = map_fd(obj, "srows");
+	m->sother_fd = map_fd(obj, "sother");
 	return 0;
 }
 
-void ks_sched_run_free(struct ks_sched_run *run)
+int ks_sched_drain_maps(void *vctx, struct ks_report *r, unsigned int gen, enum ks_drain_mode mode)
 {
-	free(run->maps.vbuf);
-	run->maps.vbuf = NULL;
-	run->obj = NULL;
+	struct ks_sched_ctx *ctx = vctx;
+
+	(void)r; /* the row callback finds it in ctx->r */
+	return ks_sched_drain(&ctx->run.maps, gen, def_of(ctx)->take, ctx, mode);
+}
+
+int ks_sched_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
+{
+	struct ks_sched_ctx *ctx = vctx;
+	const struct ks_sched_def *def = def_of(ctx);
+	volatile uint64_t *to_other = ks_sc_bss(&ctx->sc, def->to_other_at);
+	unsigned int old = ctx->sc.old;
+	int err;
+
+	if (mode != KS_DRAIN_CLEAR && def->schema->hist_name)
+		r->hist_name = def->schema->hist_name;
+	ctx->r = r;
+	err = ks_sc_drain(&ctx->sc, r, mode);
+	ctx->r = NULL;
+	if (err || by_array(ctx->run.by))
+		return err;
+	/* the programs count into the other half now: this one is complete; its "other" count goes with its rows */
+	if (mode != KS_DRAIN_CLEAR)
+		ks_report_counter(r, "to_other", to_other[old & 1]);
+	if (mode != KS_DRAIN_READ)
+		to_other[old & 1] = 0;
+	return 0;
+}
+
+void ks_sched_release(void *vctx)
+{
+	struct ks_sched_ctx *ctx = vctx;
+
+	free(ctx->run.maps.vbuf);
+	ctx->run.maps.vbuf = NULL;
 }

@@ -11,6 +11,7 @@
 #include "core/opts.h"
 #include "core/pin.h"
 #include "core/report.h"
+#include "core/scaffold.h"
 #include "ksight/sched.h"
 
 struct bpf_object;
@@ -83,75 +84,62 @@ bool ks_sched_switch_has_state(void);
  */
 bool ks_sched_wakelist_marked(void);
 
-/* What both scheduler collectors keep between open and close. */
+/* What both scheduler collectors keep between open and close, besides their scaffold. */
 struct ks_sched_run {
 	enum ks_sched_by by;
-	const char *hist_name; /* JSON name of the row histogram */
 	const struct ks_filter *filter;
+	const struct ks_budget *budget; /* the scaffold's */
 	struct ks_sched_sizes sizes;
-	struct ks_budget budget;
-	bool refused; /* over the budget: said once, not again for the next hook */
 	struct ks_sched_maps maps;
-	struct bpf_object *obj;
-	const char *hook;
-	unsigned int gen;
-	unsigned int old; /* the half mark() retired, for drain() */
-	struct ks_sched_lost lost_seen; /* .bss counters already reported */
-	unsigned long long missed_seen;
-	unsigned long long inferred_seen[2]; /* ks_inferred (KS_INFERRED_IN, _WAKEUP) already reported */
-	bool wakeups;			     /* runqlat: report what concerns wakeups */
 };
 
-/* Parses --by, sizes the maps for @nsub rows per key of @value_size bytes, allocates the drain buffer. */
-int ks_sched_run_init(struct ks_sched_run *run, const struct ks_common *c, const struct ks_filter *f,
-		      uint32_t nsub, size_t value_size, const char *hist_name);
+/* A scheduler collector's context: its scaffold first (core/scaffold.h), then the family's run. */
+struct ks_sched_ctx {
+	struct ks_scaffold sc;
+	struct ks_sched_run run;
+	struct ks_report *r; /* the report a drain fills, for the row callback */
+};
 
 /*
- * Sets the configuration every scheduler program shares (bpf/sched.bpf.h)
- * on an opened skeleton @s; a macro because each skeleton has its own types.
+ * A scheduler collector, declared: the scaffold's declaration (maps:
+ * ks_sched_drain_maps; attached: ks_sched_attached; release:
+ * ks_sched_release), then the family's part.  Rows are @nsub splits of
+ * @value_size bytes per key, handed to @take (its arg is the struct
+ * ks_sched_ctx).
  */
-#define KS_SCHED_CONFIGURE(s, run)                                                     \
-	do {                                                                           \
-		(s)->rodata->ks_filter = *(run)->filter;                               \
-		(s)->rodata->ks_by = (run)->by;                                        \
-		(s)->rodata->ks_nsub = (run)->maps.nsub;                               \
-		(s)->rodata->ks_slot_mask = (run)->sizes.slots - 1;                    \
-		(s)->rodata->ks_switch_has_state = ks_sched_switch_has_state();        \
-		bpf_map__set_max_entries((s)->maps.ks_slots, (run)->sizes.slots);      \
-		bpf_map__set_max_entries((s)->maps.rows, (run)->sizes.rows);           \
-		bpf_map__set_max_entries((s)->maps.hrows, (run)->sizes.hrows);         \
-		bpf_map__set_max_entries((s)->maps.srows, (run)->sizes.srows);         \
-		bpf_map__set_max_entries((s)->maps.sother, (run)->sizes.sother);       \
-	} while (0)
+struct ks_sched_def {
+	struct ks_sc_def sc;
+	size_t since_at, to_other_at; /* offsetof ks_since and ks_to_other in the skeleton's .bss */
+	uint32_t nsub;
+	size_t value_size;
+	const struct ks_schema *schema; /* its hist_name names the row histogram in JSON */
+	ks_sched_row_fn take;
+};
 
+/* The losses of both scheduler collectors' .bss of type @bss, in the order reports list them (runqlat adds unseen_wakeup after). */
+#define KS_SCHED_LOSSES(bss)                                                              	{ "slot_collisions", offsetof(bss, lost.slot_collisions), KS_SC_LOSS },           	{ "map_full", offsetof(bss, lost.map_full), KS_SC_LOSS },                         	{ "map_update_failed", offsetof(bss, lost.update_failed), KS_SC_LOSS },           	{ "recursion", 0, KS_SC_RECURSION },                                              	{ "unseen_switch_in", offsetof(bss, lost.unseen_in), KS_SC_LOSS }
+/* The intervals timed from sched_info (ks_inferred): said only when some were. */
+#define KS_SCHED_INFERRED(bss)                                                                               	{ "inferred_switch_in", offsetof(bss, ks_inferred) + KS_INFERRED_IN * sizeof(__u64), KS_SC_SOME },    	{ "inferred_wakeup", offsetof(bss, ks_inferred) + KS_INFERRED_WAKEUP * sizeof(__u64), KS_SC_SOME }
+
+/* open: parses --by, allocates the drain buffer and runs @def's lifecycle (ks_sc_open). */
+int ks_sched_open(struct ks_sched_ctx *ctx, const struct ks_sched_def *def, const struct ks_common *c,
+		  const struct ks_filter *f);
 /*
- * Records the loaded object and its row maps; sets *@since (ks_since in
- * its .bss) to now, the start of the run, unless the object was adopted.
+ * The declaration's callbacks: configure (map sizes from the budget's
+ * limit and the rodata every scheduler program shares, bpf/sched.bpf.h),
+ * the rows' drain, the start of the run and the row maps once attached,
+ * the buffer freed.
  */
-void ks_sched_attached(struct ks_sched_run *run, struct bpf_object *obj, const struct bpf_map *rows,
-		       const struct bpf_map *hrows, const struct bpf_map *srows, const struct bpf_map *sother,
-		       volatile uint64_t *since);
-
-/* Sizes from the budget's limit again (configure: a shared budget sizes at several limits). */
-void ks_sched_resize(struct ks_sched_run *run);
-/* Checks the opened object's maps against the budget before load: 0, or -E2BIG said once. */
-int ks_sched_budget_check(struct ks_sched_run *run, struct bpf_object *obj);
-
+int ks_sched_configure(void *ctx, void *skel, const char *hook);
+int ks_sched_drain_maps(void *ctx, struct ks_report *r, unsigned int gen, enum ks_drain_mode mode);
+int ks_sched_attached(void *ctx);
+void ks_sched_release(void *ctx);
 /*
- * The two phases of a collect (core/instance.h): mark flips the buffer
- * half (*@bss_gen) without waiting; after the driver's one wait for the
- * kernel, drain hands each row of the quiet half to @fn, then reports the
- * loss counters (@lost, the .bss copy) and the intervals timed from
- * sched_info (@inferred, the .bss ks_inferred) since the previous drain,
- * and the events that half's "other" row took (@to_other[2], emptied), all
- * in @mode (KS_DRAIN_CLEAR reports nothing, @r NULL).
+ * drain_mode: the rows of the quiet half (ks_sc_drain: then the losses and
+ * the intervals timed from sched_info), then the events that half's
+ * "other" row took (ks_to_other[half], emptied but in KS_DRAIN_READ).
  */
-void ks_sched_mark(struct ks_sched_run *run, volatile uint32_t *bss_gen);
-int ks_sched_drain_report(struct ks_sched_run *run, const volatile struct ks_sched_lost *lost,
-			  volatile uint64_t *to_other, const volatile uint64_t *inferred, struct ks_report *r,
-			  ks_sched_row_fn fn, void *arg, enum ks_drain_mode mode);
-
-void ks_sched_run_free(struct ks_sched_run *run);
+int ks_sched_drain_mode(void *ctx, struct ks_report *r, enum ks_drain_mode mode);
 
 /*
  * Hook variants of the scheduler collectors: no classic-tracepoint one,
@@ -159,97 +147,5 @@ void ks_sched_run_free(struct ks_sched_run *run);
  * needs has raw_tp.
  */
 extern const char *const ks_sched_hooks[];
-
-/*
- * The glue between a collector's typed skeleton ks_<name> and the shared
- * run: defines <name>_open, <name>_hook, <name>_mark, <name>_drain_mode
- * and <name>_close for a context type @ctx_t with members run, skel and
- * r, rows of @nsub splits of @value_t, drained by @take_row into the
- * report; @with_wakeups when its programs follow wakeups (their losses are
- * reported).
- */
-#define KS_SCHED_GLUE(name, ctx_t, nsub, value_t, hist_name, take_row, with_wakeups)            \
-	static int name##_configure(void *vctx, void *skel, const char *hook)                   \
-	{                                                                                       \
-		ctx_t *ctx = vctx;                                                              \
-		struct ks_##name *s = skel;                                                     \
-                                                                                                \
-		(void)hook;                                                                     \
-		ks_sched_resize(&ctx->run);                                                     \
-		KS_SCHED_CONFIGURE(s, &ctx->run);                                               \
-		if (ks_sched_wakelist_marked())                                                 \
-			ks_prog_disable(s->obj, "sched_waking");                                \
-		return 0;                                                                       \
-	}                                                                                       \
-	static int name##_budget_check(void *vctx, struct bpf_object *obj)                      \
-	{                                                                                       \
-		return ks_sched_budget_check(&((ctx_t *)vctx)->run, obj);                       \
-	}                                                                                       \
-	static struct ks_budget *name##_budget(void *vctx)                                      \
-	{                                                                                       \
-		return &((ctx_t *)vctx)->run.budget;                                            \
-	}                                                                                       \
-	KS_SKEL_OPS(ks_##name);                                                                 \
-	static int name##_open(void *vctx, const struct ks_common *c, const struct ks_filter *f) \
-	{                                                                                       \
-		static const struct ks_load_spec spec = {                                       \
-			.hooks = ks_sched_hooks,                                                \
-			.skel = &ks_##name##_ops,                                               \
-			.configure = name##_configure,                                          \
-			.budget_check = name##_budget_check,                                    \
-			.budget = name##_budget,                                                \
-		};                                                                              \
-		ctx_t *ctx = vctx;                                                              \
-		struct ks_##name *s;                                                            \
-		int err = ks_sched_run_init(&ctx->run, c, f, nsub, sizeof(value_t), hist_name); \
-                                                                                                \
-		if (!err)                                                                       \
-			err = ks_load_spec(&spec, ctx, (void **)&s, &ctx->run.hook);            \
-		if (err)                                                                        \
-			return err;                                                             \
-		ctx->skel = s;                                                                  \
-		if (ks_pin_adopted(s->obj)) {                                                   \
-			/* adopted programs kept counting: from where they are (losses from */ \
-			/* their load on: serve takes off what its saved totals hold) */        \
-			ctx->run.gen = s->bss->ks_gen & 1;                                      \
-			ctx->run.old = ctx->run.gen ^ 1; /* what a KS_DRAIN_CLEAR empties */    \
-		}                                                                               \
-		ks_sched_attached(&ctx->run, s->obj, s->maps.rows, s->maps.hrows, s->maps.srows, \
-				  s->maps.sother, (volatile uint64_t *)&s->bss->ks_since);      \
-		ctx->run.wakeups = with_wakeups;                                                \
-		return 0;                                                                       \
-	}                                                                                       \
-	static const char *name##_hook(void *vctx)                                              \
-	{                                                                                       \
-		return ((ctx_t *)vctx)->run.hook;                                               \
-	}                                                                                       \
-	static int name##_mark(void *vctx)                                                      \
-	{                                                                                       \
-		ctx_t *ctx = vctx;                                                              \
-                                                                                                \
-		ks_sched_mark(&ctx->run, &ctx->skel->bss->ks_gen);                              \
-		return 0;                                                                       \
-	}                                                                                       \
-	static int name##_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)  \
-	{                                                                                       \
-		ctx_t *ctx = vctx;                                                              \
-		int err;                                                                        \
-                                                                                                \
-		ctx->r = r;                                                                     \
-		err = ks_sched_drain_report(&ctx->run, &ctx->skel->bss->lost,                   \
-					    (volatile uint64_t *)ctx->skel->bss->ks_to_other,           \
-					    (const volatile uint64_t *)ctx->skel->bss->ks_inferred, r,    \
-					    take_row, ctx, mode);                                       \
-		ctx->r = NULL;                                                                  \
-		return err;                                                                     \
-	}                                                                                       \
-	static void name##_close(void *vctx)                                                    \
-	{                                                                                       \
-		ctx_t *ctx = vctx;                                                              \
-                                                                                                \
-		ks_##name##__destroy(ctx->skel);                                                \
-		ctx->skel = NULL;                                                               \
-		ks_sched_run_free(&ctx->run);                                                   \
-	}
 
 #endif

@@ -12,8 +12,8 @@
 #include "core/loader.h"
 #include "core/log.h"
 #include "core/names.h"
-#include "core/pin.h"
 #include "core/rowkey.h"
+#include "core/scaffold.h"
 #include "core/tracefs.h"
 #include "ksight/syscalls.h"
 #include "syscalls.skel.h"
@@ -25,17 +25,12 @@ enum { OPT_ERRORS = 300, OPT_COUNT = 'L', OPT_STACKS = 301 };
 #define SC_START_CAP (1u << 22)
 
 struct sc_ctx {
+	struct ks_scaffold sc;	/* first: the lifecycle core runs */
+	struct ks_sc_def def;	/* sc_def, with the counters of the mode */
 	enum ks_sc_by by;
 	bool errors_only;
 	bool count_only;
 	const struct ks_filter *filter;
-	struct ks_syscalls *skel;
-	const char *hook;
-	unsigned int gen;
-	unsigned int old; /* the half sc_mark retired, for sc_drain */
-	struct ks_sc_lost lost_seen; /* .bss counters already reported */
-	unsigned long long missed_seen;
-	struct ks_budget budget;
 	uint32_t nhists;
 	void *vbuf; /* one per-CPU value of the largest map */
 	/*
@@ -55,6 +50,12 @@ struct sc_ctx {
 	/* rkeys' indices in key order, for the errno rows to find theirs (10k rows: a scan each took seconds) */
 	int *order, caporder;
 };
+
+/* The loaded skeleton (the scaffold holds it untyped). */
+static struct ks_syscalls *sc_skel(const struct sc_ctx *ctx)
+{
+	return ctx->sc.skel;
+}
 
 static const struct ks_optdef sc_opts[] = {
 	{ "errors", OPT_ERRORS, NULL, "only failing calls (return value < 0)" },
@@ -156,7 +157,7 @@ static struct ks_sc_key other_key(unsigned int gen)
  */
 static void size_maps(struct sc_ctx *ctx, struct ks_syscalls *s)
 {
-	const struct ks_budget *b = &ctx->budget;
+	const struct ks_budget *b = &ctx->sc.budget;
 	uint32_t nstart = 1, nrows = 1, nh = 0, nerr = 1, nsrow = 1, nherr = 1, ncomm = 1;
 
 	if (!ctx->count_only) {
@@ -227,63 +228,20 @@ static int configure(void *vctx, void *skel, const char *hook)
 	return 0;
 }
 
-static int budget_check(void *vctx, struct bpf_object *obj)
-{
-	return ks_budget_check(&((struct sc_ctx *)vctx)->budget, obj);
-}
-
-/* The budget configure sizes from (ks_load_spec: fitted to a shared one). */
-static struct ks_budget *budget_of(void *vctx)
-{
-	return &((struct sc_ctx *)vctx)->budget;
-}
-
 KS_SKEL_OPS(ks_syscalls);
 
-static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
+/* Once attached: the "other" rows made ahead (a full map still has them), the histograms' copies. */
+static int sc_attached(void *vctx)
 {
-	static const char *const hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
-	static const struct ks_load_spec spec = {
-		.hooks = hooks, .skel = &ks_syscalls_ops, .configure = configure, .budget_check = budget_check,
-		.budget = budget_of,
-	};
 	struct sc_ctx *ctx = vctx;
-	size_t vsz = sizeof(struct ks_sc_srow);
-	int err;
 
-	err = ks_by_parse(sc_by_words, c->by);
-	if (err < 0)
-		return err;
-	ctx->by = (enum ks_sc_by)err;
-	ctx->filter = f;
-	ks_budget_init_for(&ctx->budget, c);
-	if (vsz < sizeof(struct ks_sc_hist) * (size_t)ks_ncpus())
-		vsz = sizeof(struct ks_sc_hist) * (size_t)ks_ncpus();
-	ctx->vbuf = calloc(1, vsz);
-	if (!ctx->vbuf)
-		return -ENOMEM;
-	err = ks_load_spec(&spec, ctx, (void **)&ctx->skel, &ctx->hook);
-	if (err)
-		return err;
-	if (ks_pin_adopted(ctx->skel->obj)) {
-		/* adopted programs kept counting: report from where they are, not from zero */
-		ctx->gen = ctx->skel->bss->ks_gen & 1;
-		ctx->old = ctx->gen ^ 1; /* what a KS_DRAIN_CLEAR empties */
-		ctx->lost_seen.to_other = ctx->skel->bss->lost.to_other;
-		/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
-	}
 	for (unsigned int gen = 0; gen < 2 && hashed(ctx); gen++) {
 		struct ks_sc_key k = other_key(gen);
+		int e = ks_map_add(bpf_map__fd(sc_skel(ctx)->maps.srows), &k, ctx->sc.zero);
 
-		int e;
-
-		memset(ctx->vbuf, 0, sizeof(struct ks_sc_srow));
-		e = ks_map_add(bpf_map__fd(ctx->skel->maps.srows), &k, ctx->vbuf);
 		if (e)
 			p_warn("syscalls: cannot make the \"other\" row: %s", strerror(-e));
 	}
-	if (ks_verbose)
-		ks_budget_print(&ctx->budget, "syscalls");
 	if (ctx->nhists) {
 		size_t n = (size_t)ctx->nhists * (size_t)ks_ncpus() * KS_SC_HSLOTS;
 
@@ -297,9 +255,32 @@ static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter
 	return 0;
 }
 
-static const char *sc_hook(void *vctx)
+#define SC_NHASH_COUNTERS 6
+static const struct ks_sc_def sc_def;
+static const struct ks_sc_counter sc_hash_counters[SC_NHASH_COUNTERS];
+
+static int sc_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
 {
-	return ((struct sc_ctx *)vctx)->hook;
+	struct sc_ctx *ctx = vctx;
+	size_t vsz = sizeof(struct ks_sc_srow);
+	int by = ks_by_parse(sc_by_words, c->by);
+
+	if (by < 0)
+		return by;
+	ctx->by = (enum ks_sc_by)by;
+	ctx->filter = f;
+	if (vsz < sizeof(struct ks_sc_hist) * (size_t)ks_ncpus())
+		vsz = sizeof(struct ks_sc_hist) * (size_t)ks_ncpus();
+	ctx->vbuf = calloc(1, vsz);
+	if (!ctx->vbuf)
+		return -ENOMEM;
+	/* shared rows have an "other" row, counted in to_other; the array modes have none */
+	ctx->def = sc_def;
+	if (hashed(ctx)) {
+		ctx->def.counters = sc_hash_counters;
+		ctx->def.ncounters = SC_NHASH_COUNTERS;
+	}
+	return ks_sc_open(&ctx->sc, &ctx->def, c);
 }
 
 static const char *errno_label(int err, char *buf, size_t len)
@@ -339,11 +320,11 @@ static void fill_row(bool count_only, struct ks_row *row, const struct ks_sc_cnt
  */
 static int snap_hists(struct sc_ctx *ctx)
 {
-	int fd = bpf_map__fd(ctx->skel->maps.hists);
+	int fd = bpf_map__fd(sc_skel(ctx)->maps.hists);
 	size_t per = (size_t)ks_ncpus() * KS_SC_HSLOTS;
 
 	for (int row = 0; row < KS_SC_ROWS; row++) {
-		uint32_t h = ctx->skel->bss->hist_of[row];
+		uint32_t h = sc_skel(ctx)->bss->hist_of[row];
 
 		if (!h || h == KS_SC_NOHIST || h > ctx->nhists)
 			continue;
@@ -363,7 +344,7 @@ static int snap_hists(struct sc_ctx *ctx)
  */
 static struct ks_hist *take_hist(struct sc_ctx *ctx, int row, uint32_t *prev)
 {
-	uint32_t h = ctx->skel->bss->hist_of[row];
+	uint32_t h = sc_skel(ctx)->bss->hist_of[row];
 	size_t per = (size_t)ks_ncpus() * KS_SC_HSLOTS;
 	__u64 sums[KS_SC_HSLOTS] = { 0 };
 	struct ks_hist *hist;
@@ -399,7 +380,7 @@ static void sum_cnt(const struct ks_sc_cnt *v, struct ks_sc_cnt *sum)
 
 static int collect_rows(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen, enum ks_drain_mode mode)
 {
-	int fd = bpf_map__fd(ctx->skel->maps.rows);
+	int fd = bpf_map__fd(sc_skel(ctx)->maps.rows);
 	size_t vsz = (size_t)ks_ncpus() * sizeof(struct ks_sc_cnt);
 	uint32_t *prev = ctx->hprev;
 
@@ -420,7 +401,7 @@ static int collect_rows(struct sc_ctx *ctx, struct ks_report *r, unsigned int ge
 		ctx->rowidx[row_id] = -1;
 		ctx->errsum[row_id] = 0;
 		/* never written: nothing to read (a flag set after this test is read next time) */
-		if (!ctx->skel->bss->row_used[row_id])
+		if (!sc_skel(ctx)->bss->row_used[row_id])
 			continue;
 		if (bpf_map_lookup_elem(fd, &idx, ctx->vbuf))
 			return -errno;
@@ -483,7 +464,7 @@ static int take_nerr(const void *key, const void *value, void *varg)
 static int collect_nerrs(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen, enum ks_drain_mode mode)
 {
 	struct drain_arg a = { ctx, r, gen };
-	struct ks_hash_half h = { .fd = bpf_map__fd(ctx->skel->maps.nerrs), .key_size = sizeof(struct ks_sc_nerr_key),
+	struct ks_hash_half h = { .fd = bpf_map__fd(sc_skel(ctx)->maps.nerrs), .key_size = sizeof(struct ks_sc_nerr_key),
 				  .match = nerr_in_gen, .cb = take_nerr, .arg = &a, .value_buf = ctx->vbuf };
 	int err = ks_hash_drain_half(&h, mode);
 
@@ -629,7 +610,7 @@ static int add_hash_row(struct sc_ctx *ctx, struct ks_report *r, const struct ks
 		ctx->rkeys = n;
 		ctx->caprkeys = cap;
 	}
-	err = ks_syscalls_row(r, ctx->by, ctx->count_only, k, s, bpf_map__fd(ctx->skel->maps.pid_comm));
+	err = ks_syscalls_row(r, ctx->by, ctx->count_only, k, s, bpf_map__fd(sc_skel(ctx)->maps.pid_comm));
 	if (!err)
 		ctx->rkeys[ctx->nrkeys++] = *k;
 	return err;
@@ -661,7 +642,7 @@ static int take_errno(const void *key, const void *value, void *varg)
 /* The "other" row of half @gen: read, reported when it counted calls, zeroed for its next turn (in @mode). */
 static int collect_other(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen, enum ks_drain_mode mode)
 {
-	int fd = bpf_map__fd(ctx->skel->maps.srows);
+	int fd = bpf_map__fd(sc_skel(ctx)->maps.srows);
 	struct ks_sc_key k = other_key(gen);
 	struct ks_sc_srow *s = ctx->vbuf;
 	int err = 0;
@@ -699,7 +680,7 @@ static int forget_names(struct sc_ctx *ctx)
 	for (uint32_t i = 0; i < n; i++)
 		if (!u || ids[i] != ids[u - 1])
 			ids[u++] = ids[i];
-	ks_map_delete_keys(bpf_map__fd(ctx->skel->maps.pid_comm), ids, u, sizeof(*ids));
+	ks_map_delete_keys(bpf_map__fd(sc_skel(ctx)->maps.pid_comm), ids, u, sizeof(*ids));
 	free(ids);
 	return 0;
 }
@@ -708,10 +689,10 @@ static int forget_names(struct sc_ctx *ctx)
 static int collect_hash(struct sc_ctx *ctx, struct ks_report *r, unsigned int gen, enum ks_drain_mode mode)
 {
 	struct drain_arg a = { ctx, r, gen };
-	struct ks_hash_half rows = { .fd = bpf_map__fd(ctx->skel->maps.srows), .key_size = sizeof(struct ks_sc_key),
+	struct ks_hash_half rows = { .fd = bpf_map__fd(sc_skel(ctx)->maps.srows), .key_size = sizeof(struct ks_sc_key),
 				     .match = key_in_gen, .cb = take_row, .arg = &a, .value_buf = ctx->vbuf };
 	/* ks_sc_err_key starts with its ks_sc_key, so one match serves both */
-	struct ks_hash_half errs = { .fd = bpf_map__fd(ctx->skel->maps.herrs), .key_size = sizeof(struct ks_sc_err_key),
+	struct ks_hash_half errs = { .fd = bpf_map__fd(sc_skel(ctx)->maps.herrs), .key_size = sizeof(struct ks_sc_err_key),
 				     .match = errkey_in_gen, .cb = take_errno, .arg = &a, .value_buf = ctx->vbuf };
 	int err;
 
@@ -749,16 +730,13 @@ static int sc_mark(void *vctx)
 	struct sc_ctx *ctx = vctx;
 	int err = ctx->nhists ? snap_hists(ctx) : 0;
 
-	if (err)
-		return err;
-	ctx->old = ks_gen_mark(&ctx->gen, &ctx->skel->bss->ks_gen);
-	return 0;
+	return err ? err : ks_sc_mark(ctx);
 }
 
 /* The quiet half of the array modes emptied, and the histograms' last read made the one reported against. */
 static int clear_rows(struct sc_ctx *ctx, unsigned int gen)
 {
-	int err = ks_array_drain_mode(bpf_map__fd(ctx->skel->maps.rows), gen * KS_SC_ROWS, KS_SC_ROWS, ctx->vbuf,
+	int err = ks_array_drain_mode(bpf_map__fd(sc_skel(ctx)->maps.rows), gen * KS_SC_ROWS, KS_SC_ROWS, ctx->vbuf,
 				      (size_t)ks_ncpus() * sizeof(struct ks_sc_cnt), NULL, NULL, KS_DRAIN_CLEAR);
 
 	if (!err && ctx->by == KS_SC_BY_SYSCALL)
@@ -770,52 +748,74 @@ static int clear_rows(struct sc_ctx *ctx, unsigned int gen)
 	return err;
 }
 
+/* The rows of the retired half (maps of the mode), or in KS_DRAIN_CLEAR that half emptied. */
+static int drain_rows(void *vctx, struct ks_report *r, unsigned int gen, enum ks_drain_mode mode)
+{
+	struct sc_ctx *ctx = vctx;
+	int err;
+
+	if (mode == KS_DRAIN_CLEAR)
+		return hashed(ctx) ? collect_hash(ctx, NULL, gen, mode) : clear_rows(ctx, gen);
+	if (hashed(ctx))
+		return collect_hash(ctx, r, gen, mode);
+	err = collect_rows(ctx, r, gen, mode);
+	if (!err && ctx->by == KS_SC_BY_SYSCALL)
+		err = collect_nerrs(ctx, r, gen, mode);
+	return err;
+}
+
+/* The rows, counters and load of syscalls, for core (core/scaffold.h). */
+static const struct ks_sc_map sc_maps[] = { { .drain = drain_rows } };
+#define SC_LOST(name, field) { name, offsetof(struct ks_syscalls__bss, lost.field), KS_SC_LOSS }
+static const struct ks_sc_counter sc_counters[] = {
+	SC_LOST("start_collisions", start_collisions), SC_LOST("map_full", map_full),
+	SC_LOST("errno_full", errno_full), SC_LOST("map_update_failed", update_failed),
+	{ "recursion", 0, KS_SC_RECURSION },
+};
+/* N_TO_OTHER: the same index in both lists, for the --pin cursor (recursion's, unused, in the array modes) */
+enum { N_TO_OTHER = 4 };
+static const struct ks_sc_counter sc_hash_counters[SC_NHASH_COUNTERS] = {
+	SC_LOST("start_collisions", start_collisions), SC_LOST("map_full", map_full),
+	SC_LOST("errno_full", errno_full), SC_LOST("map_update_failed", update_failed),
+	[N_TO_OTHER] = { "to_other", offsetof(struct ks_syscalls__bss, lost.to_other), KS_SC_COUNTER },
+	{ "recursion", 0, KS_SC_RECURSION },
+};
+static const char *const sc_hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
+static void sc_release(void *vctx);
+static const struct ks_sc_def sc_def = {
+	.name = "syscalls", .hooks = sc_hooks, .skel = &ks_syscalls_ops, .gen_at = offsetof(struct ks_syscalls__bss, ks_gen),
+	.maps = sc_maps, .nmaps = 1, .counters = sc_counters, .ncounters = sizeof(sc_counters) / sizeof(sc_counters[0]),
+	.configure = configure, .attached = sc_attached, .release = sc_release,
+};
+
 /*
  * Phase two: the retired half is quiet now; move it into @r (or one of
  * the two, in @mode).  The histograms and to_other are not in halves:
  * they stay cumulative in the kernel and are reported against their last
- * read (hprev, lost_seen.to_other).  Under --pin that read is saved in
- * the same copy as the totals it went into (sc_cursor_get), and put back
- * on a restart: a kill before the save resumes from the read before (the
- * totals hold that one), a kill after it from this one, so neither a
- * difference is lost nor counted twice.  Only the emptying of the halves
- * needs the drain sequence (core/instance.h).
+ * read (hprev, the scaffold's seen[N_TO_OTHER]).  Under --pin that read
+ * is saved in the same copy as the totals it went into (sc_cursor_get),
+ * and put back on a restart: a kill before the save resumes from the
+ * read before (the totals hold that one), a kill after it from this one,
+ * so neither a difference is lost nor counted twice.  Only the emptying
+ * of the halves needs the drain sequence (core/instance.h).
  */
 static int sc_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 {
 	struct sc_ctx *ctx = vctx;
-	unsigned int old = ctx->old;
-	struct ks_sc_lost now;
-	int err = 0;
+	struct ks_syscalls *s = sc_skel(ctx);
+	int err;
 
-	if (mode == KS_DRAIN_CLEAR)
-		return hashed(ctx) ? collect_hash(ctx, NULL, old, mode) : clear_rows(ctx, old);
-	r->sub_name = ctx->by == KS_SC_BY_ERRNO ? NULL : "errnos";
-	if (ctx->count_only)
-		r->hist_name = NULL;
-	if (hashed(ctx)) {
-		err = collect_hash(ctx, r, old, mode);
-	} else {
-		err = collect_rows(ctx, r, old, mode);
-		if (!err && ctx->by == KS_SC_BY_SYSCALL)
-			err = collect_nerrs(ctx, r, old, mode);
+	if (mode != KS_DRAIN_CLEAR) {
+		r->sub_name = ctx->by == KS_SC_BY_ERRNO ? NULL : "errnos";
+		if (ctx->count_only)
+			r->hist_name = NULL;
 	}
-	if (err)
+	err = ks_sc_drain(&ctx->sc, r, mode);
+	if (err || mode == KS_DRAIN_CLEAR)
 		return err;
-
-	now = ctx->skel->bss->lost;
-	ks_report_lost(r, "start_collisions", now.start_collisions - ctx->lost_seen.start_collisions);
-	ks_report_lost(r, "map_full", now.map_full - ctx->lost_seen.map_full);
-	ks_report_lost(r, "errno_full", now.errno_full - ctx->lost_seen.errno_full);
-	ks_report_lost(r, "map_update_failed", now.update_failed - ctx->lost_seen.update_failed);
-	if (hashed(ctx))
-		ks_report_counter(r, "to_other", now.to_other - ctx->lost_seen.to_other);
-	ks_report_lost(r, "recursion", ks_obj_missed_since(ctx->skel->obj, &ctx->missed_seen));
-	ctx->lost_seen = now;
 	/* syscalls seen after the budget's histograms were all taken: exact counts, no histogram */
-	if (!ctx->count_only && !hashed(ctx) && ctx->skel->bss->hist_next > ctx->nhists)
-		ks_report_counter(r, "rows_without_histogram", ctx->skel->bss->hist_next - ctx->nhists);
-	ks_budget_report(&ctx->budget, r);
+	if (!ctx->count_only && !hashed(ctx) && s->bss->hist_next > ctx->nhists)
+		ks_report_counter(r, "rows_without_histogram", s->bss->hist_next - ctx->nhists);
 	if (ctx->errors_only)
 		ks_report_meta_str(r, "errors_only", "true");
 	return 0;
@@ -836,7 +836,7 @@ static int sc_cursor_get(void *vctx, void **buf, size_t *len)
 	struct sc_ctx *ctx = vctx;
 	size_t total = (size_t)ctx->nhists * (size_t)ks_ncpus() * KS_SC_HSLOTS, nz = 0, at = 0;
 	const uint32_t *src = ctx->hnext_due ? ctx->hnext : ctx->hprev;
-	struct sc_cursor_hdr h = { ctx->lost_seen.to_other, ctx->nhists, (uint32_t)ks_ncpus(), KS_SC_HSLOTS, 0 };
+	struct sc_cursor_hdr h = { ctx->sc.seen[N_TO_OTHER], ctx->nhists, (uint32_t)ks_ncpus(), KS_SC_HSLOTS, 0 };
 	uint32_t *out;
 
 	for (size_t i = 0; i < total; i++)
@@ -882,16 +882,14 @@ static int sc_cursor_set(void *vctx, const void *buf, size_t len)
 		ctx->hprev[idx] = v;
 	}
 	ctx->hnext_due = false;
-	ctx->lost_seen.to_other = h.to_other;
+	ctx->sc.seen[N_TO_OTHER] = h.to_other;
 	return 0;
 }
 
-static void sc_close(void *vctx)
+static void sc_release(void *vctx)
 {
 	struct sc_ctx *ctx = vctx;
 
-	ks_syscalls__destroy(ctx->skel);
-	ctx->skel = NULL;
 	free(ctx->vbuf);
 	free(ctx->hcur);
 	free(ctx->hprev);
@@ -919,12 +917,12 @@ const struct ks_collector ks_syscalls_collector = {
 	.ctx_size = sizeof(struct sc_ctx),
 	.parse_opt = sc_parse_opt,
 	.open = sc_open,
-	.hook = sc_hook,
+	.hook = ks_sc_hook,
 	.mark = sc_mark,
 	.drain_mode = sc_drain_mode,
-	.skel_at = offsetof(struct sc_ctx, skel),
+	.skel_at = offsetof(struct sc_ctx, sc.skel),
 	.cursor_get = sc_cursor_get,
 	.cursor_set = sc_cursor_set,
 	.schema = &sc_schema,
-	.close = sc_close,
+	.close = ks_sc_close,
 };

@@ -11,9 +11,9 @@
 #include "core/budget.h"
 #include "core/collector.h"
 #include "core/loader.h"
-#include "core/pin.h"
 #include "core/log.h"
 #include "core/parse.h"
+#include "core/scaffold.h"
 #include "core/tracefs.h"
 #include "ksight/tcp.h"
 #include "tcp.skel.h"
@@ -31,6 +31,7 @@ enum { OPT_ROWS = 300 };
 #define TCP_ROWS_LEAST (2 * (128 + TCP_ROWS_EXTRA))
 
 struct tcp_ctx {
+	struct ks_scaffold sc; /* first: the lifecycle core runs */
 	enum ks_tcp_by by;
 	uint32_t max_rows;
 	bool has_probe;	 /* tcp:tcp_probe exists: RTT from the tracepoint variants */
@@ -39,15 +40,7 @@ struct tcp_ctx {
 	bool retrans_err; /* tcp_retransmit_skb passes an error: failed retransmits too */
 	bool has_synack;  /* tcp:tcp_retransmit_synack exists: SYN-ACK retransmits */
 	const struct ks_filter *filter;
-	struct ks_tcp *skel;
-	const char *hook;
-	struct ks_budget budget;
 	uint32_t rows_fit;	/* rows per half the budget holds (<= max_rows) */
-	unsigned int gen;
-	unsigned int old; /* the half tcp_mark retired, for tcp_drain */
-	struct ks_tcp_counts seen;
-	unsigned long long missed_seen;
-	void *vbuf, *zbuf;
 	struct btf *btf;	      /* vmlinux, for drop reason names */
 	const struct btf_type *reasons; /* enum skb_drop_reason, or NULL */
 };
@@ -87,9 +80,11 @@ static const struct ks_by_word tcp_by_words[] = {
 	{ NULL, KS_TCP_BY_FLOW },
 };
 
-/* Rows made ahead, in both halves: "other", and the one a pid or comm filter pins down. */
-static void precreate(struct tcp_ctx *ctx, struct ks_tcp *s)
+/* After load, before attach: rows made ahead, in both halves: "other", and the one a pid or comm filter pins down. */
+static int precreate(void *vctx, void *skel)
 {
+	struct tcp_ctx *ctx = vctx;
+	struct ks_tcp *s = skel;
 	int fd = bpf_map__fd(s->maps.rows);
 	struct ks_tcp_key o = { .flags = KS_TCP_KEY_OTHER }, f = { 0 };
 	bool pinned = false;
@@ -104,11 +99,12 @@ static void precreate(struct tcp_ctx *ctx, struct ks_tcp *s)
 	}
 	for (__u32 g = 0; g < 2; g++) {
 		o.gen = f.gen = g;
-		if (ks_map_add(fd, &o, ctx->zbuf))
+		if (ks_map_add(fd, &o, ctx->sc.zero))
 			p_warn("tcp: cannot make the \"other\" row: %s", strerror(errno));
 		if (pinned)
-			ks_map_add(fd, &f, ctx->zbuf);
+			ks_map_add(fd, &f, ctx->sc.zero);
 	}
+	return 0;
 }
 
 /*
@@ -160,7 +156,7 @@ static int select_variant(struct bpf_object *obj, const struct tcp_variant *v)
  */
 static void size_maps(struct tcp_ctx *ctx, struct ks_tcp *s)
 {
-	struct ks_budget *b = &ctx->budget;
+	struct ks_budget *b = &ctx->sc.budget;
 	uint32_t want = 2 * (ctx->max_rows + TCP_ROWS_EXTRA), rows, socks;
 	/* fewer rows than this make no useful report: a budget that small is refused */
 	uint32_t least = want < TCP_ROWS_LEAST ? want : TCP_ROWS_LEAST;
@@ -232,30 +228,13 @@ static int configure(void *vctx, void *skel, const char *hook)
 	return err;
 }
 
-/* The budget configure sizes from (ks_load_spec: fitted to a shared one). */
-static struct ks_budget *budget_of(void *vctx)
-{
-	return &((struct tcp_ctx *)vctx)->budget;
-}
-
-static int budget_check(void *vctx, struct bpf_object *obj)
-{
-	return ks_budget_check(&((struct tcp_ctx *)vctx)->budget, obj);
-}
-
-/* After load, before attach: the rows made ahead. */
-static int loaded(void *vctx, void *skel)
-{
-	precreate(vctx, skel);
-	return 0;
-}
-
 KS_SKEL_OPS(ks_tcp);
 
 /* What the chosen hook leaves out, and what the budget allows, once loaded. */
-static void loaded_notes(const struct tcp_ctx *ctx)
+static int loaded_notes(void *vctx)
 {
-	const char *hook = ctx->hook;
+	const struct tcp_ctx *ctx = vctx;
+	const char *hook = ctx->sc.hook;
 
 	if (ctx->by != KS_TCP_BY_REASON && no_rtt(ctx, variant_of(hook), hook)) {
 		if (!ctx->has_probe)
@@ -266,8 +245,7 @@ static void loaded_notes(const struct tcp_ctx *ctx)
 	if (ctx->rows_fit < ctx->max_rows)
 		p_info("tcp: %u rows per interval fit in the memory budget (--max-rows %u); the rest go to \"other\"",
 		       ctx->rows_fit, ctx->max_rows);
-	if (ks_verbose)
-		ks_budget_print(&ctx->budget, "tcp");
+	return 0;
 }
 
 /* The kernel's names of drop reasons, from its BTF: enum skb_drop_reason. */
@@ -307,41 +285,31 @@ static const char *reason_name(const struct tcp_ctx *ctx, __u32 code, char *buf,
 	return buf;
 }
 
-static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
-{
-	static const char *const hooks[] = { KS_HOOK_FENTRY, KS_HOOK_TP_BTF, KS_HOOK_RAW_TP,
-					     KS_HOOK_TP, KS_HOOK_KPROBE, NULL };
-	static const char *const needed[][2] = {
-		{ "sock", "inet_sock_set_state" },
-		{ "tcp", "tcp_retransmit_skb" },
-		{ "skb", "kfree_skb" },
-	};
-	/* drop reasons only: no RTT, so neither fentry nor kprobe has anything to add */
-	static const char *const tp_hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
-	struct ks_load_spec spec = {
-		.hooks = hooks, .skel = &ks_tcp_ops, .configure = configure, .budget_check = budget_check, .budget = budget_of,
-		.loaded = loaded,
-	};
-	struct tcp_ctx *ctx = vctx;
-	int by = ks_by_parse(tcp_by_words, c->by);
-	int err, acc4, acc;
+/* What tcp asks of the kernel, probed once before its load (tcp_probed reads the answers). */
+enum { P_PROBE = 3, P_PROBE_SK, P_RETRANS_NARGS, P_SYNACK, P_ACCEPT4, P_ACCEPT };
+static const struct ks_sc_probe tcp_probes[] = {
+	{ KS_SC_TP_NEEDED, "sock", "inet_sock_set_state", 0 },
+	{ KS_SC_TP_NEEDED, "tcp", "tcp_retransmit_skb", 0 },
+	{ KS_SC_TP_NEEDED, "skb", "kfree_skb", 0 },
+	[P_PROBE] = { KS_SC_TP, "tcp", "tcp_probe", 0 },
+	[P_PROBE_SK] = { KS_SC_BTF_MEMBER, "trace_event_raw_tcp_probe", "skaddr", 0 },
+	[P_RETRANS_NARGS] = { KS_SC_TP_NARGS, "tcp_retransmit_skb", NULL, 0 },
+	[P_SYNACK] = { KS_SC_TP, "tcp", "tcp_retransmit_synack", 0 },
+	[P_ACCEPT4] = { KS_SC_TP, "syscalls", "sys_exit_accept4", 0 },
+	[P_ACCEPT] = { KS_SC_TP, "syscalls", "sys_exit_accept", 0 },
+};
 
-	if (by < 0)
-		return by;
-	ctx->by = (enum ks_tcp_by)by;
-	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
-		if (ks_tracepoint_exists(needed[i][0], needed[i][1]) == 0) {
-			p_err("tcp: tracepoint %s:%s is not in this kernel", needed[i][0], needed[i][1]);
-			return -ENOENT;
-		}
-	}
-	ctx->has_probe = ks_tracepoint_exists("tcp", "tcp_probe") != 0;
+static int tcp_probed(void *vctx)
+{
+	struct tcp_ctx *ctx = vctx;
+	const int *p = ctx->sc.probed;
+	int acc4 = p[P_ACCEPT4], acc = p[P_ACCEPT];
+
+	ctx->has_probe = p[P_PROBE] != 0;
 	/* unknown (no BTF) counts as present: the load then says what is wrong */
-	ctx->probe_sk = ks_btf_has_member("trace_event_raw_tcp_probe", "skaddr") != 0;
-	ctx->retrans_err = ks_tp_nargs("tcp_retransmit_skb") >= 3;
-	ctx->has_synack = ks_tracepoint_exists("tcp", "tcp_retransmit_synack") != 0;
-	acc4 = ks_tracepoint_exists("syscalls", "sys_exit_accept4");
-	acc = ks_tracepoint_exists("syscalls", "sys_exit_accept");
+	ctx->probe_sk = p[P_PROBE_SK] != 0;
+	ctx->retrans_err = p[P_RETRANS_NARGS] >= 3;
+	ctx->has_synack = p[P_SYNACK] != 0;
 	ctx->has_accept = acc4 > 0 && acc > 0;
 	if (acc4 < 0 || acc < 0) {
 		char why[256];
@@ -352,33 +320,27 @@ static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filte
 	} else if (!ctx->has_accept) {
 		p_warn("tcp: no syscalls:sys_exit_accept* tracepoints (CONFIG_FTRACE_SYSCALLS); accepted sockets have no owner");
 	}
-	ctx->filter = f;
-	ks_budget_init_for(&ctx->budget, c);
-	ctx->vbuf = calloc(1, sizeof(struct ks_tcp_stat));
-	ctx->zbuf = calloc(1, sizeof(struct ks_tcp_stat));
-	if (!ctx->vbuf || !ctx->zbuf)
-		return -ENOMEM;
 	if (ctx->by == KS_TCP_BY_REASON)
 		load_reasons(ctx);
-	if (ctx->by == KS_TCP_BY_REASON)
-		spec.hooks = tp_hooks;
-	err = ks_load_spec(&spec, ctx, (void **)&ctx->skel, &ctx->hook);
-	if (err)
-		return err;
-	loaded_notes(ctx);
-	if (ks_pin_adopted(ctx->skel->obj)) {
-		/* adopted programs kept counting: report from where they are, not from zero */
-		ctx->gen = ctx->skel->bss->ks_gen & 1;
-		ctx->old = ctx->gen ^ 1; /* what a KS_DRAIN_CLEAR empties */
-		ctx->seen.to_other = ctx->skel->bss->counts.to_other;
-		/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
-	}
 	return 0;
 }
 
-static const char *tcp_hook(void *vctx)
+static const struct ks_sc_def tcp_def;
+
+static int tcp_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
 {
-	return ((struct tcp_ctx *)vctx)->hook;
+	/* drop reasons only: no RTT, so neither fentry nor kprobe has anything to add */
+	static const char *const tp_hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, NULL };
+	struct tcp_ctx *ctx = vctx;
+	int by = ks_by_parse(tcp_by_words, c->by);
+
+	if (by < 0)
+		return by;
+	ctx->by = (enum ks_tcp_by)by;
+	ctx->filter = f;
+	if (ctx->by == KS_TCP_BY_REASON)
+		ctx->sc.hooks = tp_hooks;
+	return ks_sc_open(&ctx->sc, &tcp_def, c);
 }
 
 /* An IPv6 socket talking IPv4 (dual-stack): ::ffff:a.b.c.d */
@@ -433,7 +395,7 @@ static void row_keys(struct tcp_ctx *ctx, struct ks_row *row, const struct ks_tc
 			ks_row_key_num(row, "pid", 0);
 			ks_row_key_str(row, "comm", "?");
 		} else {
-			ks_pid_comm_peek(bpf_map__fd(ctx->skel->maps.pid_comm), k->id, b);
+			ks_pid_comm_peek(bpf_map__fd(((struct ks_tcp *)ctx->sc.skel)->maps.pid_comm), k->id, b);
 			ks_row_key_num(row, "pid", k->id);
 			ks_row_key_str(row, "comm", b);
 		}
@@ -470,33 +432,6 @@ static const struct ks_schema tcp_schema = { tcp_cols, "rtt_ns", KS_UNIT_NS, "sm
 					    (const char *const[]){ "local", "remote", "family", "pid", "comm", "port", "reason",
 								   "code", NULL } };
 
-struct drain_arg {
-	struct tcp_ctx *ctx;
-	struct ks_report *r;
-	unsigned int gen;
-};
-
-static bool key_in_gen(const void *key, void *varg)
-{
-	return ((const struct ks_tcp_key *)key)->gen == ((struct drain_arg *)varg)->gen;
-}
-
-/* A histogram of u32 slots (struct ks_tcp_stat) with its sum and max. */
-static struct ks_hist *hist_of(const __u32 *slots, unsigned int n, __u64 sum, __u64 max)
-{
-	struct ks_hist *h = calloc(1, sizeof(*h));
-
-	if (!h)
-		return NULL;
-	for (unsigned int i = 0; i < n && i < KS_HIST_SLOTS; i++) {
-		h->slots[i] = slots[i];
-		h->count += slots[i];
-	}
-	h->sum = sum;
-	h->max = max;
-	return h;
-}
-
 /* Whether a row counted anything in its half. */
 static bool row_active(const struct ks_tcp_stat *v)
 {
@@ -518,9 +453,9 @@ static int take_row(const void *key, const void *value, void *varg)
 {
 	const struct ks_tcp_key *k = key;
 	const struct ks_tcp_stat *v = value;
-	struct drain_arg *a = varg;
-	struct ks_hist *rtt = hist_of(v->rtt, KS_TCP_RTT_SLOTS, v->rtt_sum, v->rtt_max);
-	struct ks_hist *conn = hist_of(v->conn, KS_TCP_CONN_SLOTS, v->conn_sum, v->conn_max);
+	const struct ks_sc_drain *a = varg;
+	struct ks_hist *rtt = ks_hist_of_u32(v->rtt, KS_TCP_RTT_SLOTS, v->rtt_sum, v->rtt_max);
+	struct ks_hist *conn = ks_hist_of_u32(v->conn, KS_TCP_CONN_SLOTS, v->conn_sum, v->conn_max);
 	bool active = row_active(v);
 	struct ks_row *row;
 
@@ -561,60 +496,49 @@ static int take_row(const void *key, const void *value, void *varg)
 	return 0;
 }
 
-/* Phase one (core/instance.h): flip the halves; the driver waits for the kernel once for every instance. */
-static int tcp_mark(void *vctx)
-{
-	struct tcp_ctx *ctx = vctx;
+/* The row maps, counters and load of tcp, for core (core/scaffold.h). */
+static const struct ks_sc_map tcp_maps[] = {
+	{ "rows", sizeof(struct ks_tcp_key), sizeof(struct ks_tcp_stat), .take = take_row, .keep = keep_row },
+};
+enum { N_TO_OTHER = 4 };
+static const struct ks_sc_counter tcp_counters[] = {
+	{ "lost", offsetof(struct ks_tcp__bss, counts.lost), KS_SC_LOSS },
+	{ "socks_full", offsetof(struct ks_tcp__bss, counts.socks_full), KS_SC_LOSS },
+	{ "map_update_failed", offsetof(struct ks_tcp__bss, counts.update_failed), KS_SC_LOSS },
+	{ "recursion", 0, KS_SC_RECURSION },
+	[N_TO_OTHER] = { "to_other", offsetof(struct ks_tcp__bss, counts.to_other), KS_SC_COUNTER },
+};
+static const char *const tcp_hooks[] = { KS_HOOK_FENTRY, KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, KS_HOOK_KPROBE, NULL };
+static void tcp_release(void *vctx);
+static const struct ks_sc_def tcp_def = {
+	.name = "tcp", .hooks = tcp_hooks, .skel = &ks_tcp_ops, .gen_at = offsetof(struct ks_tcp__bss, ks_gen),
+	.maps = tcp_maps, .nmaps = 1, .counters = tcp_counters, .ncounters = 5,
+	.probes = tcp_probes, .nprobes = sizeof(tcp_probes) / sizeof(tcp_probes[0]),
+	.probed = tcp_probed, .configure = configure, .loaded = precreate, .attached = loaded_notes,
+	.release = tcp_release,
+};
 
-	ctx->old = ks_gen_mark(&ctx->gen, &ctx->skel->bss->ks_gen);
-	return 0;
-}
-
-/* Phase two: the retired half is quiet now; move it into @r (or one of the two, in @mode). */
+/* The retired half into @r (or one of the two, in @mode): core drains, tcp says how its report reads. */
 static int tcp_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 {
-	struct tcp_ctx *ctx = vctx;
-	struct drain_arg a = { ctx, r, ctx->old };
-	struct ks_hash_half h = { .fd = bpf_map__fd(ctx->skel->maps.rows), .key_size = sizeof(struct ks_tcp_key),
-				  .match = key_in_gen, .cb = take_row, .keep = keep_row, .zero = ctx->zbuf, .arg = &a,
-				  .value_buf = ctx->vbuf };
-	struct ks_tcp_counts now;
-	int err;
-
-	if (mode == KS_DRAIN_CLEAR)
-		return ks_hash_drain_half(&h, mode);
-	r->hist_name = tcp_schema.hist_name;
-	/* the text columns say what the percentiles are of; addresses are printed whole */
-	r->hist_cols = "rtt_";
-	r->keys_whole = true;
-	ks_budget_report(&ctx->budget, r);
-	err = ks_hash_drain_half(&h, mode);
-	if (err)
-		return err;
-	now = ctx->skel->bss->counts;
-	ks_report_lost(r, "lost", now.lost - ctx->seen.lost);
-	ks_report_lost(r, "socks_full", now.socks_full - ctx->seen.socks_full);
-	ks_report_lost(r, "map_update_failed", now.update_failed - ctx->seen.update_failed);
-	ks_report_lost(r, "recursion", ks_obj_missed_since(ctx->skel->obj, &ctx->missed_seen));
-	ks_report_counter(r, "to_other", now.to_other - ctx->seen.to_other);
-	ctx->seen = now;
-	return 0;
+	if (mode != KS_DRAIN_CLEAR) {
+		r->hist_name = tcp_schema.hist_name;
+		/* the text columns say what the percentiles are of; addresses are printed whole */
+		r->hist_cols = "rtt_";
+		r->keys_whole = true;
+	}
+	return ks_sc_drain(vctx, r, mode);
 }
 
 /* --pin: to_other is cumulative in .bss; the restart reports it from the read its saved totals hold */
-static const size_t tcp_cursor[] = { offsetof(struct tcp_ctx, seen.to_other) };
+static const size_t tcp_cursor[] = { offsetof(struct tcp_ctx, sc.seen[N_TO_OTHER]) };
 
-static void tcp_close(void *vctx)
+static void tcp_release(void *vctx)
 {
 	struct tcp_ctx *ctx = vctx;
 
-	ks_tcp__destroy(ctx->skel);
-	ctx->skel = NULL;
 	btf__free(ctx->btf);
 	ctx->btf = NULL;
-	free(ctx->vbuf);
-	free(ctx->zbuf);
-	ctx->vbuf = ctx->zbuf = NULL;
 }
 
 const struct ks_collector ks_tcp_collector = {
@@ -629,11 +553,11 @@ const struct ks_collector ks_tcp_collector = {
 	.init = tcp_init,
 	.parse_opt = tcp_parse_opt,
 	.open = tcp_open,
-	.hook = tcp_hook,
-	.mark = tcp_mark,
+	.hook = ks_sc_hook,
+	.mark = ks_sc_mark,
 	.drain_mode = tcp_drain_mode,
-	.skel_at = offsetof(struct tcp_ctx, skel),
+	.skel_at = offsetof(struct tcp_ctx, sc.skel),
 	.cursor_u64 = { tcp_cursor, 1 },
 	.schema = &tcp_schema,
-	.close = tcp_close,
+	.close = ks_sc_close,
 };
