@@ -118,17 +118,6 @@ static void write_lost_text(const struct ks_report *r, FILE *out)
 }
 
 /* ISO-8601 UTC with milliseconds, e.g. 2026-12-03T19:52:50.123Z. */
-const char *ks_fmt_iso8601(const struct timespec *ts, char *buf, size_t len)
-{
-	struct tm tm;
-	char b[32];
-
-	gmtime_r(&ts->tv_sec, &tm);
-	strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%03ldZ", b, ts->tv_nsec / 1000000);
-	return buf;
-}
-
 #define PCTS 4
 static const double pct_q[PCTS] = { 0.5, 0.9, 0.99, -1 }; /* -1: max */
 
