@@ -35,7 +35,8 @@
 #include "serve/k8s.h"
 #include "serve/pinstate.h"
 #include "serve/procself.h"
-#include "serve/prom.h"
+#include "output/prom.h"
+#include "serve/negotiate.h"
 #include "serve/serve.h"
 
 #define MAX_COLS 16

@@ -4,7 +4,8 @@
 #include "core/hash.h"
 #include "core/version.h"
 #include "serve/procself.h"
-#include "serve/prom.h"
+#include "output/prom.h"
+#include "serve/negotiate.h"
 
 static const struct ks_column cols[] = {
 	{ "count", KS_COL_COUNTER, KS_UNIT_COUNT, "calls made" },
