@@ -14,7 +14,7 @@
 #include "core/report.h"
 #include "core/stats.h"
 #include "format/recording.h"
-#include "format/trace_out.h"
+#include "format/pair_report.h"
 
 #define MAX_PAIRS 8
 /* p below this is reported as a significant change (one fixed level, said in the output) */

@@ -14,7 +14,8 @@
 #include "format/anon.h"
 #include "format/filter.h"
 #include "format/recording.h"
-#include "format/trace_out.h"
+#include "format/pair_report.h"
+#include "output/trace.h"
 #include "output/output.h"
 
 #define MAX_PAIRS 8
