@@ -241,7 +241,6 @@ int cmd_report(int argc, char **argv)
 		struct ks_report r;
 
 		ks_report_init(&r, "report", "recording");
-		r.keys_whole = true; /* event names and pair specs are read whole */
 		err = ctx.npairs ? ks_pairs_report(&rec, pairs, ctx.npairs, &r) : ks_events_report(&rec, &r);
 		if (!err)
 			err = c.json ? ks_write_json(&r, out) : ks_write_text(&r, out);

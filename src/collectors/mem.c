@@ -87,7 +87,7 @@ static const struct ks_column mem_cols[V_N + 1] = {
 	[V_N] = { NULL, 0, 0, NULL },
 };
 static const struct ks_schema mem_schema = { mem_cols, "reclaim_ns", KS_UNIT_NS,
-					     "reclaim stalls (absent without stalls)", (const char *const[]){ KS_TASK_KEYS, NULL } };
+					     "reclaim stalls (absent without stalls)", (const char *const[]){ KS_TASK_KEYS, NULL }, .hist_cols = NULL };
 
 struct mem_ctx {
 	enum ks_task_by by;

@@ -468,7 +468,9 @@ static const struct ks_column tcp_cols[] = {
 };
 static const struct ks_schema tcp_schema = { tcp_cols, "rtt_ns", KS_UNIT_NS, "smoothed RTT per received segment",
 					    (const char *const[]){ "local", "remote", "family", "pid", "comm", "port", "reason",
-								   "code", NULL } };
+								   "code", NULL },
+					    /* the text columns say what the percentiles are of; addresses are printed whole */
+					    .hist_cols = "rtt_", .keys_whole = true };
 
 struct drain_arg {
 	struct tcp_ctx *ctx;
@@ -584,9 +586,6 @@ static int tcp_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mo
 	if (mode == KS_DRAIN_CLEAR)
 		return ks_hash_drain_half(&h, mode);
 	r->hist_name = tcp_schema.hist_name;
-	/* the text columns say what the percentiles are of; addresses are printed whole */
-	r->hist_cols = "rtt_";
-	r->keys_whole = true;
 	ks_budget_report(&ctx->budget, r);
 	err = ks_hash_drain_half(&h, mode);
 	if (err)

@@ -71,6 +71,9 @@ struct ks_schema {
 	const char *hist_help;
 	/* every key column any --by can give its rows, NULL-terminated: --sort is checked against them before attaching */
 	const char *const *keys;
+	/* text layout, the same in every report of the collector */
+	const char *hist_cols; /* prefix of the percentile columns, e.g. "rtt_" (NULL: none) */
+	bool keys_whole;       /* key columns as wide as their longest value, never cut */
 };
 
 /* A histogram beside the row's main one, e.g. "size_bytes"; JSON member @name. */
@@ -120,8 +123,6 @@ struct ks_report {
 	const char *collector;
 	const char *hook;	/* hook variant the loader chose */
 	const char *hist_name;	/* JSON name of the row histogram, e.g. "latency_ns" */
-	const char *hist_cols;	/* text: prefix of the percentile columns, e.g. "rtt_" (NULL: none) */
-	bool keys_whole;	/* text: key columns as wide as their longest value, never cut */
 	const char *sub_name;	/* JSON name of the row breakdown, e.g. "errnos" */
 	double duration_s;	/* length of the window this report covers */
 	int interval;		/* 1-based interval number, 0 for the final report */

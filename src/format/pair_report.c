@@ -62,12 +62,16 @@ static int pair_run(const struct ks_recording *rec, const struct ks_pair *p, str
 	return 0;
 }
 
+/* What the pair and event reports lay out: event names and pair specs are read whole. */
+static const struct ks_schema rec_schema = { .keys_whole = true };
+
 int ks_pairs_report(const struct ks_recording *rec, const struct ks_pair *pairs, int n, struct ks_report *r)
 {
 	int err = 0;
 
 	r->hist_name = "latency_ns";
 	r->hist_text = true;
+	r->schema = &rec_schema;
 	r->duration_s = (double)(rec->last_ts - rec->first_ts) / 1e9;
 	for (int i = 0; i < n && !err; i++)
 		err = pair_run(rec, &pairs[i], r);
@@ -80,6 +84,7 @@ int ks_events_report(const struct ks_recording *rec, struct ks_report *r)
 	char name[128];
 
 	r->duration_s = span;
+	r->schema = &rec_schema;
 	for (size_t i = 0; i < rec->nev; i++) {
 		struct tep_event *ev = rec->evs[i].ev;
 		struct ks_row *row = NULL;

@@ -11,9 +11,9 @@ int ks_pair_parse(struct ks_pair *p, const struct ks_recording *rec, const char 
 /* Calls @fn with each latency of @p (ns), in the order the ends come; 0 or -ENOMEM. */
 int ks_pair_each(const struct ks_recording *rec, const struct ks_pair *p, void (*fn)(void *ctx, uint64_t ns),
 		 void *ctx, struct ks_pair_counts *pc);
-/* Adds one row per pair (count, unmatched, latency histogram) to @r. */
+/* Adds one row per pair (count, unmatched, latency histogram) to @r, and its schema (names read whole). */
 int ks_pairs_report(const struct ks_recording *rec, const struct ks_pair *pairs, int n, struct ks_report *r);
-/* Adds one row per event: count and rate over the recording's span. */
+/* Adds one row per event: count and rate over the recording's span, and its schema (names read whole). */
 int ks_events_report(const struct ks_recording *rec, struct ks_report *r);
 
 #endif

@@ -158,7 +158,7 @@ static void write_table(const struct ks_report *r, FILE *out, int n)
 
 	for (int k = 0; k < h0->nkeys && k < KS_ROW_KEYS; k++) {
 		kw[k] = k ? 8 : 20;
-		for (int i = 0; r->keys_whole && i < n; i++) {
+		for (int i = 0; r->schema && r->schema->keys_whole && i < n; i++) {
 			char e[512];
 			int w;
 
@@ -193,7 +193,7 @@ static void write_table(const struct ks_report *r, FILE *out, int n)
 		for (int c = 0; c < 4; c++) {
 			char name[32];
 
-			snprintf(name, sizeof(name), "%s%s", r->hist_cols ? r->hist_cols : "", cols[c]);
+			snprintf(name, sizeof(name), "%s%s", r->schema && r->schema->hist_cols ? r->schema->hist_cols : "", cols[c]);
 			fprintf(out, " %9s", name);
 		}
 	}

@@ -294,7 +294,7 @@ TEST(schema_renders_docs_and_rows)
 		{ "queued", KS_COL_GAUGE, KS_UNIT_COUNT, "requests in flight at the end" },
 		{ NULL, 0, 0, NULL },
 	};
-	static const struct ks_schema schema = { cols, "latency_ns", KS_UNIT_NS, "call latency", NULL };
+	static const struct ks_schema schema = { cols, "latency_ns", KS_UNIT_NS, "call latency", NULL, .hist_cols = NULL };
 	struct ks_report r;
 	struct ks_row *w;
 	char *buf = NULL;
@@ -317,5 +317,40 @@ TEST(schema_renders_docs_and_rows)
 		EXPECT_EQ_INT(ks_row_col(w, &cols[i], 5), 0);
 	EXPECT_EQ_INT(w->vals[1].kind, KS_VAL_NS);
 	EXPECT_EQ_INT(w->vals[2].kind, KS_VAL_GAUGE);
+	ks_report_free(&r);
+}
+
+/* The text layout is the collector's (its schema), not set on each report: tcp's "rtt_" columns and whole addresses. */
+TEST(text_layout_from_the_schema)
+{
+	static const struct ks_schema tcp_like = { NULL, "rtt_ns", KS_UNIT_NS, "smoothed RTT", NULL,
+						   .hist_cols = "rtt_", .keys_whole = true };
+	static const char addr[] = "[2001:db8:0:0:1:2:3:4]:44321"; /* 28 columns: past the 20 a key gets */
+	struct ks_report r;
+	struct ks_row *w;
+	struct ks_hist *h = calloc(1, sizeof(*h));
+	char *plain, *laid;
+
+	ASSERT_TRUE(h != NULL);
+	ks_hist_record(h, 250000);
+	ks_report_init(&r, "tcp", "tp_btf");
+	r.hist_text = false;
+	w = ks_report_add_row(&r);
+	ASSERT_TRUE(w != NULL);
+	ks_row_key_str(w, "remote", addr);
+	ks_row_val(w, "count", KS_VAL_COUNT, 1);
+	w->hist = h;
+	plain = render(&r, "text");
+	r.schema = &tcp_like;
+	laid = render(&r, "text");
+	ASSERT_TRUE(plain && laid);
+	/* without a schema: bare percentile names, the key cut at 20 columns */
+	EXPECT_TRUE(strstr(plain, "  p50") && !strstr(plain, "rtt_p50"));
+	EXPECT_TRUE(strstr(plain, "[2001:db8:0:0:1:2:3:") && !strstr(plain, addr));
+	/* with it: what the percentiles are of, and the address whole */
+	EXPECT_TRUE(strstr(laid, " rtt_p50   rtt_p90   rtt_p99   rtt_max") != NULL);
+	EXPECT_TRUE(strstr(laid, addr) != NULL);
+	free(plain);
+	free(laid);
 	ks_report_free(&r);
 }
