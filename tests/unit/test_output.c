@@ -5,6 +5,7 @@
 #include <time.h>
 #include "test.h"
 #include "core/report.h"
+#include "output/html.h"
 #include "output/output.h"
 
 static char *render(const struct ks_report *r, const char *writer)
@@ -353,4 +354,34 @@ TEST(text_layout_from_the_schema)
 	free(plain);
 	free(laid);
 	ks_report_free(&r);
+}
+
+/* serve's index page from hand-built reports: the table row by row, a hostile name escaped, a missing hook "?". */
+TEST(index_html_escapes_and_counts)
+{
+	struct ks_report r[2];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	ASSERT_TRUE(m != NULL);
+	ks_report_init(&r[0], "tcp", "tp_btf");
+	ASSERT_TRUE(ks_report_add_row(&r[0]) && ks_report_add_row(&r[0]));
+	ks_report_lost(&r[0], "lost", 3);
+	ks_report_lost(&r[0], "ringbuf", 4);
+	ks_report_init(&r[1], "<b>\"x\"&", NULL);
+	EXPECT_EQ_INT(ks_write_index_html(r, 2, 2.5, m), 0);
+	fclose(m);
+	EXPECT_EQ_STR(buf,
+		      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ksight exporter</title></head><body>\n"
+		      "<h1>ksight exporter</h1>\n<p><a href=\"/metrics\">/metrics</a> &middot; <a href=\"/healthz\">/healthz</a> "
+		      "&middot; <a href=\"/debug/pprof/profile?seconds=10\">/debug/pprof/profile?seconds=10</a> (a CPU profile, "
+		      "pprof)</p>\n<table border=\"1\"><tr><th>collector</th><th>hook</th><th>series</th><th>events lost</th>"
+		      "<th>losses by cause</th></tr>\n"
+		      "<tr><td>tcp</td><td>tp_btf</td><td>2</td><td>7</td><td>lost=3 ringbuf=4 </td></tr>\n"
+		      "<tr><td>&lt;b&gt;&quot;x&quot;&amp;</td><td>?</td><td>0</td><td>0</td><td></td></tr>\n"
+		      "</table>\n<p>drain period 2.5 s</p>\n</body></html>\n");
+	free(buf);
+	ks_report_free(&r[0]);
+	ks_report_free(&r[1]);
 }
