@@ -548,8 +548,6 @@ static int mem_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mo
 	struct ks_mem_counts now;
 	int err;
 
-	if (r)
-		r->hist_name = mem_schema.hist_name;
 	ctx->nkeys = 0;
 	ctx->other_row = -1;
 	err = ks_hash_drain_half(&faults, mode);

@@ -386,8 +386,6 @@ int ks_sched_drain_report(struct ks_sched_run *run, const volatile struct ks_sch
 			to_other[old & 1] = 0;
 		return err;
 	}
-	if (run->hist_name)
-		r->hist_name = run->hist_name;
 	err = ks_sched_drain(&run->maps, old, fn, arg, mode);
 	if (err)
 		return err;

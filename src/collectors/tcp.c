@@ -585,7 +585,6 @@ static int tcp_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mo
 
 	if (mode == KS_DRAIN_CLEAR)
 		return ks_hash_drain_half(&h, mode);
-	r->hist_name = tcp_schema.hist_name;
 	ks_budget_report(&ctx->budget, r);
 	err = ks_hash_drain_half(&h, mode);
 	if (err)
