@@ -17,7 +17,7 @@
 #include "core/report.h"
 #include "core/stats.h"
 #include "format/recording.h"
-#include "format/trace_out.h"
+#include "events/pair_report.h"
 #include "output/diff.h"
 
 #define MAX_PAIRS 8

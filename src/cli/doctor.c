@@ -9,6 +9,7 @@
 #include "core/opts.h"
 #include "core/sysinfo.h"
 #include "core/tracefs.h"
+#include "output/doctor.h"
 
 static const struct ks_cmd_spec doctor_spec = {
 	.name = "doctor",

@@ -14,7 +14,8 @@
 #include "events/anon.h"
 #include "events/filter.h"
 #include "format/recording.h"
-#include "format/trace_out.h"
+#include "events/pair_report.h"
+#include "output/trace.h"
 #include "output/output.h"
 
 #define MAX_PAIRS 8
@@ -256,7 +257,6 @@ int cmd_report(int argc, char **argv)
 		struct ks_report r;
 
 		ks_report_init(&r, "report", "recording");
-		r.keys_whole = true; /* event names and pair specs are read whole */
 		err = ctx.npairs ? ks_pairs_report(&rec, pairs, ctx.npairs, &r) : ks_events_report(&rec, &r);
 		if (!err)
 			err = c.json ? ks_write_json(&r, out) : ks_write_text(&r, out);

@@ -148,6 +148,7 @@ static const struct ks_schema bl_schema = {
 	"issue to completion (a flush-sequence write: to its end, the postflush included; an fsync's data-less "
 	"write: from its allocation)",
 	(const char *const[]){ "disk", "dev", "op", KS_TASK_KEYS, NULL },
+	.hist_cols = NULL,
 };
 
 static void add_part(uint32_t part, uint32_t disk, void *arg)

@@ -66,7 +66,7 @@ static const struct ks_column fl_cols[] = {
 };
 static const struct ks_schema fl_schema = { fl_cols, "latency_ns", KS_UNIT_NS,
 					    "each returned call's time from entry to return",
-					    (const char *const[]){ "function", "module", NULL } };
+					    (const char *const[]){ "function", "module", NULL }, .keys_whole = true };
 
 static int fl_parse_opt(void *vctx, int id, const char *arg)
 {
@@ -663,7 +663,6 @@ static int fl_drain(void *vctx, struct ks_report *r)
 	unsigned long long missed;
 	int err = 0;
 
-	r->keys_whole = true;
 	for (int i = 0; i < ctx->n && !err; i++) {
 		struct ks_fl_row sum;
 		struct ks_hist *h = calloc(1, sizeof(*h));

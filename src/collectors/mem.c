@@ -87,7 +87,7 @@ static const struct ks_column mem_cols[V_N + 1] = {
 	[V_N] = { NULL, 0, 0, NULL },
 };
 static const struct ks_schema mem_schema = { mem_cols, "reclaim_ns", KS_UNIT_NS,
-					     "reclaim stalls (absent without stalls)", (const char *const[]){ KS_TASK_KEYS, NULL } };
+					     "reclaim stalls (absent without stalls)", (const char *const[]){ KS_TASK_KEYS, NULL }, .hist_cols = NULL };
 
 struct mem_ctx {
 	struct ks_scaffold sc; /* first: the lifecycle core runs */
@@ -481,8 +481,6 @@ static int mem_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mo
 	struct mem_ctx *ctx = vctx;
 	int err;
 
-	if (r)
-		r->hist_name = mem_schema.hist_name;
 	ctx->nkeys = 0;
 	ctx->other_row = -1;
 	err = ks_sc_drain(&ctx->sc, r, mode);

@@ -25,7 +25,7 @@ static const struct ks_column off_cols[] = {
 	{ NULL, 0, 0, NULL },
 };
 static const struct ks_schema off_schema = { off_cols, "offcpu_ns", KS_UNIT_NS, "the off-CPU intervals",
-					     (const char *const[]){ KS_SCHED_KEYS, "state", NULL } };
+					     (const char *const[]){ KS_SCHED_KEYS, "state", NULL }, .hist_cols = NULL };
 
 int ks_offcpu_row(struct ks_report *r, enum ks_sched_by by, const struct ks_sched_rowid *id,
 		  const struct ks_off_stat *v, int nvals)

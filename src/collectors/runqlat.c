@@ -26,7 +26,7 @@ static const struct ks_column rq_cols[] = {
 };
 static const struct ks_schema rq_schema = { rq_cols, "latency_ns", KS_UNIT_NS,
 					    "the waits, timed with bpf_ktime_get_ns",
-					    (const char *const[]){ KS_SCHED_KEYS, NULL } };
+					    (const char *const[]){ KS_SCHED_KEYS, NULL }, .hist_cols = NULL };
 
 int ks_runqlat_row(struct ks_report *r, enum ks_sched_by by, const struct ks_sched_rowid *id,
 		   const struct ks_rq_stat *v, int nvals, struct ks_row **rowp)

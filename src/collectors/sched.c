@@ -414,8 +414,6 @@ int ks_sched_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode
 	unsigned int old = ctx->sc.old;
 	int err;
 
-	if (mode != KS_DRAIN_CLEAR && def->schema->hist_name)
-		r->hist_name = def->schema->hist_name;
 	ctx->r = r;
 	err = ks_sc_drain(&ctx->sc, r, mode);
 	ctx->r = NULL;

@@ -106,6 +106,7 @@ static const struct ks_schema sc_schema = {
 	sc_cols, "latency_ns", KS_UNIT_NS,
 	"each call's time from sys_enter to sys_exit (absent with -L, and for rows past the budget's histograms)",
 	(const char *const[]){ "syscall", "nr", "errno", "code", KS_TASK_KEYS, NULL },
+	.hist_cols = NULL,
 };
 
 /* Modes of shared rows in the srows hash: a task, or a task and a syscall. */

@@ -430,7 +430,9 @@ static const struct ks_column tcp_cols[] = {
 };
 static const struct ks_schema tcp_schema = { tcp_cols, "rtt_ns", KS_UNIT_NS, "smoothed RTT per received segment",
 					    (const char *const[]){ "local", "remote", "family", "pid", "comm", "port", "reason",
-								   "code", NULL } };
+								   "code", NULL },
+					    /* the text columns say what the percentiles are of; addresses are printed whole */
+					    .hist_cols = "rtt_", .keys_whole = true };
 
 /* Whether a row counted anything in its half. */
 static bool row_active(const struct ks_tcp_stat *v)
@@ -521,12 +523,6 @@ static const struct ks_sc_def tcp_def = {
 /* The retired half into @r (or one of the two, in @mode): core drains, tcp says how its report reads. */
 static int tcp_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 {
-	if (mode != KS_DRAIN_CLEAR) {
-		r->hist_name = tcp_schema.hist_name;
-		/* the text columns say what the percentiles are of; addresses are printed whole */
-		r->hist_cols = "rtt_";
-		r->keys_whole = true;
-	}
 	return ks_sc_drain(vctx, r, mode);
 }
 

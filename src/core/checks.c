@@ -3,7 +3,6 @@
 #include <stdarg.h>
 #include <string.h>
 #include "core/checks.h"
-#include "core/json.h"
 #include "core/names.h"
 
 const char *ks_status_name(enum ks_status s)
@@ -764,77 +763,4 @@ int ks_checks_evaluate(const struct ks_doctor_input *in, struct ks_checks *l)
 		err = add_cgroup(l, si);
 	decide(l, in);
 	return err;
-}
-
-/* ---- writers ---- */
-
-int ks_checks_write_text(const struct ks_checks *l, FILE *out, bool verbose)
-{
-	int warn = 0, missing = 0;
-
-	fprintf(out, "ksight doctor: Linux %s\n\n", l->kernel);
-	for (int i = 0; i < l->n; i++) {
-		const struct ks_check *c = &l->c[i];
-
-		fprintf(out, "%-8s %-25s %s\n", ks_status_name(c->status), c->name, c->value);
-		if (c->status != KS_ST_OK) {
-			if (c->impact[0])
-				fprintf(out, "%-8s impact: %s\n", "", c->impact);
-			if (c->fix[0])
-				fprintf(out, "%-8s fix:    %s\n", "", c->fix);
-		}
-		if (verbose && c->detail[0])
-			fprintf(out, "%-8s detail: %s\n", "", c->detail);
-		warn += c->status == KS_ST_WARN;
-		missing += c->status == KS_ST_MISSING;
-	}
-	fprintf(out, "\n%s\n(%d OK, %d WARN, %d MISSING)\n", l->summary, l->n - warn - missing, warn, missing);
-	return ferror(out) ? -EIO : 0;
-}
-
-/* A member that is a string when set and null when empty. */
-static void kv_opt(struct ks_json *j, const char *k, const char *v)
-{
-	ks_json_key(j, k);
-	if (*v)
-		ks_json_str(j, v);
-	else
-		ks_json_null(j);
-}
-
-int ks_checks_write_json(const struct ks_checks *l, FILE *out, bool verbose)
-{
-	struct ks_json *j = ks_json_new(out);
-
-	if (!j)
-		return -ENOMEM;
-	ks_json_obj_begin(j);
-	ks_json_kv_str(j, "kernel", l->kernel);
-	ks_json_key(j, "checks");
-	ks_json_arr_begin(j);
-	for (int i = 0; i < l->n; i++) {
-		const struct ks_check *c = &l->c[i];
-
-		ks_json_obj_begin(j);
-		ks_json_kv_str(j, "name", c->name);
-		ks_json_kv_str(j, "status", ks_status_name(c->status));
-		ks_json_kv_str(j, "value", c->value);
-		kv_opt(j, "impact", c->status == KS_ST_OK ? "" : c->impact);
-		kv_opt(j, "fix", c->status == KS_ST_OK ? "" : c->fix);
-		if (verbose)
-			kv_opt(j, "detail", c->detail);
-		ks_json_obj_end(j);
-	}
-	ks_json_arr_end(j);
-	ks_json_key(j, "tracing_possible");
-	ks_json_bool(j, l->tracing_possible);
-	ks_json_kv_str(j, "summary", l->summary);
-	if (l->si) {
-		ks_json_key(j, "system");
-		ks_sysinfo_write_json(l->si, j);
-	}
-	ks_json_obj_end(j);
-	ks_json_free(j);
-	fputc('\n', out);
-	return ferror(out) ? -EIO : 0;
 }

@@ -76,9 +76,4 @@ const struct ks_check *ks_checks_find(const struct ks_checks *l, const char *nam
  */
 int ks_checks_evaluate(const struct ks_doctor_input *in, struct ks_checks *l);
 
-/* Text: one line per check, impact and fix below it; @verbose adds the detail lines. */
-int ks_checks_write_text(const struct ks_checks *l, FILE *out, bool verbose);
-/* One JSON document: {"kernel", "checks": [...], "tracing_possible", "system"}. */
-int ks_checks_write_json(const struct ks_checks *l, FILE *out, bool verbose);
-
 #endif

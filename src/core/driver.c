@@ -81,7 +81,7 @@ static int emit(struct ks_driver *d, int interval, double window, bool final)
 		if (!r->sort_key)
 			ks_report_sort(r);
 		err = ks_writer_render(d->w, r, &buf, &len);
-		if (!err && d->n > 1 && d->w->write == ks_write_text) {
+		if (!err && d->n > 1 && d->w->report == ks_write_text) {
 			/* several collectors in one stream: each text report says whose it is */
 			char head[96];
 			int hl = snprintf(head, sizeof(head), "=== %s ===\n", name);

@@ -166,6 +166,9 @@ void ks_instance_report_init(const struct ks_instance *in, struct ks_report *r)
 	r->top_n = in->c.top_n;
 	r->sort_key = in->c.sort;
 	r->schema = in->col->schema;
+	/* the histogram's JSON name is the schema's: collectors no longer set it at each drain */
+	if (r->schema && r->schema->hist_name)
+		r->hist_name = r->schema->hist_name;
 	if (in->f)
 		ks_filter_describe(&in->c, in->f, r);
 }

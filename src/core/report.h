@@ -71,6 +71,9 @@ struct ks_schema {
 	const char *hist_help;
 	/* every key column any --by can give its rows, NULL-terminated: --sort is checked against them before attaching */
 	const char *const *keys;
+	/* text layout, the same in every report of the collector */
+	const char *hist_cols; /* prefix of the percentile columns, e.g. "rtt_" (NULL: none) */
+	bool keys_whole;       /* key columns as wide as their longest value, never cut */
 };
 
 /* A histogram beside the row's main one, e.g. "size_bytes"; JSON member @name. */
@@ -120,8 +123,6 @@ struct ks_report {
 	const char *collector;
 	const char *hook;	/* hook variant the loader chose */
 	const char *hist_name;	/* JSON name of the row histogram, e.g. "latency_ns" */
-	const char *hist_cols;	/* text: prefix of the percentile columns, e.g. "rtt_" (NULL: none) */
-	bool keys_whole;	/* text: key columns as wide as their longest value, never cut */
 	const char *sub_name;	/* JSON name of the row breakdown, e.g. "errnos" */
 	double duration_s;	/* length of the window this report covers */
 	int interval;		/* 1-based interval number, 0 for the final report */
@@ -195,15 +196,6 @@ int ks_report_copy(struct ks_report *dst, const struct ks_report *src);
 /* A copy of @src's row into a new row of @r; 0 or -ENOMEM. */
 int ks_report_copy_row(struct ks_report *r, const struct ks_row *src);
 
-/* The two writers.  JSON is one document (a line, under -i). */
-int ks_report_write_text(const struct ks_report *r, FILE *out);
-int ks_report_write_json(const struct ks_report *r, FILE *out);
-/* The familiar "usecs : count | distribution" layout of one histogram. */
-void ks_hist_write_text(const struct ks_hist *h, FILE *out, const char *indent);
-void ks_hist_write_text_unit(const struct ks_hist *h, enum ks_unit unit, FILE *out, const char *indent);
-/* "p50 1.2us p90 ... count N" */
-void ks_hist_write_pct_line(const struct ks_hist *h, FILE *out);
-void ks_hist_write_pct_line_unit(const struct ks_hist *h, enum ks_unit unit, FILE *out);
 /* Formats @ns for humans: 950ns, 12.3us, 4.56ms, 7.89s. */
 const char *ks_fmt_ns(uint64_t ns, char *buf, size_t len);
 /* Formats @v in @unit: ks_fmt_ns, or 512B / 4KiB / 1.5MiB, or a plain number. */

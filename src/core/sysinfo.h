@@ -6,8 +6,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct ks_json;
-
 /* An integer setting that could not be read. */
 #define KS_SI_UNKNOWN INT_MIN
 
@@ -110,8 +108,5 @@ bool ks_sysinfo_has_cap(const struct ks_sysinfo *si, int cap);
 const char *ks_cgroup_mode_name(enum ks_cgroup_mode m);
 /* "CONFIG_KPROBES" */
 const char *ks_kconfig_name(enum ks_kconfig k);
-
-/* Writes @si as one JSON object (the value of the current key or array slot). */
-void ks_sysinfo_write_json(const struct ks_sysinfo *si, struct ks_json *j);
 
 #endif

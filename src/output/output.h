@@ -1,4 +1,4 @@
-/* The writer table (text, JSON, and the formats to come) and the output sink reports are written through. */
+/* The writer table (every format ksight renders: text, JSON, folded, SVG, pprof) and the output sink reports are written through. */
 #ifndef KS_OUTPUT_OUTPUT_H
 #define KS_OUTPUT_OUTPUT_H
 
@@ -9,21 +9,36 @@
 #include <time.h>
 #include "core/report.h"
 
-/* One output format: renders a whole report onto a stdio stream; 0 or negative errno. */
+struct ks_stacks;
+
+/*
+ * One output format: what it can render, a function per kind of data (NULL
+ * where the format has none), each onto a stdio stream, 0 or negative errno.
+ * A new format is one entry in ks_writers (output/writers.c) and its file.
+ */
 struct ks_writer {
-	const char *name; /* "text", "json"; later "openmetrics", "folded", ... */
-	int (*write)(const struct ks_report *r, FILE *out);
+	const char *name; /* "text", "json", "folded", "svg", "pprof" */
 	const char *help;
+	int (*report)(const struct ks_report *r, FILE *out); /* an interval report */
+	int (*stacks)(const struct ks_stacks *st, FILE *out); /* a stack profile (output/stacks.h) */
 };
 
 /* Terminated by a NULL name. */
 extern const struct ks_writer ks_writers[];
 const struct ks_writer *ks_writer_find(const char *name);
 
+/* The report writers.  JSON is one document (a line, under -i). */
 int ks_write_text(const struct ks_report *r, FILE *out);
 int ks_write_json(const struct ks_report *r, FILE *out);
-/* Renders @r with @w into a malloc'd buffer (*@buf, *@len); 0 or negative errno. */
+/* Renders @r with @w's report function into a malloc'd buffer (*@buf, *@len); 0 or negative errno. */
 int ks_writer_render(const struct ks_writer *w, const struct ks_report *r, char **buf, size_t *len);
+
+/* The familiar "usecs : count | distribution" layout of one histogram. */
+void ks_hist_write_text(const struct ks_hist *h, FILE *out, const char *indent);
+void ks_hist_write_text_unit(const struct ks_hist *h, enum ks_unit unit, FILE *out, const char *indent);
+/* "p50 1.2us p90 ... count N" */
+void ks_hist_write_pct_line(const struct ks_hist *h, FILE *out);
+void ks_hist_write_pct_line_unit(const struct ks_hist *h, enum ks_unit unit, FILE *out);
 
 /*
  * Flushes @out and returns 0, or the errno of the write that failed

@@ -215,18 +215,3 @@ int ks_write_folded(const struct ks_stacks *st, FILE *out)
 	}
 	return ks_stream_status(out);
 }
-
-const struct ks_stack_writer ks_stack_writers[] = {
-	{ "folded", ks_write_folded, "one line per stack, 'comm;frame;...;frame count' (flamegraph.pl's input)" },
-	{ "svg", ks_write_svg, "a self-contained interactive flame graph" },
-	{ "pprof", ks_write_pprof, "gzip'd profile.proto, for go tool pprof and profiling servers" },
-	{ NULL, NULL, NULL },
-};
-
-const struct ks_stack_writer *ks_stack_writer_find(const char *name)
-{
-	for (const struct ks_stack_writer *w = ks_stack_writers; w->name; w++)
-		if (!strcmp(w->name, name))
-			return w;
-	return NULL;
-}

@@ -47,15 +47,7 @@ int ks_stacks_add(struct ks_stacks *st, const uint32_t *frames, uint32_t n, uint
 /* Orders the stacks by their frame names, root first (a flame graph's and folded output's order). */
 void ks_stacks_sort(struct ks_stacks *st);
 
-/* A stack writer: renders all of @st onto @out; 0 or negative errno. */
-struct ks_stack_writer {
-	const char *name;
-	int (*write)(const struct ks_stacks *st, FILE *out);
-	const char *help;
-};
-extern const struct ks_stack_writer ks_stack_writers[];
-const struct ks_stack_writer *ks_stack_writer_find(const char *name);
-
+/* The stack writers (entries of ks_writers, output/output.h). */
 /* "comm;frame;...;frame value" per stack, kernel frames "_[k]", JIT "_[j]", inlined "_[i]" (flamegraph.pl's input). */
 int ks_write_folded(const struct ks_stacks *st, FILE *out);
 /* A self-contained interactive SVG flame graph (search, click to zoom). */

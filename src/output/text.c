@@ -118,17 +118,6 @@ static void write_lost_text(const struct ks_report *r, FILE *out)
 }
 
 /* ISO-8601 UTC with milliseconds, e.g. 2026-12-03T19:52:50.123Z. */
-const char *ks_fmt_iso8601(const struct timespec *ts, char *buf, size_t len)
-{
-	struct tm tm;
-	char b[32];
-
-	gmtime_r(&ts->tv_sec, &tm);
-	strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%03ldZ", b, ts->tv_nsec / 1000000);
-	return buf;
-}
-
 #define PCTS 4
 static const double pct_q[PCTS] = { 0.5, 0.9, 0.99, -1 }; /* -1: max */
 
@@ -169,7 +158,7 @@ static void write_table(const struct ks_report *r, FILE *out, int n)
 
 	for (int k = 0; k < h0->nkeys && k < KS_ROW_KEYS; k++) {
 		kw[k] = k ? 8 : 20;
-		for (int i = 0; r->keys_whole && i < n; i++) {
+		for (int i = 0; r->schema && r->schema->keys_whole && i < n; i++) {
 			char e[512];
 			int w;
 
@@ -204,7 +193,7 @@ static void write_table(const struct ks_report *r, FILE *out, int n)
 		for (int c = 0; c < 4; c++) {
 			char name[32];
 
-			snprintf(name, sizeof(name), "%s%s", r->hist_cols ? r->hist_cols : "", cols[c]);
+			snprintf(name, sizeof(name), "%s%s", r->schema && r->schema->hist_cols ? r->schema->hist_cols : "", cols[c]);
 			fprintf(out, " %9s", name);
 		}
 	}

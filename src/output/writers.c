@@ -1,13 +1,15 @@
-/* The writer table and what every writer shares: rendering into memory and honest stream errors. */
-#include <errno.h>
-#include <stdlib.h>
+/* The writer table: every format, with what each can render. */
 #include <string.h>
 #include "output/output.h"
+#include "output/stacks.h"
 
 const struct ks_writer ks_writers[] = {
-	{ "text", ks_write_text, "tables and drawn histograms for a terminal" },
-	{ "json", ks_write_json, "one JSON document per report (docs/json.md)" },
-	{ NULL, NULL, NULL },
+	{ "text", "tables and drawn histograms for a terminal", .report = ks_write_text },
+	{ "json", "one JSON document per report (docs/json.md)", .report = ks_write_json },
+	{ "folded", "one line per stack, 'comm;frame;...;frame count' (flamegraph.pl's input)", .stacks = ks_write_folded },
+	{ "svg", "a self-contained interactive flame graph", .stacks = ks_write_svg },
+	{ "pprof", "gzip'd profile.proto, for go tool pprof and profiling servers", .stacks = ks_write_pprof },
+	{ NULL, NULL, NULL, NULL },
 };
 
 const struct ks_writer *ks_writer_find(const char *name)
@@ -16,49 +18,4 @@ const struct ks_writer *ks_writer_find(const char *name)
 		if (!strcmp(w->name, name))
 			return w;
 	return NULL;
-}
-
-int ks_stream_status(FILE *out)
-{
-	int err;
-
-	errno = 0;
-	if (!fflush(out) && !ferror(out))
-		return 0;
-	/* fflush leaves the failed write's errno; an error flag from an earlier write has none */
-	err = errno ? -errno : -EIO;
-	clearerr(out);
-	return err;
-}
-
-int ks_writer_render(const struct ks_writer *w, const struct ks_report *r, char **buf, size_t *len)
-{
-	FILE *m;
-	int err;
-
-	*buf = NULL;
-	*len = 0;
-	m = open_memstream(buf, len);
-	if (!m)
-		return -errno;
-	err = w->write(r, m);
-	if (fclose(m) && !err)
-		err = -ENOMEM;
-	if (err) {
-		free(*buf);
-		*buf = NULL;
-		*len = 0;
-	}
-	return err;
-}
-
-/* The old entry points, kept for callers outside the driver. */
-int ks_report_write_text(const struct ks_report *r, FILE *out)
-{
-	return ks_write_text(r, out);
-}
-
-int ks_report_write_json(const struct ks_report *r, FILE *out)
-{
-	return ks_write_json(r, out);
 }

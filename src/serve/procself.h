@@ -2,7 +2,7 @@
 #ifndef KS_SERVE_PROCSELF_H
 #define KS_SERVE_PROCSELF_H
 
-#include "serve/prom.h"
+#include "output/prom.h"
 
 /*
  * ksight_build_info 1 with labels version, revision (the git commit the

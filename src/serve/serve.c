@@ -30,13 +30,15 @@
 #include "core/parse.h"
 #include "core/pin.h"
 #include "core/sanitize.h"
+#include "output/html.h"
 #include "output/output.h"
 #include "output/stacks.h"
 #include "profile/profile.h"
 #include "serve/k8s.h"
 #include "serve/pinstate.h"
 #include "serve/procself.h"
-#include "serve/prom.h"
+#include "output/prom.h"
+#include "serve/negotiate.h"
 #include "serve/serve.h"
 
 #define MAX_COLS 16
@@ -702,42 +704,19 @@ static enum MHD_Result serve_health(struct serve_state *st, struct MHD_Connectio
 	return reply_str(st, conn, MHD_HTTP_OK, "ok\n");
 }
 
-static void html_escape(FILE *out, const char *s)
-{
-	ks_sanitize_put(out, s ? s : "", ks_quote_xml);
-}
-
 static enum MHD_Result serve_index(struct serve_state *st, struct MHD_Connection *conn)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
+	int err;
 
 	if (!out)
 		return MHD_NO;
-	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ksight exporter</title></head><body>\n"
-	      "<h1>ksight exporter</h1>\n<p><a href=\"/metrics\">/metrics</a> &middot; <a href=\"/healthz\">/healthz</a> &middot; "
-	      "<a href=\"/debug/pprof/profile?seconds=10\">/debug/pprof/profile?seconds=10</a> (a CPU profile, pprof)</p>\n"
-	      "<table border=\"1\"><tr><th>collector</th><th>hook</th><th>series</th><th>events lost</th><th>losses by cause</th></tr>\n",
-	      out);
 	pthread_rwlock_rdlock(&st->lock);
-	for (int i = 0; i < st->snap->n; i++) {
-		const struct ks_report *r = &st->snap->reports[i];
-
-		fputs("<tr><td>", out);
-		html_escape(out, r->collector);
-		fputs("</td><td>", out);
-		html_escape(out, r->hook ? r->hook : "?");
-		fprintf(out, "</td><td>%d</td><td>%llu</td><td>", r->nrows, (unsigned long long)r->lost);
-		for (int j = 0; j < r->nlost; j++) {
-			html_escape(out, r->lost_by[j].name);
-			fprintf(out, "=%llu ", (unsigned long long)r->lost_by[j].num);
-		}
-		fputs("</td></tr>\n", out);
-	}
+	err = ks_write_index_html(st->snap->reports, st->snap->n, st->period, out);
 	pthread_rwlock_unlock(&st->lock);
-	fprintf(out, "</table>\n<p>drain period %.3g s</p>\n</body></html>\n", st->period);
-	if (fclose(out)) {
+	if (fclose(out) || err) {
 		free(buf);
 		return MHD_NO;
 	}

@@ -8,7 +8,7 @@
 #include "events/filter.h"
 #include "format/recfile.h"
 #include "format/recording.h"
-#include "format/trace_out.h"
+#include "output/trace.h"
 #include "core/log.h"
 
 /*

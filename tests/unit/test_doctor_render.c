@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/checks.h"
+#include "output/doctor.h"
 
 #define FIXTURE "tests/unit/fixtures/sysinfo"
 

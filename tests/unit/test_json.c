@@ -3,6 +3,7 @@
 #include "test.h"
 #include "core/json.h"
 #include "core/report.h"
+#include "output/output.h"
 
 /* What a writer wrote into a memory stream. */
 struct mem {
@@ -494,7 +495,7 @@ TEST(report_text_fixture)
 
 	fixture(&r);
 	mem_open(&m);
-	EXPECT_EQ_INT(ks_report_write_text(&r, m.f), 0);
+	EXPECT_EQ_INT(ks_write_text(&r, m.f), 0);
 	EXPECT_EQ_STR(mem_close(&m), fixture_text);
 	free(m.buf);
 	ks_report_free(&r);
@@ -509,7 +510,7 @@ TEST(report_text_interval_and_empty)
 	r.interval = 2;
 	r.duration_s = 1.04;
 	mem_open(&m);
-	EXPECT_EQ_INT(ks_report_write_text(&r, m.f), 0);
+	EXPECT_EQ_INT(ks_write_text(&r, m.f), 0);
 	EXPECT_EQ_STR(mem_close(&m), "--- interval 2 (1.0s) ---\nno events\nlost: 0\n");
 	free(m.buf);
 	/* without the drawn histograms, and with -n 0 showing every row */
@@ -517,7 +518,7 @@ TEST(report_text_interval_and_empty)
 	r.hist_text = false;
 	r.top_n = 0;
 	mem_open(&m);
-	EXPECT_EQ_INT(ks_report_write_text(&r, m.f), 0);
+	EXPECT_EQ_INT(ks_write_text(&r, m.f), 0);
 	mem_close(&m);
 	EXPECT_TRUE(strstr(m.buf, "\nzzz                         9          1          0   0.0050ms         -         -"
 				  "         -         -\nlost: 3 (map_full 3, ringbuf 0)\n") != NULL);
@@ -548,7 +549,7 @@ TEST(report_json_fixture)
 
 	fixture(&r);
 	mem_open(&m);
-	EXPECT_EQ_INT(ks_report_write_json(&r, m.f), 0);
+	EXPECT_EQ_INT(ks_write_json(&r, m.f), 0);
 	EXPECT_EQ_STR(mem_close(&m), fixture_json);
 	/* one line, and what a user's jq sees */
 	EXPECT_EQ_INT(t_count_lines(m.buf), 1);
@@ -569,7 +570,7 @@ TEST(report_json_empty_and_special)
 	r.interval = 3;
 	r.duration_s = NAN;
 	mem_open(&m);
-	EXPECT_EQ_INT(ks_report_write_json(&r, m.f), 0);
+	EXPECT_EQ_INT(ks_write_json(&r, m.f), 0);
 	EXPECT_EQ_STR(mem_close(&m), "{\"collector\":\"x\\\\x09y\",\"hook\":\"\",\"interval\":3,\"duration_s\":null,"
 				     "\"lost\":0,\"lost_by\":{},\"counters\":{},\"filters\":{},\"total_rows\":0,\"rows\":[]}\n");
 	EXPECT_JQ(m.buf, ".rows | length", "0");
@@ -579,7 +580,7 @@ TEST(report_json_empty_and_special)
 	ASSERT_TRUE(w != NULL);
 	ks_row_key_str(w, "comm", "\xd0\xb1\xd0\xb1\xd0\xb1\xd0\xb1\xd0\xb1\xd0\xb1\xd0\xb1\xd0");
 	mem_open(&m);
-	EXPECT_EQ_INT(ks_report_write_json(&r, m.f), 0);
+	EXPECT_EQ_INT(ks_write_json(&r, m.f), 0);
 	mem_close(&m);
 	EXPECT_TRUE(valid_utf8(m.buf));
 	EXPECT_JQ(m.buf, ".rows[0].comm", "\"\xd0\xb1\xd0\xb1\xd0\xb1\xd0\xb1\xd0\xb1\xd0\xb1\xd0\xb1\\\\xd0\"");
@@ -596,19 +597,19 @@ TEST(write_errors_reported)
 	fixture(&r);
 	f = fopen("/dev/full", "w");
 	ASSERT_TRUE(f != NULL);
-	EXPECT_EQ_INT(ks_report_write_text(&r, f), -ENOSPC);
+	EXPECT_EQ_INT(ks_write_text(&r, f), -ENOSPC);
 	fclose(f);
 	f = fopen("/dev/full", "w");
 	ASSERT_TRUE(f != NULL);
-	EXPECT_EQ_INT(ks_report_write_json(&r, f), -ENOSPC);
+	EXPECT_EQ_INT(ks_write_json(&r, f), -ENOSPC);
 	fclose(f);
 	/* the same with a report small enough to sit in the stdio buffer until the end */
 	ks_report_free(&r);
 	ks_report_init(&r, "syscalls", "tp_btf");
 	f = fopen("/dev/full", "w");
 	ASSERT_TRUE(f != NULL);
-	EXPECT_EQ_INT(ks_report_write_text(&r, f), -ENOSPC);
-	EXPECT_EQ_INT(ks_report_write_json(&r, f), -ENOSPC);
+	EXPECT_EQ_INT(ks_write_text(&r, f), -ENOSPC);
+	EXPECT_EQ_INT(ks_write_json(&r, f), -ENOSPC);
 	fclose(f);
 	ks_report_free(&r);
 }

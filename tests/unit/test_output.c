@@ -5,6 +5,7 @@
 #include <time.h>
 #include "test.h"
 #include "core/report.h"
+#include "output/html.h"
 #include "output/output.h"
 
 static char *render(const struct ks_report *r, const char *writer)
@@ -294,7 +295,7 @@ TEST(schema_renders_docs_and_rows)
 		{ "queued", KS_COL_GAUGE, KS_UNIT_COUNT, "requests in flight at the end" },
 		{ NULL, 0, 0, NULL },
 	};
-	static const struct ks_schema schema = { cols, "latency_ns", KS_UNIT_NS, "call latency", NULL };
+	static const struct ks_schema schema = { cols, "latency_ns", KS_UNIT_NS, "call latency", NULL, .hist_cols = NULL };
 	struct ks_report r;
 	struct ks_row *w;
 	char *buf = NULL;
@@ -318,4 +319,69 @@ TEST(schema_renders_docs_and_rows)
 	EXPECT_EQ_INT(w->vals[1].kind, KS_VAL_NS);
 	EXPECT_EQ_INT(w->vals[2].kind, KS_VAL_GAUGE);
 	ks_report_free(&r);
+}
+
+/* The text layout is the collector's (its schema), not set on each report: tcp's "rtt_" columns and whole addresses. */
+TEST(text_layout_from_the_schema)
+{
+	static const struct ks_schema tcp_like = { NULL, "rtt_ns", KS_UNIT_NS, "smoothed RTT", NULL,
+						   .hist_cols = "rtt_", .keys_whole = true };
+	static const char addr[] = "[2001:db8:0:0:1:2:3:4]:44321"; /* 28 columns: past the 20 a key gets */
+	struct ks_report r;
+	struct ks_row *w;
+	struct ks_hist *h = calloc(1, sizeof(*h));
+	char *plain, *laid;
+
+	ASSERT_TRUE(h != NULL);
+	ks_hist_record(h, 250000);
+	ks_report_init(&r, "tcp", "tp_btf");
+	r.hist_text = false;
+	w = ks_report_add_row(&r);
+	ASSERT_TRUE(w != NULL);
+	ks_row_key_str(w, "remote", addr);
+	ks_row_val(w, "count", KS_VAL_COUNT, 1);
+	w->hist = h;
+	plain = render(&r, "text");
+	r.schema = &tcp_like;
+	laid = render(&r, "text");
+	ASSERT_TRUE(plain && laid);
+	/* without a schema: bare percentile names, the key cut at 20 columns */
+	EXPECT_TRUE(strstr(plain, "  p50") && !strstr(plain, "rtt_p50"));
+	EXPECT_TRUE(strstr(plain, "[2001:db8:0:0:1:2:3:") && !strstr(plain, addr));
+	/* with it: what the percentiles are of, and the address whole */
+	EXPECT_TRUE(strstr(laid, " rtt_p50   rtt_p90   rtt_p99   rtt_max") != NULL);
+	EXPECT_TRUE(strstr(laid, addr) != NULL);
+	free(plain);
+	free(laid);
+	ks_report_free(&r);
+}
+
+/* serve's index page from hand-built reports: the table row by row, a hostile name escaped, a missing hook "?". */
+TEST(index_html_escapes_and_counts)
+{
+	struct ks_report r[2];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	ASSERT_TRUE(m != NULL);
+	ks_report_init(&r[0], "tcp", "tp_btf");
+	ASSERT_TRUE(ks_report_add_row(&r[0]) && ks_report_add_row(&r[0]));
+	ks_report_lost(&r[0], "lost", 3);
+	ks_report_lost(&r[0], "ringbuf", 4);
+	ks_report_init(&r[1], "<b>\"x\"&", NULL);
+	EXPECT_EQ_INT(ks_write_index_html(r, 2, 2.5, m), 0);
+	fclose(m);
+	EXPECT_EQ_STR(buf,
+		      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ksight exporter</title></head><body>\n"
+		      "<h1>ksight exporter</h1>\n<p><a href=\"/metrics\">/metrics</a> &middot; <a href=\"/healthz\">/healthz</a> "
+		      "&middot; <a href=\"/debug/pprof/profile?seconds=10\">/debug/pprof/profile?seconds=10</a> (a CPU profile, "
+		      "pprof)</p>\n<table border=\"1\"><tr><th>collector</th><th>hook</th><th>series</th><th>events lost</th>"
+		      "<th>losses by cause</th></tr>\n"
+		      "<tr><td>tcp</td><td>tp_btf</td><td>2</td><td>7</td><td>lost=3 ringbuf=4 </td></tr>\n"
+		      "<tr><td>&lt;b&gt;&quot;x&quot;&amp;</td><td>?</td><td>0</td><td>0</td><td></td></tr>\n"
+		      "</table>\n<p>drain period 2.5 s</p>\n</body></html>\n");
+	free(buf);
+	ks_report_free(&r[0]);
+	ks_report_free(&r[1]);
 }

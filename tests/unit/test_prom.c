@@ -4,7 +4,8 @@
 #include "core/hash.h"
 #include "core/version.h"
 #include "serve/procself.h"
-#include "serve/prom.h"
+#include "output/prom.h"
+#include "serve/negotiate.h"
 
 static const struct ks_column cols[] = {
 	{ "count", KS_COL_COUNTER, KS_UNIT_COUNT, "calls made" },
@@ -12,7 +13,7 @@ static const struct ks_column cols[] = {
 	{ "inflight", KS_COL_GAUGE, KS_UNIT_COUNT, "calls in flight" },
 	{ NULL },
 };
-static const struct ks_schema schema = { cols, "latency_ns", KS_UNIT_NS, "call latency", NULL };
+static const struct ks_schema schema = { cols, "latency_ns", KS_UNIT_NS, "call latency", NULL, .hist_cols = NULL };
 
 /* A syscalls-like report: one row keyed syscall="read" (and a quote in a second row's key), latencies 0, 1000 ns x3, 5 ms x2. */
 static void fixed_report(struct ks_report *r)

@@ -2,7 +2,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include "format/recording.h"
-#include "format/trace_out.h"
+#include "output/trace.h"
 #include "test.h"
 
 #define SEED "tests/fuzz/corpus/recfile/seed2" /* one mode byte for the fuzzer, then the file */

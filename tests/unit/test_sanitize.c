@@ -2,7 +2,7 @@
 #include "test.h"
 #include "core/parse.h"
 #include "core/sanitize.h"
-#include "serve/prom.h"
+#include "output/prom.h"
 
 /* @s sanitized into a fresh buffer large enough. */
 static const char *san(const char *s)

@@ -2,6 +2,7 @@
 #include <zlib.h>
 #include "test.h"
 #include "core/hash.h"
+#include "output/output.h"
 #include "output/stacks.h"
 #include "profile/blobs.h"
 
@@ -273,8 +274,15 @@ TEST(pprof_decodes_to_the_same_profile)
 
 TEST(writer_table_lists_the_three)
 {
-	EXPECT_TRUE(ks_stack_writer_find("folded") && ks_stack_writer_find("svg") && ks_stack_writer_find("pprof"));
-	EXPECT_TRUE(!ks_stack_writer_find("text"));
+	static const char *const stacks[] = { "folded", "svg", "pprof" };
+
+	/* one table: the stack formats render stacks only, text renders reports only */
+	for (int i = 0; i < 3; i++) {
+		const struct ks_writer *w = ks_writer_find(stacks[i]);
+
+		EXPECT_TRUE(w && w->stacks && !w->report);
+	}
+	EXPECT_TRUE(ks_writer_find("text") && !ks_writer_find("text")->stacks);
 }
 
 /* The profile's copies of stacks: equal bytes are one blob whose values sum, across table growth. */

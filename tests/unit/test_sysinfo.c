@@ -5,6 +5,7 @@
 #include <string.h>
 #include "core/json.h"
 #include "core/sysinfo.h"
+#include "output/doctor.h"
 
 #define FIXTURE "tests/unit/fixtures/sysinfo"
 

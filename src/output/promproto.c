@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include "output/output.h"
 #include "output/pb.h"
-#include "serve/prom.h"
+#include "output/prom.h"
 
 /*
  * Field numbers of io.prometheus.client's metrics.proto (the wire contract):
