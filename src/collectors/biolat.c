@@ -945,9 +945,9 @@ const struct ks_collector ks_biolat_collector = {
 	.open = bl_open,
 	.hook = bl_hook,
 	.mark = bl_mark,
-	.drain_mode = bl_drain_mode,
-	.skel_at = offsetof(struct bl_ctx, skel),
-	.cursor_u64 = { bl_cursor, sizeof(bl_cursor) / sizeof(bl_cursor[0]) },
+	.drain = bl_drain_mode,
+	.pin = &(const struct ks_pin_ops){ .skel_at = offsetof(struct bl_ctx, skel),
+					   .cursor_u64 = { bl_cursor, sizeof(bl_cursor) / sizeof(bl_cursor[0]) } },
 	.schema = &bl_schema,
 	.close = bl_close,
 };

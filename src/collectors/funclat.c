@@ -627,73 +627,72 @@ static int fl_mark(void *vctx)
 	return 0;
 }
 
-/* The row of function @i in half @half, summed over CPUs into @sum, then zeroed in the map. */
-static int take(struct fl_ctx *ctx, uint32_t half, int i, struct ks_fl_row *sum, struct ks_hist *h)
-{
-	int fd = bpf_map__fd(ctx->skel->maps.rows), ncpu = ctx->percpu ? ks_ncpus() : 1;
-	uint32_t idx = half * ctx->n + i;
-	const struct ks_fl_row *v = ctx->vbuf;
-	__u64 slots[KS_FL_SLOTS] = { 0 };
+struct fl_drain_arg {
+	struct fl_ctx *ctx;
+	struct ks_report *r;
+	uint32_t first; /* the half's first element */
+};
 
-	memset(sum, 0, sizeof(*sum));
-	if (bpf_map_lookup_elem(fd, &idx, ctx->vbuf))
-		return -errno;
+/* The row of one function in the quiet half, summed over CPUs, as a report row: 1 when it held data, 0 when empty. */
+static int take_row(uint32_t idx, const void *value, void *varg)
+{
+	struct fl_drain_arg *a = varg;
+	struct fl_ctx *ctx = a->ctx;
+	const struct fl_target *t = &ctx->t[idx - a->first];
+	const struct ks_fl_row *v = value;
+	int ncpu = ctx->percpu ? ks_ncpus() : 1;
+	__u64 slots[KS_FL_SLOTS] = { 0 }, calls = 0, sum_ns = 0, max_ns = 0, timed = 0;
+	struct ks_hist *h;
+	struct ks_row *row;
+
 	for (int c = 0; c < ncpu; c++) {
-		sum->calls += v[c].calls;
-		sum->sum_ns += v[c].sum_ns;
-		if (v[c].max_ns > sum->max_ns)
-			sum->max_ns = v[c].max_ns;
+		calls += v[c].calls;
+		sum_ns += v[c].sum_ns;
+		if (v[c].max_ns > max_ns)
+			max_ns = v[c].max_ns;
 		for (unsigned int s = 0; s < KS_FL_SLOTS; s++)
 			slots[s] += v[c].slot[s];
 	}
-	ks_hist_add_slots_n(h, slots, KS_FL_SLOTS);
-	h->sum = sum->sum_ns;
-	h->max = sum->max_ns;
-	if (!sum->calls && !h->count)
+	for (unsigned int s = 0; s < KS_FL_SLOTS; s++)
+		timed += slots[s];
+	if (!calls && !timed)
 		return 0;
-	memset(ctx->vbuf, 0, (size_t)ncpu * sizeof(struct ks_fl_row));
-	return bpf_map_update_elem(fd, &idx, ctx->vbuf, BPF_ANY) ? -errno : 1;
+	h = calloc(1, sizeof(*h));
+	row = h ? ks_report_add_row(a->r) : NULL;
+	if (!row) {
+		free(h);
+		return -ENOMEM;
+	}
+	ks_hist_add_slots_n(h, slots, KS_FL_SLOTS);
+	h->sum = sum_ns;
+	h->max = max_ns;
+	ks_row_key_str(row, "function", t->func);
+	ks_row_key_str(row, "module", t->module);
+	ks_row_col(row, &fl_cols[0], calls);
+	if (t->kind == FL_USDT) {
+		free(h); /* a point, not a call: no time */
+	} else {
+		ks_row_col(row, &fl_cols[1], sum_ns);
+		row->hist = h;
+	}
+	row->sort = calls;
+	return 1;
 }
 
-static int fl_drain(void *vctx, struct ks_report *r)
+static int fl_drain(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 {
 	struct fl_ctx *ctx = vctx;
 	uint32_t half = (ctx->gen & 1) ^ 1; /* the half the programs left at the mark */
+	struct fl_drain_arg a = { ctx, r, half * (uint32_t)ctx->n };
 	struct ks_fl_lost now = ctx->skel->bss->lost;
 	unsigned long long missed;
-	int err = 0;
+	int err;
 
-	r->keys_whole = true;
-	for (int i = 0; i < ctx->n && !err; i++) {
-		struct ks_fl_row sum;
-		struct ks_hist *h = calloc(1, sizeof(*h));
-		struct ks_row *row;
-
-		if (!h)
-			return -ENOMEM;
-		err = take(ctx, half, i, &sum, h);
-		if (err <= 0) {
-			free(h);
-			continue;
-		}
-		err = 0;
-		row = ks_report_add_row(r);
-		if (!row) {
-			free(h);
-			return -ENOMEM;
-		}
-		ks_row_key_str(row, "function", ctx->t[i].func);
-		ks_row_key_str(row, "module", ctx->t[i].module);
-		ks_row_col(row, &fl_cols[0], sum.calls);
-		if (ctx->t[i].kind == FL_USDT) {
-			free(h); /* a point, not a call: no time */
-		} else {
-			ks_row_col(row, &fl_cols[1], sum.sum_ns);
-			row->hist = h;
-		}
-		row->sort = sum.calls;
-	}
-	if (err)
+	if (r)
+		r->keys_whole = true;
+	err = ks_array_drain_mode(bpf_map__fd(ctx->skel->maps.rows), a.first, (uint32_t)ctx->n, ctx->vbuf,
+				  (size_t)(ctx->percpu ? ks_ncpus() : 1) * sizeof(struct ks_fl_row), take_row, &a, mode);
+	if (err || mode == KS_DRAIN_CLEAR)
 		return err;
 	ks_report_lost(r, "no_entry", now.no_entry - ctx->lost_seen.no_entry);
 	ks_report_lost(r, "too_deep", now.too_deep - ctx->lost_seen.too_deep);

@@ -623,9 +623,9 @@ const struct ks_collector ks_mem_collector = {
 	.open = mem_open,
 	.hook = mem_hook,
 	.mark = mem_mark,
-	.drain_mode = mem_drain_mode,
-	.skel_at = offsetof(struct mem_ctx, skel),
-	.cursor_u64 = { mem_cursor, 3 },
+	.drain = mem_drain_mode,
+	.pin = &(const struct ks_pin_ops){ .skel_at = offsetof(struct mem_ctx, skel),
+					   .cursor_u64 = { mem_cursor, 3 } },
 	.schema = &mem_schema,
 	.close = mem_close,
 };

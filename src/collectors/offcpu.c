@@ -106,8 +106,8 @@ const struct ks_collector ks_offcpu_collector = {
 	.open = offcpu_open,
 	.hook = offcpu_hook,
 	.mark = offcpu_mark,
-	.drain_mode = offcpu_drain_mode,
-	.skel_at = offsetof(struct off_ctx, skel),
+	.drain = offcpu_drain_mode,
+	.pin = &(const struct ks_pin_ops){ .skel_at = offsetof(struct off_ctx, skel) },
 	.schema = &off_schema,
 	.close = offcpu_close,
 };

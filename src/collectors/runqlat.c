@@ -97,8 +97,8 @@ const struct ks_collector ks_runqlat_collector = {
 	.open = runqlat_open,
 	.hook = runqlat_hook,
 	.mark = runqlat_mark,
-	.drain_mode = runqlat_drain_mode,
-	.skel_at = offsetof(struct rq_ctx, skel),
+	.drain = runqlat_drain_mode,
+	.pin = &(const struct ks_pin_ops){ .skel_at = offsetof(struct rq_ctx, skel) },
 	.schema = &rq_schema,
 	.close = runqlat_close,
 };

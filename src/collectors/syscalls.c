@@ -921,10 +921,9 @@ const struct ks_collector ks_syscalls_collector = {
 	.open = sc_open,
 	.hook = sc_hook,
 	.mark = sc_mark,
-	.drain_mode = sc_drain_mode,
-	.skel_at = offsetof(struct sc_ctx, skel),
-	.cursor_get = sc_cursor_get,
-	.cursor_set = sc_cursor_set,
+	.drain = sc_drain_mode,
+	.pin = &(const struct ks_pin_ops){ .skel_at = offsetof(struct sc_ctx, skel),
+					   .cursor_get = sc_cursor_get, .cursor_set = sc_cursor_set },
 	.schema = &sc_schema,
 	.close = sc_close,
 };

@@ -631,9 +631,9 @@ const struct ks_collector ks_tcp_collector = {
 	.open = tcp_open,
 	.hook = tcp_hook,
 	.mark = tcp_mark,
-	.drain_mode = tcp_drain_mode,
-	.skel_at = offsetof(struct tcp_ctx, skel),
-	.cursor_u64 = { tcp_cursor, 1 },
+	.drain = tcp_drain_mode,
+	.pin = &(const struct ks_pin_ops){ .skel_at = offsetof(struct tcp_ctx, skel),
+					   .cursor_u64 = { tcp_cursor, 1 } },
 	.schema = &tcp_schema,
 	.close = tcp_close,
 };

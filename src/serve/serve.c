@@ -447,7 +447,7 @@ static int collect_once(struct serve_state *st)
 	s->set.row_ctx = st;
 	for (int i = 0; i < st->n; i++)
 		ks_instance_report_init(&st->in[i], &delta[i]);
-	/* --pin: only read now, emptied once the totals holding it are saved (core/instance.h) */
+	/* --pin: only read now, emptied once the totals holding it are saved (core/pin.h) */
 	ks_instances_collect(st->in, st->n, delta, errs);
 	for (int i = 0; i < st->n; i++) {
 		bool added = false;
@@ -467,8 +467,8 @@ static int collect_once(struct serve_state *st)
 		 * back to it, a later drain counts it.  (A failed drain owes
 		 * nothing new; one whose owed clear failed still owes that one.)
 		 */
-		if (!added && !errs[i])
-			st->in[i].clear_due = false;
+		if (!added && !errs[i] && st->in[i].pin)
+			st->in[i].pin->clear_due = false;
 		ks_report_free(&delta[i]);
 	}
 	/*
@@ -487,7 +487,7 @@ static int collect_once(struct serve_state *st)
 		ks_fault_point("after-read");
 		for (int i = 0; i < st->n && !e; i++) {
 			d[i].drains = ks_instance_drains(&st->in[i]);
-			d[i].seq_id = st->in[i].seq_id;
+			d[i].seq_id = st->in[i].pin ? st->in[i].pin->id : 0;
 			e = ks_instance_cursor_get(&st->in[i], &d[i].cursor, &d[i].cursor_len);
 		}
 		if (!e)
