@@ -1,12 +1,16 @@
 /* Collector instances: the phases open -> mark -> one kernel wait -> drain -> close, shared by every driver. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
 #include "core/bpfutil.h"
 #include "core/driver.h"
 #include "core/filter.h"
 #include "core/instance.h"
+#include "core/loader.h"
 #include "core/log.h"
 #include "core/pin.h"
 
@@ -204,4 +208,222 @@ void ks_instance_close(struct ks_instance *in)
 	free(in->ctx);
 	in->ctx = NULL;
 	ks_instance_unpin(in);
+}
+
+/* --- serve --pin's two-step drain (declared in core/pin.h, beside the pins it keeps a sequence with) --- */
+
+struct bpf_object *ks_instance_object(const struct ks_instance *in)
+{
+	const struct ks_skel_head *s;
+
+	if (!in->col->pin || !in->ctx)
+		return NULL;
+	s = *(const struct ks_skel_head *const *)((const char *)in->ctx + in->col->pin->skel_at);
+	return s ? s->obj : NULL;
+}
+
+/* The u64 counters of @in's context that its cursor_u64 names; -E2BIG past what a cursor holds. */
+static int cursor_fields(const struct ks_instance *in, uint64_t **f)
+{
+	const struct ks_cursor_u64 *c = &in->col->pin->cursor_u64;
+
+	if (c->n > 15)
+		return -E2BIG;
+	for (int i = 0; i < c->n; i++)
+		f[i] = (uint64_t *)((char *)in->ctx + c->at[i]);
+	return 0;
+}
+
+int ks_instance_cursor_get(const struct ks_instance *in, void **buf, size_t *len)
+{
+	const struct ks_pin_ops *ops = in->col->pin;
+	uint64_t *f[15];
+	int err;
+
+	*buf = NULL;
+	*len = 0;
+	if (ops && ops->cursor_get)
+		return ops->cursor_get(in->ctx, buf, len);
+	if (!ops || !ops->cursor_u64.n)
+		return 0;
+	err = cursor_fields(in, f);
+	return err ? err : ks_cursor_get_u64(f, ops->cursor_u64.n, buf, len);
+}
+
+int ks_instance_cursor_set(struct ks_instance *in, const void *buf, size_t len)
+{
+	const struct ks_pin_ops *ops = in->col->pin;
+	uint64_t *f[15];
+	int err;
+
+	if (ops && ops->cursor_set)
+		return ops->cursor_set(in->ctx, buf, len);
+	if (!ops || !ops->cursor_u64.n)
+		return 0;
+	err = cursor_fields(in, f);
+	return err ? err : ks_cursor_set_u64(f, ops->cursor_u64.n, buf, len);
+}
+
+int ks_instance_pin(struct ks_instance *in)
+{
+	struct bpf_object *obj = ks_instance_object(in);
+	struct ks_pin_seq *seq;
+	int fd;
+
+	if (!ks_pin_dir())
+		return 0;
+	if (!in->col->pin)
+		return -EOPNOTSUPP;
+	if (!obj)
+		return -EINVAL; /* not opened */
+	seq = calloc(1, sizeof(*seq));
+	if (!seq)
+		return -ENOMEM;
+	fd = ks_pin_seq_open(obj, &seq->id);
+	if (fd < 0) {
+		free(seq);
+		return fd;
+	}
+	seq->fd = fd;
+	in->pin = seq;
+	return 0;
+}
+
+void ks_instance_unpin(struct ks_instance *in)
+{
+	if (!in->pin)
+		return;
+	if (in->pin->fd >= 0)
+		close(in->pin->fd);
+	free(in->pin);
+	in->pin = NULL;
+}
+
+static int seq_write(struct ks_pin_seq *seq, uint64_t v)
+{
+	__u32 zero = 0;
+	__u64 val = v;
+
+	/* one element: written whole or not at all, so a kill -9 leaves the old value or the new */
+	if (bpf_map_update_elem(seq->fd, &zero, &val, BPF_ANY))
+		return -errno;
+	seq->cleared = v;
+	return 0;
+}
+
+enum ks_resume ks_drain_resume(bool paired, uint64_t saved, uint64_t cleared)
+{
+	if (!paired)
+		return KS_RESUME_FRESH;
+	if (saved == cleared)
+		return KS_RESUME_COUNT;
+	if (saved == cleared + 1)
+		return KS_RESUME_DISCARD;
+	return saved < cleared ? KS_RESUME_LOST : KS_RESUME_ODD;
+}
+
+int ks_instance_resume(struct ks_instance *in, uint64_t saved, uint32_t saved_id, const void *cursor, size_t len)
+{
+	const char *name = in->col->spec.name;
+	struct ks_pin_seq *seq = in->pin;
+	__u32 zero = 0;
+	__u64 cleared;
+	enum ks_resume d;
+	int err;
+
+	if (!seq)
+		return KS_RESUME_FRESH;
+	if (bpf_map_lookup_elem(seq->fd, &zero, &cleared))
+		return -errno;
+	seq->cleared = cleared;
+	d = ks_drain_resume(saved_id && saved_id == seq->id, saved, cleared);
+	switch (d) {
+	case KS_RESUME_DISCARD:
+		/* the programs write the other half since that drain's mark: this one is quiet */
+		err = in->col->drain(in->ctx, NULL, KS_DRAIN_CLEAR);
+		if (err)
+			return err;
+		fprintf(stderr, "ksight: %s: drain %llu was saved but not emptied: emptied it without counting it again\n",
+			name, (unsigned long long)saved);
+		break;
+	case KS_RESUME_LOST:
+		p_warn("%s: drains %llu to %llu were emptied but their totals not saved: their events are lost", name,
+		       (unsigned long long)saved + 1, (unsigned long long)cleared);
+		break;
+	case KS_RESUME_ODD:
+		p_warn("%s: the saved totals hold %llu drains, the pinned maps say %llu were emptied: counting what they hold",
+		       name, (unsigned long long)saved, (unsigned long long)cleared);
+		break;
+	default:
+		break;
+	}
+	/* the cursor goes with the totals it was saved with, which count from these maps only when paired */
+	if (d != KS_RESUME_FRESH && cursor) {
+		err = ks_instance_cursor_set(in, cursor, len);
+		if (err)
+			return err;
+	}
+	err = saved != cleared ? seq_write(seq, saved) : 0;
+	return err ? err : (int)d;
+}
+
+uint64_t ks_instance_drains(const struct ks_instance *in)
+{
+	return in->pin ? in->pin->cleared + (in->pin->clear_due ? 1 : 0) : 0;
+}
+
+/* Empties what the last READ of @in read and counts that drain in its sequence; @fault: the test's point. */
+static int clear_one(struct ks_instance *in, bool fault)
+{
+	int err = in->col->drain(in->ctx, NULL, KS_DRAIN_CLEAR);
+
+	if (err)
+		return err;
+	if (fault)
+		ks_fault_point("in-clear");
+	err = seq_write(in->pin, in->pin->cleared + 1);
+	if (!err)
+		in->pin->clear_due = false;
+	return err;
+}
+
+int ks_pin_clear_owed(struct ks_instance *in)
+{
+	return in->pin && in->pin->clear_due ? clear_one(in, false) : 0;
+}
+
+int ks_pin_read(struct ks_instance *in, struct ks_report *r)
+{
+	int err = in->col->drain(in->ctx, r, KS_DRAIN_READ);
+
+	in->pin->clear_due = !err;
+	return err;
+}
+
+int ks_instances_clear(struct ks_instance *in, int n)
+{
+	int first = 0, cleared = 0;
+
+	for (int i = 0; i < n; i++) {
+		int err = 0;
+
+		/* the test's kill comes once per drain: the first instance emptied, the others not yet */
+		if (in[i].pin && in[i].pin->clear_due)
+			err = clear_one(&in[i], !cleared++);
+		if (err && !first)
+			first = err;
+	}
+	return first;
+}
+
+void ks_fault_point(const char *point)
+{
+	static int hits;
+	const char *f = getenv("KSIGHT_FAULT");
+	size_t len = strlen(point);
+
+	if (!f || strncmp(f, point, len) || (f[len] && f[len] != ':'))
+		return;
+	if (++hits >= (f[len] == ':' ? atoi(f + len + 1) : 1))
+		raise(SIGKILL);
 }

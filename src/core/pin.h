@@ -125,7 +125,8 @@ struct ks_pin_ops {
 };
 
 /*
- * The drain protocol of serve --pin: drains in two steps around the save
+ * The drain protocol of serve --pin (implemented in core/instance.c,
+ * beside the one-step drain it splits): drains in two steps around the save
  * of the totals, so that a kill -9 anywhere neither loses a drain nor
  * counts one twice.
  *
