@@ -10,9 +10,11 @@
 #include "core/bpfutil.h"
 #include "core/budget.h"
 #include "core/collector.h"
+#include "core/hash.h"
 #include "core/loader.h"
 #include "core/log.h"
 #include "core/parse.h"
+#include "core/pin.h"
 #include "core/probe.h"
 #include "core/procfs.h"
 #include "core/sysinfo.h"
@@ -23,6 +25,8 @@
 
 /* Calls of one thread in flight at once, over all functions, that the in-flight map holds. */
 #define FL_STARTS 16384
+/* serve --pin: funclat has one set of programs, its hook marker in the pin directory (core/pin.h) */
+#define FL_PIN_HOOK "probes"
 
 enum fl_kind { FL_UPROBE, FL_USDT, FL_KERNEL };
 
@@ -55,6 +59,9 @@ struct fl_ctx {
 	unsigned long long missed_seen;
 	struct ks_budget budget;
 	const struct ks_filter *f; /* for fl_size: the filter the rodata carries */
+	uint64_t thash;		   /* the targets' identity, in .rodata for --pin (targets_hash) */
+	int *pfds;		   /* adopted under --pin: the pinned fentry/fexit programs, for their misses */
+	int npfds;
 	void *vbuf;
 	char hook[48];
 };
@@ -330,11 +337,30 @@ static void set_common(struct fl_ctx *ctx, struct ks_funclat *s, const struct ks
 {
 	s->rodata->ks_filter = *f;
 	s->rodata->nfuncs = ctx->n;
+	s->rodata->targets_hash = ctx->thash;
 	s->rodata->percpu = ctx->percpu;
 	/* both ways: ks_budget_fit sizes at several budgets, and a later one may allow per-CPU rows again */
 	bpf_map__set_type(s->maps.rows, ctx->percpu ? BPF_MAP_TYPE_PERCPU_ARRAY : BPF_MAP_TYPE_ARRAY);
 	bpf_map__set_max_entries(s->maps.rows, 2 * ctx->n);
 	bpf_map__set_max_entries(s->maps.starts, FL_STARTS);
+}
+
+/* The targets' identity, in order: kind, file, function and offset of each (pinned programs are adopted only for the same). */
+static uint64_t targets_hash(const struct fl_ctx *ctx)
+{
+	uint64_t h = KS_FNV1A_INIT;
+
+	for (int i = 0; i < ctx->n; i++) {
+		const struct fl_target *t = &ctx->t[i];
+		uint32_t kind = t->kind;
+
+		h = ks_fnv1a(&kind, sizeof(kind), h);
+		h = ks_fnv1a(&t->offset, sizeof(t->offset), h);
+		if (t->path)
+			h = ks_fnv1a(t->path, strlen(t->path) + 1, h);
+		h = ks_fnv1a(t->func, strlen(t->func) + 1, h);
+	}
+	return h;
 }
 
 /*
@@ -492,58 +518,12 @@ out:
 	return err;
 }
 
-static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
+/* Attaches every target (fresh, not adopted): 0, or -ECANCELED after a one-line error naming the target. */
+static int attach_all(struct fl_ctx *ctx, const struct ks_common *c, const struct ks_filter *f)
 {
-	struct fl_ctx *ctx = vctx;
-	bool any[3] = { false, false, false }, *done;
-	int err;
+	bool *done;
+	int err = 0;
 
-	if (!ctx->n) {
-		p_err("funclat: no function given; 'ksight run' and 'ksight serve' take them as --funclat TARGET");
-		return -ECANCELED;
-	}
-	for (int i = 0; i < ctx->n; i++)
-		any[ctx->t[i].kind] = true;
-	/* under run and serve, the instance's share of their --max-memory (or, measuring, nothing loaded) */
-	ks_budget_init_for(&ctx->budget, c);
-	ctx->f = f;
-	ctx->skel = ks_funclat__open();
-	if (!ctx->skel)
-		return -errno;
-	/* decided once: where the kernel has uprobe_multi, every user function goes through it */
-	ctx->umulti = any[FL_UPROBE] && ks_probe(KS_FEAT_UPROBE_MULTI)->ok;
-	bpf_program__set_autoload(ctx->skel->progs.fl_uentry, any[FL_UPROBE] && !ctx->umulti);
-	bpf_program__set_autoload(ctx->skel->progs.fl_ureturn, any[FL_UPROBE] && !ctx->umulti);
-	bpf_program__set_autoload(ctx->skel->progs.fl_umentry, ctx->umulti);
-	bpf_program__set_autoload(ctx->skel->progs.fl_umreturn, ctx->umulti);
-	if (ctx->umulti) {
-		ks_uprobe_multi_prepare(ctx->skel->progs.fl_umentry);
-		ks_uprobe_multi_prepare(ctx->skel->progs.fl_umreturn);
-	}
-	bpf_program__set_autoload(ctx->skel->progs.fl_usdt, any[FL_USDT]);
-	/* kprobes also where fentry is chosen: the fallback for a function a trampoline cannot take */
-	bpf_program__set_autoload(ctx->skel->progs.fl_kentry, any[FL_KERNEL] && ks_probe(KS_FEAT_KPROBE)->ok);
-	bpf_program__set_autoload(ctx->skel->progs.fl_kreturn, any[FL_KERNEL] && ks_probe(KS_FEAT_KPROBE)->ok);
-	bpf_program__set_autoload(ctx->skel->progs.fl_fentry, false);
-	bpf_program__set_autoload(ctx->skel->progs.fl_fexit, false);
-	err = ks_budget_fit(&ctx->budget, ctx->skel->obj, fl_size, ctx);
-	if (err)
-		return err;
-	ctx->fobj = calloc(ctx->n, sizeof(*ctx->fobj));
-	ctx->vbuf = calloc(ctx->percpu ? ks_ncpus() : 1, sizeof(struct ks_fl_row));
-	if (!ctx->vbuf || !ctx->fobj)
-		return -ENOMEM;
-	err = ks_budget_check(&ctx->budget, ctx->skel->obj);
-	if (err)
-		return err;
-	err = ks_funclat__load(ctx->skel);
-	if (err) {
-		p_err("funclat: cannot load the programs: %s%s", strerror(-err),
-		      err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
-		return -ECANCELED;
-	}
-	if (ks_verbose)
-		ks_budget_print(&ctx->budget, "funclat");
 	done = calloc(ctx->n, sizeof(*done));
 	if (!done)
 		return -ENOMEM;
@@ -582,6 +562,162 @@ static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 		}
 	}
 	free(done);
+	return 0;
+}
+
+/*
+ * --pin, after a fresh attach: the programs, maps and every link funclat
+ * made itself (per target, outside the skeleton) pinned together, so that
+ * a restarted serve adopts them (adopt_pins); nothing without a pin scope.
+ */
+static int pin_all(struct fl_ctx *ctx)
+{
+	struct ks_pin_extra *x;
+	int n = 0, err;
+
+	if (!ks_pin_dir())
+		return 0;
+	x = calloc((size_t)(ctx->nlinks + ctx->nmlinks + 4 * ctx->n), sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	for (int i = 0; i < ctx->nlinks; i++, n++) {
+		snprintf(x[n].name, sizeof(x[n].name), "link_x%d", i);
+		x[n].fd = bpf_link__fd(ctx->links[i]);
+	}
+	for (int i = 0; i < ctx->nmlinks; i++, n++) {
+		snprintf(x[n].name, sizeof(x[n].name), "link_m%d", i);
+		x[n].fd = ctx->mlinks[i];
+	}
+	/* a kernel function taken by fentry: its own object's programs (named: they tell adopt_pins) and links */
+	for (int i = 0; i < ctx->n; i++) {
+		struct ks_funclat *o = ctx->fobj[i];
+
+		if (!o)
+			continue;
+		snprintf(x[n].name, sizeof(x[n].name), "prog_fentry_%d", i);
+		x[n++].fd = bpf_program__fd(o->progs.fl_fentry);
+		snprintf(x[n].name, sizeof(x[n].name), "prog_fexit_%d", i);
+		x[n++].fd = bpf_program__fd(o->progs.fl_fexit);
+		snprintf(x[n].name, sizeof(x[n].name), "link_fentry_%d", i);
+		x[n++].fd = bpf_link__fd(o->links.fl_fentry);
+		snprintf(x[n].name, sizeof(x[n].name), "link_fexit_%d", i);
+		x[n++].fd = bpf_link__fd(o->links.fl_fexit);
+	}
+	err = ks_pin_attached_extra(ctx->skel->obj, ctx->skel->skeleton, FL_PIN_HOOK, x, n);
+	free(x);
+	return err;
+}
+
+/*
+ * --pin, adopting (ks_pin_prepare checked the programs, the maps and the
+ * .rodata with these targets): the pinned links keep the programs of the
+ * serve that attached them running, nothing is attached again.  Which
+ * kernel functions fentry took is told by their pinned programs.
+ */
+static int adopt_pins(struct fl_ctx *ctx)
+{
+	ctx->pfds = calloc((size_t)(2 * ctx->n), sizeof(*ctx->pfds));
+	if (!ctx->pfds)
+		return -ENOMEM;
+	for (int i = 0; i < ctx->n; i++) {
+		static const char *const names[] = { "prog_fentry_%d", "prog_fexit_%d" };
+
+		for (int k = 0; k < 2 && ctx->t[i].kind == FL_KERNEL; k++) {
+			char name[40];
+			int fd;
+
+			snprintf(name, sizeof(name), names[k], i);
+			fd = ks_pin_extra_get(ctx->skel->obj, name);
+			if (fd == -ENOENT)
+				continue;
+			if (fd < 0)
+				return fd;
+			ctx->pfds[ctx->npfds++] = fd;
+			ctx->t[i].fentry = true;
+		}
+	}
+	/* the adopted programs kept counting: report from where they are, not from zero */
+	ctx->gen = ctx->skel->bss->ks_gen & 1;
+	/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
+	return 0;
+}
+
+static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
+{
+	struct fl_ctx *ctx = vctx;
+	bool any[3] = { false, false, false };
+	int err, adopted;
+
+	if (!ctx->n) {
+		p_err("funclat: no function given; 'ksight run' and 'ksight serve' take them as --funclat TARGET");
+		return -ECANCELED;
+	}
+	for (int i = 0; i < ctx->n; i++)
+		any[ctx->t[i].kind] = true;
+	if (any[FL_USDT] && ks_pin_dir()) {
+		/* libbpf attaches a USDT probe as one link per site, kept inside its own and never pinnable */
+		p_err("funclat: --pin cannot keep USDT targets (libbpf's links of each probe site cannot be pinned); "
+		      "serve them from a serve without --pin");
+		return -ECANCELED;
+	}
+	ctx->thash = targets_hash(ctx);
+	/* under run and serve, the instance's share of their --max-memory (or, measuring, nothing loaded) */
+	ks_budget_init_for(&ctx->budget, c);
+	ctx->f = f;
+	ctx->skel = ks_funclat__open();
+	if (!ctx->skel)
+		return -errno;
+	/* decided once: where the kernel has uprobe_multi, every user function goes through it */
+	ctx->umulti = any[FL_UPROBE] && ks_probe(KS_FEAT_UPROBE_MULTI)->ok;
+	bpf_program__set_autoload(ctx->skel->progs.fl_uentry, any[FL_UPROBE] && !ctx->umulti);
+	bpf_program__set_autoload(ctx->skel->progs.fl_ureturn, any[FL_UPROBE] && !ctx->umulti);
+	bpf_program__set_autoload(ctx->skel->progs.fl_umentry, ctx->umulti);
+	bpf_program__set_autoload(ctx->skel->progs.fl_umreturn, ctx->umulti);
+	if (ctx->umulti) {
+		ks_uprobe_multi_prepare(ctx->skel->progs.fl_umentry);
+		ks_uprobe_multi_prepare(ctx->skel->progs.fl_umreturn);
+	}
+	bpf_program__set_autoload(ctx->skel->progs.fl_usdt, any[FL_USDT]);
+	/* kprobes also where fentry is chosen: the fallback for a function a trampoline cannot take */
+	bpf_program__set_autoload(ctx->skel->progs.fl_kentry, any[FL_KERNEL] && ks_probe(KS_FEAT_KPROBE)->ok);
+	bpf_program__set_autoload(ctx->skel->progs.fl_kreturn, any[FL_KERNEL] && ks_probe(KS_FEAT_KPROBE)->ok);
+	bpf_program__set_autoload(ctx->skel->progs.fl_fentry, false);
+	bpf_program__set_autoload(ctx->skel->progs.fl_fexit, false);
+	err = ks_budget_fit(&ctx->budget, ctx->skel->obj, fl_size, ctx);
+	if (err)
+		return err;
+	ctx->fobj = calloc(ctx->n, sizeof(*ctx->fobj));
+	ctx->vbuf = calloc(ctx->percpu ? ks_ncpus() : 1, sizeof(struct ks_fl_row));
+	if (!ctx->vbuf || !ctx->fobj)
+		return -ENOMEM;
+	err = ks_budget_check(&ctx->budget, ctx->skel->obj);
+	if (err)
+		return err;
+	/* --pin: the programs an earlier serve pinned for these targets are adopted, not loaded again */
+	adopted = ks_pin_prepare(ctx->skel->obj, FL_PIN_HOOK);
+	if (adopted == -ENOENT) {
+		p_err("funclat: what is pinned under '%s/ks_funclat' is not funclat's as ksight pins it; run 'ksight "
+		      "unpin %s' first", ks_pin_dir(), ks_pin_dir());
+		return -ECANCELED;
+	}
+	if (adopted < 0)
+		return adopted; /* said why (ks_pin_failed) */
+	err = ks_funclat__load(ctx->skel);
+	if (err) {
+		p_err("funclat: cannot load the programs: %s%s", strerror(-err),
+		      err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+		return -ECANCELED;
+	}
+	if (ks_verbose)
+		ks_budget_print(&ctx->budget, "funclat");
+	if (adopted)
+		err = adopt_pins(ctx);
+	else
+		err = attach_all(ctx, c, f);
+	if (!err && !adopted)
+		err = pin_all(ctx);
+	if (err)
+		return err;
 	{
 		int nk = 0, nf = 0;
 		size_t l = 0;
@@ -679,6 +815,15 @@ static int take_row(uint32_t idx, const void *value, void *varg)
 	return 1;
 }
 
+/* The kernel's count of the runs it skipped of program @fd (recursion), 0 when it cannot tell. */
+static unsigned long long prog_missed(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.recursion_misses;
+}
+
 static int fl_drain(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 {
 	struct fl_ctx *ctx = vctx;
@@ -705,6 +850,8 @@ static int fl_drain(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 	for (int i = 0; i < ctx->n; i++)
 		if (ctx->fobj[i])
 			missed += ks_obj_missed(ctx->fobj[i]->obj);
+	for (int i = 0; i < ctx->npfds; i++)
+		missed += prog_missed(ctx->pfds[i]);
 	ks_report_lost(r, "recursion", missed - ctx->missed_seen);
 	ctx->missed_seen = missed;
 	ks_report_meta_num(r, "functions", (uint64_t)ctx->n);
@@ -725,6 +872,9 @@ static void fl_close(void *vctx)
 	for (int i = 0; ctx->fobj && i < ctx->n; i++)
 		ks_funclat__destroy(ctx->fobj[i]);
 	free(ctx->fobj);
+	for (int i = 0; i < ctx->npfds; i++)
+		close(ctx->pfds[i]);
+	free(ctx->pfds);
 	ks_funclat__destroy(ctx->skel);
 	for (int i = 0; i < ctx->n; i++) {
 		free(ctx->t[i].path);
@@ -754,6 +904,7 @@ const struct ks_collector ks_funclat_collector = {
 	.hook = fl_hook,
 	.mark = fl_mark,
 	.drain = fl_drain,
+	.pin = &(const struct ks_pin_ops){ .skel_at = offsetof(struct fl_ctx, skel) },
 	.close = fl_close,
 	.schema = &fl_schema,
 };

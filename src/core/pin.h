@@ -59,6 +59,20 @@ int ks_pin_prog_get(struct bpf_object *obj, const struct bpf_program *p);
 unsigned int ks_pin_adoptions(void);
 /* After a fresh attach for @hook: pins @obj's maps, programs and the links of @skel; 0 or negative errno. */
 int ks_pin_attached(struct bpf_object *obj, struct bpf_object_skeleton *skel, const char *hook);
+/*
+ * Links and programs a collector made itself, outside its skeleton
+ * (funclat's per-target probes): pinned in the same directory, each under
+ * its @name ("link_..." or "prog_..."; unique, not a program's own).
+ */
+struct ks_pin_extra {
+	char name[40];
+	int fd;
+};
+/* ks_pin_attached, and @n extras beside them in the same rename. */
+int ks_pin_attached_extra(struct bpf_object *obj, struct bpf_object_skeleton *skel, const char *hook,
+			  const struct ks_pin_extra *x, int n);
+/* A new fd of the extra @name pinned beside @obj's pins, for the caller to close; -ENOENT when there is none. */
+int ks_pin_extra_get(const struct bpf_object *obj, const char *name);
 
 /*
  * The drain sequence kept beside @obj's pins, DIR/<obj>/drain_seq: a
