@@ -8,6 +8,13 @@ const volatile __u32 nfuncs = 1;
 const volatile bool percpu = true; /* rows are a per-CPU array: plain adds */
 /* fentry/fexit: one object per kernel function (a trampoline program has one target), this one's index */
 const volatile __u32 fn_idx = 0;
+/*
+ * Which targets the programs were attached to (a hash of each one's kind,
+ * file, function and offset): unused here, in .rodata so that serve --pin
+ * adopts pinned programs only for the same targets (core/pin.c compares
+ * .rodata)
+ */
+const volatile __u64 targets_hash = 0;
 
 /* The half of rows the programs write; user space flips it at each report. */
 __u32 ks_gen = 0;

@@ -18,6 +18,7 @@
 #include "core/collector.h"
 #include "core/loader.h"
 #include "core/log.h"
+#include "core/pin.h"
 #include "core/rowkey.h"
 #include "core/scaffold.h"
 #include "core/tracefs.h"
@@ -903,9 +904,8 @@ const struct ks_collector ks_biolat_collector = {
 	.open = bl_open,
 	.hook = ks_sc_hook,
 	.mark = ks_sc_mark,
-	.drain_mode = bl_drain_mode,
-	.skel_at = offsetof(struct bl_ctx, sc.skel),
-	.cursor_u64 = { bl_cursor, sizeof(bl_cursor) / sizeof(bl_cursor[0]) },
+	.drain = bl_drain_mode,
+	.pin = &(const struct ks_pin_ops){ .skel_at = offsetof(struct bl_ctx, sc.skel), .cursor_u64 = { bl_cursor, sizeof(bl_cursor) / sizeof(bl_cursor[0]) } },
 	.schema = &bl_schema,
 	.close = ks_sc_close,
 };

@@ -10,9 +10,11 @@
 #include "core/bpfutil.h"
 #include "core/budget.h"
 #include "core/collector.h"
+#include "core/hash.h"
 #include "core/loader.h"
 #include "core/log.h"
 #include "core/parse.h"
+#include "core/pin.h"
 #include "core/probe.h"
 #include "core/procfs.h"
 #include "core/sysinfo.h"
@@ -23,6 +25,8 @@
 
 /* Calls of one thread in flight at once, over all functions, that the in-flight map holds. */
 #define FL_STARTS 16384
+/* serve --pin: funclat has one set of programs, its hook marker in the pin directory (core/pin.h) */
+#define FL_PIN_HOOK "probes"
 
 enum fl_kind { FL_UPROBE, FL_USDT, FL_KERNEL };
 
@@ -55,6 +59,9 @@ struct fl_ctx {
 	unsigned long long missed_seen;
 	struct ks_budget budget;
 	const struct ks_filter *f; /* for fl_size: the filter the rodata carries */
+	uint64_t thash;		   /* the targets' identity, in .rodata for --pin (targets_hash) */
+	int *pfds;		   /* adopted under --pin: the pinned fentry/fexit programs, for their misses */
+	int npfds;
 	void *vbuf;
 	char hook[48];
 };
@@ -330,11 +337,30 @@ static void set_common(struct fl_ctx *ctx, struct ks_funclat *s, const struct ks
 {
 	s->rodata->ks_filter = *f;
 	s->rodata->nfuncs = ctx->n;
+	s->rodata->targets_hash = ctx->thash;
 	s->rodata->percpu = ctx->percpu;
 	/* both ways: ks_budget_fit sizes at several budgets, and a later one may allow per-CPU rows again */
 	bpf_map__set_type(s->maps.rows, ctx->percpu ? BPF_MAP_TYPE_PERCPU_ARRAY : BPF_MAP_TYPE_ARRAY);
 	bpf_map__set_max_entries(s->maps.rows, 2 * ctx->n);
 	bpf_map__set_max_entries(s->maps.starts, FL_STARTS);
+}
+
+/* The targets' identity, in order: kind, file, function and offset of each (pinned programs are adopted only for the same). */
+static uint64_t targets_hash(const struct fl_ctx *ctx)
+{
+	uint64_t h = KS_FNV1A_INIT;
+
+	for (int i = 0; i < ctx->n; i++) {
+		const struct fl_target *t = &ctx->t[i];
+		uint32_t kind = t->kind;
+
+		h = ks_fnv1a(&kind, sizeof(kind), h);
+		h = ks_fnv1a(&t->offset, sizeof(t->offset), h);
+		if (t->path)
+			h = ks_fnv1a(t->path, strlen(t->path) + 1, h);
+		h = ks_fnv1a(t->func, strlen(t->func) + 1, h);
+	}
+	return h;
 }
 
 /*
@@ -492,58 +518,12 @@ out:
 	return err;
 }
 
-static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
+/* Attaches every target (fresh, not adopted): 0, or -ECANCELED after a one-line error naming the target. */
+static int attach_all(struct fl_ctx *ctx, const struct ks_common *c, const struct ks_filter *f)
 {
-	struct fl_ctx *ctx = vctx;
-	bool any[3] = { false, false, false }, *done;
-	int err;
+	bool *done;
+	int err = 0;
 
-	if (!ctx->n) {
-		p_err("funclat: no function given; 'ksight run' and 'ksight serve' take them as --funclat TARGET");
-		return -ECANCELED;
-	}
-	for (int i = 0; i < ctx->n; i++)
-		any[ctx->t[i].kind] = true;
-	/* under run and serve, the instance's share of their --max-memory (or, measuring, nothing loaded) */
-	ks_budget_init_for(&ctx->budget, c);
-	ctx->f = f;
-	ctx->skel = ks_funclat__open();
-	if (!ctx->skel)
-		return -errno;
-	/* decided once: where the kernel has uprobe_multi, every user function goes through it */
-	ctx->umulti = any[FL_UPROBE] && ks_probe(KS_FEAT_UPROBE_MULTI)->ok;
-	bpf_program__set_autoload(ctx->skel->progs.fl_uentry, any[FL_UPROBE] && !ctx->umulti);
-	bpf_program__set_autoload(ctx->skel->progs.fl_ureturn, any[FL_UPROBE] && !ctx->umulti);
-	bpf_program__set_autoload(ctx->skel->progs.fl_umentry, ctx->umulti);
-	bpf_program__set_autoload(ctx->skel->progs.fl_umreturn, ctx->umulti);
-	if (ctx->umulti) {
-		ks_uprobe_multi_prepare(ctx->skel->progs.fl_umentry);
-		ks_uprobe_multi_prepare(ctx->skel->progs.fl_umreturn);
-	}
-	bpf_program__set_autoload(ctx->skel->progs.fl_usdt, any[FL_USDT]);
-	/* kprobes also where fentry is chosen: the fallback for a function a trampoline cannot take */
-	bpf_program__set_autoload(ctx->skel->progs.fl_kentry, any[FL_KERNEL] && ks_probe(KS_FEAT_KPROBE)->ok);
-	bpf_program__set_autoload(ctx->skel->progs.fl_kreturn, any[FL_KERNEL] && ks_probe(KS_FEAT_KPROBE)->ok);
-	bpf_program__set_autoload(ctx->skel->progs.fl_fentry, false);
-	bpf_program__set_autoload(ctx->skel->progs.fl_fexit, false);
-	err = ks_budget_fit(&ctx->budget, ctx->skel->obj, fl_size, ctx);
-	if (err)
-		return err;
-	ctx->fobj = calloc(ctx->n, sizeof(*ctx->fobj));
-	ctx->vbuf = calloc(ctx->percpu ? ks_ncpus() : 1, sizeof(struct ks_fl_row));
-	if (!ctx->vbuf || !ctx->fobj)
-		return -ENOMEM;
-	err = ks_budget_check(&ctx->budget, ctx->skel->obj);
-	if (err)
-		return err;
-	err = ks_funclat__load(ctx->skel);
-	if (err) {
-		p_err("funclat: cannot load the programs: %s%s", strerror(-err),
-		      err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
-		return -ECANCELED;
-	}
-	if (ks_verbose)
-		ks_budget_print(&ctx->budget, "funclat");
 	done = calloc(ctx->n, sizeof(*done));
 	if (!done)
 		return -ENOMEM;
@@ -582,6 +562,162 @@ static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter
 		}
 	}
 	free(done);
+	return 0;
+}
+
+/*
+ * --pin, after a fresh attach: the programs, maps and every link funclat
+ * made itself (per target, outside the skeleton) pinned together, so that
+ * a restarted serve adopts them (adopt_pins); nothing without a pin scope.
+ */
+static int pin_all(struct fl_ctx *ctx)
+{
+	struct ks_pin_extra *x;
+	int n = 0, err;
+
+	if (!ks_pin_dir())
+		return 0;
+	x = calloc((size_t)(ctx->nlinks + ctx->nmlinks + 4 * ctx->n), sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	for (int i = 0; i < ctx->nlinks; i++, n++) {
+		snprintf(x[n].name, sizeof(x[n].name), "link_x%d", i);
+		x[n].fd = bpf_link__fd(ctx->links[i]);
+	}
+	for (int i = 0; i < ctx->nmlinks; i++, n++) {
+		snprintf(x[n].name, sizeof(x[n].name), "link_m%d", i);
+		x[n].fd = ctx->mlinks[i];
+	}
+	/* a kernel function taken by fentry: its own object's programs (named: they tell adopt_pins) and links */
+	for (int i = 0; i < ctx->n; i++) {
+		struct ks_funclat *o = ctx->fobj[i];
+
+		if (!o)
+			continue;
+		snprintf(x[n].name, sizeof(x[n].name), "prog_fentry_%d", i);
+		x[n++].fd = bpf_program__fd(o->progs.fl_fentry);
+		snprintf(x[n].name, sizeof(x[n].name), "prog_fexit_%d", i);
+		x[n++].fd = bpf_program__fd(o->progs.fl_fexit);
+		snprintf(x[n].name, sizeof(x[n].name), "link_fentry_%d", i);
+		x[n++].fd = bpf_link__fd(o->links.fl_fentry);
+		snprintf(x[n].name, sizeof(x[n].name), "link_fexit_%d", i);
+		x[n++].fd = bpf_link__fd(o->links.fl_fexit);
+	}
+	err = ks_pin_attached_extra(ctx->skel->obj, ctx->skel->skeleton, FL_PIN_HOOK, x, n);
+	free(x);
+	return err;
+}
+
+/*
+ * --pin, adopting (ks_pin_prepare checked the programs, the maps and the
+ * .rodata with these targets): the pinned links keep the programs of the
+ * serve that attached them running, nothing is attached again.  Which
+ * kernel functions fentry took is told by their pinned programs.
+ */
+static int adopt_pins(struct fl_ctx *ctx)
+{
+	ctx->pfds = calloc((size_t)(2 * ctx->n), sizeof(*ctx->pfds));
+	if (!ctx->pfds)
+		return -ENOMEM;
+	for (int i = 0; i < ctx->n; i++) {
+		static const char *const names[] = { "prog_fentry_%d", "prog_fexit_%d" };
+
+		for (int k = 0; k < 2 && ctx->t[i].kind == FL_KERNEL; k++) {
+			char name[40];
+			int fd;
+
+			snprintf(name, sizeof(name), names[k], i);
+			fd = ks_pin_extra_get(ctx->skel->obj, name);
+			if (fd == -ENOENT)
+				continue;
+			if (fd < 0)
+				return fd;
+			ctx->pfds[ctx->npfds++] = fd;
+			ctx->t[i].fentry = true;
+		}
+	}
+	/* the adopted programs kept counting: report from where they are, not from zero */
+	ctx->gen = ctx->skel->bss->ks_gen & 1;
+	/* losses from the programs' load on: serve takes off what its saved totals hold (ks_report_lost_less) */
+	return 0;
+}
+
+static int fl_open(void *vctx, const struct ks_common *c, const struct ks_filter *f)
+{
+	struct fl_ctx *ctx = vctx;
+	bool any[3] = { false, false, false };
+	int err, adopted;
+
+	if (!ctx->n) {
+		p_err("funclat: no function given; 'ksight run' and 'ksight serve' take them as --funclat TARGET");
+		return -ECANCELED;
+	}
+	for (int i = 0; i < ctx->n; i++)
+		any[ctx->t[i].kind] = true;
+	if (any[FL_USDT] && ks_pin_dir()) {
+		/* libbpf attaches a USDT probe as one link per site, kept inside its own and never pinnable */
+		p_err("funclat: --pin cannot keep USDT targets (libbpf's links of each probe site cannot be pinned); "
+		      "serve them from a serve without --pin");
+		return -ECANCELED;
+	}
+	ctx->thash = targets_hash(ctx);
+	/* under run and serve, the instance's share of their --max-memory (or, measuring, nothing loaded) */
+	ks_budget_init_for(&ctx->budget, c);
+	ctx->f = f;
+	ctx->skel = ks_funclat__open();
+	if (!ctx->skel)
+		return -errno;
+	/* decided once: where the kernel has uprobe_multi, every user function goes through it */
+	ctx->umulti = any[FL_UPROBE] && ks_probe(KS_FEAT_UPROBE_MULTI)->ok;
+	bpf_program__set_autoload(ctx->skel->progs.fl_uentry, any[FL_UPROBE] && !ctx->umulti);
+	bpf_program__set_autoload(ctx->skel->progs.fl_ureturn, any[FL_UPROBE] && !ctx->umulti);
+	bpf_program__set_autoload(ctx->skel->progs.fl_umentry, ctx->umulti);
+	bpf_program__set_autoload(ctx->skel->progs.fl_umreturn, ctx->umulti);
+	if (ctx->umulti) {
+		ks_uprobe_multi_prepare(ctx->skel->progs.fl_umentry);
+		ks_uprobe_multi_prepare(ctx->skel->progs.fl_umreturn);
+	}
+	bpf_program__set_autoload(ctx->skel->progs.fl_usdt, any[FL_USDT]);
+	/* kprobes also where fentry is chosen: the fallback for a function a trampoline cannot take */
+	bpf_program__set_autoload(ctx->skel->progs.fl_kentry, any[FL_KERNEL] && ks_probe(KS_FEAT_KPROBE)->ok);
+	bpf_program__set_autoload(ctx->skel->progs.fl_kreturn, any[FL_KERNEL] && ks_probe(KS_FEAT_KPROBE)->ok);
+	bpf_program__set_autoload(ctx->skel->progs.fl_fentry, false);
+	bpf_program__set_autoload(ctx->skel->progs.fl_fexit, false);
+	err = ks_budget_fit(&ctx->budget, ctx->skel->obj, fl_size, ctx);
+	if (err)
+		return err;
+	ctx->fobj = calloc(ctx->n, sizeof(*ctx->fobj));
+	ctx->vbuf = calloc(ctx->percpu ? ks_ncpus() : 1, sizeof(struct ks_fl_row));
+	if (!ctx->vbuf || !ctx->fobj)
+		return -ENOMEM;
+	err = ks_budget_check(&ctx->budget, ctx->skel->obj);
+	if (err)
+		return err;
+	/* --pin: the programs an earlier serve pinned for these targets are adopted, not loaded again */
+	adopted = ks_pin_prepare(ctx->skel->obj, FL_PIN_HOOK);
+	if (adopted == -ENOENT) {
+		p_err("funclat: what is pinned under '%s/ks_funclat' is not funclat's as ksight pins it; run 'ksight "
+		      "unpin %s' first", ks_pin_dir(), ks_pin_dir());
+		return -ECANCELED;
+	}
+	if (adopted < 0)
+		return adopted; /* said why (ks_pin_failed) */
+	err = ks_funclat__load(ctx->skel);
+	if (err) {
+		p_err("funclat: cannot load the programs: %s%s", strerror(-err),
+		      err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+		return -ECANCELED;
+	}
+	if (ks_verbose)
+		ks_budget_print(&ctx->budget, "funclat");
+	if (adopted)
+		err = adopt_pins(ctx);
+	else
+		err = attach_all(ctx, c, f);
+	if (!err && !adopted)
+		err = pin_all(ctx);
+	if (err)
+		return err;
 	{
 		int nk = 0, nf = 0;
 		size_t l = 0;
@@ -627,72 +763,79 @@ static int fl_mark(void *vctx)
 	return 0;
 }
 
-/* The row of function @i in half @half, summed over CPUs into @sum, then zeroed in the map. */
-static int take(struct fl_ctx *ctx, uint32_t half, int i, struct ks_fl_row *sum, struct ks_hist *h)
-{
-	int fd = bpf_map__fd(ctx->skel->maps.rows), ncpu = ctx->percpu ? ks_ncpus() : 1;
-	uint32_t idx = half * ctx->n + i;
-	const struct ks_fl_row *v = ctx->vbuf;
-	__u64 slots[KS_FL_SLOTS] = { 0 };
+struct fl_drain_arg {
+	struct fl_ctx *ctx;
+	struct ks_report *r;
+	uint32_t first; /* the half's first element */
+};
 
-	memset(sum, 0, sizeof(*sum));
-	if (bpf_map_lookup_elem(fd, &idx, ctx->vbuf))
-		return -errno;
+/* The row of one function in the quiet half, summed over CPUs, as a report row: 1 when it held data, 0 when empty. */
+static int take_row(uint32_t idx, const void *value, void *varg)
+{
+	struct fl_drain_arg *a = varg;
+	struct fl_ctx *ctx = a->ctx;
+	const struct fl_target *t = &ctx->t[idx - a->first];
+	const struct ks_fl_row *v = value;
+	int ncpu = ctx->percpu ? ks_ncpus() : 1;
+	__u64 slots[KS_FL_SLOTS] = { 0 }, calls = 0, sum_ns = 0, max_ns = 0, timed = 0;
+	struct ks_hist *h;
+	struct ks_row *row;
+
 	for (int c = 0; c < ncpu; c++) {
-		sum->calls += v[c].calls;
-		sum->sum_ns += v[c].sum_ns;
-		if (v[c].max_ns > sum->max_ns)
-			sum->max_ns = v[c].max_ns;
+		calls += v[c].calls;
+		sum_ns += v[c].sum_ns;
+		if (v[c].max_ns > max_ns)
+			max_ns = v[c].max_ns;
 		for (unsigned int s = 0; s < KS_FL_SLOTS; s++)
 			slots[s] += v[c].slot[s];
 	}
-	ks_hist_add_slots_n(h, slots, KS_FL_SLOTS);
-	h->sum = sum->sum_ns;
-	h->max = sum->max_ns;
-	if (!sum->calls && !h->count)
+	for (unsigned int s = 0; s < KS_FL_SLOTS; s++)
+		timed += slots[s];
+	if (!calls && !timed)
 		return 0;
-	memset(ctx->vbuf, 0, (size_t)ncpu * sizeof(struct ks_fl_row));
-	return bpf_map_update_elem(fd, &idx, ctx->vbuf, BPF_ANY) ? -errno : 1;
+	h = calloc(1, sizeof(*h));
+	row = h ? ks_report_add_row(a->r) : NULL;
+	if (!row) {
+		free(h);
+		return -ENOMEM;
+	}
+	ks_hist_add_slots_n(h, slots, KS_FL_SLOTS);
+	h->sum = sum_ns;
+	h->max = max_ns;
+	ks_row_key_str(row, "function", t->func);
+	ks_row_key_str(row, "module", t->module);
+	ks_row_col(row, &fl_cols[0], calls);
+	if (t->kind == FL_USDT) {
+		free(h); /* a point, not a call: no time */
+	} else {
+		ks_row_col(row, &fl_cols[1], sum_ns);
+		row->hist = h;
+	}
+	row->sort = calls;
+	return 1;
 }
 
-static int fl_drain(void *vctx, struct ks_report *r)
+/* The kernel's count of the runs it skipped of program @fd (recursion), 0 when it cannot tell. */
+static unsigned long long prog_missed(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.recursion_misses;
+}
+
+static int fl_drain(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 {
 	struct fl_ctx *ctx = vctx;
 	uint32_t half = (ctx->gen & 1) ^ 1; /* the half the programs left at the mark */
+	struct fl_drain_arg a = { ctx, r, half * (uint32_t)ctx->n };
 	struct ks_fl_lost now = ctx->skel->bss->lost;
 	unsigned long long missed;
-	int err = 0;
+	int err;
 
-	for (int i = 0; i < ctx->n && !err; i++) {
-		struct ks_fl_row sum;
-		struct ks_hist *h = calloc(1, sizeof(*h));
-		struct ks_row *row;
-
-		if (!h)
-			return -ENOMEM;
-		err = take(ctx, half, i, &sum, h);
-		if (err <= 0) {
-			free(h);
-			continue;
-		}
-		err = 0;
-		row = ks_report_add_row(r);
-		if (!row) {
-			free(h);
-			return -ENOMEM;
-		}
-		ks_row_key_str(row, "function", ctx->t[i].func);
-		ks_row_key_str(row, "module", ctx->t[i].module);
-		ks_row_col(row, &fl_cols[0], sum.calls);
-		if (ctx->t[i].kind == FL_USDT) {
-			free(h); /* a point, not a call: no time */
-		} else {
-			ks_row_col(row, &fl_cols[1], sum.sum_ns);
-			row->hist = h;
-		}
-		row->sort = sum.calls;
-	}
-	if (err)
+	err = ks_array_drain_mode(bpf_map__fd(ctx->skel->maps.rows), a.first, (uint32_t)ctx->n, ctx->vbuf,
+				  (size_t)(ctx->percpu ? ks_ncpus() : 1) * sizeof(struct ks_fl_row), take_row, &a, mode);
+	if (err || mode == KS_DRAIN_CLEAR)
 		return err;
 	ks_report_lost(r, "no_entry", now.no_entry - ctx->lost_seen.no_entry);
 	ks_report_lost(r, "too_deep", now.too_deep - ctx->lost_seen.too_deep);
@@ -705,6 +848,8 @@ static int fl_drain(void *vctx, struct ks_report *r)
 	for (int i = 0; i < ctx->n; i++)
 		if (ctx->fobj[i])
 			missed += ks_obj_missed(ctx->fobj[i]->obj);
+	for (int i = 0; i < ctx->npfds; i++)
+		missed += prog_missed(ctx->pfds[i]);
 	ks_report_lost(r, "recursion", missed - ctx->missed_seen);
 	ctx->missed_seen = missed;
 	ks_report_meta_num(r, "functions", (uint64_t)ctx->n);
@@ -725,6 +870,9 @@ static void fl_close(void *vctx)
 	for (int i = 0; ctx->fobj && i < ctx->n; i++)
 		ks_funclat__destroy(ctx->fobj[i]);
 	free(ctx->fobj);
+	for (int i = 0; i < ctx->npfds; i++)
+		close(ctx->pfds[i]);
+	free(ctx->pfds);
 	ks_funclat__destroy(ctx->skel);
 	for (int i = 0; i < ctx->n; i++) {
 		free(ctx->t[i].path);
@@ -754,6 +902,7 @@ const struct ks_collector ks_funclat_collector = {
 	.hook = fl_hook,
 	.mark = fl_mark,
 	.drain = fl_drain,
+	.pin = &(const struct ks_pin_ops){ .skel_at = offsetof(struct fl_ctx, skel) },
 	.close = fl_close,
 	.schema = &fl_schema,
 };

@@ -10,6 +10,7 @@
 #include "core/collector.h"
 #include "core/loader.h"
 #include "core/log.h"
+#include "core/pin.h"
 #include "core/rowkey.h"
 #include "core/scaffold.h"
 #include "core/tracefs.h"
@@ -531,9 +532,8 @@ const struct ks_collector ks_mem_collector = {
 	.open = mem_open,
 	.hook = ks_sc_hook,
 	.mark = ks_sc_mark,
-	.drain_mode = mem_drain_mode,
-	.skel_at = offsetof(struct mem_ctx, sc.skel),
-	.cursor_u64 = { mem_cursor, 3 },
+	.drain = mem_drain_mode,
+	.pin = &(const struct ks_pin_ops){ .skel_at = offsetof(struct mem_ctx, sc.skel), .cursor_u64 = { mem_cursor, 3 } },
 	.schema = &mem_schema,
 	.close = ks_sc_close,
 };

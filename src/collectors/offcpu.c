@@ -8,6 +8,7 @@
 #include "core/collector.h"
 #include "core/loader.h"
 #include "core/log.h"
+#include "core/pin.h"
 #include "ksight/offcpu.h"
 #include "offcpu.skel.h"
 
@@ -124,8 +125,8 @@ const struct ks_collector ks_offcpu_collector = {
 	.open = off_open,
 	.hook = ks_sc_hook,
 	.mark = ks_sc_mark,
-	.drain_mode = ks_sched_drain_mode,
-	.skel_at = offsetof(struct ks_sched_ctx, sc.skel),
+	.drain = ks_sched_drain_mode,
+	.pin = &(const struct ks_pin_ops){ .skel_at = offsetof(struct ks_sched_ctx, sc.skel) },
 	.schema = &off_schema,
 	.close = ks_sc_close,
 };

@@ -12,6 +12,7 @@
 #include "core/loader.h"
 #include "core/log.h"
 #include "core/names.h"
+#include "core/pin.h"
 #include "core/rowkey.h"
 #include "core/scaffold.h"
 #include "core/tracefs.h"
@@ -920,10 +921,8 @@ const struct ks_collector ks_syscalls_collector = {
 	.open = sc_open,
 	.hook = ks_sc_hook,
 	.mark = sc_mark,
-	.drain_mode = sc_drain_mode,
-	.skel_at = offsetof(struct sc_ctx, sc.skel),
-	.cursor_get = sc_cursor_get,
-	.cursor_set = sc_cursor_set,
+	.drain = sc_drain_mode,
+	.pin = &(const struct ks_pin_ops){ .skel_at = offsetof(struct sc_ctx, sc.skel), .cursor_get = sc_cursor_get, .cursor_set = sc_cursor_set },
 	.schema = &sc_schema,
 	.close = ks_sc_close,
 };

@@ -13,6 +13,7 @@
 #include "core/loader.h"
 #include "core/log.h"
 #include "core/parse.h"
+#include "core/pin.h"
 #include "core/scaffold.h"
 #include "core/tracefs.h"
 #include "ksight/tcp.h"
@@ -551,9 +552,8 @@ const struct ks_collector ks_tcp_collector = {
 	.open = tcp_open,
 	.hook = ks_sc_hook,
 	.mark = ks_sc_mark,
-	.drain_mode = tcp_drain_mode,
-	.skel_at = offsetof(struct tcp_ctx, sc.skel),
-	.cursor_u64 = { tcp_cursor, 1 },
+	.drain = tcp_drain_mode,
+	.pin = &(const struct ks_pin_ops){ .skel_at = offsetof(struct tcp_ctx, sc.skel), .cursor_u64 = { tcp_cursor, 1 } },
 	.schema = &tcp_schema,
 	.close = ks_sc_close,
 };

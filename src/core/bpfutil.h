@@ -119,7 +119,7 @@ int ks_array_drain_mode(int fd, uint32_t first, uint32_t n, void *value_buf, siz
 			int (*cb)(uint32_t idx, const void *value, void *arg), void *arg, enum ks_drain_mode mode);
 
 /*
- * A collector's --pin cursor (core/collector.h, cursor_get/cursor_set) of
+ * A collector's --pin cursor (core/pin.h, cursor_get/cursor_set) of
  * @n u64 counters: cumulative in the kernel (.bss), reported as the
  * difference from their last read, which these keep with the saved
  * totals.  get: a malloc'd copy of *@fields[i] into *@buf; set: the

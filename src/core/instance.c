@@ -20,10 +20,7 @@ int ks_instance_init(struct ks_instance *in, const struct ks_collector *col)
 	in->f = NULL;
 	in->args = NULL;
 	in->nargs = 0;
-	in->seq_fd = -1;
-	in->seq_id = 0;
-	in->cleared = 0;
-	in->clear_due = false;
+	in->pin = NULL;
 	ks_common_init(&in->c);
 	in->ctx = calloc(1, col->ctx_size ? col->ctx_size : 1);
 	if (!in->ctx)
@@ -173,33 +170,64 @@ void ks_instance_report_init(const struct ks_instance *in, struct ks_report *r)
 		ks_filter_describe(&in->c, in->f, r);
 }
 
-static bool has_phases(const struct ks_collector *col)
+int ks_instances_collect(struct ks_instance *in, int n, struct ks_report *reports, int *errs)
 {
-	return col->mark && (col->drain || col->drain_mode);
+	int first = 0, marked = 0;
+
+	for (int i = 0; i < n; i++) {
+		errs[i] = 0;
+		in[i].marked = false;
+		/* a half read but never emptied must be, before the programs go back to it: it is counted */
+		if (in[i].pin)
+			errs[i] = ks_pin_clear_owed(&in[i]);
+		if (!errs[i] && in[i].col->mark) {
+			errs[i] = in[i].col->mark(in[i].ctx);
+			in[i].marked = !errs[i];
+			marked += in[i].marked;
+		}
+	}
+	/* one grace period covers every flipped instance: programs that read an old index are done */
+	if (marked)
+		ks_sync_programs();
+	for (int i = 0; i < n; i++) {
+		/* a failed mark drains nothing: the programs may still write the half it would read */
+		if (!errs[i] && in[i].pin)
+			errs[i] = ks_pin_read(&in[i], &reports[i]);
+		else if (!errs[i])
+			errs[i] = in[i].col->drain(in[i].ctx, &reports[i], KS_DRAIN_TAKE);
+		in[i].marked = false;
+		if (errs[i] && !first)
+			first = errs[i];
+	}
+	return first;
 }
 
-/* The one-pass drain: drain_mode(TAKE) where the collector has modes, so that it need not wrap it as drain(). */
-static int drain_take(struct ks_instance *in, struct ks_report *r)
+void ks_instance_close(struct ks_instance *in)
 {
-	if (in->col->drain_mode)
-		return in->col->drain_mode(in->ctx, r, KS_DRAIN_TAKE);
-	return in->col->drain(in->ctx, r);
+	/* not only once opened: an option (funclat's targets) may own memory before the open */
+	if (in->ctx && in->col->close)
+		in->col->close(in->ctx);
+	free(in->ctx);
+	in->ctx = NULL;
+	ks_instance_unpin(in);
 }
+
+/* --- serve --pin's two-step drain (declared in core/pin.h, beside the pins it keeps a sequence with) --- */
 
 struct bpf_object *ks_instance_object(const struct ks_instance *in)
 {
 	const struct ks_skel_head *s;
 
-	if (!in->col->drain_mode || !in->ctx)
+	if (!in->col->pin || !in->ctx)
 		return NULL;
-	s = *(const struct ks_skel_head *const *)((const char *)in->ctx + in->col->skel_at);
+	s = *(const struct ks_skel_head *const *)((const char *)in->ctx + in->col->pin->skel_at);
 	return s ? s->obj : NULL;
 }
 
 /* The u64 counters of @in's context that its cursor_u64 names; -E2BIG past what a cursor holds. */
 static int cursor_fields(const struct ks_instance *in, uint64_t **f)
 {
-	const struct ks_cursor_u64 *c = &in->col->cursor_u64;
+	const struct ks_cursor_u64 *c = &in->col->pin->cursor_u64;
 
 	if (c->n > 15)
 		return -E2BIG;
@@ -210,63 +238,78 @@ static int cursor_fields(const struct ks_instance *in, uint64_t **f)
 
 int ks_instance_cursor_get(const struct ks_instance *in, void **buf, size_t *len)
 {
+	const struct ks_pin_ops *ops = in->col->pin;
 	uint64_t *f[15];
 	int err;
 
 	*buf = NULL;
 	*len = 0;
-	if (in->col->cursor_get)
-		return in->col->cursor_get(in->ctx, buf, len);
-	if (!in->col->cursor_u64.n)
+	if (ops && ops->cursor_get)
+		return ops->cursor_get(in->ctx, buf, len);
+	if (!ops || !ops->cursor_u64.n)
 		return 0;
 	err = cursor_fields(in, f);
-	return err ? err : ks_cursor_get_u64(f, in->col->cursor_u64.n, buf, len);
+	return err ? err : ks_cursor_get_u64(f, ops->cursor_u64.n, buf, len);
 }
 
 int ks_instance_cursor_set(struct ks_instance *in, const void *buf, size_t len)
 {
+	const struct ks_pin_ops *ops = in->col->pin;
 	uint64_t *f[15];
 	int err;
 
-	if (in->col->cursor_set)
-		return in->col->cursor_set(in->ctx, buf, len);
-	if (!in->col->cursor_u64.n)
+	if (ops && ops->cursor_set)
+		return ops->cursor_set(in->ctx, buf, len);
+	if (!ops || !ops->cursor_u64.n)
 		return 0;
 	err = cursor_fields(in, f);
-	return err ? err : ks_cursor_set_u64(f, in->col->cursor_u64.n, buf, len);
-}
-
-/* Pinned and able to drain in two steps: the --pin path. */
-static bool split_drain(const struct ks_instance *in)
-{
-	return in->seq_fd >= 0 && has_phases(in->col) && in->col->drain_mode;
+	return err ? err : ks_cursor_set_u64(f, ops->cursor_u64.n, buf, len);
 }
 
 int ks_instance_pin(struct ks_instance *in)
 {
 	struct bpf_object *obj = ks_instance_object(in);
+	struct ks_pin_seq *seq;
 	int fd;
 
-	if (!in->col->drain_mode || !ks_pin_dir())
+	if (!ks_pin_dir())
 		return 0;
+	if (!in->col->pin)
+		return -EOPNOTSUPP;
 	if (!obj)
 		return -EINVAL; /* not opened */
-	fd = ks_pin_seq_open(obj, &in->seq_id);
-	if (fd < 0)
+	seq = calloc(1, sizeof(*seq));
+	if (!seq)
+		return -ENOMEM;
+	fd = ks_pin_seq_open(obj, &seq->id);
+	if (fd < 0) {
+		free(seq);
 		return fd;
-	in->seq_fd = fd;
+	}
+	seq->fd = fd;
+	in->pin = seq;
 	return 0;
 }
 
-static int seq_write(struct ks_instance *in, uint64_t v)
+void ks_instance_unpin(struct ks_instance *in)
+{
+	if (!in->pin)
+		return;
+	if (in->pin->fd >= 0)
+		close(in->pin->fd);
+	free(in->pin);
+	in->pin = NULL;
+}
+
+static int seq_write(struct ks_pin_seq *seq, uint64_t v)
 {
 	__u32 zero = 0;
 	__u64 val = v;
 
 	/* one element: written whole or not at all, so a kill -9 leaves the old value or the new */
-	if (bpf_map_update_elem(in->seq_fd, &zero, &val, BPF_ANY))
+	if (bpf_map_update_elem(seq->fd, &zero, &val, BPF_ANY))
 		return -errno;
-	in->cleared = v;
+	seq->cleared = v;
 	return 0;
 }
 
@@ -284,21 +327,22 @@ enum ks_resume ks_drain_resume(bool paired, uint64_t saved, uint64_t cleared)
 int ks_instance_resume(struct ks_instance *in, uint64_t saved, uint32_t saved_id, const void *cursor, size_t len)
 {
 	const char *name = in->col->spec.name;
+	struct ks_pin_seq *seq = in->pin;
 	__u32 zero = 0;
 	__u64 cleared;
 	enum ks_resume d;
 	int err;
 
-	if (in->seq_fd < 0)
+	if (!seq)
 		return KS_RESUME_FRESH;
-	if (bpf_map_lookup_elem(in->seq_fd, &zero, &cleared))
+	if (bpf_map_lookup_elem(seq->fd, &zero, &cleared))
 		return -errno;
-	in->cleared = cleared;
-	d = ks_drain_resume(saved_id && saved_id == in->seq_id, saved, cleared);
+	seq->cleared = cleared;
+	d = ks_drain_resume(saved_id && saved_id == seq->id, saved, cleared);
 	switch (d) {
 	case KS_RESUME_DISCARD:
 		/* the programs write the other half since that drain's mark: this one is quiet */
-		err = in->col->drain_mode(in->ctx, NULL, KS_DRAIN_CLEAR);
+		err = in->col->drain(in->ctx, NULL, KS_DRAIN_CLEAR);
 		if (err)
 			return err;
 		fprintf(stderr, "ksight: %s: drain %llu was saved but not emptied: emptied it without counting it again\n",
@@ -321,62 +365,41 @@ int ks_instance_resume(struct ks_instance *in, uint64_t saved, uint32_t saved_id
 		if (err)
 			return err;
 	}
-	err = saved != cleared ? seq_write(in, saved) : 0;
+	err = saved != cleared ? seq_write(seq, saved) : 0;
 	return err ? err : (int)d;
 }
 
 uint64_t ks_instance_drains(const struct ks_instance *in)
 {
-	return in->cleared + (in->clear_due ? 1 : 0);
+	return in->pin ? in->pin->cleared + (in->pin->clear_due ? 1 : 0) : 0;
 }
 
 /* Empties what the last READ of @in read and counts that drain in its sequence; @fault: the test's point. */
 static int clear_one(struct ks_instance *in, bool fault)
 {
-	int err = in->col->drain_mode(in->ctx, NULL, KS_DRAIN_CLEAR);
+	int err = in->col->drain(in->ctx, NULL, KS_DRAIN_CLEAR);
 
 	if (err)
 		return err;
 	if (fault)
 		ks_fault_point("in-clear");
-	err = seq_write(in, in->cleared + 1);
+	err = seq_write(in->pin, in->pin->cleared + 1);
 	if (!err)
-		in->clear_due = false;
+		in->pin->clear_due = false;
 	return err;
 }
 
-int ks_instances_collect(struct ks_instance *in, int n, struct ks_report *reports, int *errs)
+int ks_pin_clear_owed(struct ks_instance *in)
 {
-	int first = 0, marked = 0;
+	return in->pin && in->pin->clear_due ? clear_one(in, false) : 0;
+}
 
-	for (int i = 0; i < n; i++) {
-		errs[i] = 0;
-		/* a half read but never emptied must be, before the programs go back to it: it is counted */
-		if (split_drain(&in[i]) && in[i].clear_due)
-			errs[i] = clear_one(&in[i], false);
-		if (!errs[i] && has_phases(in[i].col)) {
-			errs[i] = in[i].col->mark(in[i].ctx);
-			in[i].marked = !errs[i];
-			marked += in[i].marked;
-		}
-	}
-	/* one grace period covers every flipped instance: programs that read an old index are done */
-	if (marked)
-		ks_sync_programs();
-	for (int i = 0; i < n; i++) {
-		if (!has_phases(in[i].col)) {
-			errs[i] = in[i].col->collect(in[i].ctx, &reports[i]);
-		} else if (in[i].marked && split_drain(&in[i])) {
-			errs[i] = in[i].col->drain_mode(in[i].ctx, &reports[i], KS_DRAIN_READ);
-			in[i].clear_due = !errs[i];
-		} else if (in[i].marked) {
-			errs[i] = drain_take(&in[i], &reports[i]);
-		}
-		in[i].marked = false;
-		if (errs[i] && !first)
-			first = errs[i];
-	}
-	return first;
+int ks_pin_read(struct ks_instance *in, struct ks_report *r)
+{
+	int err = in->col->drain(in->ctx, r, KS_DRAIN_READ);
+
+	in->pin->clear_due = !err;
+	return err;
 }
 
 int ks_instances_clear(struct ks_instance *in, int n)
@@ -387,7 +410,7 @@ int ks_instances_clear(struct ks_instance *in, int n)
 		int err = 0;
 
 		/* the test's kill comes once per drain: the first instance emptied, the others not yet */
-		if (split_drain(&in[i]) && in[i].clear_due)
+		if (in[i].pin && in[i].pin->clear_due)
 			err = clear_one(&in[i], !cleared++);
 		if (err && !first)
 			first = err;
@@ -405,18 +428,6 @@ void ks_fault_point(const char *point)
 		return;
 	if (++hits >= (f[len] == ':' ? atoi(f + len + 1) : 1))
 		raise(SIGKILL);
-}
-
-void ks_instance_close(struct ks_instance *in)
-{
-	/* not only once opened: an option (funclat's targets) may own memory before the open */
-	if (in->ctx && in->col->close)
-		in->col->close(in->ctx);
-	free(in->ctx);
-	in->ctx = NULL;
-	if (in->seq_fd >= 0)
-		close(in->seq_fd);
-	in->seq_fd = -1;
 }
 
 void ks_report_open_error(const struct ks_collector *col, int err)

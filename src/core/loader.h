@@ -43,7 +43,7 @@ const char *ks_load_error(void);
 /*
  * How every bpftool skeleton starts (bpftool gen skeleton), so that core
  * finds the object of a context's skeleton by the pointer's offset alone
- * (struct ks_collector's skel_at); KS_SKEL_OPS checks each skeleton.
+ * (struct ks_pin_ops' skel_at, core/pin.h); KS_SKEL_OPS checks each skeleton.
  */
 struct ks_skel_head {
 	struct bpf_object_skeleton *skeleton;

@@ -292,6 +292,16 @@ int ks_pin_prog_get(struct bpf_object *obj, const struct bpf_program *p)
 	return ks_pin_obj_get(path);
 }
 
+int ks_pin_extra_get(const struct bpf_object *obj, const char *name)
+{
+	char path[PATH_MAX + 64];
+
+	if (!pin_dir)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/%s/%s", pin_dir, bpf_object__name(obj), name);
+	return ks_pin_obj_get(path);
+}
+
 int ks_pin_seq_open(const struct bpf_object *obj, uint32_t *id)
 {
 	char path[PATH_MAX + 64];
@@ -353,6 +363,12 @@ static int remove_dir(const char *path)
 
 int ks_pin_attached(struct bpf_object *obj, struct bpf_object_skeleton *skel, const char *hook)
 {
+	return ks_pin_attached_extra(obj, skel, hook, NULL, 0);
+}
+
+int ks_pin_attached_extra(struct bpf_object *obj, struct bpf_object_skeleton *skel, const char *hook,
+			  const struct ks_pin_extra *x, int nx)
+{
 	char tmp[PATH_MAX], fin[PATH_MAX], path[PATH_MAX + 64];
 	const char *name = bpf_object__name(obj);
 	struct bpf_program *p;
@@ -387,6 +403,11 @@ int ks_pin_attached(struct bpf_object *obj, struct bpf_object_skeleton *skel, co
 			continue;
 		snprintf(path, sizeof(path), "%s/link_%s", tmp, skel->progs[i].name);
 		if (bpf_obj_pin(bpf_link__fd(l), path) && !err)
+			err = -errno;
+	}
+	for (int i = 0; i < nx && !err; i++) {
+		snprintf(path, sizeof(path), "%s/%s", tmp, x[i].name);
+		if (bpf_obj_pin(x[i].fd, path))
 			err = -errno;
 	}
 	/* the drain sequence starts with the maps it speaks of: at 0, in the same rename */

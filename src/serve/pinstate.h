@@ -9,7 +9,7 @@
  * last drain; the totals built from every earlier drain live in user
  * space and die with the process.  They are written after every drain,
  * before the period's snapshot is served and before the drain empties
- * the maps (core/instance.h, ks_instance_resume), into DIR/ks_state: element 0 a
+ * the maps (core/pin.h, ks_instance_resume), into DIR/ks_state: element 0 a
  * header naming which of two regions holds the current copy, the rest
  * 4 KiB chunks.  A new copy goes to the other region and the header flips
  * last (one element update, which a kill -9 cannot split), so the state
@@ -19,7 +19,7 @@
 struct ks_pinstate;
 
 /*
- * What a collector's saved totals hold of its drains (core/instance.h,
+ * What a collector's saved totals hold of its drains (core/pin.h,
  * ks_instance_resume): how many, counted from which drain-sequence map
  * (its id; 0: unknown, as in copies saved before there was one), and the
  * collector's cursor as of the last (cursor_get; NULL when none).

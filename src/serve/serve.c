@@ -181,7 +181,7 @@ static const struct ks_optdef serve_opts[] = {
 	{ "max-series", OPT_MAX_SERIES, "N", "rows kept per collector (default 1000); new ones fold into \"other\"" },
 	{ "series-ttl", OPT_SERIES_TTL, "DUR", "drop rows unchanged for DUR, as an exited process's (default 10m; 0: keep)" },
 	{ "web.config.file", OPT_WEB_CONFIG, "FILE", "TLS and basic auth, in the Prometheus exporter-toolkit format" },
-	{ "funclat", OPT_FUNCLAT, "TARGET", "add funclat timing TARGET, as 'ksight funclat' takes it (repeatable; not with --pin)" },
+	{ "funclat", OPT_FUNCLAT, "TARGET", "add funclat timing TARGET, as 'ksight funclat' takes it (repeatable; --pin: not USDT)" },
 	{ "by", OPT_BY, "COLLECTOR=KEY", "key one collector by KEY, e.g. syscalls=cgroup,syscall (repeatable)" },
 	{ "pods-dir", OPT_PODS_DIR, "DIR", "kubelet's pod log tree for the k8s_*_name labels (default /var/log/pods)" },
 	{ "drop-caps", OPT_DROP_CAPS, NULL, "drop every capability once attached, /debug/pprof/profile's too (it then answers 503)" },
@@ -201,7 +201,7 @@ static const struct ks_cmd_spec serve_spec = {
 		   "its smallest maps need, the rest in proportion to what it would take alone; the profiler's\n"
 		   "part is kept for it while the collectors run (-v shows every share).  --funclat TARGET\n"
 		   "(repeatable) adds funclat, its targets resolved once at start: SIGHUP reloads only\n"
-		   "--web.config.file, and --pin refuses funclat (its probes are not pinned).",
+		   "--web.config.file; --pin keeps its probes too, but not USDT ones (libbpf cannot pin those).",
 	.common = KS_O_DURATION | KS_O_INTERVAL | KS_O_FILTERS | KS_O_MEMORY,
 	.opts = serve_opts,
 };
@@ -450,7 +450,7 @@ static int collect_once(struct serve_state *st)
 	s->set.row_ctx = st;
 	for (int i = 0; i < st->n; i++)
 		ks_instance_report_init(&st->in[i], &delta[i]);
-	/* --pin: only read now, emptied once the totals holding it are saved (core/instance.h) */
+	/* --pin: only read now, emptied once the totals holding it are saved (core/pin.h) */
 	ks_instances_collect(st->in, st->n, delta, errs);
 	for (int i = 0; i < st->n; i++) {
 		bool added = false;
@@ -470,8 +470,8 @@ static int collect_once(struct serve_state *st)
 		 * back to it, a later drain counts it.  (A failed drain owes
 		 * nothing new; one whose owed clear failed still owes that one.)
 		 */
-		if (!added && !errs[i])
-			st->in[i].clear_due = false;
+		if (!added && !errs[i] && st->in[i].pin)
+			st->in[i].pin->clear_due = false;
 		ks_report_free(&delta[i]);
 	}
 	/*
@@ -490,7 +490,7 @@ static int collect_once(struct serve_state *st)
 		ks_fault_point("after-read");
 		for (int i = 0; i < st->n && !e; i++) {
 			d[i].drains = ks_instance_drains(&st->in[i]);
-			d[i].seq_id = st->in[i].seq_id;
+			d[i].seq_id = st->in[i].pin ? st->in[i].pin->id : 0;
 			e = ks_instance_cursor_get(&st->in[i], &d[i].cursor, &d[i].cursor_len);
 		}
 		if (!e)
@@ -1421,16 +1421,6 @@ int ks_serve_main(int argc, char **argv)
 	if (err || ks_filter_build(&c, &f) || parse_listen(a.listen, &ss, &sslen) || add_collectors(st, a.collectors) ||
 	    (a.fl.n && add_funclat(st)))
 		goto out;
-	if (a.pin && has_funclat(st)) {
-		/*
-		 * funclat's uprobes and kprobes are links of its own, per target,
-		 * outside the loader's pinning: a restarted serve could adopt
-		 * neither them nor their counts, so it is refused, not half kept.
-		 */
-		p_err("serve: --pin cannot keep funclat (its per-target probes are not pinned); serve funclat from a serve "
-		      "without --pin");
-		goto out;
-	}
 	if (a.web && ks_web_config_load(&st->web, a.web))
 		goto out;
 	if (a.drop_caps && a.keep_caps) {

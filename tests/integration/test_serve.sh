@@ -286,8 +286,6 @@ S_PID=
 t_eq "serve --funclat: a target matching nothing exits 2 with one line" "2 1" "$? $(wc -l <"$T_TMP/fb.err")"
 "$KSIGHT" serve --collectors syscalls,funclat --listen 127.0.0.1:0 -d 1 >/dev/null 2>"$T_TMP/fb.err"
 t_eq "serve: funclat without --funclat exits 2 with one line" "2 1" "$? $(wc -l <"$T_TMP/fb.err")"
-"$KSIGHT" serve --funclat "$FW:fl_sleep" --pin "$T_TMP/nopin" --listen 127.0.0.1:0 -d 1 >/dev/null 2>"$T_TMP/fb.err"
-t_eq "serve --funclat --pin: refused, exit 2" "2 1" "$? $(grep -c 'pin cannot keep funclat' "$T_TMP/fb.err")"
 
 t_no_leaks "serve: nothing left attached" "$before"
 exit $T_FAILED

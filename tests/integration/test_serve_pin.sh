@@ -94,7 +94,7 @@ rm -f "$F"
 rmdir "$F-d" "$D"
 t_no_leaks "planted objects: nothing left attached" "$before"
 
-# start_serve ERRFILE [FAULT [ARGS]]: FAULT is a test-only KSIGHT_FAULT kill point (src/core/instance.h)
+# start_serve ERRFILE [FAULT [ARGS]]: FAULT is a test-only KSIGHT_FAULT kill point (src/core/pin.h)
 start_serve() {
 	_err=$1
 	_fault=${2:-}

@@ -1,8 +1,9 @@
-/* Unit tests of the instance phases with fake collectors: every mark before any drain, collect() as the fallback, drain_mode as the drain. */
+/* Unit tests of the instance phases with fake collectors: every mark before any drain, one drain (TAKE, or READ when pinned), the pin ops. */
 #include "test.h"
 #include <stddef.h>
 #include "core/instance.h"
 #include "core/loader.h"
+#include "core/pin.h"
 
 static char trace[64];
 
@@ -34,21 +35,19 @@ static int f_mark(void *ctx)
 	return 0;
 }
 
-static int f_drain(void *ctx, struct ks_report *r)
+/* Drains a row holding the context's number; context 3's drain fails. */
+static int f_drain(void *ctx, struct ks_report *r, enum ks_drain_mode mode)
 {
-	struct ks_row *w = ks_report_add_row(r);
+	struct ks_row *w;
 
-	note("d", ctx);
+	note(mode == KS_DRAIN_TAKE ? "d" : "?", ctx);
+	if (*(int *)ctx == 3)
+		return -EIO;
+	w = ks_report_add_row(r);
 	if (!w)
 		return -ENOMEM;
 	ks_row_val(w, "n", KS_VAL_COUNT, (uint64_t)*(int *)ctx);
 	return 0;
-}
-
-static int f_collect(void *ctx, struct ks_report *r)
-{
-	note("c", ctx);
-	return *(int *)ctx == 3 ? -EIO : f_drain(ctx, r) * 0;
 }
 
 static const char *f_hook(void *ctx)
@@ -64,32 +63,38 @@ static void f_close(void *ctx)
 
 static const struct ks_collector phased = {
 	.spec = { .name = "phased" }, .ctx_size = sizeof(int), .init = f_init, .open = f_open, .hook = f_hook,
-	.collect = f_collect, .close = f_close, .mark = f_mark, .drain = f_drain,
+	.close = f_close, .mark = f_mark, .drain = f_drain,
 };
-static const struct ks_collector legacy = {
-	.spec = { .name = "legacy" }, .ctx_size = sizeof(int), .init = f_init, .open = f_open, .hook = f_hook,
-	.collect = f_collect, .close = f_close,
+/* without mark: drained where it stands */
+static const struct ks_collector unmarked = {
+	.spec = { .name = "unmarked" }, .ctx_size = sizeof(int), .init = f_init, .open = f_open, .hook = f_hook,
+	.close = f_close, .drain = f_drain,
 };
 
-TEST(mark_all_then_drain_with_collect_fallback)
+TEST(mark_all_then_drain_each)
 {
 	struct ks_instance in[3];
 	struct ks_report r[3];
 	int errs[3];
 
 	ASSERT_EQ_INT(ks_instance_init(&in[0], &phased), 0); /* ctx 1 */
-	ASSERT_EQ_INT(ks_instance_init(&in[1], &legacy), 0); /* ctx 2 */
+	ASSERT_EQ_INT(ks_instance_init(&in[1], &unmarked), 0); /* ctx 2 */
 	ASSERT_EQ_INT(ks_instance_init(&in[2], &phased), 0); /* ctx 3 */
 	for (int i = 0; i < 3; i++) {
 		ASSERT_EQ_INT(ks_instance_open(&in[i], NULL), 0);
 		ks_instance_report_init(&in[i], &r[i]);
 	}
 	trace[0] = 0;
-	EXPECT_EQ_INT(ks_instances_collect(in, 3, r, errs), 0);
+	/* the third drain fails: its error, the others' reports */
+	EXPECT_EQ_INT(ks_instances_collect(in, 3, r, errs), -EIO);
+	EXPECT_EQ_INT(errs[0], 0);
+	EXPECT_EQ_INT(errs[1], 0);
+	EXPECT_EQ_INT(errs[2], -EIO);
 	/* both phased instances are marked before either drains: one kernel wait serves them */
-	EXPECT_EQ_STR(trace, "m1,m3,d1,c2,d2,d3");
+	EXPECT_EQ_STR(trace, "m1,m3,d1,d2,d3");
 	EXPECT_EQ_INT(r[0].nrows, 1);
-	EXPECT_EQ_INT(r[2].nrows, 1);
+	EXPECT_EQ_INT(r[1].nrows, 1);
+	EXPECT_EQ_INT(r[2].nrows, 0);
 	EXPECT_EQ_STR(r[1].hook, "fake");
 	trace[0] = 0;
 	for (int i = 0; i < 3; i++) {
@@ -99,13 +104,13 @@ TEST(mark_all_then_drain_with_collect_fallback)
 	EXPECT_EQ_STR(trace, "x1,x2,x3");
 }
 
-TEST(collect_error_is_per_instance)
+TEST(drain_error_is_per_instance)
 {
 	struct ks_instance in;
 	struct ks_report r;
 	int err;
 
-	ASSERT_EQ_INT(ks_instance_init(&in, &legacy), 0); /* ctx 4: collects fine */
+	ASSERT_EQ_INT(ks_instance_init(&in, &unmarked), 0); /* ctx 4: drains fine */
 	ASSERT_EQ_INT(ks_instance_open(&in, NULL), 0);
 	ks_instance_report_init(&in, &r);
 	EXPECT_EQ_INT(ks_instances_collect(&in, 1, &r, &err), 0);
@@ -114,7 +119,7 @@ TEST(collect_error_is_per_instance)
 	ks_instance_close(&in);
 }
 
-/* A collector with drain modes and no drain(), as every serve collector: core calls drain_mode itself. */
+/* A pinnable collector, as every serve collector: drain in its three modes, and pin ops. */
 struct moded_ctx {
 	int modes[3], ndrains; /* drains per mode, all of them */
 	uint64_t seen_a, other, seen_b; /* .bss counters' last read, two of them the cursor */
@@ -127,7 +132,7 @@ static int m_mark(void *ctx)
 	return 0;
 }
 
-static int m_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
+static int m_drain(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 {
 	struct moded_ctx *ctx = vctx;
 
@@ -139,12 +144,13 @@ static int m_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode
 static const size_t m_cursor[] = { offsetof(struct moded_ctx, seen_a), offsetof(struct moded_ctx, seen_b) };
 
 static const struct ks_collector moded = {
-	.spec = { .name = "moded" }, .ctx_size = sizeof(struct moded_ctx), .mark = m_mark,
-	.drain_mode = m_drain_mode, .skel_at = offsetof(struct moded_ctx, skel), .cursor_u64 = { m_cursor, 2 },
+	.spec = { .name = "moded" }, .ctx_size = sizeof(struct moded_ctx), .mark = m_mark, .drain = m_drain,
+	.pin = &(const struct ks_pin_ops){ .skel_at = offsetof(struct moded_ctx, skel), .cursor_u64 = { m_cursor, 2 } },
 };
 
-TEST(drain_mode_is_the_drain)
+TEST(drain_takes_unpinned_reads_pinned)
 {
+	struct ks_pin_seq seq = { .fd = -1 };
 	struct ks_instance in;
 	struct ks_report r;
 	struct moded_ctx *ctx;
@@ -159,12 +165,13 @@ TEST(drain_mode_is_the_drain)
 	EXPECT_EQ_INT(ctx->modes[KS_DRAIN_TAKE], 1);
 	EXPECT_EQ_INT(ctx->ndrains, 1);
 	/* pinned (a sequence beside the pins): only read; the clear comes after the save */
-	in.seq_fd = 1 << 20;
+	in.pin = &seq;
 	EXPECT_EQ_INT(ks_instances_collect(&in, 1, &r, &err), 0);
 	EXPECT_EQ_INT(ctx->modes[KS_DRAIN_READ], 1);
 	EXPECT_EQ_INT(ctx->ndrains, 2);
-	EXPECT_TRUE(in.clear_due);
-	in.seq_fd = -1; /* not a real map: nothing to close */
+	EXPECT_TRUE(seq.clear_due);
+	EXPECT_EQ_U64(ks_instance_drains(&in), 1);
+	in.pin = NULL; /* not a real map, not allocated: nothing to close */
 	ks_report_free(&r);
 	ks_instance_close(&in);
 }
@@ -197,11 +204,17 @@ TEST(object_and_cursor_from_the_descriptor)
 	free(buf);
 	ctx->skel = NULL;
 	ks_instance_close(&in);
-	/* a collector without a cursor saves none */
-	ASSERT_EQ_INT(ks_instance_init(&in, &legacy), 0);
+	/* a collector without pin ops: no object, no cursor, not pinnable */
+	ASSERT_EQ_INT(ks_instance_init(&in, &unmarked), 0);
 	buf = &head;
 	EXPECT_EQ_INT(ks_instance_cursor_get(&in, &buf, &len), 0);
 	EXPECT_TRUE(buf == NULL && len == 0);
+	EXPECT_TRUE(ks_instance_object(&in) == NULL);
+	ks_pin_scope("/nonexistent");
+	EXPECT_EQ_INT(ks_instance_pin(&in), -EOPNOTSUPP);
+	ks_pin_scope(NULL);
+	EXPECT_EQ_INT(ks_instance_pin(&in), 0);
+	EXPECT_TRUE(in.pin == NULL);
 	ks_instance_close(&in);
 }
 
@@ -244,7 +257,7 @@ static int t_open(void *vctx, const struct ks_common *c, const struct ks_filter 
 
 static const struct ks_collector targeted = {
 	.spec = { .name = "targeted", .args = "TARGET..." }, .ctx_size = sizeof(struct targ_ctx),
-	.parse_opt = t_parse, .prepare = t_prepare, .open = t_open, .collect = f_collect,
+	.parse_opt = t_parse, .prepare = t_prepare, .open = t_open, .drain = f_drain,
 };
 
 TEST(targets_go_to_the_collector_that_takes_them)
@@ -253,7 +266,7 @@ TEST(targets_go_to_the_collector_that_takes_them)
 	struct ks_arglist none = { 0 }, l = { (const char **)two, 2 }, lb = { (const char **)bad, 1 };
 	struct ks_instance in[2];
 
-	ASSERT_EQ_INT(ks_instance_init(&in[0], &legacy), 0);
+	ASSERT_EQ_INT(ks_instance_init(&in[0], &unmarked), 0);
 	ASSERT_EQ_INT(ks_instance_init(&in[1], &targeted), 0);
 	/* named without targets: bad usage */
 	EXPECT_EQ_INT(ks_instances_targets(in, 2, &none, "run"), -EINVAL);
