@@ -119,6 +119,11 @@ $(B)/workloads/prof_qsort: tests/workloads/prof_qsort.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -o $@ $<
 
+# pprof's workload: non-PIE with debug info and frame pointers (go tool pprof -disasm takes addresses as the ELF's)
+$(B)/workloads/prof_src: tests/workloads/prof_src.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-omit-frame-pointer -no-pie -Wall -Wextra -Werror -o $@ $<
+
 # cfi past its tables' load: PIE, no frame pointers, and the library it dlopens later, built the same
 $(B)/workloads/prof_dlopen: tests/workloads/prof_dlopen.c $(B)/workloads/libprofdl.so
 	@mkdir -p $(@D)

@@ -1,4 +1,4 @@
-// Headless Chromium checks of profile outputs (playwright-core): "speedscope INDEX FILE" imports FILE into speedscope's static build, exports it and prints the frames it parsed; "svg FILE PNG" opens a flame graph, prints its frame names and takes a screenshot.
+// Headless Chromium checks of profile outputs (playwright-core): "speedscope INDEX FILE" imports FILE into speedscope's static build, exports it and prints the frames it parsed; "svg FILE PNG" opens a flame graph, prints its frame names and takes a screenshot; "svgsearch FILE QUERY" searches it by keyboard.
 const fs = require('fs');
 const { chromium } = require('playwright-core');
 
@@ -40,13 +40,30 @@ async function svg(browser, file, png) {
 	await page.screenshot({ path: png });
 }
 
+// types "/" then QUERY on the flame graph (keyboard search, no prompt()): frames highlighted, dialogs seen, the matched text
+async function svgsearch(browser, file, query) {
+	const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+	let dialogs = 0;
+	page.on('dialog', async (d) => { dialogs++; await d.dismiss(); });
+	await page.goto('file://' + file);
+	await page.waitForFunction(() => document.querySelectorAll('g.f').length > 0);
+	await page.keyboard.press('/');
+	await page.keyboard.type(query);
+	await page.keyboard.press('Enter');
+	const hits = await page.evaluate(() => Array.from(document.querySelectorAll('g.f rect')).filter((r) => r.getAttribute('fill') === 'rgb(230,0,230)').length);
+	console.log('highlighted ' + hits);
+	console.log('dialogs ' + dialogs);
+	console.log('text ' + await page.evaluate(() => document.getElementById('matched').textContent));
+}
+
 (async () => {
 	const [mode, a, b] = process.argv.slice(2);
 	const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
 	try {
 		if (mode === 'speedscope') await speedscope(browser, a, b);
 		else if (mode === 'svg') await svg(browser, a, b);
-		else throw new Error('usage: chromium_check.js speedscope INDEX FILE | svg FILE PNG');
+		else if (mode === 'svgsearch') await svgsearch(browser, a, b);
+		else throw new Error('usage: chromium_check.js speedscope INDEX FILE | svg FILE PNG | svgsearch FILE QUERY');
 	} catch (e) {
 		console.error('chromium_check: ' + e.message);
 		process.exitCode = 1;
