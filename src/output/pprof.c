@@ -225,6 +225,7 @@ static int encode(const struct ks_stacks *st, const struct ks_addr_view *av, str
 	struct strtab t = { 0 };
 	struct functab ft = { 0 };
 	bool has_ns = st->period_ns > 0;
+	uint8_t *mflags = NULL;
 	int err = 0;
 
 	uint64_t sx[S_FIXED];
@@ -254,6 +255,18 @@ static int encode(const struct ks_stacks *st, const struct ks_addr_view *av, str
 			label(&m, &lbl, sx[S_TID], 0, s->tid);
 		ks_pb_msg(p, 2, &m);
 	}
+	/* what each mapping's locations have: file names, line numbers, inlined frames */
+	mflags = calloc(av->nmaps ? av->nmaps : 1, 1);
+	if (!mflags) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < av->nlocs; i++) {
+		const struct ks_sloc *l = &av->locs[i];
+
+		for (uint32_t j = 0; l->mapping && j < l->nlines; j++)
+			mflags[l->mapping - 1] |= (l->lines[j].file ? 1 : 0) | (l->lines[j].line > 0 ? 2 : 0) | (j ? 4 : 0);
+	}
 	for (size_t i = 0; i < av->nmaps; i++) {
 		const struct ks_smapping *mp = &av->maps[i];
 
@@ -263,11 +276,14 @@ static int encode(const struct ks_stacks *st, const struct ks_addr_view *av, str
 		ks_pb_uint(&m, 4, mp->offset);
 		ks_pb_uint(&m, 5, str_of(&t, mp->file));
 		ks_pb_uint(&m, 6, str_of(&t, mp->build_id));
-		/* symbolized here: a consumer is not to symbolize again (it may still, by build ID) */
+		/* symbolized here (has_functions): a consumer need not symbolize again (it may, by build ID) */
 		ks_pb_uint(&m, 7, 1);
-		ks_pb_uint(&m, 8, 1);
-		ks_pb_uint(&m, 9, 1);
-		ks_pb_uint(&m, 10, 1);
+		if (mflags[i] & 1)
+			ks_pb_uint(&m, 8, 1);
+		if (mflags[i] & 2)
+			ks_pb_uint(&m, 9, 1);
+		if (mflags[i] & 4)
+			ks_pb_uint(&m, 10, 1);
 		ks_pb_msg(p, 3, &m);
 	}
 	for (size_t i = 0; i < av->nlocs; i++) {
@@ -320,6 +336,7 @@ static int encode(const struct ks_stacks *st, const struct ks_addr_view *av, str
 		ks_pb_str(p, 6, t.s[i]);
 	err = t.err;
 out:
+	free(mflags);
 	strtab_free(&t);
 	free(ft.key);
 	free(ft.h);

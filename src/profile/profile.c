@@ -1004,6 +1004,7 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	pr.skel->rodata->mode = o->dwarf ? KS_PROF_DWARF : o->cfi ? KS_PROF_CFI : KS_PROF_FP;
 	pr.skel->rodata->want_kernel = o->kernel;
 	pr.skel->rodata->want_user = o->user;
+	pr.skel->rodata->want_tid = o->pprof;
 	bpf_program__set_autoload(pr.skel->progs.on_sample, !o->offcpu && !o->syscalls && !o->bio);
 	bpf_program__set_autoload(pr.skel->progs.on_switch, o->offcpu);
 	bpf_program__set_autoload(pr.skel->progs.on_sys_enter, o->syscalls);

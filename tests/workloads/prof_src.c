@@ -1,9 +1,12 @@
-/* Test workload for pprof's addresses and lines: a hot loop in a function inlined into pp_hot; built non-PIE with -g (see the Makefile), as go tool pprof -disasm reads ELF addresses as they are. */
+/* Test workload for pprof's addresses and lines: a hot loop in a function inlined into pp_hot, and reads of /dev/zero for kernel frames; built non-PIE with -g (see the Makefile), as go tool pprof -disasm reads ELF addresses as they are. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile unsigned long sink;
+static char zeros[1 << 20];
 
 /* always inlined: its line is one of pp_hot's location's two (inlined frame, then the call site) */
 static inline __attribute__((always_inline)) unsigned long pp_mix(unsigned long x)
@@ -22,12 +25,16 @@ int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 5;
 	struct timespec t0, t;
+	int fd = open("/dev/zero", O_RDONLY);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	printf("ready\n");
 	fflush(stdout);
 	do {
 		sink = pp_hot(sink);
+		/* some time in the kernel (clearing the buffer), so kernel frames are sampled too */
+		if (fd >= 0 && read(fd, zeros, sizeof(zeros)) < 0)
+			return 1;
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
 	return 0;
