@@ -54,6 +54,15 @@ async function svgsearch(browser, file, query) {
 	console.log('highlighted ' + hits);
 	console.log('dialogs ' + dialogs);
 	console.log('text ' + await page.evaluate(() => document.getElementById('matched').textContent));
+	// zoom still works: a click on the narrowest visible frame widens it to the whole graph, its label refitted
+	const z = await page.evaluate(() => {
+		const gs = Array.from(document.querySelectorAll('g.f')).filter((g) => +g.querySelector('rect').getAttribute('width') > 1);
+		gs.sort((a, b) => +a.getAttribute('data-w') - +b.getAttribute('data-w'));
+		const g = gs[0];
+		g.dispatchEvent(new MouseEvent('click'));
+		return [g.querySelector('rect').getAttribute('width'), g.querySelector('text').textContent, g.getAttribute('data-n')];
+	});
+	console.log('zoomed ' + Math.round(+z[0]) + ' ' + (z[1] === z[2] ? 'label' : 'nolabel'));
 }
 
 (async () => {

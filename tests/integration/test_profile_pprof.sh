@@ -77,6 +77,8 @@ if command -v chromium >/dev/null 2>&1 && [ -d "$NODE_DIR/node_modules/playwrigh
 	t_eq "svg in chromium: '/' then typing pp_m highlights pp_mix, no dialog" "matched 1 dialogs 0" \
 		"$(awk '/^highlighted/ { h = $2 } /^dialogs/ { d = $2 } END { print "matched " h " dialogs " d }' "$T_TMP/ss")"
 	t_ok "svg in chromium: the matched share is told in samples" grep -q '^text Matched: .*% ([0-9]* samples)$' "$T_TMP/ss"
+	t_eq "svg in chromium: a click zooms the narrowest frame to the whole width, its label whole" "zoomed 1200 label" \
+		"$(grep '^zoomed' "$T_TMP/ss")"
 else
 	t_skip "svg in chromium" "needs chromium and playwright-core in $NODE_DIR (scripts/setup.sh)"
 fi
