@@ -171,9 +171,17 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	return fd;
 }
 
+/*
+ * section_address: a process's view reports every mapped file, and a
+ * relocatable object among them (a linker maps its inputs) is relocated at
+ * its first dwfl_module_getelf through this callback; left NULL, libdwfl
+ * called address 0 (SIGSEGV).  Offline placement is as good as any: such a
+ * file's code never runs.
+ */
 static const Dwfl_Callbacks proc_cbs = {
 	.find_elf = dwfl_linux_proc_find_elf,
 	.find_debuginfo = find_debuginfo,
+	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
 
