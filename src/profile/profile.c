@@ -265,8 +265,10 @@ static int add_kernel(struct prof_run *pr, const uint64_t *kips, int depth, uint
 		if (fid < 0)
 			return (int)fid;
 		f[(*n)++] = fid;
-		/* a kernel stack's frames above the leaf are return addresses: the call is the byte before */
-		err = kernel_loc(pr, i ? ips[i] - 1 : ips[i], (uint32_t)fid);
+		/* return addresses are the call's byte after: all but a sample's interrupted leaf (at a
+		 * tracepoint, the --stacks modes, every frame is a call's) */
+		err = kernel_loc(pr, i || pr->o->offcpu || pr->o->syscalls || pr->o->bio ? ips[i] - 1 : ips[i],
+				 (uint32_t)fid);
 		if (err)
 			return err;
 	}
