@@ -121,6 +121,20 @@ $(B)/workloads/prof_qsort: tests/workloads/prof_qsort.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -o $@ $<
 
+# pprof's workload: non-PIE with debug info and frame pointers (go tool pprof -disasm takes addresses as the ELF's)
+$(B)/workloads/prof_src: tests/workloads/prof_src.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-omit-frame-pointer -no-pie -Wall -Wextra -Werror -o $@ $<
+
+# a relocatable object mapped (as ld maps its inputs): the dwarf unwinder's view of the process has it
+$(B)/workloads/map_obj: tests/workloads/map_obj.c $(B)/workloads/objfile.o
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+
+$(B)/workloads/objfile.o: tests/workloads/lib/objfile.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -c -o $@ $<
+
 # cfi past its tables' load: PIE, no frame pointers, and the library it dlopens later, built the same
 $(B)/workloads/prof_dlopen: tests/workloads/prof_dlopen.c $(B)/workloads/libprofdl.so
 	@mkdir -p $(@D)

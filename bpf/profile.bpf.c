@@ -6,6 +6,8 @@
 const volatile __u32 mode = KS_PROF_FP;
 const volatile bool want_kernel = true;
 const volatile bool want_user = true;
+/* --pprof: counts by thread (its samples name the tid); else by process, fewer rows to drain */
+const volatile bool want_tid = false;
 
 struct ks_prof_stats stats = {};
 
@@ -576,6 +578,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	__sync_fetch_and_add(&stats.samples, 1);
 	k.pid = pid_tgid >> 32;
+	k.tid = want_tid ? (__u32)pid_tgid : 0;
 	/* read once: the stacks and their count go to one half */
 	k.gen = k.sgen = ks_gen & 1;
 	/* dwarf: the user stack is copied, not walked */
@@ -612,6 +615,7 @@ static __always_inline void end_interval(__u32 tid, __u64 now)
 	if (!st)
 		return;
 	k.pid = st->pid;
+	k.tid = want_tid ? tid : 0;
 	k.kstack = st->kstack;
 	k.ustack = st->ustack;
 	k.sc = st->sc;
@@ -715,6 +719,7 @@ int BPF_PROG(on_bio, struct bio *bio)
 		return 0;
 	__sync_fetch_and_add(&stats.samples, 1);
 	k.pid = pid_tgid >> 32;
+	k.tid = want_tid ? (__u32)pid_tgid : 0;
 	k.gen = k.sgen = ks_gen & 1;
 	take_stacks(ctx, k.gen, k.pid, &k.kstack, &k.ustack, true);
 	bpf_get_current_comm(k.comm, sizeof(k.comm));

@@ -4,6 +4,7 @@ set -e
 # python3-prometheus-client: its strict OpenMetrics parser reads serve's OpenMetrics page (test_serve_hostile).
 # libc6-dbg: libc's whole symbol table by build-id, so profiles name its local functions (the
 # signal restorer __restore_rt, msort_with_tmp) as on this machine, and test_profile_cfi checks them.
+# librsvg2-bin: rsvg-convert draws the SVG flame graph without a script, as an <img> shows it (test_profile_svg).
 # libgnutls28-dev: serve links GnuTLS itself (SHA-256 and random bytes for the basic-auth cache), not only through libmicrohttpd.
 PKGS="make gcc clang-14 llvm-14 libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 libtraceevent-dev libtracefs-dev libdw-dev libmicrohttpd-dev libgnutls28-dev libjson-c-dev
@@ -11,7 +12,7 @@ jq iproute2 nftables util-linux procps iperf3 strace e2fsprogs
 bpftrace libbpf-tools linux-perf
 qemu-system-x86 busybox-static cpio binutils
 curl openssl prometheus python3-prometheus-client libyaml-dev libcrypt-dev systemd golang-go libxml2-utils
-nodejs libclang-rt-14-dev systemtap-sdt-dev runc chromium libc6-dbg"
+nodejs libclang-rt-14-dev systemtap-sdt-dev runc chromium libc6-dbg librsvg2-bin"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -56,6 +57,8 @@ npm_dir() { # DIR CHECK_MODULE... -- PACKAGE...
 npm_dir "${KS_NODE_PREFIX:-/opt/ksight-node}" @paulirish/trace_engine -- @paulirish/trace_engine
 # speedscope (static build) and playwright-core, which drives Debian's chromium (test_profile_browser.sh)
 npm_dir "${KS_NODE_DIR:-/var/cache/ksight-node}" speedscope playwright-core -- speedscope playwright-core
+# pprof-format, a profile.proto decoder of its own, reads --pprof files (test_profile_pprof.sh)
+npm_dir "${KS_NODE_DIR:-/var/cache/ksight-node}" pprof-format -- pprof-format
 # the Kubernetes schema for deploy/kubernetes (test_deploy.sh)
 npm_dir /opt/ksight-npm kubernetes-models js-yaml -- kubernetes-models@4 js-yaml@4
 exit 0

@@ -103,8 +103,9 @@ struct ks_prof_key {
 	__u8 gen;  /* half of the counts this row is in */
 	__u8 sgen; /* half of the stack maps kstack and ustack are ids of */
 	char comm[KS_COMM_LEN];
+	__u32 tid; /* the thread's, with --pprof (whose samples name it); 0 otherwise */
 };
-_Static_assert(sizeof(struct ks_prof_key) == 32, "ks_prof_key layout");
+_Static_assert(sizeof(struct ks_prof_key) == 36, "ks_prof_key layout");
 
 /*
  * offcpu and syscalls --stacks: an interval begun (off the CPU, or in a

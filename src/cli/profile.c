@@ -182,6 +182,7 @@ static int on_opt(void *ctx, int id, const char *arg)
 		return 0;
 	case O_PPROF:
 		cl->pprof = arg;
+		cl->o.pprof = true;
 		return 0;
 	case O_STACKS:
 		return 0;

@@ -1,5 +1,7 @@
 /* The stack-profile model: interned frames, merged stacks, the stack writer table and the folded writer. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "output/output.h"
@@ -15,6 +17,30 @@ void ks_stacks_init(struct ks_stacks *st, const char *sample_type, const char *u
 	st->period_ns = period_ns;
 }
 
+void ks_addr_view_free(struct ks_addr_view *av)
+{
+	if (!av)
+		return;
+	for (size_t i = 0; i < av->nmaps; i++) {
+		free(av->maps[i].file);
+		free(av->maps[i].build_id);
+	}
+	for (size_t i = 0; i < av->nlocs; i++) {
+		for (uint32_t j = 0; j < av->locs[i].nlines; j++)
+			free(av->locs[i].lines[j].file);
+		free(av->locs[i].lines);
+	}
+	for (size_t i = 0; i < av->n; i++)
+		free(av->s[i].locs);
+	free(av->maps);
+	free(av->mhash);
+	free(av->locs);
+	free(av->lhash);
+	free(av->s);
+	free(av->shash);
+	free(av);
+}
+
 void ks_stacks_free(struct ks_stacks *st)
 {
 	for (size_t i = 0; i < st->nnames; i++)
@@ -26,6 +52,7 @@ void ks_stacks_free(struct ks_stacks *st)
 	free(st->fhash);
 	free(st->s);
 	free(st->shash);
+	ks_addr_view_free(st->av);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -141,6 +168,180 @@ int ks_stacks_add(struct ks_stacks *st, const uint32_t *frames, uint32_t n, uint
 	s->value = value;
 	st->total += value;
 	st->shash[h] = ++st->n;
+	return 0;
+}
+
+int ks_stacks_by_address(struct ks_stacks *st)
+{
+	if (!st->av)
+		st->av = calloc(1, sizeof(*st->av));
+	return st->av ? 0 : -ENOMEM;
+}
+
+static uint64_t str_hash(const char *s, uint64_t h)
+{
+	return s ? ks_fnv1a(s, strlen(s) + 1, h) : h;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static uint64_t mapping_hash(const struct ks_smapping *m)
+{
+	uint64_t r[3] = { m->start, m->limit, m->offset };
+
+	return str_hash(m->build_id, str_hash(m->file, ks_fnv1a(r, sizeof(r), KS_FNV1A_INIT)));
+}
+
+static uint64_t mapping_hash_of(const struct ks_stacks *st, uint32_t i)
+{
+	return mapping_hash(&st->av->maps[i]);
+}
+
+static uint64_t loc_hash(uint32_t mapping, uint64_t addr, const struct ks_sline *l, uint32_t n)
+{
+	uint64_t h = ks_fnv1a(&addr, sizeof(addr), ks_fnv1a(&mapping, sizeof(mapping), KS_FNV1A_INIT));
+
+	for (uint32_t j = 0; j < n; j++)
+		h = str_hash(l[j].file, ks_fnv1a(&l[j], offsetof(struct ks_sline, file), h));
+	return h;
+}
+
+static uint64_t loc_hash_of(const struct ks_stacks *st, uint32_t i)
+{
+	const struct ks_sloc *l = &st->av->locs[i];
+
+	return loc_hash(l->mapping, l->addr, l->lines, l->nlines);
+}
+
+static uint64_t sample_hash(const uint32_t *locs, uint32_t n, uint32_t pid, uint32_t tid, uint32_t comm)
+{
+	uint32_t k[3] = { pid, tid, comm };
+
+	return ks_fnv1a(locs, n * sizeof(*locs), ks_fnv1a(k, sizeof(k), KS_FNV1A_INIT));
+}
+
+static uint64_t sample_hash_of(const struct ks_stacks *st, uint32_t i)
+{
+	const struct ks_ssample *s = &st->av->s[i];
+
+	return sample_hash(s->locs, s->n, s->pid, s->tid, s->comm);
+}
+
+/* Room for one more of @n elements of @size in *@arr of *@cap; 0 or -ENOMEM. */
+static int reserve(void *arr, size_t *cap, size_t n, size_t size)
+{
+	void **a = arr, *g;
+	size_t c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 64;
+	g = realloc(*a, c * size);
+	if (!g)
+		return -ENOMEM;
+	*a = g;
+	*cap = c;
+	return 0;
+}
+
+int64_t ks_stacks_mapping(struct ks_stacks *st, const struct ks_smapping *m)
+{
+	struct ks_addr_view *av = st->av;
+	struct ks_smapping *e;
+	size_t h;
+
+	if ((av->nmaps + 1) * 2 > av->mhash_cap && grow(&av->mhash, &av->mhash_cap, mapping_hash_of, st, av->nmaps))
+		return -ENOMEM;
+	for (h = mapping_hash(m) & (av->mhash_cap - 1); av->mhash[h]; h = (h + 1) & (av->mhash_cap - 1)) {
+		e = &av->maps[av->mhash[h] - 1];
+		if (e->start == m->start && e->limit == m->limit && e->offset == m->offset && str_eq(e->file, m->file) &&
+		    str_eq(e->build_id, m->build_id))
+			return av->mhash[h];
+	}
+	if (reserve(&av->maps, &av->capmaps, av->nmaps, sizeof(*av->maps)))
+		return -ENOMEM;
+	e = &av->maps[av->nmaps];
+	*e = (struct ks_smapping){ m->start, m->limit, m->offset, strdup(m->file ? m->file : ""),
+				   strdup(m->build_id ? m->build_id : "") };
+	if (!e->file || !e->build_id) {
+		free(e->file);
+		free(e->build_id);
+		return -ENOMEM;
+	}
+	av->mhash[h] = ++av->nmaps;
+	return av->nmaps;
+}
+
+int64_t ks_stacks_location(struct ks_stacks *st, uint32_t mapping, uint64_t addr, const struct ks_sline *lines, uint32_t n)
+{
+	struct ks_addr_view *av = st->av;
+	struct ks_sloc *e;
+	size_t h;
+
+	if ((av->nlocs + 1) * 2 > av->lhash_cap && grow(&av->lhash, &av->lhash_cap, loc_hash_of, st, av->nlocs))
+		return -ENOMEM;
+	for (h = loc_hash(mapping, addr, lines, n) & (av->lhash_cap - 1); av->lhash[h]; h = (h + 1) & (av->lhash_cap - 1)) {
+		uint32_t j = 0;
+
+		e = &av->locs[av->lhash[h] - 1];
+		if (e->mapping != mapping || e->addr != addr || e->nlines != n)
+			continue;
+		while (j < n && e->lines[j].frame == lines[j].frame && e->lines[j].line == lines[j].line &&
+		       str_eq(e->lines[j].file, lines[j].file))
+			j++;
+		if (j == n)
+			return av->lhash[h] - 1;
+	}
+	if (reserve(&av->locs, &av->caplocs, av->nlocs, sizeof(*av->locs)))
+		return -ENOMEM;
+	e = &av->locs[av->nlocs];
+	*e = (struct ks_sloc){ .mapping = mapping, .addr = addr };
+	e->lines = calloc(n ? n : 1, sizeof(*e->lines));
+	if (!e->lines)
+		return -ENOMEM;
+	for (; e->nlines < n; e->nlines++) {
+		struct ks_sline *l = &e->lines[e->nlines];
+
+		*l = lines[e->nlines];
+		if (l->file && !(l->file = strdup(l->file))) {
+			for (uint32_t j = 0; j < e->nlines; j++)
+				free(e->lines[j].file);
+			free(e->lines);
+			return -ENOMEM;
+		}
+	}
+	av->lhash[h] = ++av->nlocs;
+	return av->nlocs - 1;
+}
+
+int ks_stacks_add_sample(struct ks_stacks *st, const uint32_t *locs, uint32_t n, uint32_t pid, uint32_t tid, uint32_t comm,
+			 uint64_t value)
+{
+	struct ks_addr_view *av = st->av;
+	struct ks_ssample *s;
+	size_t h;
+
+	if ((av->n + 1) * 2 > av->shash_cap && grow(&av->shash, &av->shash_cap, sample_hash_of, st, av->n))
+		return -ENOMEM;
+	for (h = sample_hash(locs, n, pid, tid, comm) & (av->shash_cap - 1); av->shash[h]; h = (h + 1) & (av->shash_cap - 1)) {
+		s = &av->s[av->shash[h] - 1];
+		if (s->n == n && s->pid == pid && s->tid == tid && s->comm == comm && !memcmp(s->locs, locs, n * sizeof(*locs))) {
+			s->value += value;
+			return 0;
+		}
+	}
+	if (reserve(&av->s, &av->cap, av->n, sizeof(*av->s)))
+		return -ENOMEM;
+	s = &av->s[av->n];
+	*s = (struct ks_ssample){ .n = n, .pid = pid, .tid = tid, .comm = comm, .value = value };
+	s->locs = malloc((n ? n : 1) * sizeof(*locs));
+	if (!s->locs)
+		return -ENOMEM;
+	memcpy(s->locs, locs, n * sizeof(*locs));
+	av->shash[h] = ++av->n;
 	return 0;
 }
 

@@ -1,4 +1,4 @@
-/* The SVG writer: a self-contained interactive flame graph (click to zoom, search), coloured by kernel, user and JIT code. */
+/* The SVG writer: a self-contained flame graph, its labels in the file (an <img> shows them), interactive where script runs (click to zoom, type to search), coloured by kernel, user and JIT code. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,16 +44,28 @@ static void colour(const char *name, int kind, char *buf, size_t len)
 	}
 }
 
+/*
+ * The script: click to zoom (labels fitted again to the new widths, by the
+ * rule label() follows at write time), and search as you type: "/", Ctrl-F
+ * or a click on Search opens a box on the graph that shows what is typed
+ * (no prompt(), which a viewer may block and an <img> never runs).
+ */
 static const char script[] =
 	"<script type=\"text/ecmascript\"><![CDATA[\n"
 	"'use strict';\n"
-	"var W = " "1200" ", frames = [], zoomed = null;\n"
+	"var W = " "1200" ", frames = [], zoomed = null, query = null;\n"
 	"function init() {\n"
 	"  frames = Array.prototype.slice.call(document.querySelectorAll('g.f'));\n"
 	"  frames.forEach(function (g) { g.addEventListener('click', function () { zoom(g); }); });\n"
 	"  document.getElementById('reset').addEventListener('click', function () { zoom(null); });\n"
-	"  document.getElementById('search').addEventListener('click', search);\n"
+	"  document.getElementById('search').addEventListener('click', function () { typing(''); });\n"
+	"  document.addEventListener('keydown', key);\n"
 	"  layout(0, 1, -1);\n"
+	"}\n"
+	"/* the label of a frame pw pixels wide: as many characters as fit at 7 px, '..' when cut, none under 3 */\n"
+	"function label(name, pw) {\n"
+	"  var c = Array.from(name), n = Math.floor((pw - 6) / 7);\n"
+	"  return n < 3 ? '' : c.length <= n ? name : c.slice(0, n - 2).join('') + '..';\n"
 	"}\n"
 	"/* places every frame for the window [x0, x0+w) of the total, hiding frames outside it */\n"
 	"function layout(x0, w, mindepth) {\n"
@@ -67,8 +79,7 @@ static const char script[] =
 	"    g.style.display = pw < 0.1 ? 'none' : '';\n"
 	"    r.setAttribute('x', px); r.setAttribute('width', Math.max(pw - 0.5, 0.1));\n"
 	"    t.setAttribute('x', px + 3);\n"
-	"    var name = g.getAttribute('data-n'), n = Math.floor((pw - 6) / 7);\n"
-	"    t.textContent = n < 3 ? '' : (name.length <= n ? name : name.substring(0, n - 2) + '..');\n"
+	"    t.textContent = label(g.getAttribute('data-n'), pw);\n"
 	"  });\n"
 	"}\n"
 	"function zoom(g) {\n"
@@ -76,13 +87,34 @@ static const char script[] =
 	"  if (!g) { layout(0, 1, -1); return; }\n"
 	"  layout(+g.getAttribute('data-x'), +g.getAttribute('data-w'), +g.getAttribute('data-d'));\n"
 	"}\n"
-	"function search() {\n"
-	"  var re = prompt('Search (regular expression):', '');\n"
-	"  var total = 0, spans = [];\n"
+	"/* the search box: q the text typed so far, null to close it */\n"
+	"function typing(q) {\n"
+	"  query = q;\n"
+	"  document.getElementById('sbox').style.display = q === null ? 'none' : '';\n"
+	"  if (q !== null) document.getElementById('stext').textContent = 'Search: ' + q + '_';\n"
+	"}\n"
+	"function key(e) {\n"
+	"  if (query === null) {\n"
+	"    if (e.key === '/' || ((e.ctrlKey || e.metaKey) && e.key === 'f')) { e.preventDefault(); typing(''); }\n"
+	"    else if (e.key === 'Escape') search('');\n"
+	"    return;\n"
+	"  }\n"
+	"  if (e.ctrlKey || e.metaKey || e.altKey) return;\n"
+	"  e.preventDefault();\n"
+	"  if (e.key === 'Escape') { typing(null); search(''); return; }\n"
+	"  if (e.key === 'Enter') { typing(null); return; }\n"
+	"  if (e.key === 'Backspace') typing(query.slice(0, -1));\n"
+	"  else if (e.key.length === 1) typing(query + e.key);\n"
+	"  search(query);\n"
+	"}\n"
+	"/* highlights the frames whose name matches the regular expression re ('': none) */\n"
+	"function search(re) {\n"
+	"  var total = 0, spans = [], rx = null;\n"
+	"  try { rx = re ? new RegExp(re) : null; } catch (err) { rx = null; }\n"
 	"  frames.forEach(function (g) {\n"
 	"    var r = g.querySelector('rect');\n"
 	"    if (!r.getAttribute('data-fill')) r.setAttribute('data-fill', r.getAttribute('fill'));\n"
-	"    var hit = re && new RegExp(re).test(g.getAttribute('data-n'));\n"
+	"    var hit = rx && rx.test(g.getAttribute('data-n'));\n"
 	"    r.setAttribute('fill', hit ? 'rgb(230,0,230)' : r.getAttribute('data-fill'));\n"
 	"    if (hit) spans.push([+g.getAttribute('data-x'), +g.getAttribute('data-w')]);\n"
 	"  });\n"
@@ -90,10 +122,59 @@ static const char script[] =
 	"  spans.sort(function (a, b) { return a[0] - b[0] || b[1] - a[1]; });\n"
 	"  var end = -1;\n"
 	"  spans.forEach(function (s) { if (s[0] >= end) { total += s[1]; end = s[0] + s[1]; } });\n"
-	"  document.getElementById('matched').textContent = re ? 'Matched: ' + (total * 100).toFixed(2) + '%' : '';\n"
+	"  var svg = document.documentElement, n = Math.round(total * +svg.getAttribute('data-total'));\n"
+	"  document.getElementById('matched').textContent = rx ? 'Matched: ' + (total * 100).toFixed(2) + '% (' + n + ' ' +\n"
+	"    svg.getAttribute('data-unit') + ')' : re ? 'Not a regular expression' : '';\n"
 	"}\n"
 	"window.addEventListener('load', init);\n"
 	"]]></script>\n";
+
+/* What the values count, as the graph says it: a profile's samples, else its unit (offcpu: nanoseconds). */
+static const char *unit_word(const struct ks_stacks *st)
+{
+	return !strcmp(st->unit, "count") ? "samples" : st->unit;
+}
+
+/* Bytes of the character at @s of sanitized text (valid UTF-8): ks_utf8_len's multi-byte sequences, else one. */
+static size_t char_len(const char *s)
+{
+	int n = ks_utf8_len((const unsigned char *)s);
+
+	return n > 0 ? (size_t)n : 1;
+}
+
+/*
+ * The label of a frame @pw pixels wide, written into the file so that a
+ * viewer without script (an <img>, rsvg-convert) shows it: the script's
+ * label() rule on the same text (data-n's, sanitized once more as every
+ * attribute is), counted in characters, cut with "..", none under 3.
+ */
+static void label(FILE *out, const char *name, double pw)
+{
+	char buf[2048];
+	long fit = (long)((pw - 6) / 7), n = 0, k;
+	size_t len = ks_sanitize(name, buf, sizeof(buf));
+
+	if (fit < 3)
+		return;
+	for (size_t i = 0; i < len; n++)
+		i += char_len(buf + i);
+	k = n <= fit ? n : fit - 2;
+	for (size_t i = 0; k > 0; k--) {
+		size_t cl = char_len(buf + i);
+
+		for (size_t j = 0; j < cl; j++, i++) {
+			const char *q = ks_quote_xml(buf[i]);
+
+			if (q)
+				fputs(q, out);
+			else
+				fputc(buf[i], out);
+		}
+	}
+	if (n > fit)
+		fputs("..", out);
+}
 
 /* Writes the frame @id at @depth covering [start, start + w) of the total. */
 static void frame(const struct ks_stacks *st, FILE *out, uint32_t id, uint32_t depth, uint32_t maxdepth,
@@ -109,9 +190,11 @@ static void frame(const struct ks_stacks *st, FILE *out, uint32_t id, uint32_t d
 	fprintf(out, "\"><title>");
 	xml_text(out, name);
 	fprintf(out, " (%llu %s, %.2f%%)</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"%s\" rx=\"2\"/>"
-		     "<text x=\"%.2f\" y=\"%u\"></text></g>\n",
-		(unsigned long long)w, st->unit, fw * 100, fx * SVG_W, PAD_TOP + (maxdepth - depth) * FRAME_H,
+		     "<text x=\"%.2f\" y=\"%u\">",
+		(unsigned long long)w, unit_word(st), fw * 100, fx * SVG_W, PAD_TOP + (maxdepth - depth) * FRAME_H,
 		fw * SVG_W, FRAME_H - 1, fill, fx * SVG_W + 3, PAD_TOP + (maxdepth - depth) * FRAME_H + 11);
+	label(out, name, fw * SVG_W);
+	fputs("</text></g>\n", out);
 }
 
 int ks_write_svg(const struct ks_stacks *st, FILE *out)
@@ -125,15 +208,19 @@ int ks_write_svg(const struct ks_stacks *st, FILE *out)
 			maxdepth = st->s[i].n;
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		     "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%u\" "
-		     "viewBox=\"0 0 %d %u\" font-family=\"Verdana, sans-serif\" font-size=\"11\">\n",
-		SVG_W, PAD_TOP + (maxdepth + 1) * FRAME_H + PAD_BOTTOM, SVG_W, PAD_TOP + (maxdepth + 1) * FRAME_H + PAD_BOTTOM);
+		     "viewBox=\"0 0 %d %u\" font-family=\"Verdana, sans-serif\" font-size=\"11\" "
+		     "data-total=\"%llu\" data-unit=\"%s\">\n",
+		SVG_W, PAD_TOP + (maxdepth + 1) * FRAME_H + PAD_BOTTOM, SVG_W, PAD_TOP + (maxdepth + 1) * FRAME_H + PAD_BOTTOM,
+		(unsigned long long)st->total, unit_word(st));
 	fputs(script, out);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"rgb(248,248,240)\"/>\n"
 		     "<text x=\"%d\" y=\"20\" text-anchor=\"middle\" font-size=\"16\">Flame graph (%llu %s)</text>\n"
 		     "<text id=\"reset\" x=\"10\" y=\"20\" style=\"cursor:pointer\">Reset zoom</text>\n"
-		     "<text id=\"search\" x=\"%d\" y=\"20\" text-anchor=\"end\" style=\"cursor:pointer\">Search</text>\n"
+		     "<text id=\"search\" x=\"%d\" y=\"20\" text-anchor=\"end\" style=\"cursor:pointer\">Search (/)</text>\n"
+		     "<g id=\"sbox\" style=\"display:none\"><rect x=\"%d\" y=\"26\" width=\"300\" height=\"14\" "
+		     "fill=\"rgb(255,255,255)\" stroke=\"rgb(120,120,120)\"/><text id=\"stext\" x=\"%d\" y=\"37\"></text></g>\n"
 		     "<text id=\"matched\" x=\"%d\" y=\"%u\" text-anchor=\"end\"></text>\n",
-		SVG_W / 2, (unsigned long long)st->total, st->unit, SVG_W - 10, SVG_W - 10,
+		SVG_W / 2, (unsigned long long)st->total, unit_word(st), SVG_W - 10, SVG_W - 310, SVG_W - 306, SVG_W - 10,
 		PAD_TOP + (maxdepth + 1) * FRAME_H + 12);
 	if (!st->total)
 		goto end;
@@ -165,7 +252,7 @@ int ks_write_svg(const struct ks_stacks *st, FILE *out)
 	/* the root: all samples */
 	fprintf(out, "<g><title>all (%llu %s)</title><rect x=\"0\" y=\"%u\" width=\"%d\" height=\"%d\" fill=\"rgb(200,200,200)\"/>"
 		     "<text x=\"3\" y=\"%u\">all</text></g>\n",
-		(unsigned long long)st->total, st->unit, PAD_TOP + (maxdepth + 0) * FRAME_H + FRAME_H, SVG_W,
+		(unsigned long long)st->total, unit_word(st), PAD_TOP + (maxdepth + 0) * FRAME_H + FRAME_H, SVG_W,
 		FRAME_H - 1, PAD_TOP + (maxdepth + 1) * FRAME_H + 11);
 end:
 	fputs("</svg>\n", out);

@@ -93,6 +93,9 @@ struct prof_run {
 	bool no_batch; /* the kernel has no batch operations on hashes (before 5.6) */
 	struct ks_blobs ips;  /* the stacks drained: their addresses, innermost first */
 	struct ks_blobs rows; /* struct raw_row, the count summed: symbolized at the end */
+	/* --pprof: the stack being symbolized as locations (root first), and the kernel's mapping (index + 1, 0: none yet) */
+	uint32_t loc[MAX_FRAMES], nloc;
+	int64_t kmap;
 	int err;
 };
 
@@ -102,7 +105,7 @@ struct prof_run {
  * stack's rows from every drain are one.
  */
 struct raw_row {
-	uint32_t pid;
+	uint32_t pid, tid;
 	uint16_t sc; /* ks_prof_key.sc */
 	uint16_t pad;
 	int32_t kstack, ustack;
@@ -145,6 +148,93 @@ static int read_stack(const struct prof_run *pr, unsigned int sgen, int32_t id, 
 	return depth;
 }
 
+/* --pprof: the kernel's mapping, [kernel.kallsyms] as perf names it, made at its first frame; its index + 1, or negative errno. */
+static int64_t kernel_mapping(struct prof_run *pr)
+{
+	unsigned char id[64];
+	char hex[2 * sizeof(id) + 1] = "";
+	struct ks_smapping m = { .file = "[kernel.kallsyms]", .build_id = hex };
+	int len;
+
+	if (pr->kmap)
+		return pr->kmap;
+	len = ks_kernel_build_id(id, sizeof(id));
+	for (int i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	ks_ksyms_range(pr->ksyms, &m.start, &m.limit);
+	pr->kmap = ks_stacks_mapping(&pr->res->st, &m);
+	return pr->kmap;
+}
+
+/* --pprof: appends the location of kernel address @addr (0: none, a pseudo-frame) named by frame @fid. */
+static int kernel_loc(struct prof_run *pr, uint64_t addr, uint32_t fid)
+{
+	struct ks_sline l = { .frame = fid };
+	int64_t map, li;
+
+	if (!pr->res->st.av)
+		return 0;
+	map = kernel_mapping(pr);
+	if (map < 0)
+		return (int)map;
+	li = ks_stacks_location(&pr->res->st, (uint32_t)map, addr, &l, 1);
+	if (li < 0)
+		return (int)li;
+	pr->loc[pr->nloc++] = (uint32_t)li;
+	return 0;
+}
+
+/*
+ * --pprof: appends the location of user address @pc of @pid (@ret: a
+ * return address) whose frames are @fr[0..k) (the function, then the calls
+ * inlined there, outermost first): its mapping, the address (a return
+ * address's call, the byte before, as symbolizers look it up) and a source
+ * line per frame.
+ */
+static int user_loc(struct prof_run *pr, uint32_t pid, uint64_t pc, bool ret, const uint32_t *fr, int k)
+{
+	struct ks_sline lines[KS_UINLINE_MAX + 1];
+	char paths[KS_UINLINE_MAX + 1][512];
+	struct ks_uwhere w;
+	int64_t map = 0, li;
+
+	if (!pr->res->st.av)
+		return 0;
+	ks_usyms_where(pr->usyms, pid, pc, ret, &w);
+	if (w.file) {
+		char hex[2 * sizeof(w.build_id) + 1] = "";
+		struct ks_smapping m = { w.start, w.limit, w.offset, (char *)w.file, hex };
+
+		for (int i = 0; i < w.build_id_len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", w.build_id[i]);
+		map = ks_stacks_mapping(&pr->res->st, &m);
+		if (map < 0)
+			return (int)map;
+	}
+	/* innermost first; DWARF's lines are too, the outermost k of them these frames' */
+	for (int j = 0; j < k; j++) {
+		int wl = w.nlines - k + j;
+
+		lines[j] = (struct ks_sline){ .frame = fr[k - 1 - j] };
+		if (wl < 0)
+			continue;
+		lines[j].line = w.lines[wl].line;
+		lines[j].file = (char *)w.lines[wl].file;
+		/* a path relative to the compile directory: absolute, so that a reader finds the source (pprof -list) */
+		if (lines[j].file && lines[j].file[0] != '/' && w.comp_dir) {
+			const char *f = lines[j].file;
+
+			snprintf(paths[j], sizeof(paths[j]), "%s/%s", w.comp_dir, f[0] == '.' && f[1] == '/' ? f + 2 : f);
+			lines[j].file = paths[j];
+		}
+	}
+	li = ks_stacks_location(&pr->res->st, (uint32_t)map, ret && pc ? pc - 1 : pc, lines, (uint32_t)k);
+	if (li < 0)
+		return (int)li;
+	pr->loc[pr->nloc++] = (uint32_t)li;
+	return 0;
+}
+
 /* Appends the kernel frames of the stack @kips[0..depth) (innermost first) to @f, outermost first. */
 static int add_kernel(struct prof_run *pr, const uint64_t *kips, int depth, uint32_t *f, uint32_t *n)
 {
@@ -171,10 +261,17 @@ static int add_kernel(struct prof_run *pr, const uint64_t *kips, int depth, uint
 		}
 		const char *name = pr->ksyms ? ks_ksyms_name(pr->ksyms, ips[i]) : NULL;
 		int64_t fid = ks_stacks_frame(&pr->res->st, name ? name : "[unknown] (kernel)", KS_FK_KERNEL);
+		int err;
 
 		if (fid < 0)
 			return (int)fid;
 		f[(*n)++] = fid;
+		/* return addresses are the call's byte after: all but a sample's interrupted leaf (at a
+		 * tracepoint, the --stacks modes, every frame is a call's) */
+		err = kernel_loc(pr, i || pr->o->offcpu || pr->o->syscalls || pr->o->bio ? ips[i] - 1 : ips[i],
+				 (uint32_t)fid);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -189,7 +286,8 @@ static int add_user(struct prof_run *pr, uint32_t pid, const uint64_t *pcs, cons
 	for (int i = depth - 1; i >= 0; i--) {
 		enum ks_ufr_kind k = ks_usyms_name(pr->usyms, pid, pcs[i], is_ret[i], name, sizeof(name));
 		int64_t fid = ks_stacks_frame(&pr->res->st, name, k == KS_UFR_JIT ? KS_FK_JIT : KS_FK_USER);
-		int ni;
+		uint32_t first = *n;
+		int ni, err;
 
 		if (fid < 0)
 			return (int)fid;
@@ -207,6 +305,9 @@ static int add_user(struct prof_run *pr, uint32_t pid, const uint64_t *pcs, cons
 				return (int)fid;
 			f[(*n)++] = fid;
 		}
+		err = user_loc(pr, pid, pcs[i], is_ret[i], f + first, (int)(*n - first));
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -283,6 +384,7 @@ static int handle_sample(struct prof_run *pr, void *data, size_t size)
 		pr->res->user_frames += depth;
 	}
 	kdepth = read_stack(pr, s->sgen, s->kstack, kips);
+	pr->nloc = 0;
 	err = comm_frame(pr, s->comm, f, &n);
 	if (!err)
 		err = add_user(pr, s->pid, pcs, is_ret, depth, f, &n);
@@ -290,6 +392,8 @@ static int handle_sample(struct prof_run *pr, void *data, size_t size)
 		err = add_kernel(pr, kips, kdepth, f, &n);
 	if (!err)
 		err = ks_stacks_add(&pr->res->st, f, n, 1);
+	if (!err && pr->res->st.av)
+		err = ks_stacks_add_sample(&pr->res->st, pr->loc, pr->nloc, s->pid, s->tid, f[0] + 1, 1);
 	if (err)
 		pr->err = err;
 	return err;
@@ -310,7 +414,7 @@ static int syscall_frame(struct prof_run *pr, uint32_t nr, uint32_t *f, uint32_t
 	if (fid < 0)
 		return (int)fid;
 	f[(*n)++] = fid;
-	return 0;
+	return kernel_loc(pr, 0, (uint32_t)fid);
 }
 
 /*
@@ -350,7 +454,7 @@ static int count_row(const void *key, const void *value, void *arg)
 	const struct ks_prof_key *k = key;
 	struct prof_run *pr = arg;
 	uint64_t count = *(const uint64_t *)value, kdepth, udepth;
-	struct raw_row r = { .pid = k->pid, .sc = k->sc };
+	struct raw_row r = { .pid = k->pid, .tid = k->tid, .sc = k->sc };
 	int64_t ks = copy_stack(pr, k->sgen, k->kstack, &kdepth), us = copy_stack(pr, k->sgen, k->ustack, &udepth);
 
 	if (ks == -ENOMEM || us == -ENOMEM)
@@ -389,6 +493,7 @@ static int rows_to_stacks(struct prof_run *pr)
 				pcs[d] &= ~KS_CFI_IP_EXACT;
 			}
 		}
+		pr->nloc = 0;
 		err = comm_frame(pr, r->comm, f, &n);
 		if (!err)
 			err = add_user(pr, r->pid, pcs, is_ret, depth, f, &n);
@@ -398,6 +503,8 @@ static int rows_to_stacks(struct prof_run *pr)
 			err = syscall_frame(pr, r->sc - 1, f, &n);
 		if (!err)
 			err = ks_stacks_add(&pr->res->st, f, n, pr->rows.value[i]);
+		if (!err && pr->res->st.av)
+			err = ks_stacks_add_sample(&pr->res->st, pr->loc, pr->nloc, r->pid, r->tid, f[0] + 1, pr->rows.value[i]);
 	}
 	return err;
 }
@@ -890,6 +997,7 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	struct bpf_link **links = NULL;
 	int ncpu = libbpf_num_possible_cpus(), err;
 	double start;
+	struct timespec t0;
 
 	struct rlimit nofile;
 
@@ -911,6 +1019,8 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		ks_stacks_init(&res->st, "samples", "count", o->hz ? 1000000000ull / o->hz : 0);
 	if (ncpu < 0)
 		return ncpu;
+	if (o->pprof && ks_stacks_by_address(&res->st))
+		return -ENOMEM;
 	if (o->kernel) {
 		pr.ksyms = ks_ksyms_load(NULL);
 		if (pr.ksyms && ks_ksyms_hidden(pr.ksyms)) {
@@ -932,6 +1042,7 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 	pr.skel->rodata->mode = o->dwarf ? KS_PROF_DWARF : o->cfi ? KS_PROF_CFI : KS_PROF_FP;
 	pr.skel->rodata->want_kernel = o->kernel;
 	pr.skel->rodata->want_user = o->user;
+	pr.skel->rodata->want_tid = o->pprof;
 	bpf_program__set_autoload(pr.skel->progs.on_sample, !o->offcpu && !o->syscalls && !o->bio);
 	bpf_program__set_autoload(pr.skel->progs.on_switch, o->offcpu);
 	bpf_program__set_autoload(pr.skel->progs.on_sys_enter, o->syscalls);
@@ -1028,6 +1139,10 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		start = l.start;
 	}
 	res->duration_s = now_s() - start;
+	res->st.duration_ns = (uint64_t)(res->duration_s * 1e9);
+	/* pprof's time_nanos: the wall clock when the window opened (the loop's start), read back from now */
+	clock_gettime(CLOCK_REALTIME, &t0);
+	res->st.time_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec - res->st.duration_ns;
 	for (int i = 0; i < (ncpu < 2 ? 2 : ncpu); i++) {
 		bpf_link__destroy(links[i]);
 		links[i] = NULL;

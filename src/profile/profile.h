@@ -20,6 +20,7 @@ struct ks_profile_opts {
 	bool dwarf;	   /* --call-graph dwarf: copy the user stack, unwind with CFI in user space */
 	bool cfi;	   /* --call-graph cfi: walk the user stack in the kernel with CFI tables (x86-64) */
 	bool no_inline;	   /* --no-inline: no frames for inlined calls (no DWARF read for them) */
+	bool pprof;	   /* also the address view pprof writes: mappings, addresses, source lines, threads */
 	bool offcpu;	   /* offcpu --stacks: off-CPU time by blocking stack, at sched_switch */
 	bool syscalls;	   /* syscalls --stacks: time in syscall_nr (< 0: every one) by the caller's stack */
 	int syscall_nr;

@@ -729,7 +729,7 @@ static int prof_opts(struct serve_state *st, struct ks_common *c, struct ks_prof
 	ks_common_init(c);
 	c->max_memory = st->max_memory;
 	c->share = &st->prof_share;
-	*o = (struct ks_profile_opts){ .hz = PROF_HZ, .kernel = true, .user = true, .c = c };
+	*o = (struct ks_profile_opts){ .hz = PROF_HZ, .kernel = true, .user = true, .pprof = true, .c = c };
 	return ks_filter_build(c, &o->filter);
 }
 

@@ -225,3 +225,43 @@ void ks_ksyms_free(struct ks_ksyms *k)
 		munmap(k->s, k->cap * sizeof(*k->s));
 	free(k);
 }
+
+void ks_ksyms_range(const struct ks_ksyms *k, uint64_t *start, uint64_t *end)
+{
+	*start = k && k->n ? k->s[0].addr : 0;
+	/* the last symbol's extent is unknown: to the top, as perf's [kernel.kallsyms] map does */
+	*end = k && k->n ? UINT64_MAX : 0;
+}
+
+int ks_kernel_build_id(unsigned char *id, int len)
+{
+	unsigned char buf[4096];
+	size_t off = 0, n;
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return 0;
+	r = read(fd, buf, sizeof(buf));
+	close(fd);
+	n = r > 0 ? (size_t)r : 0;
+	/* ELF notes: namesz, descsz, type, then name and desc each padded to 4 bytes */
+	while (off + 12 <= n) {
+		uint32_t namesz, descsz, type;
+		size_t name_off = off + 12, desc_off;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		desc_off = name_off + ((namesz + 3u) & ~3u);
+		if (namesz > n || descsz > n || desc_off + descsz > n)
+			break;
+		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && !memcmp(buf + name_off, "GNU", 4) &&
+		    descsz <= (uint32_t)len) {
+			memcpy(id, buf + desc_off, descsz);
+			return (int)descsz;
+		}
+		off = desc_off + ((descsz + 3u) & ~3u);
+	}
+	return 0;
+}

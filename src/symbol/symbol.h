@@ -26,6 +26,10 @@ bool ks_ksyms_hidden(const struct ks_ksyms *k);
 /* The symbol containing @addr ("func" or "func [module]"), or NULL. */
 const char *ks_ksyms_name(const struct ks_ksyms *k, uint64_t addr);
 void ks_ksyms_free(struct ks_ksyms *k);
+/* The address range of the kernel's text symbols [*@start, *@end) (0, 0: none), for a profile's kernel mapping. */
+void ks_ksyms_range(const struct ks_ksyms *k, uint64_t *start, uint64_t *end);
+/* The running kernel's GNU build-id from /sys/kernel/notes into @id (up to @len bytes): its length, or 0. */
+int ks_kernel_build_id(unsigned char *id, int len);
 
 /* What kind of code a user frame is in. */
 enum ks_ufr_kind {
@@ -80,6 +84,28 @@ typedef char ks_uinline_name[128];
  * kept per process and address: the hot addresses of a profile repeat.
  */
 int ks_usyms_inlines(struct ks_usyms *u, uint32_t pid, uint64_t pc, bool ret, ks_uinline_name *names, int max);
+/* Where a user address is, for a profile other tools symbolize (pprof): its mapping and source lines. */
+struct ks_uwhere {
+	uint64_t start, limit, offset; /* the mapping holding it, as the process's maps gave it */
+	const char *file;	       /* the mapped file's path there; NULL: in no file (JIT code, not captured) */
+	unsigned char build_id[64];    /* the file's GNU build-id (build_id_len bytes; 0: none) */
+	int build_id_len;
+	/*
+	 * Source lines from the module's DWARF, innermost first: the line of the
+	 * address, then, for each call inlined there (ks_usyms_inlines' order
+	 * reversed), its call site in the function around it.  0: no DWARF
+	 * there.  file strings live as long as the ks_usyms; a relative one is
+	 * under comp_dir (the compile directory; NULL: none given).
+	 */
+	const char *comp_dir;
+	int nlines;
+	struct {
+		const char *file;
+		int line;
+	} lines[KS_UINLINE_MAX + 1];
+};
+/* Fills @w for @pc (a return address when @ret) of process @pid; 0, or -ENOENT where no mapping is known. */
+int ks_usyms_where(struct ks_usyms *u, uint32_t pid, uint64_t pc, bool ret, struct ks_uwhere *w);
 /*
  * Unwinds a copied user stack with DWARF CFI (.eh_frame, .debug_frame):
  * @regs are the x86-64 DWARF registers 0..16, @stack the @len bytes from

@@ -171,9 +171,17 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	return fd;
 }
 
+/*
+ * section_address: a process's view reports every mapped file, and a
+ * relocatable object among them (a linker maps its inputs) is relocated at
+ * its first dwfl_module_getelf through this callback; left NULL, libdwfl
+ * called address 0 (SIGSEGV).  Offline placement is as good as any: such a
+ * file's code never runs.
+ */
 static const Dwfl_Callbacks proc_cbs = {
 	.find_elf = dwfl_linux_proc_find_elf,
 	.find_debuginfo = find_debuginfo,
+	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
 
@@ -1189,4 +1197,84 @@ int ks_usyms_unwind(struct ks_usyms *u, uint32_t pid, uint32_t tid, const uint64
 		o.n = walk(p, tid, regs, stack, len, &o);
 	}
 	return o.n ? o.n : 1;
+}
+
+/* The source lines at @a of module @m into @w (see struct ks_uwhere): the address's own, then each inlined call's call site. */
+static void lines_of(struct ks_usyms *u, Dwfl_Module *m, uint64_t a, struct ks_uwhere *w)
+{
+	Dwarf_Die mem, *cu, *scopes = NULL;
+	Dwarf_Addr addr;
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0;
+	Dwarf_Line *line;
+	int ns, lineno = 0;
+
+	w->nlines = 0;
+	cu = cu_of(u, m, a, &mem, &addr);
+	line = cu ? dwarf_getsrc_die(cu, addr) : NULL;
+	if (!line)
+		return;
+	w->lines[0].file = dwarf_linesrc(line, NULL, NULL);
+	w->comp_dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &(Dwarf_Attribute){ 0 }));
+	dwarf_lineno(line, &lineno);
+	w->lines[0].line = lineno;
+	w->nlines = 1;
+	if (dwarf_getsrcfiles(cu, &files, &nfiles))
+		files = NULL;
+	ns = dwarf_getscopes(cu, addr, &scopes);
+	/* as inlines_of walks them: innermost out, to the physical function */
+	for (int i = 0; i < ns && w->nlines < KS_UINLINE_MAX + 1; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Attribute at;
+		Dwarf_Word fidx = 0, cl = 0;
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		if (dwarf_attr(&scopes[i], DW_AT_call_file, &at))
+			dwarf_formudata(&at, &fidx);
+		if (dwarf_attr(&scopes[i], DW_AT_call_line, &at))
+			dwarf_formudata(&at, &cl);
+		w->lines[w->nlines].file = files && fidx < nfiles ? dwarf_filesrc(files, fidx, NULL, NULL) : NULL;
+		w->lines[w->nlines++].line = (int)cl;
+	}
+	free(scopes);
+}
+
+int ks_usyms_where(struct ks_usyms *u, uint32_t pid, uint64_t pc, bool ret, struct ks_uwhere *w)
+{
+	struct uproc *p = find(u, pid);
+	uint64_t a = ret && pc ? pc - 1 : pc, ma;
+	Dwfl_Module *m = p ? module_at(u, p, a, &ma) : NULL;
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len;
+
+	memset(w, 0, sizeof(*w));
+	if (!m)
+		return -ENOENT;
+	if (u->unwind) {
+		/* libdwfl's module spans the file's mappings from the first, at offset 0 */
+		Dwarf_Addr start, end;
+
+		w->file = dwfl_module_info(m, NULL, &start, &end, NULL, NULL, NULL, NULL);
+		w->start = start;
+		w->limit = end;
+	} else {
+		size_t i = ks_sym_upper(p->maps, p->nmaps, sizeof(*p->maps), a);
+		const struct umap *mp = &p->maps[i - 1]; /* module_at found it there */
+
+		w->start = mp->start;
+		w->limit = mp->end;
+		w->offset = mp->pgoff;
+		w->file = mp->f->name;
+	}
+	len = dwfl_module_build_id(m, &bits, &vaddr);
+	if (len > 0 && len <= (int)sizeof(w->build_id)) {
+		memcpy(w->build_id, bits, (size_t)len);
+		w->build_id_len = len;
+	}
+	lines_of(u, m, ma, w);
+	return 0;
 }

@@ -1,4 +1,4 @@
-// Headless Chromium checks of SVG outputs (playwright-core): "speedscope INDEX FILE" imports FILE into speedscope's static build, exports it and prints the frames it parsed; "svg FILE PNG" opens a flame graph, prints its frame names and takes a screenshot; "heatmap FILE PNG" compares a heatmap's screenshot, pixel by pixel, with its cells.
+// Headless Chromium checks of SVG outputs (playwright-core): "speedscope INDEX FILE" imports FILE into speedscope's static build, exports it and prints the frames it parsed; "svg FILE PNG" opens a flame graph, prints its frame names and takes a screenshot; "svgsearch FILE QUERY" searches it by keyboard; "heatmap FILE PNG" compares a heatmap's screenshot, pixel by pixel, with its cells.
 const fs = require('fs');
 const { chromium } = require('playwright-core');
 
@@ -102,6 +102,31 @@ async function heatmap(browser, file, png) {
 	for (const b of res.bad) console.log('bad ' + b);
 }
 
+// types "/" then QUERY on the flame graph (keyboard search, no prompt()): frames highlighted, dialogs seen, the matched text
+async function svgsearch(browser, file, query) {
+	const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+	let dialogs = 0;
+	page.on('dialog', async (d) => { dialogs++; await d.dismiss(); });
+	await page.goto('file://' + file);
+	await page.waitForFunction(() => document.querySelectorAll('g.f').length > 0);
+	await page.keyboard.press('/');
+	await page.keyboard.type(query);
+	await page.keyboard.press('Enter');
+	const hits = await page.evaluate(() => Array.from(document.querySelectorAll('g.f rect')).filter((r) => r.getAttribute('fill') === 'rgb(230,0,230)').length);
+	console.log('highlighted ' + hits);
+	console.log('dialogs ' + dialogs);
+	console.log('text ' + await page.evaluate(() => document.getElementById('matched').textContent));
+	// zoom still works: a click on the narrowest visible frame widens it to the whole graph, its label refitted
+	const z = await page.evaluate(() => {
+		const gs = Array.from(document.querySelectorAll('g.f')).filter((g) => +g.querySelector('rect').getAttribute('width') > 1);
+		gs.sort((a, b) => +a.getAttribute('data-w') - +b.getAttribute('data-w'));
+		const g = gs[0];
+		g.dispatchEvent(new MouseEvent('click'));
+		return [g.querySelector('rect').getAttribute('width'), g.querySelector('text').textContent, g.getAttribute('data-n')];
+	});
+	console.log('zoomed ' + Math.round(+z[0]) + ' ' + (z[1] === z[2] ? 'label' : 'nolabel'));
+}
+
 (async () => {
 	const [mode, a, b] = process.argv.slice(2);
 	const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
@@ -109,7 +134,8 @@ async function heatmap(browser, file, png) {
 		if (mode === 'speedscope') await speedscope(browser, a, b);
 		else if (mode === 'svg') await svg(browser, a, b);
 		else if (mode === 'heatmap') await heatmap(browser, a, b);
-		else throw new Error('usage: chromium_check.js speedscope INDEX FILE | svg FILE PNG | heatmap FILE PNG');
+		else if (mode === 'svgsearch') await svgsearch(browser, a, b);
+		else throw new Error('usage: chromium_check.js speedscope INDEX FILE | svg FILE PNG | svgsearch FILE QUERY | heatmap FILE PNG');
 	} catch (e) {
 		console.error('chromium_check: ' + e.message);
 		process.exitCode = 1;

@@ -32,6 +32,10 @@ fi
 if command -v go > /dev/null 2>&1; then
 	unit=$(HOME=${HOME:-/root} go tool pprof -top "$T_TMP/off.pb.gz" 2> /dev/null | awk '/^Type:/ { print $2 }')
 	t_eq "pprof: read by go tool pprof, type offcpu" "offcpu" "$unit"
+	# by address, as profile's: the reader thread's samples labelled with its tid, libc mapped with its build ID
+	HOME=${HOME:-/root} go tool pprof -raw "$T_TMP/off.pb.gz" >"$T_TMP/off.raw" 2>/dev/null
+	t_ok "pprof: samples carry tid:[$TID]" grep -q "tid:\[$TID\]" "$T_TMP/off.raw"
+	t_ok "pprof: libc's mapping with its build ID" grep -Eq '^[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ [^ ]*libc[.]so[.]6 [0-9a-f]{40} ' "$T_TMP/off.raw"
 fi
 
 # --call-graph cfi: the user stack walked in the kernel at each switch with the .eh_frame tables

@@ -50,6 +50,13 @@ hot=$(awk '$NF == "hot_spin" { v = $1; sub(/s$/, "", v); if ($1 ~ /ms$/) { sub(/
 t_ok "pprof lists the workload's hot_spin with >= 0.3 s flat (got ${hot:-none})" \
 	awk -v v="${hot:-0}" 'BEGIN { exit !(v >= 0.3) }'
 t_ok "pprof: the profile is a CPU profile" grep -q "^Type: cpu" "$T_TMP/top.txt"
+# the profile go tool pprof saved: by address, as --pprof writes it (mappings with build IDs, pid/tid labels)
+saved=$(sed -n 's/^Saved profile in //p' "$T_TMP/top.err")
+go tool pprof -raw "$saved" >"$T_TMP/raw.txt" 2>/dev/null
+t_ok "pprof: prof_qsort's mapping with its build ID" \
+	grep -Eq "^[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ [^ ]*/prof_qsort [0-9a-f]{40} " "$T_TMP/raw.txt"
+t_ok "pprof: samples labelled pid:[$Q_PID] with a tid" grep -q "pid:\[$Q_PID\] tid:\[[0-9]*\]" "$T_TMP/raw.txt"
+rm -f "$saved"
 wait $Q_PID
 Q_PID=
 

@@ -116,10 +116,18 @@ TEST(svg_one_rect_per_tree_node_and_escaped)
 	EXPECT_EQ_INT(count_of(out, "<g class=\"f\""), 12);
 	EXPECT_TRUE(strstr(out, "data-n=\"x&lt;y&gt;&amp;&quot;z&quot;\""));
 	EXPECT_TRUE(!strstr(out, "x<y"));
-	/* app holds 12 of 13 samples, hot_spin 8 */
-	EXPECT_TRUE(strstr(out, "<title>app (12 count, 92.31%)</title>"));
-	EXPECT_TRUE(strstr(out, "<title>hot_spin (8 count, 61.54%)</title>"));
-	EXPECT_TRUE(strstr(out, "<title>ksys_read_[k] (1 count"));
+	/* app holds 12 of 13 samples, hot_spin 8: a profile's counts are samples */
+	EXPECT_TRUE(strstr(out, "<title>app (12 samples, 92.31%)</title>"));
+	EXPECT_TRUE(strstr(out, "<title>hot_spin (8 samples, 61.54%)</title>"));
+	EXPECT_TRUE(strstr(out, "<title>ksys_read_[k] (1 samples"));
+	EXPECT_TRUE(strstr(out, "Flame graph (13 samples)"));
+	EXPECT_TRUE(!strstr(out, " count,") && !strstr(out, " count)") && !strstr(out, "prompt("));
+	/* labels written as text, fitted to the frame's width (1200 px * 8/13 fits all; 1/13 = 92 px: 12 characters) */
+	EXPECT_TRUE(strstr(out, ">hot_spin</text></g>"));
+	EXPECT_TRUE(strstr(out, ">ksys_read_[k]</text></g>") == NULL);
+	EXPECT_TRUE(strstr(out, ">ksys_read_..</text></g>"));
+	/* escaped in the label as in the attribute */
+	EXPECT_TRUE(strstr(out, ">x&lt;y&gt;&amp;&quot;z&quot;</text></g>"));
 	EXPECT_TRUE(strstr(out, "</svg>\n"));
 	free(out);
 	ks_stacks_free(&st);
@@ -272,6 +280,117 @@ TEST(pprof_decodes_to_the_same_profile)
 	ks_stacks_free(&st);
 }
 
+/* The address view: mappings, locations and samples interned; pprof writes them with addresses, lines, labels and times. */
+TEST(pprof_address_view)
+{
+	struct ks_smapping m = { 0x400000, 0x401000, 0x1000, "/bin/w", "c0ffee" };
+	struct ks_stacks st;
+	static uint8_t raw[65536];
+	char *strs[64] = { 0 }, *out;
+	uint64_t v, mapv[7] = { 0 }, locv[4] = { 0 }, lines[4] = { 0 }, nlines = 0, tn = 0, dn = 0, pidk = 0, pidv = 0;
+	uint32_t fa, fb, loc[2];
+	int64_t mi, l0, l1;
+	int nstr = 0, field;
+	size_t len, rawlen;
+	struct rd r, sub, sub2, sub3;
+
+	ks_stacks_init(&st, "samples", "count", 1000000);
+	ASSERT_EQ_INT(ks_stacks_by_address(&st), 0);
+	st.time_ns = 1700000000000000000ull;
+	st.duration_ns = 2000000000ull;
+	fa = (uint32_t)ks_stacks_frame(&st, "inner", KS_FK_INLINE);
+	fb = (uint32_t)ks_stacks_frame(&st, "outer", KS_FK_USER);
+	mi = ks_stacks_mapping(&st, &m);
+	EXPECT_EQ_INT(mi, 1);
+	EXPECT_EQ_INT(ks_stacks_mapping(&st, &m), 1);
+	l0 = ks_stacks_location(&st, 1, 0x401234,
+				(struct ks_sline[]){ { fa, 12, "/src/w.c" }, { fb, 30, "/src/w.c" } }, 2);
+	l1 = ks_stacks_location(&st, 0, 0, (struct ks_sline[]){ { fb, 0, NULL } }, 1);
+	EXPECT_EQ_INT(l0, 0);
+	EXPECT_EQ_INT(l1, 1);
+	EXPECT_EQ_INT(ks_stacks_location(&st, 1, 0x401234,
+					 (struct ks_sline[]){ { fa, 12, "/src/w.c" }, { fb, 30, "/src/w.c" } }, 2), 0);
+	loc[0] = (uint32_t)l1;
+	loc[1] = (uint32_t)l0;
+	ks_stacks_add_sample(&st, loc, 2, 42, 43, 0, 3);
+	ks_stacks_add_sample(&st, loc, 2, 42, 43, 0, 4);
+	EXPECT_EQ_U64(st.av->n, 1);
+	EXPECT_EQ_U64(st.av->s[0].value, 7);
+	out = render(&st, ks_write_pprof, &len);
+	ASSERT_TRUE(out);
+	rawlen = gunzip(out, len, raw, sizeof(raw));
+	ASSERT_TRUE(rawlen > 0);
+	r = (struct rd){ raw, raw + rawlen };
+	while ((field = rd_field(&r, &sub, &v))) {
+		uint64_t x;
+		int f;
+
+		if (field == 6 && nstr < 64)
+			strs[nstr++] = strndup((const char *)sub.p, sub.end - sub.p);
+		if (field == 9)
+			tn = v;
+		if (field == 10)
+			dn = v;
+		if (field == 3) /* Mapping: id, start, limit, offset, filename, build_id */
+			while ((f = rd_field(&sub, &sub2, &x)))
+				if (f <= 6)
+					mapv[f] = x;
+		if (field == 4) { /* Location: id, mapping_id, address, lines */
+			uint64_t id = 0, l[4] = { 0 };
+
+			while ((f = rd_field(&sub, &sub2, &x))) {
+				if (f <= 3)
+					l[f] = x;
+				if (f == 1)
+					id = x;
+				if (f == 4 && id == 1 && nlines < 2) {
+					int g;
+
+					while ((g = rd_field(&sub2, &sub3, &x)))
+						if (g == 2)
+							lines[nlines] = x;
+					nlines++;
+				}
+			}
+			if (id == 1)
+				memcpy(locv, l, sizeof(l));
+		}
+		if (field == 2) /* Sample: the first label's key and number */
+			while ((f = rd_field(&sub, &sub2, &x)))
+				if (f == 3 && !pidk) {
+					int g;
+
+					while ((g = rd_field(&sub2, &sub3, &x))) {
+						if (g == 1)
+							pidk = x;
+						if (g == 3)
+							pidv = x;
+					}
+				}
+	}
+	EXPECT_EQ_U64(mapv[1], 1);
+	EXPECT_EQ_U64(mapv[2], 0x400000);
+	EXPECT_EQ_U64(mapv[3], 0x401000);
+	EXPECT_EQ_U64(mapv[4], 0x1000);
+	ASSERT_TRUE(mapv[5] < (uint64_t)nstr && mapv[6] < (uint64_t)nstr);
+	EXPECT_EQ_STR(strs[mapv[5]], "/bin/w");
+	EXPECT_EQ_STR(strs[mapv[6]], "c0ffee");
+	EXPECT_EQ_U64(locv[2], 1);
+	EXPECT_EQ_U64(locv[3], 0x401234);
+	EXPECT_EQ_U64(nlines, 2);
+	EXPECT_EQ_U64(lines[0], 12);
+	EXPECT_EQ_U64(lines[1], 30);
+	EXPECT_EQ_U64(tn, 1700000000000000000ull);
+	EXPECT_EQ_U64(dn, 2000000000ull);
+	ASSERT_TRUE(pidk < (uint64_t)nstr);
+	EXPECT_EQ_STR(strs[pidk], "pid");
+	EXPECT_EQ_U64(pidv, 42);
+	for (int i = 0; i < nstr; i++)
+		free(strs[i]);
+	free(out);
+	ks_stacks_free(&st);
+}
+
 TEST(writer_table_lists_the_three)
 {
 	static const char *const stacks[] = { "folded", "svg", "pprof" };
@@ -319,13 +438,13 @@ TEST(blobs_merge_by_content)
  * The (inflated) pprof bytes of fixed profiles, pinned (length and FNV-1a),
  * taken from the encoder before it moved onto output/pb.c: a change of
  * encoding layer must leave them byte for byte; a change of what is
- * encoded updates them.  The second has 300 frames (ids past one varint
+ * encoded updates them (the period_type of every profile, once).  The second has 300 frames (ids past one varint
  * byte), no period, and values up to 2^63.
  */
 TEST(pprof_bytes_pinned)
 {
 	static uint8_t raw[1 << 17];
-	static const uint64_t want[2][2] = { { 382, 0xdefe5598b6736f97ull }, { 24087, 0x8213d844ab4dcf6full } };
+	static const uint64_t want[2][2] = { { 392, 6405956668496050073ull }, { 24101, 10566088865604516021ull } };
 
 	for (int k = 0; k < 2; k++) {
 		struct ks_stacks st;
