@@ -37,7 +37,7 @@ for f in a b c; do t_wait_for "$T_TMP/$f" ready || t_fail "top workload" "$f did
 
 # -i 3: a window is long enough for every key below to be answered within it
 tm new-session -d -s "$S" -c "$PWD" -x 80 -y 24 sh "$T_TMP/run.sh" -i 3
-screen() { tm capture-pane -p -t "$S"; }
+screen() { tm capture-pane -p -t "$S" 2>/dev/null; }
 # waits up to T_WAIT s until the screen matches the ERE $1; 1 on timeout
 see() {
 	_i=0
@@ -48,8 +48,26 @@ see() {
 	done
 }
 tick() { screen | sed -n '2s/^#\([0-9]*\) .*/\1/p'; }
+# burst PID...: signals the workloads right after a redraw, so that their calls all fall in the
+# next window (microseconds of a window of seconds), and waits for that window's frame (sets T1)
+burst() {
+	T0=$(tick)
+	see "^#$((T0 + 1)) "
+	kill -USR1 "$@"
+	T1=$((T0 + 2))
+	see "^#$T1 " || t_fail "top ticks" "no frame #$T1"
+}
+# ends top with the keys $1 and waits for its status
+quit() {
+	tm send-keys -t "$S" "$1"
+	_i=0
+	while [ ! -s "$T_TMP/top.rc" ] && [ $_i -lt $((T_WAIT * 20)) ]; do _i=$((_i + 1)); sleep 0.05; done
+}
 
-see '^#1 ' || t_fail "top draws" "no first frame: $(cat "$T_TMP/top.err")"
+if ! see '^#1 '; then
+	t_fail "top draws" "no first frame: $(cat "$T_TMP/top.err")"
+	exit 1
+fi
 KPID=$(pgrep -P "$(tm list-panes -t "$S" -F '#{pane_pid}')")
 PROGS=$(grep -h '^prog_id:' /proc/"$KPID"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u | tr '\n' ' ')
 LINKS=$(grep -h '^link_id:' /proc/"$KPID"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u | tr '\n' ' ')
@@ -57,12 +75,7 @@ t_ok "top holds BPF programs while it runs" test -n "$PROGS"
 
 tm send-keys -t "$S" / topwl Enter
 see '^filter: topwl( |$)' || t_fail "top filter" "no filter line"
-# the bursts right after a redraw, so that all three fall in the next window
-T0=$(tick)
-see "^#$((T0 + 1)) "
-kill -USR1 $PA $PB $PC
-T1=$((T0 + 2))
-see "^#$T1 " || t_fail "top ticks" "no frame #$T1"
+burst $PA $PB $PC
 screen >"$T_TMP/s1"
 # PID COMM CPU% RUNQ SYSCALLS ...: the 5th column
 t_eq "topwl_a's syscalls in its window: 300 getppid + 1 sigwait" "301" \
@@ -88,9 +101,7 @@ t_eq "view 1 is syscalls by pid with the same count" "$PB topwl_b 2001" \
 	"$(awk '$2 == "topwl_b" {print $1, $2, $3}' "$T_TMP/s4")"
 t_eq "every frame above was the burst's window" "$T1" "$(tick)"
 
-tm send-keys -t "$S" q
-_i=0
-while [ ! -s "$T_TMP/top.rc" ] && [ $_i -lt $((T_WAIT * 20)) ]; do _i=$((_i + 1)); sleep 0.05; done
+quit q
 t_eq "q ends top with status 0" "0" "$(cat "$T_TMP/top.rc" 2>/dev/null)"
 # what it held is gone: programs and links by id (3 s for the kernel to free them)
 left() {
@@ -101,13 +112,25 @@ _i=0
 while [ -n "$(left)" ] && [ $_i -lt 30 ]; do _i=$((_i + 1)); sleep 0.1; done
 t_eq "after q no program or link of top's remains" "" "$(left | tr '\n' ' ')"
 
-# 2. Ctrl-C ends it as q does
-rm -f "$T_TMP/top.rc"
-tm new-session -d -s "$S" -c "$PWD" -x 80 -y 24 sh "$T_TMP/run.sh" -i 1
-see '^#1 ' || t_fail "top draws again" "$(cat "$T_TMP/top.err")"
-tm send-keys -t "$S" C-c
-_i=0
-while [ ! -s "$T_TMP/top.rc" ] && [ $_i -lt $((T_WAIT * 20)) ]; do _i=$((_i + 1)); sleep 0.05; done
-t_eq "Ctrl-C ends top with status 0" "0" "$(cat "$T_TMP/top.rc" 2>/dev/null)"
+# 2. -c CGROUP: only topwl_a, moved into a cgroup of its own; then Ctrl-C ends it as q does
+cg2=$(awk '$3=="cgroup2" {print $2; exit}' /proc/mounts)
+if [ -n "$cg2" ] && mkdir "$cg2/ksight-top-$$" 2>/dev/null; then
+	CG=$cg2/ksight-top-$$
+	T_CLEANUP="$T_CLEANUP; echo $PA >$cg2/cgroup.procs 2>/dev/null; rmdir $CG 2>/dev/null"
+	echo $PA >"$CG/cgroup.procs"
+	rm -f "$T_TMP/top.rc"
+	tm new-session -d -s "$S" -c "$PWD" -x 80 -y 24 sh "$T_TMP/run.sh" -i 2 -c "$CG"
+	see '^#1 ' || t_fail "top -c draws" "$(cat "$T_TMP/top.err")"
+	burst $PA $PB
+	screen >"$T_TMP/s5"
+	t_eq "-c: the cgroup's process with its count" "301" "$(awk '$2 == "topwl_a" {print $5}' "$T_TMP/s5")"
+	t_eq "-c: no process from outside it" "" "$(awk '$1 ~ /^[0-9]+$/ && $2 != "topwl_a" {print $2}' "$T_TMP/s5" | tr '\n' ' ')"
+	quit C-c
+	t_eq "Ctrl-C ends top with status 0" "0" "$(cat "$T_TMP/top.rc" 2>/dev/null)"
+	echo $PA >"$cg2/cgroup.procs"
+	rmdir "$CG"
+else
+	t_skip "top -c" "cannot make a cgroup v2 directory"
+fi
 t_no_leaks "nothing left attached after top" "$T_TMP/orphans.before"
 exit $T_FAILED
