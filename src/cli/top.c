@@ -253,7 +253,6 @@ static int paint(struct top *t)
 	}
 	ks_tui_render(&t->fr, &t->st, w, h, t->lines, t->stride);
 	for (int y = 0; y < h; y++) {
-		/* the last cell of the last line would scroll the screen on some terminals */
 		mvaddnstr(y, 0, t->lines + (size_t)y * t->stride, -1);
 		clrtoeol();
 	}
@@ -418,14 +417,15 @@ int cmd_top(int argc, char **argv)
 	err = ks_opts_parse_noargs(&top_spec, argc, argv, &c, NULL, NULL);
 	if (err)
 		return err == KS_OPTS_HELP ? 0 : 2;
+	/* bad input is said as such first, terminal or not */
+	if (ks_filter_build(&c, &t.f))
+		return 2;
 	if (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)) {
 		p_err("top needs a terminal; use 'ksight run -i 1 syscalls,runqlat,biolat' for reports");
 		return 2;
 	}
 	if (!c.interval)
 		c.interval = 1;
-	if (ks_filter_build(&c, &t.f))
-		return 2;
 	t.cgroup = c.cgroup;
 	ks_tui_state_init(&t.st);
 	ret = run_top(&t, &c);
