@@ -55,6 +55,7 @@ struct top {
 	char *lines;
 	size_t stride;
 	int lh;
+	int empty; /* readiness in a row with no key read: the terminal hung up */
 };
 
 static int sample_cmp(const void *a, const void *b)
@@ -329,9 +330,21 @@ static int top_keys(void *ctx, struct ks_loop *l)
 	return redraw ? paint(t) : 0;
 }
 
+/*
+ * The terminal is readable.  A hung-up one stays readable with nothing to
+ * read (with SIGHUP ignored, as under nohup): after many such wake-ups in a
+ * row the run ends rather than spinning.
+ */
 static int top_ready(void *ctx, struct ks_loop *l, int fd)
 {
+	struct top *t = ctx;
+	int k = getch();
+
 	(void)fd;
+	if (k == ERR)
+		return ++t->empty > 100 ? KS_LOOP_DONE : 0;
+	t->empty = 0;
+	ungetch(k);
 	return top_keys(ctx, l);
 }
 
