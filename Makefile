@@ -17,6 +17,8 @@ LDLIBS += -ldw
 LDLIBS += -lmicrohttpd -lyaml -lcrypt -lgnutls -lpthread
 # diff: json-c reads collector reports
 LDLIBS += -ljson-c
+# top: ncurses (wide-character build) draws the live view
+LDLIBS += $(shell pkg-config --libs ncursesw)
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Iinclude -Wall -Werror
 

@@ -12,7 +12,8 @@ jq iproute2 nftables util-linux procps iperf3 strace e2fsprogs
 bpftrace libbpf-tools linux-perf
 qemu-system-x86 busybox-static cpio binutils
 curl openssl prometheus python3-prometheus-client libyaml-dev libcrypt-dev systemd golang-go libxml2-utils
-nodejs libclang-rt-14-dev systemtap-sdt-dev runc chromium libc6-dbg librsvg2-bin"
+nodejs libclang-rt-14-dev systemtap-sdt-dev runc chromium libc6-dbg librsvg2-bin
+libncurses-dev tmux"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

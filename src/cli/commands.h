@@ -31,5 +31,6 @@ const char *parse_file_args(const struct ks_cmd_spec *spec, int argc, char **arg
 #include "core/version.h" /* KSIGHT_VERSION */
 int cmd_serve(int argc, char **argv);
 int cmd_unpin(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif

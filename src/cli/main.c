@@ -27,6 +27,7 @@ static const struct ks_command commands[] = {
 	{ "profile", cmd_profile, "on-CPU stacks sampled at -F HZ: folded stacks, JSON, SVG flame graph, pprof" },
 	{ "run", ks_multi_run, "run several collectors in one process, one report each" },
 	{ "serve", cmd_serve, "export the collectors to Prometheus (/metrics, native histograms)" },
+	{ "top", cmd_top, "a live terminal view: processes by on-CPU, run-queue, syscall and block I/O time" },
 	{ "unpin", cmd_unpin, "remove what 'serve --pin DIR' left pinned in bpffs (its programs detach)" },
 	{ "version", cmd_version, "print the version" },
 	{ "offcpu", cmd_offcpu, NULL }, /* the collector, or its --stacks mode: listed under Collectors */
