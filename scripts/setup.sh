@@ -4,6 +4,7 @@ set -e
 # python3-prometheus-client: its strict OpenMetrics parser reads serve's OpenMetrics page (test_serve_hostile).
 # libc6-dbg: libc's whole symbol table by build-id, so profiles name its local functions (the
 # signal restorer __restore_rt, msort_with_tmp) as on this machine, and test_profile_cfi checks them.
+# groff man-db bsdextrautils (col) zsh: the man pages and shell completion are checked by the real tools (tests/golden).
 # libgnutls28-dev: serve links GnuTLS itself (SHA-256 and random bytes for the basic-auth cache), not only through libmicrohttpd.
 PKGS="make gcc clang-14 llvm-14 libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 libtraceevent-dev libtracefs-dev libdw-dev libmicrohttpd-dev libgnutls28-dev libjson-c-dev
@@ -11,7 +12,8 @@ jq iproute2 nftables util-linux procps iperf3 strace e2fsprogs
 bpftrace libbpf-tools linux-perf
 qemu-system-x86 busybox-static cpio binutils
 curl openssl prometheus python3-prometheus-client libyaml-dev libcrypt-dev systemd golang-go libxml2-utils
-nodejs libclang-rt-14-dev systemtap-sdt-dev runc chromium libc6-dbg"
+nodejs libclang-rt-14-dev systemtap-sdt-dev runc chromium libc6-dbg
+groff man-db bsdextrautils zsh"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -36,6 +36,18 @@ static const struct ks_optdef profile_opts[] = {
 	{ 0 },
 };
 
+/* the words completion offers: --call-graph's modes, -e's events */
+static const struct ks_opt_values profile_values[] = {
+	{ "call-graph", "fp|dwarf|cfi" },
+	{ "event", "cpu-clock|task-clock|cycles|instructions|cache-misses|branch-misses" },
+	{ 0 },
+};
+
+static const struct ks_opt_values stacks_values[] = {
+	{ "call-graph", "fp|cfi" },
+	{ 0 },
+};
+
 static const struct ks_optdef offcpu_opts[] = {
 	{ "stacks", O_STACKS, NULL, "off-CPU time by blocking stack (without it: the offcpu collector's rows)" },
 	{ "kernel-only", O_KONLY, NULL, "kernel stacks only" },
@@ -55,6 +67,7 @@ static const struct ks_cmd_spec offcpu_spec = {
 		   "nanoseconds (default), JSON (-j), an SVG flame graph and pprof.",
 	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
 	.opts = offcpu_opts,
+	.values = stacks_values,
 };
 
 static const struct ks_optdef syscalls_opts[] = {
@@ -75,6 +88,7 @@ static const struct ks_cmd_spec syscalls_spec = {
 		   "JSON (-j), an SVG flame graph and pprof.",
 	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
 	.opts = syscalls_opts,
+	.values = stacks_values,
 };
 
 static const struct ks_optdef biolat_opts[] = {
@@ -96,6 +110,7 @@ static const struct ks_cmd_spec biolat_spec = {
 		   "(-j), an SVG flame graph and pprof.",
 	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
 	.opts = biolat_opts,
+	.values = stacks_values,
 };
 
 static const struct ks_cmd_spec profile_spec = {
@@ -104,6 +119,7 @@ static const struct ks_cmd_spec profile_spec = {
 		   "as folded stacks (default), JSON (-j), an SVG flame graph and pprof.",
 	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
 	.opts = profile_opts,
+	.values = profile_values,
 };
 
 struct cli {

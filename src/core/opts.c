@@ -108,9 +108,28 @@ const char *ks_spec_by_keys(const struct ks_cmd_spec *spec, char *buf, size_t le
 	return spec->by_keys;
 }
 
+void (*ks_opts_usage_hook)(const struct ks_cmd_spec *spec);
+
+int ks_opts_list(const struct ks_cmd_spec *spec, const struct ks_optdef **defs, int max)
+{
+	int n = 0;
+
+	for (const struct ks_optdef *o = spec->opts; o && o->name && n < max; o++)
+		defs[n++] = o;
+	for (size_t i = 0; i < NCOMMON && n < max; i++)
+		if ((!common_defs[i].bit || (spec->common & common_defs[i].bit)) && !own_opt(spec, common_defs[i].d.name))
+			defs[n++] = &common_defs[i].d;
+	return n;
+}
+
 void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out)
 {
 	char keys[256];
+
+	if (ks_opts_usage_hook) {
+		ks_opts_usage_hook(spec);
+		return;
+	}
 
 	fprintf(out, "Usage: ksight %s [OPTIONS]%s%s%s\n\n%s\n\nOptions:\n", spec->name,
 		spec->args ? " " : "", spec->args ? spec->args : "", spec->common & KS_O_CMD ? " [-- CMD [ARG...]]" : "",
