@@ -56,8 +56,12 @@ static const struct ks_cmd_spec *stacks_spec_of(ks_dispatch_fn dispatch, const c
 static void whatis(const struct ks_command *c, const struct ks_collector *col, char *buf, size_t len)
 {
 	const char *s = c && c->summary ? c->summary : col ? col->spec.summary : "";
-	size_t n = strcspn(s, ".");
+	const char *e = strstr(s, ". ");
+	size_t n = e ? (size_t)(e - s) : strlen(s);
 
+	/* a sentence ends at ". " or the final period: "libc.so.6" goes on */
+	if (!e && n && s[n - 1] == '.')
+		n--;
 	snprintf(buf, len, "%.*s", (int)n, s);
 	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
 		buf[0] = (char)(buf[0] - 'A' + 'a');

@@ -63,6 +63,10 @@ for c in $(cat "$T_TMP/cmds"); do
 		continue
 	fi
 	m_check "$c" "$page" "ksight-$c"
+	# the whatis line is the summary `ksight -h` gives, its first sentence (a "libc.so.6" inside does not end it)
+	want=$("$KSIGHT" -h | awk -v c="$c" '$1 == c && /^  [a-z]/ { sub(/^  [^ ]+ +/, ""); print; exit }' |
+		sed 's/\. .*//; s/\.$//' | awk '{ if (substr($0, 2, 1) !~ /[A-Z]/) $0 = tolower(substr($0, 1, 1)) substr($0, 2); print }')
+	t_eq "man $c: whatis is its summary in 'ksight -h'" "\"ksight-$c - $want\"" "$(lexgrog "$page" | sed 's/^[^:]*: //')"
 	m_render "$page" >"$T_TMP/page.txt"
 	"$KSIGHT" "$c" -h >"$T_TMP/help"
 	# the --stacks mode of offcpu, syscalls and biolat has its own table: its options are on the page too
