@@ -49,7 +49,7 @@ SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recove
 
 .PHONY: FORCE all clean test unit run setup bench bench-tools golden-update test-kernels san test-san
 .SECONDARY:
-all: ksight $(UNIT_BINS) $(WORKLOADS)
+all: ksight $(UNIT_BINS) $(WORKLOADS) man completion
 
 ksight: $(CLI_OBJS) $(B)/libksight.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -198,6 +198,38 @@ $(SAN_DIR)/ksight: $(CLI_SRCS) $(CORE_SRCS) $(GEN_SRCS) $(SKELS) $(wildcard incl
 # Rewrites the golden fixtures (tests/golden/*.txt) from the current binary; review the diff, then commit.
 golden-update: ksight
 	KSIGHT_GOLDEN_UPDATE=1 sh tests/golden/test_help.sh
+
+# Man pages and shell completion, written by the binary from the tables -h prints (src/cli/help.c):
+# ksight(1) and ksight-COMMAND(1) for every command `ksight -h` lists.
+PREFIX ?= /usr/local
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+.PHONY: man completion install
+man: $(B)/man/.stamp
+completion: $(B)/completion/ksight $(B)/completion/_ksight
+
+$(B)/man/.stamp: ksight
+	rm -rf $(@D) && mkdir -p $(@D)
+	./ksight help --man >$(@D)/ksight.1
+	for c in $$(./ksight help --commands); do ./ksight help --man $$c >$(@D)/ksight-$$c.1 || exit 1; done
+	touch $@
+
+$(B)/completion/ksight: ksight
+	@mkdir -p $(@D)
+	./ksight help --completion bash >$@.tmp && mv $@.tmp $@
+
+$(B)/completion/_ksight: ksight
+	@mkdir -p $(@D)
+	./ksight help --completion zsh >$@.tmp && mv $@.tmp $@
+
+# PREFIX (default /usr/local) and DESTDIR as usual: make install DESTDIR=pkg PREFIX=/usr
+install: ksight man completion
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 0755 ksight $(DESTDIR)$(PREFIX)/bin/ksight
+	install -m 0644 $(B)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(B)/completion/ksight $(DESTDIR)$(BASHCOMPDIR)/ksight
+	install -m 0644 $(B)/completion/_ksight $(DESTDIR)$(ZSHCOMPDIR)/_ksight
 
 # Installs what is missing, builds, and runs every test tier; ends with "N passed, N failed".
 test:

@@ -28,6 +28,11 @@ struct ks_common;
 const char *parse_file_args(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
 			    int (*cb)(void *ctx, int id, const char *arg), void *ctx, int *rc);
 
+/* Runs command or collector @name with @argv (main.c); its exit code. */
+typedef int (*ks_dispatch_fn)(const char *name, int argc, char **argv);
+/* `ksight help --man [CMD]`, `ksight help --completion bash|zsh` (help.c): @argv is main's; the exit code. */
+int ks_help_gen(const struct ks_command *cmds, ks_dispatch_fn dispatch, int argc, char **argv);
+
 #include "core/version.h" /* KSIGHT_VERSION */
 int cmd_serve(int argc, char **argv);
 int cmd_unpin(int argc, char **argv);

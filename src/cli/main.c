@@ -157,7 +157,9 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(name, "help")) {
+	if (!strcmp(name, "help") && argv[2][0] == '-') {
+		ret = ks_help_gen(commands, dispatch, argc, argv);
+	} else if (!strcmp(name, "help")) {
 		/* 'ksight help CMD' is 'ksight CMD -h' */
 		char *hargv[] = { argv[2], "-h", NULL };
 

@@ -27,12 +27,25 @@ static const struct ks_optdef profile_opts[] = {
 				 "branch-misses; a hardware event this CPU lacks falls back to cpu-clock" },
 	{ "kernel-only", O_KONLY, NULL, "kernel stacks only" },
 	{ "user-only", O_UONLY, NULL, "user stacks only" },
-	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel; default), dwarf "
+	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel), dwarf "
 					     "(copy 16 KiB of stack, unwind with .eh_frame/.debug_frame in user space) or cfi "
-					     "(walk .eh_frame/.debug_frame tables in the kernel; x86-64)" },
+					     "(walk .eh_frame/.debug_frame tables in the kernel, frame pointers where a module has "
+					     "none; x86-64, where it is the default; fp elsewhere)" },
 	{ "no-inline", O_NOINLINE, NULL, "no frames for calls the compiler inlined (spares reading DWARF)" },
 	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
 	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
+	{ 0 },
+};
+
+/* the words completion offers: --call-graph's modes, -e's events */
+static const struct ks_opt_values profile_values[] = {
+	{ "call-graph", "fp|dwarf|cfi" },
+	{ "event", "cpu-clock|task-clock|cycles|instructions|cache-misses|branch-misses" },
+	{ 0 },
+};
+
+static const struct ks_opt_values stacks_values[] = {
+	{ "call-graph", "fp|cfi" },
 	{ 0 },
 };
 
@@ -55,6 +68,7 @@ static const struct ks_cmd_spec offcpu_spec = {
 		   "nanoseconds (default), JSON (-j), an SVG flame graph and pprof.",
 	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
 	.opts = offcpu_opts,
+	.values = stacks_values,
 };
 
 static const struct ks_optdef syscalls_opts[] = {
@@ -75,6 +89,7 @@ static const struct ks_cmd_spec syscalls_spec = {
 		   "JSON (-j), an SVG flame graph and pprof.",
 	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
 	.opts = syscalls_opts,
+	.values = stacks_values,
 };
 
 static const struct ks_optdef biolat_opts[] = {
@@ -96,6 +111,7 @@ static const struct ks_cmd_spec biolat_spec = {
 		   "(-j), an SVG flame graph and pprof.",
 	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
 	.opts = biolat_opts,
+	.values = stacks_values,
 };
 
 static const struct ks_cmd_spec profile_spec = {
@@ -104,12 +120,14 @@ static const struct ks_cmd_spec profile_spec = {
 		   "as folded stacks (default), JSON (-j), an SVG flame graph and pprof.",
 	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
 	.opts = profile_opts,
+	.values = profile_values,
 };
 
 struct cli {
 	struct ks_profile_opts o;
 	enum stack_mode mode;
 	bool konly, uonly;
+	bool call_graph; /* --call-graph given */
 	const char *svg, *pprof;
 };
 
@@ -159,6 +177,7 @@ static int on_opt(void *ctx, int id, const char *arg)
 			p_err("invalid --call-graph '%s': expected fp, dwarf or cfi", KS_ESC(arg));
 			return -EINVAL;
 		}
+		cl->call_graph = true;
 		cl->o.dwarf = !strcmp(arg, "dwarf");
 		cl->o.cfi = !strcmp(arg, "cfi");
 		/* dwarf copies the stack at a sample and unwinds it then: the interval modes keep stacks, not copies */
@@ -345,6 +364,19 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 		p_err("--call-graph %s unwinds user stacks: it makes no sense with --kernel-only", cl.o.dwarf ? "dwarf" : "cfi");
 		return 2;
 	}
+#if defined(__x86_64__)
+	/*
+	 * profile's default: the CFI tables, so that a Debian binary or libc (no
+	 * frame pointers) gives more than its leaf; a module without tables is
+	 * walked by frame pointers.  The interval modes keep fp: their stacks are
+	 * taken at every switch or syscall, where a walk costs per event.
+	 */
+	if (mode == M_PROFILE && !cl.call_graph && !cl.konly)
+		cl.o.cfi = true;
+#endif
+	if (ks_verbose && !cl.konly)
+		p_info("user stacks by %s%s", cl.o.dwarf ? "dwarf" : cl.o.cfi ? "cfi (per module below: its tables, or frame pointers)" : "fp",
+		       cl.call_graph ? "" : " (the default)");
 	if (mode != M_SYSCALLS)
 		cl.o.kernel = !cl.uonly;
 	cl.o.user = !cl.konly;

@@ -36,6 +36,17 @@ static const struct common_def common_defs[] = {
 };
 
 #define NCOMMON (sizeof(common_defs) / sizeof(common_defs[0]))
+
+/* -j of a command without -i: its help names no -i (one document is all it writes) */
+static const struct ks_optdef json_once = { "json", 'j', NULL, "JSON output (one document)" };
+
+/* Shared option @i as @spec's help shows it. */
+static const struct ks_optdef *common_opt(const struct ks_cmd_spec *spec, size_t i)
+{
+	if (common_defs[i].bit == KS_O_JSON && !(spec->common & KS_O_INTERVAL))
+		return &json_once;
+	return &common_defs[i].d;
+}
 #define MAXOPTS 64
 
 void ks_common_init(struct ks_common *c)
@@ -108,9 +119,28 @@ const char *ks_spec_by_keys(const struct ks_cmd_spec *spec, char *buf, size_t le
 	return spec->by_keys;
 }
 
+void (*ks_opts_usage_hook)(const struct ks_cmd_spec *spec);
+
+int ks_opts_list(const struct ks_cmd_spec *spec, const struct ks_optdef **defs, int max)
+{
+	int n = 0;
+
+	for (const struct ks_optdef *o = spec->opts; o && o->name && n < max; o++)
+		defs[n++] = o;
+	for (size_t i = 0; i < NCOMMON && n < max; i++)
+		if ((!common_defs[i].bit || (spec->common & common_defs[i].bit)) && !own_opt(spec, common_defs[i].d.name))
+			defs[n++] = common_opt(spec, i);
+	return n;
+}
+
 void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out)
 {
 	char keys[256];
+
+	if (ks_opts_usage_hook) {
+		ks_opts_usage_hook(spec);
+		return;
+	}
 
 	fprintf(out, "Usage: ksight %s [OPTIONS]%s%s%s\n\n%s\n\nOptions:\n", spec->name,
 		spec->args ? " " : "", spec->args ? spec->args : "", spec->common & KS_O_CMD ? " [-- CMD [ARG...]]" : "",
@@ -120,7 +150,7 @@ void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out)
 	for (size_t i = 0; i < NCOMMON; i++) {
 		if ((common_defs[i].bit && !(spec->common & common_defs[i].bit)) || own_opt(spec, common_defs[i].d.name))
 			continue;
-		print_opt(out, &common_defs[i].d);
+		print_opt(out, common_opt(spec, i));
 		if (common_defs[i].bit == KS_O_BY && ks_spec_by_keys(spec, keys, sizeof(keys)))
 			fprintf(out, "  %-24s KEY: %s\n", "", ks_spec_by_keys(spec, keys, sizeof(keys)));
 	}

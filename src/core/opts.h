@@ -83,6 +83,12 @@ struct ks_by_word {
 	int value;
 };
 
+/* The words an option's argument takes, for completion: { "call-graph", "fp|dwarf|cfi" }; a table ends with { 0 }. */
+struct ks_opt_values {
+	const char *name;
+	const char *words;
+};
+
 struct ks_cmd_spec {
 	const char *name;
 	const char *summary;
@@ -91,6 +97,7 @@ struct ks_cmd_spec {
 	const char *by_keys; /* "syscall|pid" for --by, NULL if none (by_words takes precedence) */
 	const struct ks_by_word *by_words; /* the --by words and their values, NULL if none */
 	const struct ks_optdef *opts; /* terminated by { 0 } */
+	const struct ks_opt_values *values; /* enumerable arguments of its options, NULL if none */
 };
 
 void ks_common_init(struct ks_common *c);
@@ -120,6 +127,14 @@ int ks_opts_parse(const struct ks_cmd_spec *spec, int argc, char **argv, struct 
 int ks_opts_parse_noargs(const struct ks_cmd_spec *spec, int argc, char **argv, struct ks_common *c,
 			 ks_opt_cb cb, void *ctx);
 void ks_opts_usage(const struct ks_cmd_spec *spec, FILE *out);
+/*
+ * When set, ks_opts_usage hands @spec to it instead of printing: the man
+ * pages and shell completion (cli/help.c) read every command's own table
+ * by running it with -h.
+ */
+extern void (*ks_opts_usage_hook)(const struct ks_cmd_spec *spec);
+/* The options @spec takes, in its help's order (its own, then the shared ones), into @defs; their count (at most @max). */
+int ks_opts_list(const struct ks_cmd_spec *spec, const struct ks_optdef **defs, int max);
 /*
  * The checks that need every shared option parsed (options may come in
  * any order, around positional arguments): --heatmap without -i, or

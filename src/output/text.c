@@ -126,10 +126,11 @@ static uint64_t pct_value(const struct ks_hist *h, int p)
 	return pct_q[p] < 0 ? h->max : ks_hist_percentile(h, pct_q[p]);
 }
 
-static void write_table(const struct ks_report *r, FILE *out, int n)
+/* The table of @r's first @n rows; @pu gets the units of its p50, p90, p99 and max columns. */
+static void write_table(const struct ks_report *r, FILE *out, int n, struct unit_pick pu[PCTS])
 {
 	const struct ks_row *h0 = &r->rows[0];
-	struct unit_pick vu[KS_ROW_VALS], pu[PCTS];
+	struct unit_pick vu[KS_ROW_VALS];
 	bool has_hist = false;
 	char b[64];
 
@@ -232,6 +233,24 @@ static void write_table(const struct ks_report *r, FILE *out, int n)
 		fprintf(out, "(%d more rows; -n 0 shows all)\n", r->nrows - n);
 }
 
+/*
+ * A row's histogram header in the table's units, so a column reads the same
+ * above and below: p50, p90, p99 and max in their columns' units; p99.9
+ * and mean, which are no columns, in max's.
+ */
+static void pct_line_in(const struct ks_hist *h, const struct unit_pick pu[PCTS], FILE *out)
+{
+	char b[32];
+
+	fprintf(out, "p50 %s  ", fmt_in(pu[0], ks_hist_percentile(h, 0.50), b, sizeof(b)));
+	fprintf(out, "p90 %s  ", fmt_in(pu[1], ks_hist_percentile(h, 0.90), b, sizeof(b)));
+	fprintf(out, "p99 %s  ", fmt_in(pu[2], ks_hist_percentile(h, 0.99), b, sizeof(b)));
+	fprintf(out, "p99.9 %s  ", fmt_in(pu[3], ks_hist_percentile(h, 0.999), b, sizeof(b)));
+	fprintf(out, "max %s  ", fmt_in(pu[3], h->max, b, sizeof(b)));
+	fprintf(out, "mean %s  ", fmt_in(pu[3], (uint64_t)ks_hist_mean(h), b, sizeof(b)));
+	fprintf(out, "count %" PRIu64 "\n", h->count);
+}
+
 int ks_write_text(const struct ks_report *r, FILE *out)
 {
 	int n = shown_rows(r);
@@ -246,7 +265,9 @@ int ks_write_text(const struct ks_report *r, FILE *out)
 	if (!r->nrows) {
 		fprintf(out, "no events\n");
 	} else {
-		write_table(r, out, n);
+		struct unit_pick pu[PCTS];
+
+		write_table(r, out, n, pu);
 		for (int i = 0; r->hist_text && i < n; i++) {
 			const struct ks_row *row = &r->rows[i];
 
@@ -258,7 +279,7 @@ int ks_write_text(const struct ks_report *r, FILE *out)
 				put_cell(out, row->keys[k].str, 0, true, 0);
 			}
 			fputs("\n  ", out);
-			ks_hist_write_pct_line_unit(row->hist, r->hist_unit, out);
+			pct_line_in(row->hist, pu, out);
 			ks_hist_write_text_unit(row->hist, r->hist_unit, out, "");
 			for (int x = 0; x < row->nxhist; x++) {
 				const struct ks_xhist *xh = &row->xhist[x];

@@ -13,6 +13,8 @@
 #include <bpf/bpf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
+#include "core/log.h"
+#include "core/parse.h"
 #include "profile/cfi.h"
 #include "symbol/debugcache.h"
 
@@ -717,6 +719,19 @@ static void load_table(struct ks_cfi_loader *l, struct cfi_mod *m, int fd, bool 
 	ks_cfi_table_free(&t);
 }
 
+/* -v: how a module's frames are walked, said once at its first sight: by its tables, or by frame pointers and why. */
+static void say_module(const struct cfi_mod *m, const char *path)
+{
+	if (!ks_verbose)
+		return;
+	if (m->none)
+		p_info("cfi: %s: no .eh_frame/.debug_frame tables (or unreadable): frame pointers", KS_ESC(path));
+	else if (m->fp)
+		p_info("cfi: %s: its tables did not fit (raise --max-memory): frame pointers", KS_ESC(path));
+	else
+		p_info("cfi: %s: tables, %u rows", KS_ESC(path), m->nrows);
+}
+
 static struct cfi_mod *find_module(struct ks_cfi_loader *l, uint64_t dev, uint64_t ino)
 {
 	for (size_t i = 0; i < l->nmods; i++)
@@ -749,6 +764,7 @@ static struct cfi_mod *module(struct ks_cfi_loader *l, uint32_t pid, uint64_t de
 		l->st.modules_none++;
 	if (fd >= 0)
 		close(fd);
+	say_module(m, path);
 	return m;
 }
 
@@ -788,6 +804,7 @@ static struct cfi_mod *vdso_module(struct ks_cfi_loader *l)
 	}
 	if (f)
 		fclose(f);
+	say_module(m, "[vdso]");
 	return m;
 }
 

@@ -87,6 +87,15 @@ t_eq "help CMD: an unknown command is one line on stderr, exit 2" "2 0 1" \
 "$KSIGHT" help syscalls extra >/dev/null 2>"$T_TMP/hx.err"
 t_eq "help CMD: a second argument is refused, exit 2" "2 1" "$? $(wc -l <"$T_TMP/hx.err")"
 
+# an option's help names -i only in a command that has -i (-j said "one line per interval with -i" in all)
+bad=
+for c in $cmds; do
+	"$KSIGHT" "$c" -h >"$T_TMP/hi"
+	grep -q '^  -i, --interval' "$T_TMP/hi" && continue
+	sed -n '/^Options:/,$p' "$T_TMP/hi" | grep -qE '(^|[ (])-i([ ,;)]|$)' && bad="$bad $c"
+done
+t_eq "help: no command without -i names -i among its options" "" "$bad"
+
 # -V and --version are 'ksight version'
 "$KSIGHT" version >"$T_TMP/v"
 for a in -V --version; do
