@@ -14,6 +14,7 @@
 #include "core/file.h"
 #include "core/log.h"
 #include "core/parse.h"
+#include "drive/driver.h"
 
 /* Commands that are not collectors; collectors come from the registry. */
 static const struct ks_command commands[] = {

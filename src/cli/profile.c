@@ -6,7 +6,7 @@
 #include "core/budget.h"
 #include "core/cmd.h"
 #include "core/collector.h"
-#include "core/driver.h"
+#include "drive/driver.h"
 #include "core/filter.h"
 #include "core/json.h"
 #include "core/log.h"

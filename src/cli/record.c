@@ -5,7 +5,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "core/cmd.h"
-#include "core/driver.h"
+#include "core/loop.h"
 #include "core/file.h"
 #include "core/filter.h"
 #include "core/log.h"

@@ -59,9 +59,4 @@ struct ks_collector {
 extern const struct ks_collector *const ks_collectors[];
 const struct ks_collector *ks_collector_find(const char *name);
 
-/* Runs @col to the end (duration, signal, -p process exit) and writes its reports; returns an exit code. */
-int ks_collector_run(const struct ks_collector *col, int argc, char **argv);
-/* `ksight run`: several collectors in one process, one report each per interval. */
-int ks_multi_run(int argc, char **argv);
-
 #endif

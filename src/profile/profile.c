@@ -12,7 +12,6 @@
 #include <bpf/libbpf.h>
 #include "core/cmd.h"
 #include "core/bpfutil.h"
-#include "core/driver.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/names.h"

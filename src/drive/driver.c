@@ -6,10 +6,10 @@
 #include <string.h>
 #include <time.h>
 #include "core/cmd.h"
-#include "core/driver.h"
 #include "core/loop.h"
 #include "core/log.h"
 #include "core/series.h"
+#include "drive/driver.h"
 
 void ks_sort_key_error(const char *key, const char *collector)
 {

@@ -1,6 +1,6 @@
-/* The command-line driver: collector instances run on the run loop (core/loop.h), each report written at each interval and at the end. */
-#ifndef KS_CORE_DRIVER_H
-#define KS_CORE_DRIVER_H
+/* The command-line drivers (a collector's command, `run`): collector instances on the run loop (core/loop.h), each report written through src/output/ at each interval and at the end. */
+#ifndef KS_DRIVE_DRIVER_H
+#define KS_DRIVE_DRIVER_H
 
 #include "core/instance.h"
 #include "core/loop.h"
@@ -26,6 +26,11 @@ struct ks_driver {
  * bad --sort key.
  */
 int ks_drive(struct ks_driver *d);
+
+/* Runs @col to the end (duration, signal, -p process exit) and writes its reports; returns an exit code. */
+int ks_collector_run(const struct ks_collector *col, int argc, char **argv);
+/* `ksight run`: several collectors in one process, one report each per interval. */
+int ks_multi_run(int argc, char **argv);
 
 /* The one line for a --sort key that @collector's reports cannot have (before attaching, or at the first rows). */
 void ks_sort_key_error(const char *key, const char *collector);

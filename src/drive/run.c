@@ -5,11 +5,11 @@
 #include <string.h>
 #include "core/cmd.h"
 #include "core/collector.h"
-#include "core/driver.h"
 #include "core/filter.h"
 #include "core/instance.h"
 #include "core/log.h"
 #include "core/parse.h"
+#include "drive/driver.h"
 #include "output/heatmap.h"
 
 /* What both drivers do once their instances are configured: sink, load, run, close.  Returns the exit code. */
