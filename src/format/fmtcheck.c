@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <event-parse.h>
 #include "format/fmtcheck.h"
+#include "format/recfile.h"
 #include "ksight/record.h"
 
 #define PRINT_FMT "print fmt:"
@@ -500,4 +501,51 @@ int ks_fmt_add_all(struct tep_handle *tep, struct ks_fmt *v, size_t n)
 	}
 	free(vd);
 	return err;
+}
+
+static bool clean_bytes(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)p[i];
+
+		if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+int ks_rec_report_check(const char *p, size_t len, struct ks_rec_report_view *v, char *why, size_t whylen)
+{
+	char kind[16], num[32], *end;
+	size_t head = 0, rest;
+	unsigned long long jl, tl;
+
+	memset(v, 0, sizeof(*v));
+	/* the lines end at the first empty one: escaped values hold no raw newline */
+	while (head < len && !(p[head] == '\n' && (head == 0 || p[head - 1] == '\n')))
+		head++;
+	if (head >= len)
+		return refuse(why, whylen, "report chunk: no end to its lines");
+	v->kv = p;
+	v->kv_len = head;
+	rest = len - head - 1;
+	if (!ks_rec_kv_get(p, head, "collector", v->collector, sizeof(v->collector)) || !v->collector[0] ||
+	    strspn(v->collector, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(v->collector))
+		return refuse(why, whylen, "report chunk: no collector name of the known shape");
+	if (!ks_rec_kv_get(p, head, "kind", kind, sizeof(kind)) || (strcmp(kind, "interval") && strcmp(kind, "total")))
+		return refuse(why, whylen, "report chunk of %s: kind is neither interval nor total", v->collector);
+	v->total = !strcmp(kind, "total");
+	if (!ks_rec_kv_get(p, head, "json_len", num, sizeof(num)) || !isdigit((unsigned char)num[0]) ||
+	    (errno = 0, jl = strtoull(num, &end, 10), *end || errno) ||
+	    !ks_rec_kv_get(p, head, "text_len", num, sizeof(num)) || !isdigit((unsigned char)num[0]) ||
+	    (errno = 0, tl = strtoull(num, &end, 10), *end || errno) || jl > rest || tl != rest - jl)
+		return refuse(why, whylen, "report chunk of %s: its lengths do not add up to its %zu bytes", v->collector,
+			      rest);
+	v->json = p + head + 1;
+	v->json_len = jl;
+	v->text = v->json + jl;
+	v->text_len = tl;
+	if (!clean_bytes(v->json, v->json_len) || !clean_bytes(v->text, v->text_len))
+		return refuse(why, whylen, "report chunk of %s: a control byte in its report", v->collector);
+	return 0;
 }

@@ -36,4 +36,23 @@ struct ks_fmt {
  */
 int ks_fmt_add_all(struct tep_handle *tep, struct ks_fmt *v, size_t n);
 
+/* A collector's report chunk (KS_REC_REPORT) read from a recording, checked by ks_rec_report_check. */
+struct ks_rec_report_view {
+	char collector[32];	/* [a-z0-9_], as the collector table names them */
+	bool total;		/* kind "total": the whole window; else "interval" */
+	const char *kv;		/* the "key\tvalue\n" lines (own cost among them) */
+	size_t kv_len;
+	const char *json, *text; /* the -j and the text renderings, not terminated */
+	size_t json_len, text_len;
+};
+
+/*
+ * Splits and checks the payload @p of @len bytes (a stranger's file): the
+ * lines end at an empty line, collector and kind are known shapes, the two
+ * lengths add up to the rest exactly, and neither rendering holds a
+ * control byte other than newline and tab (the text goes to terminals).
+ * 0, or -EBADMSG with one line saying why in @why.
+ */
+int ks_rec_report_check(const char *p, size_t len, struct ks_rec_report_view *v, char *why, size_t whylen);
+
 #endif

@@ -521,3 +521,40 @@ const struct ks_rec_event *ks_rec_next_event(const void *payload, uint32_t len, 
 	*off += stride;
 	return e;
 }
+
+int ks_rec_report_append(struct ks_rec_writer *w, struct ks_rec_chunk *c, const char *head, size_t head_len,
+			 const char *json, size_t json_len, const char *text, size_t text_len)
+{
+	struct ks_rec_kv kv = { 0 };
+	size_t len;
+	char *p;
+	int err;
+
+	ks_rec_kv_add(&kv, "json_len", "%zu", json_len);
+	ks_rec_kv_add(&kv, "text_len", "%zu", text_len);
+	if (kv.err) {
+		ks_rec_kv_free(&kv);
+		return kv.err;
+	}
+	len = head_len + kv.len + 1 + json_len + text_len;
+	if (len > KS_REC_MAX_PAYLOAD) {
+		ks_rec_kv_free(&kv);
+		return -EFBIG;
+	}
+	p = malloc(len);
+	if (!p) {
+		ks_rec_kv_free(&kv);
+		return -ENOMEM;
+	}
+	/* the lines, the empty line that ends them, then the two renderings back to back */
+	memcpy(p, head, head_len);
+	memcpy(p + head_len, kv.buf, kv.len);
+	p[head_len + kv.len] = '\n';
+	memcpy(p + head_len + kv.len + 1, json, json_len);
+	memcpy(p + head_len + kv.len + 1 + json_len, text, text_len);
+	c->type = KS_REC_REPORT;
+	err = ks_rec_append(w, c, p, (uint32_t)len);
+	free(p);
+	ks_rec_kv_free(&kv);
+	return err;
+}
