@@ -589,7 +589,6 @@ static void collectors_json(struct ks_json *j, const struct ks_recording *rec)
 		ks_json_key(j, "whole_window");
 		ks_json_bool(j, s[i].total);
 		ks_json_kv_u64(j, "lost", s[i].lost);
-		ks_json_kv_u64(j, "ksight_cpu_us", s[i].cpu_us);
 		ks_json_key(j, "bpf_stats");
 		ks_json_bool(j, s[i].bpf_stats);
 		ks_json_kv_u64(j, "bpf_run_ns", s[i].bpf_ns);
@@ -597,6 +596,8 @@ static void collectors_json(struct ks_json *j, const struct ks_recording *rec)
 		ks_json_obj_end(j);
 	}
 	ks_json_arr_end(j);
+	/* the process's, written with every collector's interval: the first one's */
+	ks_json_kv_u64(j, "ksight_cpu_us", n ? s[0].cpu_us : 0);
 	ks_json_kv_u64(j, "bad_reports", rec->bad_reports);
 }
 
@@ -609,16 +610,18 @@ static void collectors_text(const struct ks_recording *rec, FILE *out)
 		return;
 	fprintf(out, "collectors:\n");
 	for (int i = 0; i < n; i++) {
-		fprintf(out, "  %-12s %llu intervals over %.3f s%s, %llu lost; ksight's CPU %.3f s", s[i].name,
+		fprintf(out, "  %-12s %llu intervals over %.3f s%s, %llu lost", s[i].name,
 			(unsigned long long)s[i].intervals, s[i].window_s,
-			s[i].total ? "" : " (no whole-window report: cut)", (unsigned long long)s[i].lost,
-			(double)s[i].cpu_us / 1e6);
+			s[i].total ? "" : " (no whole-window report: cut)", (unsigned long long)s[i].lost);
 		if (s[i].bpf_stats)
-			fprintf(out, ", BPF %llu runs in %.3f ms\n", (unsigned long long)s[i].bpf_cnt,
+			fprintf(out, "; BPF %llu runs in %.3f ms\n", (unsigned long long)s[i].bpf_cnt,
 				(double)s[i].bpf_ns / 1e6);
 		else
-			fprintf(out, ", BPF run time not kept (kernel.bpf_stats_enabled was 0)\n");
+			fprintf(out, "; BPF run time not kept (kernel.bpf_stats_enabled was 0)\n");
 	}
+	if (n)
+		fprintf(out, "  ksight's own CPU %.3f s over the intervals (the process: recorder and collectors)\n",
+			(double)s[0].cpu_us / 1e6);
 	if (rec->bad_reports)
 		fprintf(out, "  %llu report chunks refused: %s\n", (unsigned long long)rec->bad_reports,
 			rec->bad_report_why);

@@ -37,8 +37,10 @@ t_eq "info -j: syscalls, $nint intervals, a whole-window report, 0 lost" "syscal
 	"$(jq -r '.collectors[0] | "\(.collector) \(.intervals) \(.whole_window) \(.lost)"' "$T_TMP/info.json")"
 t_eq "info -j: the note and the collectors in the manifest" "p99 of getppid?|syscalls|0.5" \
 	"$(jq -r '.manifest | "\(.note)|\(.collect)|\(.["collect.interval_s"])"' "$T_TMP/info.json")"
-t_ok "info: a collectors line with ksight's CPU" grep -qE "^  syscalls +$nint intervals over [0-9.]+ s, 0 lost; ksight's CPU [0-9.]+ s" \
-	"$("$KSIGHT" info "$F" >"$T_TMP/info.txt"; echo "$T_TMP/info.txt")"
+t_eq "info -j: ksight's own CPU over the intervals, > 0 and < 1.2 s" "true" "$(jq '.ksight_cpu_us > 0 and .ksight_cpu_us < 1200000' "$T_TMP/info.json")"
+"$KSIGHT" info "$F" >"$T_TMP/info.txt"
+t_ok "info: the collector's line" grep -qE "^  syscalls +$nint intervals over [0-9.]+ s, 0 lost; BPF " "$T_TMP/info.txt"
+t_ok "info: ksight's own CPU" grep -qE "^  ksight's own CPU [0-9.]+ s over the intervals" "$T_TMP/info.txt"
 
 # 3. a hostile note: escaped in text, exact in JSON
 note=$(printf 'a\033[31mred\tb\nc\\d')
