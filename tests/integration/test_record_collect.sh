@@ -38,6 +38,13 @@ t_eq "info -j: syscalls, $nint intervals, a whole-window report, 0 lost" "syscal
 t_eq "info -j: the note and the collectors in the manifest" "p99 of getppid?|syscalls|0.5" \
 	"$(jq -r '.manifest | "\(.note)|\(.collect)|\(.["collect.interval_s"])"' "$T_TMP/info.json")"
 t_eq "info -j: ksight's own CPU over the intervals, > 0 and < 1.2 s" "true" "$(jq '.ksight_cpu_us > 0 and .ksight_cpu_us < 1200000' "$T_TMP/info.json")"
+# the BPF cost is read, never turned on here (kernel.bpf_stats_enabled is the machine's)
+if [ "$(jq -r '.collectors[0].bpf_stats' "$T_TMP/info.json")" = true ]; then
+	t_in "info -j: the BPF runs, at least one per getppid of the command" $ALL 100000000 \
+		"$(jq '.collectors[0].bpf_run_cnt' "$T_TMP/info.json")"
+else
+	t_skip "info -j: BPF runs" "kernel.bpf_stats_enabled was 0 during the recording"
+fi
 "$KSIGHT" info "$F" >"$T_TMP/info.txt"
 t_ok "info: the collector's line" grep -qE "^  syscalls +$nint intervals over [0-9.]+ s, 0 lost; BPF " "$T_TMP/info.txt"
 t_ok "info: ksight's own CPU" grep -qE "^  ksight's own CPU [0-9.]+ s over the intervals" "$T_TMP/info.txt"
