@@ -127,3 +127,68 @@ TEST(byte_ranges_of_unchecked_length_print_raw)
 	for (size_t i = 0; i < 4; i++)
 		free(t[i]);
 }
+
+/* A report chunk's payload as ks_rec_report_append lays it out: the lines, the lengths, the empty line, both renderings. */
+static size_t report_payload(char *buf, size_t cap, const char *head, const char *json, const char *text)
+{
+	return (size_t)snprintf(buf, cap, "%sjson_len\t%zu\ntext_len\t%zu\n\n%s%s", head, strlen(json), strlen(text), json,
+				text);
+}
+
+TEST(report_chunks_split_and_checked)
+{
+	struct ks_rec_report_view v;
+	char p[512], why[160];
+	size_t n;
+
+	n = report_payload(p, sizeof(p), "collector\tsyscalls\nkind\tinterval\ncost.cpu_us\t12\n", "{\"a\":1}\n", "x\ty\n");
+	ASSERT_EQ_INT(ks_rec_report_check(p, n, &v, why, sizeof(why)), 0);
+	EXPECT_EQ_STR(v.collector, "syscalls");
+	EXPECT_TRUE(!v.total);
+	EXPECT_EQ_U64(v.json_len, 8);
+	EXPECT_TRUE(!memcmp(v.json, "{\"a\":1}\n", 8));
+	EXPECT_EQ_U64(v.text_len, 4);
+	EXPECT_TRUE(!memcmp(v.text, "x\ty\n", 4));
+	/* the lines end at the empty one: a blank line inside the text is the text's */
+	n = report_payload(p, sizeof(p), "collector\trunqlat\nkind\ttotal\n", "{}", "a\n\nb\n");
+	ASSERT_EQ_INT(ks_rec_report_check(p, n, &v, why, sizeof(why)), 0);
+	EXPECT_TRUE(v.total);
+	EXPECT_EQ_U64(v.text_len, 5);
+	/* empty renderings are whole */
+	n = report_payload(p, sizeof(p), "collector\tbiolat\nkind\ttotal\n", "", "");
+	EXPECT_EQ_INT(ks_rec_report_check(p, n, &v, why, sizeof(why)), 0);
+}
+
+TEST(report_chunks_hostile_refused_with_why)
+{
+	static const struct {
+		const char *payload, *why;
+	} bad[] = {
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t2\ntext_len\t1\n", "no end to its lines" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t3\ntext_len\t1\n\n{}x", "lengths do not add up" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t2\ntext_len\t0\n\n{}x", "lengths do not add up" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t-1\ntext_len\t4\n\n{}x", "lengths do not add up" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t18446744073709551615\ntext_len\t4\n\n{}x", "lengths do not add up" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t99999999999999999999999\ntext_len\t4\n\n{}x", "lengths do not add up" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t2\n\n{}", "lengths do not add up" },
+		{ "collector\tsys calls\nkind\tinterval\njson_len\t2\ntext_len\t0\n\n{}", "no collector name" },
+		{ "collector\t\nkind\tinterval\njson_len\t2\ntext_len\t0\n\n{}", "no collector name" },
+		{ "kind\tinterval\njson_len\t2\ntext_len\t0\n\n{}", "no collector name" },
+		{ "collector\tsyscalls\nkind\tweird\njson_len\t2\ntext_len\t0\n\n{}", "neither interval nor total" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t2\ntext_len\t3\n\n{}\033[m", "control byte" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t2\ntext_len\t0\n\n{\x7f", "control byte" },
+		{ "", "no end to its lines" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ks_rec_report_view v;
+		char why[160] = "";
+
+		EXPECT_EQ_INT(ks_rec_report_check(bad[i].payload, strlen(bad[i].payload), &v, why, sizeof(why)), -EBADMSG);
+		if (!strstr(why, bad[i].why))
+			EXPECT_EQ_STR(why, bad[i].why);
+	}
+	/* a NUL is a control byte too: the renderings are shown as text */
+	EXPECT_EQ_INT(ks_rec_report_check("collector\ts\nkind\ttotal\njson_len\t2\ntext_len\t0\n\n{\0", 48, &(struct ks_rec_report_view){ 0 },
+					  (char[160]){ 0 }, 160), -EBADMSG);
+}
