@@ -647,6 +647,10 @@ int cmd_diff(int argc, char **argv)
 	for (int s = 0; s < 2; s++)
 		if (sniff(sd[s].file, &kind[s]))
 			return 2;
+	/* --pair: recordings with collector reports are compared by their events */
+	for (int s = 0; s < 2 && ctx.npairs; s++)
+		if (kind[s] == K_REPORTS && rec_has_reports(sd[s].file))
+			kind[s] = K_RECORDING;
 	if (kind[0] != kind[1]) {
 		p_err("diff: '%s' and '%s' are not the same kind of file (recordings, collector reports, folded stacks)",
 		      KS_ESC(sd[0].file), KS_ESC(sd[1].file));

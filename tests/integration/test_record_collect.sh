@@ -77,6 +77,16 @@ t_eq "diff --fail-on: A/A (the rerun) does not fire" "0" "$?"
 t_eq "diff --fail-on: $ALL -> $((3 * N + 2 * M)) getppid fires (exit 1)" "1" "$?"
 t_ok "diff --fail-on: says the counts" grep -q "count $ALL -> $((3 * N + 2 * M))" "$T_TMP/d.err"
 
+# 5b. events and collectors in one recording: report shows both, diff --pair compares the events
+"$KSIGHT" record --collect runqlat -i 0.5 -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit --filter 'id == 110' \
+	-o "$T_TMP/e.ksr" -- "$CC" $N $M 0 2>/dev/null
+"$KSIGHT" report -j "$T_TMP/e.ksr" >"$T_TMP/e.json"
+t_eq "events and --collect: report -j has the $((2 * ALL)) getppid events, then runqlat's whole window" \
+	"$((2 * ALL)) runqlat" "$(grep -c '"event":"raw_syscalls:sys_e' "$T_TMP/e.json") $(tail -1 "$T_TMP/e.json" | jq -r .collector)"
+"$KSIGHT" diff -j "$T_TMP/e.ksr" "$T_TMP/e.ksr" --pair raw_syscalls:sys_enter/raw_syscalls:sys_exit --key common_pid >"$T_TMP/ep.json" 2>&1
+t_eq "events and --collect: diff --pair compares the events ($ALL pairs a side)" "0 $ALL" \
+	"$? $(jq '.pairs[0].a.count' "$T_TMP/ep.json" 2>/dev/null)"
+
 # 6. kill -9 mid-run: the intervals written so far are read back
 "$KSIGHT" record --collect syscalls -i 0.2 -d 30 -o "$T_TMP/k.ksr" 2>"$T_TMP/k.err" &
 KP=$!
