@@ -468,11 +468,17 @@ static int load_rec_reports(struct ks_dset *d, const char *file, char *msg, size
 			snprintf(msg, len, "reading '%s': %s", KS_ESC(file), strerror(-err));
 			break;
 		}
-		err = ks_rec_report_check(p, r.chunks[i].hdr.len, &v, why, sizeof(why));
+		char *plain;
+		size_t plen = r.chunks[i].hdr.len;
+
+		err = ks_rec_report_inflate(p, plen, &plain, &plen, why, sizeof(why));
+		if (!err)
+			err = ks_rec_report_check(plain ? plain : p, plen, &v, why, sizeof(why));
 		if (err)
-			snprintf(msg, len, "'%s': %s", KS_ESC(file), why);
+			snprintf(msg, len, "'%s': %s", KS_ESC(file), err == -ENOMEM ? strerror(ENOMEM) : why);
 		else if (!v.total)
 			err = ks_dset_add_json(d, v.json, v.json_len, msg, len);
+		free(plain);
 		free(p);
 	}
 	ks_rec_free(&r);

@@ -47,7 +47,16 @@ struct ks_rec_report_view {
 };
 
 /*
- * Splits and checks the payload @p of @len bytes (a stranger's file): the
+ * A report chunk's payload as written (its renderings deflated, zlib_len
+ * bytes) made plain for ks_rec_report_check: *@plain a malloc'd copy of
+ * the lines and the inflated renderings (*@plen bytes, NUL after), or NULL
+ * when @p is not deflated (then check @p itself; *@plen is left as it was).  The inflated size is
+ * the declared json_len + text_len, at most KS_REC_MAX_PAYLOAD, and must
+ * come out exactly.  0, -ENOMEM, or -EBADMSG with one line in @why.
+ */
+int ks_rec_report_inflate(const char *p, size_t len, char **plain, size_t *plen, char *why, size_t whylen);
+/*
+ * Splits and checks the plain payload @p of @len bytes (a stranger's file): the
  * lines end at an empty line, collector and kind are known shapes, the two
  * lengths add up to the rest exactly, and neither rendering holds a
  * control byte other than newline and tab (the text goes to terminals).

@@ -41,8 +41,9 @@ enum ks_rec_chunk_type {
 	 * record --collect: one collector's report, for an interval (count = its
 	 * number, first_ts/last_ts its window, lost its losses) or, at the end,
 	 * the whole window (count 0): "key\tvalue\n" lines (collector, kind,
-	 * json_len, text_len, own cost), an empty line, then json_len bytes of
-	 * its -j rendering and text_len bytes of its text one (format/reportchunk.h)
+	 * json_len, text_len, zlib_len, own cost), an empty line, then its -j
+	 * and its text renderings back to back, deflated (ks_rec_report_append;
+	 * read back by ks_rec_report_inflate and ks_rec_report_check, format/fmtcheck.h)
 	 */
 	KS_REC_REPORT = 5,
 	KS_REC_TYPE_MAX = 5,
@@ -84,9 +85,10 @@ int ks_rec_append(struct ks_rec_writer *w, struct ks_rec_chunk *c, const void *p
 int ks_rec_close(struct ks_rec_writer *w);
 /*
  * Appends a KS_REC_REPORT chunk (@c's type is set; its count, window and
- * lost are the caller's): @head's "key\tvalue\n" lines, json_len and
- * text_len, the empty line, @json then @text.  0 or -errno (-EFBIG past
- * KS_REC_MAX_PAYLOAD).
+ * lost are the caller's): @head's "key\tvalue\n" lines, json_len,
+ * text_len and zlib_len, the empty line, then @json and @text back to back
+ * deflated (zlib, zlib_len bytes).  0 or -errno (-EFBIG past
+ * KS_REC_MAX_PAYLOAD, before or after deflating).
  */
 int ks_rec_report_append(struct ks_rec_writer *w, struct ks_rec_chunk *c, const char *head, size_t head_len,
 			 const char *json, size_t json_len, const char *text, size_t text_len);

@@ -270,11 +270,22 @@ int ks_recording_load(struct ks_recording *rec, const char *path)
 			rec->trailer_len = c->len;
 		} else if (c->type == KS_REC_REPORT) {
 			struct ks_rec_rep *rp = &rec->reps[rec->nreps];
-			char why[160];
+			char why[160], *plain;
+			size_t plen = c->len;
 
-			/* checked once here: report and diff read only what passed */
+			/* inflated and checked once here: report and diff read only what passed */
+			err = ks_rec_report_inflate(p, c->len, &plain, &plen, why, sizeof(why));
+			if (err == -ENOMEM) {
+				free(p);
+				goto fail;
+			}
+			if (plain) {
+				free(p);
+				p = plain;
+			}
 			rec->payloads[i] = p;
-			if (ks_rec_report_check(p, c->len, &rp->v, why, sizeof(why))) {
+			if (err || ks_rec_report_check(p, plen, &rp->v, why, sizeof(why))) {
+				err = 0;
 				if (!rec->bad_reports++)
 					snprintf(rec->bad_report_why, sizeof(rec->bad_report_why), "%s", why);
 			} else {

@@ -1,6 +1,7 @@
 # Test helper: from a record --collect recording, writes hostile copies into DIR, each with its first interval report chunk broken one way and its CRC made right (bad-crc: left wrong).
 import os
 import sys
+import zlib
 
 from ksrec import CHUNK, HDR, crc32c
 
@@ -8,12 +9,16 @@ REPORT = 5  # KS_REC_REPORT
 
 
 def split(payload):
+    """The lines as a dict and the renderings, inflated."""
     head, _, rest = payload.partition(b"\n\n")
     kv = dict(line.split(b"\t", 1) for line in head.split(b"\n"))
-    return kv, rest
+    return kv, zlib.decompress(rest) if b"zlib_len" in kv else rest
 
 
-def join(kv, rest):
+def join(kv, rest, deflate=True):
+    if deflate:
+        rest = zlib.compress(rest)
+        kv[b"zlib_len"] = str(len(rest)).encode()
     return b"".join(k + b"\t" + v + b"\n" for k, v in kv.items()) + b"\n" + rest
 
 
@@ -45,8 +50,37 @@ def no_end(p):
     return p.partition(b"\n\n")[0] + b"\n"
 
 
+def zlib_bomb(p):
+    # declares 2^40 bytes of text: refused before anything is inflated
+    kv, rest = split(p)
+    kv[b"text_len"] = str(1 << 40).encode()
+    return join(kv, rest)
+
+
+def zlib_garbage(p):
+    kv, rest = split(p)
+    z = bytearray(zlib.compress(rest))
+    z[len(z) // 2] ^= 0xFF
+    kv[b"zlib_len"] = str(len(z)).encode()
+    return join(kv, bytes(z), deflate=False)
+
+
+def zlib_len_off(p):
+    kv, rest = split(p)
+    out = join(kv, rest)
+    return out.replace(b"zlib_len\t", b"zlib_len\t1", 1)
+
+
+def plain(p):
+    # not deflated, whole: read as it is
+    kv, rest = split(p)
+    del kv[b"zlib_len"]
+    return join(kv, rest, deflate=False)
+
+
 EDITS = {"lengths-over": lengths_over, "lengths-short": lengths_short, "ctrl-byte": ctrl_byte,
-         "kind-odd": kind_odd, "no-end": no_end, "bad-crc": None}
+         "kind-odd": kind_odd, "no-end": no_end, "zlib-bomb": zlib_bomb, "zlib-garbage": zlib_garbage,
+         "zlib-len-off": zlib_len_off, "plain": plain, "bad-crc": None}
 
 
 def main():

@@ -119,7 +119,7 @@ done
 
 # 8. hostile report chunks (reproducers made from $F, their CRCs made right): one line, exit 2
 python3 tests/integration/rec_report_edit.py "$F" "$T_TMP/h" || t_fail "rec_report_edit" "the script failed"
-for h in lengths-over lengths-short ctrl-byte kind-odd no-end; do
+for h in lengths-over lengths-short ctrl-byte kind-odd no-end zlib-bomb zlib-garbage zlib-len-off; do
 	"$KSIGHT" report "$T_TMP/h/$h" >/dev/null 2>"$T_TMP/h.err"
 	t_eq "hostile $h: report exits 2 in one line" "2 1" "$? $(wc -l <"$T_TMP/h.err")"
 	"$KSIGHT" info "$T_TMP/h/$h" >/dev/null 2>&1
@@ -127,6 +127,9 @@ for h in lengths-over lengths-short ctrl-byte kind-odd no-end; do
 	"$KSIGHT" diff "$F" "$T_TMP/h/$h" >/dev/null 2>"$T_TMP/h.err"
 	t_eq "hostile $h: diff exits 2 in one line" "2 1" "$? $(wc -l <"$T_TMP/h.err")"
 done
+# a chunk whose reports are not deflated (zlib_len absent) is read as it is: the same counts
+t_eq "a report chunk stored plain: the intervals still sum to $ALL" "$ALL" \
+	"$("$KSIGHT" report -j --intervals "$T_TMP/h/plain" | getppid /dev/stdin)"
 # a report chunk with a bad CRC is skipped and counted, as every chunk: the other intervals are read
 "$KSIGHT" report -j --intervals "$T_TMP/h/bad-crc" >"$T_TMP/h.out" 2>"$T_TMP/h.err"
 t_eq "bad CRC: the chunk skipped with a warning, the other $((nint - 1)) intervals shown" "0 $((nint - 1)) 1" \

@@ -1,5 +1,6 @@
 /* Event formats from a stranger's recording (src/format/fmtcheck.c): genuine ones pass, hostile ones are refused or get an empty print format, and nothing libtraceevent leaks on reaches this process (LeakSanitizer in the san build). */
 #include <event-parse.h>
+#include <zlib.h>
 #include "format/fmtcheck.h"
 #include "test.h"
 
@@ -191,4 +192,55 @@ TEST(report_chunks_hostile_refused_with_why)
 	/* a NUL is a control byte too: the renderings are shown as text */
 	EXPECT_EQ_INT(ks_rec_report_check("collector\ts\nkind\ttotal\njson_len\t2\ntext_len\t0\n\n{\0", 48, &(struct ks_rec_report_view){ 0 },
 					  (char[160]){ 0 }, 160), -EBADMSG);
+}
+
+/* A deflated payload as ks_rec_report_append writes it, with @jl and @tl as declared (NULL: the true ones). */
+static size_t deflated(unsigned char *buf, size_t cap, const char *json, const char *text, const char *jl, const char *tl)
+{
+	char body[256], lens[128];
+	uLongf zl = 256;
+	unsigned char z[256];
+	int n = snprintf(body, sizeof(body), "%s%s", json, text), h;
+
+	if (compress2(z, &zl, (const Bytef *)body, (uLong)n, 6) != Z_OK)
+		return 0; /* the caller's checks then fail */
+	snprintf(lens, sizeof(lens), "json_len\t%s\ntext_len\t%s\n", jl ? jl : "", tl ? tl : "");
+	if (!jl)
+		snprintf(lens, sizeof(lens), "json_len\t%zu\ntext_len\t%zu\n", strlen(json), strlen(text));
+	h = snprintf((char *)buf, cap, "collector\tsyscalls\nkind\tinterval\n%szlib_len\t%lu\n\n", lens, (unsigned long)zl);
+	memcpy(buf + h, z, zl);
+	return (size_t)h + zl;
+}
+
+TEST(report_chunks_inflated_exactly)
+{
+	struct ks_rec_report_view v;
+	unsigned char p[512];
+	char why[160], *plain;
+	size_t n, plen = 7;
+
+	n = deflated(p, sizeof(p), "{\"rows\":[]}\n", "none\n", NULL, NULL);
+	ASSERT_EQ_INT(ks_rec_report_inflate((char *)p, n, &plain, &plen, why, sizeof(why)), 0);
+	ASSERT_TRUE(plain != NULL);
+	ASSERT_EQ_INT(ks_rec_report_check(plain, plen, &v, why, sizeof(why)), 0);
+	EXPECT_EQ_U64(v.json_len, 12);
+	EXPECT_TRUE(!memcmp(v.text, "none\n", 5));
+	free(plain);
+	/* a plain payload is left to the check, its length untouched */
+	plen = 7;
+	EXPECT_EQ_INT(ks_rec_report_inflate("collector\ts\n\n", 13, &plain, &plen, why, sizeof(why)), 0);
+	EXPECT_TRUE(plain == NULL && plen == 7);
+	/* declared sizes that differ from what inflates, or pass the bound: refused, nothing inflated past it */
+	n = deflated(p, sizeof(p), "{}", "abc", "2", "4");
+	EXPECT_EQ_INT(ks_rec_report_inflate((char *)p, n, &plain, &plen, why, sizeof(why)), -EBADMSG);
+	EXPECT_TRUE(strstr(why, "do not inflate") != NULL);
+	n = deflated(p, sizeof(p), "{}", "abc", "2", "2");
+	EXPECT_EQ_INT(ks_rec_report_inflate((char *)p, n, &plain, &plen, why, sizeof(why)), -EBADMSG);
+	n = deflated(p, sizeof(p), "{}", "abc", "2", "1099511627776");
+	EXPECT_EQ_INT(ks_rec_report_inflate((char *)p, n, &plain, &plen, why, sizeof(why)), -EBADMSG);
+	EXPECT_TRUE(strstr(why, "past 64 MiB") != NULL);
+	/* zlib_len other than the bytes that follow */
+	n = deflated(p, sizeof(p), "{}", "abc", NULL, NULL);
+	EXPECT_EQ_INT(ks_rec_report_inflate((char *)p, n - 1, &plain, &plen, why, sizeof(why)), -EBADMSG);
+	EXPECT_TRUE(strstr(why, "do not add up") != NULL);
 }
