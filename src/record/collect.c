@@ -37,7 +37,7 @@ int ks_rec_collect_open(struct ks_rec_collect *k, const struct ks_filter *f)
 void ks_rec_collect_start(struct ks_rec_collect *k)
 {
 	getrusage(RUSAGE_SELF, &k->ru);
-	k->last = ks_loop_now();
+	k->last = k->start = ks_loop_now();
 }
 
 static uint64_t tv_us(const struct timeval *tv)
@@ -132,7 +132,8 @@ static int write_total(struct ks_rec_collect *k, struct ks_rec_writer *w, int i,
 	if (!r.hook && in->col->hook)
 		r.hook = in->col->hook(in->ctx);
 	stamp(&r, k, 0, window);
-	r.duration_s = window;
+	c.first_ts = (uint64_t)(k->start * 1e9);
+	c.last_ts = (uint64_t)(k->last * 1e9);
 	c.lost = r.lost;
 	ks_rec_kv_add(&head, "collector", "%s", in->col->spec.name);
 	ks_rec_kv_add(&head, "kind", "total");

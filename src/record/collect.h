@@ -29,7 +29,7 @@ struct ks_rec_collect {
 	int opened;
 	struct rusage ru;	/* at the start of the interval: ksight's own CPU */
 	uint64_t run_ns[KS_REC_COLLECT_MAX], run_cnt[KS_REC_COLLECT_MAX]; /* each one's BPF run time so far */
-	double last;		/* CLOCK_MONOTONIC s: the interval's start */
+	double start, last;	/* CLOCK_MONOTONIC s: the first interval's start, this one's */
 	uint64_t cpu_total;	/* ksight's CPU (us) over the intervals so far */
 };
 
