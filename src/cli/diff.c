@@ -426,6 +426,65 @@ static int run_pairs(struct side *sd, const struct diff_ctx *ctx, struct pair_ro
 
 enum kind { K_RECORDING, K_REPORTS, K_FOLDED };
 
+/* True when @file is a recording with collector reports (record --collect): diffed as their reports. */
+static bool rec_has_reports(const char *file)
+{
+	struct ks_rec_reader r;
+	bool has = false;
+
+	if (ks_rec_open(&r, file))
+		return false; /* the recording reader says what is wrong */
+	for (size_t i = 0; i < r.nchunks && !has; i++)
+		has = r.chunks[i].hdr.type == KS_REC_REPORT;
+	ks_rec_free(&r);
+	return has;
+}
+
+/*
+ * A recording's collector reports into @d: each interval's -j report, as
+ * the collector's -i would have written them (the whole-window ones are
+ * their sum, left out).  A report chunk that fails its check is bad input.
+ */
+static int load_rec_reports(struct ks_dset *d, const char *file, char *msg, size_t len)
+{
+	struct ks_rec_reader r;
+	int err;
+
+	d->file = file;
+	err = ks_rec_open(&r, file);
+	if (err) {
+		snprintf(msg, len, "cannot read '%s': %s", KS_ESC(file), ks_rec_strerror(err));
+		return err;
+	}
+	for (size_t i = 0; i < r.nchunks && !err; i++) {
+		struct ks_rec_report_view v;
+		char why[160];
+		void *p;
+
+		if (r.chunks[i].hdr.type != KS_REC_REPORT)
+			continue;
+		err = ks_rec_read(&r, i, &p);
+		if (err) {
+			snprintf(msg, len, "reading '%s': %s", KS_ESC(file), strerror(-err));
+			break;
+		}
+		char *plain;
+		size_t plen = r.chunks[i].hdr.len;
+
+		err = ks_rec_report_inflate(p, plen, &plain, &plen, why, sizeof(why));
+		if (!err)
+			err = ks_rec_report_check(plain ? plain : p, plen, &v, why, sizeof(why));
+		if (err)
+			snprintf(msg, len, "'%s': %s", KS_ESC(file), err == -ENOMEM ? strerror(ENOMEM) : why);
+		else if (!v.total)
+			err = ks_dset_add_json(d, v.json, v.json_len, msg, len);
+		free(plain);
+		free(p);
+	}
+	ks_rec_free(&r);
+	return err ? err : ks_dset_done(d, msg, len);
+}
+
 /* What @file holds, by its first bytes: a recording's magic, JSON's '{', else folded stacks if it reads as such. */
 static int sniff(const char *file, enum kind *k)
 {
@@ -442,7 +501,7 @@ static int sniff(const char *file, enum kind *k)
 	n = fread(head, 1, sizeof(head) - 1, f);
 	fclose(f);
 	if (n == sizeof(head) - 1 && !memcmp(head, KS_REC_MAGIC, sizeof(head) - 1))
-		*k = K_RECORDING;
+		*k = rec_has_reports(file) ? K_REPORTS : K_RECORDING;
 	else if (n && memchr(head, '{', n) && strspn(head, " \t\r\n") == (size_t)((char *)memchr(head, '{', n) - head))
 		*k = K_REPORTS;
 	else if (ks_folded_sniff(file))
@@ -482,7 +541,10 @@ static int diff_reports(const struct diff_ctx *ctx, const struct ks_common *c, c
 	int err = 0, rc = 2;
 
 	for (int s = 0; s < 2 && !err; s++) {
-		err = ks_dset_load(&ds[s], s ? fb : fa, msg, sizeof(msg));
+		const char *f = s ? fb : fa;
+
+		err = rec_has_reports(f) ? load_rec_reports(&ds[s], f, msg, sizeof(msg))
+					 : ks_dset_load(&ds[s], f, msg, sizeof(msg));
 		if (err)
 			p_err("%s", msg);
 	}
@@ -591,6 +653,10 @@ int cmd_diff(int argc, char **argv)
 	for (int s = 0; s < 2; s++)
 		if (sniff(sd[s].file, &kind[s]))
 			return 2;
+	/* --pair: recordings with collector reports are compared by their events */
+	for (int s = 0; s < 2 && ctx.npairs; s++)
+		if (kind[s] == K_REPORTS && rec_has_reports(sd[s].file))
+			kind[s] = K_RECORDING;
 	if (kind[0] != kind[1]) {
 		p_err("diff: '%s' and '%s' are not the same kind of file (recordings, collector reports, folded stacks)",
 		      KS_ESC(sd[0].file), KS_ESC(sd[1].file));

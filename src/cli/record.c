@@ -7,19 +7,22 @@
 #include "core/cmd.h"
 #include "core/loop.h"
 #include "core/file.h"
+#include "core/collector.h"
 #include "core/filter.h"
+#include "core/instance.h"
 #include "core/log.h"
 #include "core/opts.h"
 #include "core/parse.h"
 #include "events/anon.h"
 #include "events/filter.h"
 #include "format/recfile.h"
+#include "record/collect.h"
 #include "record/flight.h"
 #include "record/recorder.h"
 
 /* long-only ids from 300: the shared ones take 256.. */
 enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_OUTPUT = 'o', OPT_SAMPLE = 300, OPT_RING, OPT_FILTER, OPT_FLIGHT, OPT_TRIGGER, OPT_TRIGGER_ALL,
-       OPT_BEFORE, OPT_AFTER, OPT_TRIGGER_LAT, OPT_MAXSIZE = 320, OPT_ROTATE, OPT_KEEP, OPT_ANON = 340, OPT_ANONKEY };
+       OPT_BEFORE, OPT_AFTER, OPT_TRIGGER_LAT, OPT_MAXSIZE = 320, OPT_ROTATE, OPT_KEEP, OPT_ANON = 340, OPT_ANONKEY, OPT_COLLECT = 360, OPT_NOTE };
 
 static const struct ks_optdef rec_opts[] = {
 	{ "event", OPT_EVENT, "SYS:EVENT", "tracepoint to record (repeatable; globs, e.g. 'sched:sched_wak*')" },
@@ -46,6 +49,10 @@ static const struct ks_optdef rec_opts[] = {
 						   "recorded, with or without -e; with --trigger, either triggers" },
 	{ "trigger-all", OPT_TRIGGER_ALL, NULL, "write a window around every trigger, not only the first (which ends "
 						"the recording)" },
+	{ "collect", OPT_COLLECT, "NAMES", "collectors to run inside the recording, e.g. syscalls,runqlat,biolat: each "
+					   "one's report every -i SEC (default 1) and over the whole window, with its "
+					   "losses and ksight's own cost ('report FILE' shows them)" },
+	{ "note", OPT_NOTE, "TEXT", "the question this session asks, kept in the manifest ('info' shows it)" },
 	{ "before", OPT_BEFORE, "SEC", "seconds of events before the trigger to write (default 1)" },
 	{ "after", OPT_AFTER, "SEC", "seconds of events after the trigger to write (default 1)" },
 	{ 0 },
@@ -56,7 +63,7 @@ static const struct ks_cmd_spec rec_spec = {
 	.summary = "Record tracepoint events into FILE (-o): each raw record with its time, CPU, tgid and comm, "
 		   "read later by 'ksight report' and 'ksight info'. Every event that passes the filters is "
 		   "recorded, sampled out or counted as lost.",
-	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_MEMORY | KS_O_CMD,
+	.common = KS_O_DURATION | KS_O_INTERVAL | KS_O_FILTERS | KS_O_MEMORY | KS_O_CMD,
 	.opts = rec_opts,
 };
 
@@ -74,7 +81,42 @@ struct rec_ctx {
 	const char *output;
 	uint64_t flight;
 	double before, after;
+	const struct ks_collector *cols[KS_REC_COLLECT_MAX]; /* --collect */
+	int ncols;
+	const char *note;
 };
+
+/* Adds each name of the comma-separated @arg to --collect's list; -EINVAL after a one-line error. */
+static int add_collectors(struct rec_ctx *ctx, const char *arg)
+{
+	char *dup = strdup(arg), *save = NULL;
+	int err = 0;
+
+	if (!dup)
+		return -ENOMEM;
+	for (char *t = strtok_r(dup, ",", &save); t && !err; t = strtok_r(NULL, ",", &save)) {
+		const struct ks_collector *col = ks_collector_find(t);
+
+		err = -EINVAL;
+		if (!col)
+			p_err("--collect: unknown collector '%s'; see 'ksight -h'", KS_ESC(t));
+		else if (col->spec.args)
+			p_err("--collect: %s needs targets of its own; it cannot run inside a recording yet", t);
+		else if (ctx->ncols == KS_REC_COLLECT_MAX)
+			p_err("--collect: at most %d collectors", KS_REC_COLLECT_MAX);
+		else
+			err = 0;
+		for (int i = 0; !err && i < ctx->ncols; i++)
+			if (ctx->cols[i] == col) {
+				p_err("--collect: collector '%s' given twice", t);
+				err = -EINVAL;
+			}
+		if (!err)
+			ctx->cols[ctx->ncols++] = col;
+	}
+	free(dup);
+	return err;
+}
 
 static int rec_opt(void *vctx, int id, const char *arg)
 {
@@ -156,6 +198,11 @@ static int rec_opt(void *vctx, int id, const char *arg)
 	case OPT_TRIGGER_ALL:
 		ctx->trigger_all = true;
 		return 0;
+	case OPT_COLLECT:
+		return add_collectors(ctx, arg);
+	case OPT_NOTE:
+		ctx->note = arg;
+		return 0;
 	case OPT_BEFORE:
 	case OPT_AFTER:
 		if (ks_parse_seconds(arg, id == OPT_BEFORE ? &ctx->before : &ctx->after)) {
@@ -168,6 +215,37 @@ static int rec_opt(void *vctx, int id, const char *arg)
 	return -EINVAL;
 }
 
+/*
+ * --collect: an instance per collector with the shared options (each
+ * one's own stay at its default, as `run`), the budget shared out, the
+ * interval the reports' (1 s unless -i).  0, or the exit code after one
+ * line (2: bad usage, nothing loaded); the instances set up are closed.
+ */
+static int setup_collect(struct ks_rec_collect *k, const struct rec_ctx *ctx, const struct ks_common *c,
+			 const struct ks_filter *f)
+{
+	int err = 0;
+
+	k->interval = c->interval ? c->interval : 1;
+	k->cmd = c->cmd;
+	for (k->n = 0; k->n < ctx->ncols && !err; k->n++) {
+		err = ks_instance_init(&k->in[k->n], ctx->cols[k->n]);
+		if (err) {
+			p_err("%s: cannot set up: %s", ctx->cols[k->n]->spec.name, strerror(-err));
+			break;
+		}
+		k->in[k->n].c = *c;
+	}
+	if (!err && k->n > 1)
+		err = ks_instances_share(k->in, k->n, f, c->max_memory, NULL);
+	if (!err)
+		return 0;
+	for (int i = 0; i < k->n; i++)
+		ks_instance_close(&k->in[i]);
+	k->n = 0;
+	return err == -E2BIG ? 2 : 1;
+}
+
 static int record(int argc, char **argv, struct ks_cmd *cmd)
 {
 	/* buf_size 0: the recorder sizes the rings from the budget */
@@ -178,6 +256,8 @@ static int record(int argc, char **argv, struct ks_cmd *cmd)
 	struct ks_flt_prog *filters = NULL, *triggers = NULL;
 	struct ks_rec_latency lat = { 0 };
 	struct ks_common c;
+	struct ks_instance ins[KS_REC_COLLECT_MAX];
+	struct ks_rec_collect col = { .in = ins };
 	size_t cl = 0;
 	char *cmdline;
 	int err;
@@ -202,15 +282,22 @@ static int record(int argc, char **argv, struct ks_cmd *cmd)
 		ks_rec_tps_free(&ctx.tps);
 		return err == -EINVAL ? 2 : 1;
 	}
-	if (!ctx.tps.n || !c.output) {
-		p_err(!ctx.tps.n ? "record needs at least one -e SYS:EVENT; 'ksight list' shows them"
-				 : "record needs -o FILE to write the recording to");
+	if ((!ctx.tps.n && !ctx.ncols) || !c.output) {
+		p_err(!c.output ? "record needs -o FILE to write the recording to"
+				: "record needs at least one -e SYS:EVENT or --collect NAMES; 'ksight list' shows them");
 		ks_rec_latency_free(&lat);
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
 	if ((ctx.keep && !ctx.rotate_size) || (ctx.max_size && ctx.rotate_size)) {
 		p_err(ctx.keep ? "--keep goes with --rotate SIZE" : "--max-size and --rotate: choose one (--rotate with --keep bounds the disk)");
+		ks_rec_latency_free(&lat);
+		ks_rec_tps_free(&ctx.tps);
+		return 2;
+	}
+	if ((c.interval && !ctx.ncols) || (ctx.ncols && (ctx.flight || ctx.max_size || ctx.rotate_size))) {
+		p_err(!ctx.ncols ? "-i is the interval of the --collect reports: it goes with --collect NAMES"
+				 : "--collect writes every interval's reports: it goes without --flight, --max-size and --rotate");
 		ks_rec_latency_free(&lat);
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
@@ -291,7 +378,28 @@ static int record(int argc, char **argv, struct ks_cmd *cmd)
 		ks_rec_kv_add(&ctx.kv, "flight.after_s", "%g", ctx.after);
 		ks_rec_kv_add(&ctx.kv, "flight.trigger_all", "%s", ctx.trigger_all ? "yes" : "no");
 	}
+	if (ctx.note)
+		ks_rec_kv_add(&ctx.kv, "note", "%s", ctx.note);
+	if (ctx.ncols) {
+		char names[KS_REC_COLLECT_MAX * 34] = "";
+
+		for (int i = 0; i < ctx.ncols; i++) {
+			if (i)
+				strcat(names, ",");
+			strcat(names, ctx.cols[i]->spec.name);
+		}
+		ks_rec_kv_add(&ctx.kv, "collect", "%s", names);
+		ks_rec_kv_add(&ctx.kv, "collect.interval_s", "%g", c.interval ? c.interval : 1.0);
+	}
 	ks_rec_kv_add(&ctx.kv, "ksight.version", "%s", KSIGHT_VERSION);
+	if (ctx.ncols && (err = setup_collect(&col, &ctx, &c, &o.filter))) {
+		ks_rec_kv_free(&ctx.kv);
+		ks_rec_latency_free(&lat);
+		ks_rec_tps_free(&ctx.tps);
+		free(filters);
+		free(triggers);
+		return err;
+	}
 	ks_stop_install();
 	o.tps = &ctx.tps;
 	o.sample_n = ctx.sample;
@@ -328,8 +436,11 @@ static int record(int argc, char **argv, struct ks_cmd *cmd)
 	o.after_ns = (uint64_t)(ctx.after * 1e9);
 	o.trigger_all = ctx.trigger_all;
 	o.cmd = c.cmd;
+	o.collect = ctx.ncols ? &col : NULL;
 	err = ctx.kv.err ? ctx.kv.err : ks_rec_run(&o, &st);
 	ks_cmd_say(c.cmd);
+	for (int i = 0; i < col.n; i++)
+		ks_instance_close(&col.in[i]);
 	ks_rec_kv_free(&ctx.kv);
 	ks_rec_latency_free(&lat);
 	ks_rec_tps_free(&ctx.tps);

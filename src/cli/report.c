@@ -20,7 +20,8 @@
 
 #define MAX_PAIRS 8
 
-enum { OPT_CSV = 300, OPT_PERFETTO, OPT_CLOCK, OPT_PAIR, OPT_KEY, OPT_STATS, OPT_FILTER, OPT_ANON = 320, OPT_ANONKEY };
+enum { OPT_CSV = 300, OPT_PERFETTO, OPT_CLOCK, OPT_PAIR, OPT_KEY, OPT_STATS, OPT_FILTER, OPT_ANON = 320, OPT_ANONKEY,
+       OPT_INTERVALS = 340 };
 
 static const struct ks_optdef rep_opts[] = {
 	{ "csv", OPT_CSV, NULL, "events as CSV (ts_ns,cpu,event,comm,pid,tgid,info)" },
@@ -35,6 +36,8 @@ static const struct ks_optdef rep_opts[] = {
 	{ "anonymize-key", OPT_ANONKEY, "KEY", "--anonymize with this key: the same tokens in every report made with it" },
 	{ "filter", OPT_FILTER, "EXPR", "only the events whose fields match, as record --filter: "
 					"'next_pid == 42', 'comm ~ \"ksight*\"'" },
+	{ "intervals", OPT_INTERVALS, NULL, "record --collect: each interval's report, as the collector's -i prints "
+					    "them (default: each collector over the whole window)" },
 	{ 0 },
 };
 
@@ -56,7 +59,7 @@ static const struct ks_cmd_spec info_spec = {
 };
 
 struct rep_ctx {
-	bool csv, stats, realtime;
+	bool csv, stats, realtime, intervals;
 	const char *perfetto, *filter;
 	int npairs;
 	const char *pair[MAX_PAIRS], *key[MAX_PAIRS];
@@ -74,6 +77,9 @@ static int rep_opt(void *vctx, int id, const char *arg)
 		return 0;
 	case OPT_STATS:
 		c->stats = true;
+		return 0;
+	case OPT_INTERVALS:
+		c->intervals = true;
 		return 0;
 	case OPT_ANON:
 	case OPT_ANONKEY:
@@ -204,6 +210,46 @@ static int close_out(FILE *f, int err)
 	return err;
 }
 
+/*
+ * record --collect: the collectors' reports as each would have printed
+ * them, the whole window's (kind total) or with @intervals each
+ * interval's; a recording cut before its end has no totals, so its
+ * intervals are shown, said on stderr.  Text reports of several
+ * collectors each under its name, as `run` prints them.
+ */
+static int write_reports(const struct ks_recording *rec, bool json, bool intervals, FILE *out)
+{
+	bool want_total = !intervals, several = false;
+	size_t shown = 0;
+
+	if (want_total) {
+		bool any = false;
+
+		for (size_t i = 0; i < rec->nreps; i++)
+			any |= rec->reps[i].v.total;
+		if (!any) {
+			p_warn("no whole-window report (the recording ended before its last interval): its intervals follow");
+			want_total = false;
+		}
+	}
+	for (size_t i = 1; i < rec->nreps; i++)
+		several |= strcmp(rec->reps[i].v.collector, rec->reps[0].v.collector) != 0;
+	for (size_t i = 0; i < rec->nreps; i++) {
+		const struct ks_rec_report_view *v = &rec->reps[i].v;
+
+		if (v->total != want_total)
+			continue;
+		if (!json && several)
+			fprintf(out, "%s=== %s ===\n", shown ? "\n" : "", v->collector);
+		if (json)
+			fwrite(v->json, 1, v->json_len, out);
+		else
+			fwrite(v->text, 1, v->text_len, out);
+		shown++;
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct rep_ctx ctx = { 0 };
@@ -226,6 +272,17 @@ int cmd_report(int argc, char **argv)
 	rc = read_recording(&rec, file, &ctx);
 	if (rc)
 		return rc;
+	if (rec.bad_reports) {
+		/* a report that is not what ksight writes is not shown in part: one line, bad input */
+		p_err("'%s': %s", file, rec.bad_report_why);
+		ks_recording_free(&rec);
+		return 2;
+	}
+	if (ctx.intervals && !rec.nreps) {
+		p_err("--intervals: '%s' holds no collector reports (made without record --collect)", file);
+		ks_recording_free(&rec);
+		return 2;
+	}
 	for (int i = 0; i < ctx.npairs; i++)
 		if (ks_pair_parse(&pairs[i], &rec, ctx.pair[i], ctx.key[i])) {
 			ks_recording_free(&rec);
@@ -261,8 +318,13 @@ int cmd_report(int argc, char **argv)
 		if (!err)
 			err = c.json ? ks_write_json(&r, out) : ks_write_text(&r, out);
 		ks_report_free(&r);
+	} else if (rec.nreps && !rec.nev && !ctx.csv) {
+		err = write_reports(&rec, c.json, ctx.intervals, out);
 	} else {
 		err = ks_trace_write(&rec, c.json ? KS_TRACE_JSON : ctx.csv ? KS_TRACE_CSV : KS_TRACE_TEXT, off, out);
+		/* events and collectors: the events, then the reports */
+		if (!err && rec.nreps && !ctx.csv)
+			err = write_reports(&rec, c.json, ctx.intervals, out);
 	}
 	err = close_out(out, err);
 	if (tl)
@@ -298,7 +360,7 @@ static const char *const kv_lists[] = { "event", "arg", "cpu.governor", NULL };
  */
 static const char *const kv_texts[] = { "comm",	   "cmdline",	    "host",	      "machine",	"kernel.release",
 					 "kernel.version", "ksight.version", "cpu.model",   "clocksource", "name",
-					 "flight.trigger", "flight.trigger_latency", NULL };
+					 "flight.trigger", "flight.trigger_latency", "note", "collect", NULL };
 
 static bool kv_is_text(const char *key)
 {
@@ -462,6 +524,109 @@ static int count_events(const struct ks_recording *rec, struct ev_count **out)
 	return n;
 }
 
+/* record --collect: what info says of one collector's reports. */
+struct col_sum {
+	char name[32];
+	uint64_t intervals, lost, cpu_us, bpf_ns, bpf_cnt;
+	bool total, bpf_stats; /* bpf_stats: run times were kept (kernel.bpf_stats_enabled) in some interval */
+	double window_s;
+};
+
+static uint64_t rep_u64(const struct ks_rec_report_view *v, const char *key)
+{
+	char val[32];
+
+	return ks_rec_kv_get(v->kv, v->kv_len, key, val, sizeof(val)) ? strtoull(val, NULL, 10) : 0;
+}
+
+/* Sums the interval reports per collector, in their first appearance's order; returns how many collectors. */
+static int col_sums(const struct ks_recording *rec, struct col_sum *s, int max)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < rec->nreps; i++) {
+		const struct ks_rec_rep *rp = &rec->reps[i];
+		int k = 0;
+
+		while (k < n && strcmp(s[k].name, rp->v.collector))
+			k++;
+		if (k == n) {
+			if (n == max)
+				continue;
+			memset(&s[n], 0, sizeof(s[n]));
+			snprintf(s[n].name, sizeof(s[n].name), "%s", rp->v.collector);
+			n++;
+		}
+		if (rp->v.total) {
+			s[k].total = true;
+			continue;
+		}
+		s[k].intervals++;
+		s[k].lost += rp->hdr->lost;
+		s[k].cpu_us += rep_u64(&rp->v, "cost.cpu_us");
+		s[k].bpf_ns += rep_u64(&rp->v, "cost.bpf_run_ns");
+		s[k].bpf_cnt += rep_u64(&rp->v, "cost.bpf_run_cnt");
+		s[k].bpf_stats |= rep_u64(&rp->v, "cost.bpf_stats") != 0;
+		s[k].window_s += (double)(rp->hdr->last_ts - rp->hdr->first_ts) / 1e9;
+	}
+	return n;
+}
+
+#define MAX_COLS 16
+
+static void collectors_json(struct ks_json *j, const struct ks_recording *rec)
+{
+	struct col_sum s[MAX_COLS];
+	int n = col_sums(rec, s, MAX_COLS);
+
+	ks_json_key(j, "collectors");
+	ks_json_arr_begin(j);
+	for (int i = 0; i < n; i++) {
+		ks_json_obj_begin(j);
+		ks_json_kv_str(j, "collector", s[i].name);
+		ks_json_kv_u64(j, "intervals", s[i].intervals);
+		ks_json_kv_double(j, "window_s", s[i].window_s);
+		ks_json_key(j, "whole_window");
+		ks_json_bool(j, s[i].total);
+		ks_json_kv_u64(j, "lost", s[i].lost);
+		ks_json_key(j, "bpf_stats");
+		ks_json_bool(j, s[i].bpf_stats);
+		ks_json_kv_u64(j, "bpf_run_ns", s[i].bpf_ns);
+		ks_json_kv_u64(j, "bpf_run_cnt", s[i].bpf_cnt);
+		ks_json_obj_end(j);
+	}
+	ks_json_arr_end(j);
+	/* the process's, written with every collector's interval: the first one's */
+	ks_json_kv_u64(j, "ksight_cpu_us", n ? s[0].cpu_us : 0);
+	ks_json_kv_u64(j, "bad_reports", rec->bad_reports);
+}
+
+static void collectors_text(const struct ks_recording *rec, FILE *out)
+{
+	struct col_sum s[MAX_COLS];
+	int n = col_sums(rec, s, MAX_COLS);
+
+	if (!n && !rec->bad_reports)
+		return;
+	fprintf(out, "collectors:\n");
+	for (int i = 0; i < n; i++) {
+		fprintf(out, "  %-12s %llu intervals over %.3f s%s, %llu lost", s[i].name,
+			(unsigned long long)s[i].intervals, s[i].window_s,
+			s[i].total ? "" : " (no whole-window report: cut)", (unsigned long long)s[i].lost);
+		if (s[i].bpf_stats)
+			fprintf(out, "; BPF %llu runs in %.3f ms\n", (unsigned long long)s[i].bpf_cnt,
+				(double)s[i].bpf_ns / 1e6);
+		else
+			fprintf(out, "; BPF run time not kept (kernel.bpf_stats_enabled was 0)\n");
+	}
+	if (n)
+		fprintf(out, "  ksight's own CPU %.3f s over the intervals (the process: recorder and collectors)\n",
+			(double)s[0].cpu_us / 1e6);
+	if (rec->bad_reports)
+		fprintf(out, "  %llu report chunks refused: %s\n", (unsigned long long)rec->bad_reports,
+			rec->bad_report_why);
+}
+
 /* Damage fields that info -j always has; the text form prints them on its damage line. */
 static void damage_json(struct ks_json *j, const struct ks_recording *rec)
 {
@@ -523,6 +688,7 @@ static int info_json(const struct ks_recording *rec, const char *file, struct ev
 	ks_json_kv_u64(j, "first_ts_ns", rec->first_ts);
 	ks_json_kv_u64(j, "last_ts_ns", rec->last_ts);
 	ks_json_kv_double(j, "span_s", (double)(rec->last_ts - rec->first_ts) / 1e9);
+	collectors_json(j, rec);
 	ks_json_obj_end(j);
 	ks_json_free(j);
 	fputc('\n', out);
@@ -554,6 +720,7 @@ static void info_text(const struct ks_recording *rec, const char *file, struct e
 			(long long)rec->trailer_events, (unsigned long long)rec->chunk_events);
 	fprintf(out, "manifest:\n");
 	ks_rec_kv_each(rec->manifest, rec->manifest_len, kv_text, &p);
+	collectors_text(rec, out);
 	fprintf(out, "events: %zu in %.6f s\n", rec->nev, (double)(rec->last_ts - rec->first_ts) / 1e9);
 	for (int i = 0; i < nec; i++)
 		fprintf(out, "  %-40s %llu\n", ks_escape(ec[i].name, ename, sizeof(ename)), (unsigned long long)ec[i].n);

@@ -17,7 +17,7 @@ struct ks_pin_ops;
  * attach: everything in the kernel), then mark + drain once per interval
  * or once at the end, then close on every path.  All return 0 or negative
  * errno and never exit.  A running collector is an instance
- * (core/instance.h); drivers (core/driver.h) run instances.
+ * (core/instance.h); drivers (drive/driver.h, and every engine on core/loop.h) run instances.
  */
 struct ks_collector {
 	struct ks_cmd_spec spec; /* name, summary, options */

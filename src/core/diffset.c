@@ -271,23 +271,16 @@ static int read_all(const char *file, char **buf, size_t *len)
 	return 0;
 }
 
-int ks_dset_load(struct ks_dset *d, const char *file, char *err, size_t errlen)
+int ks_dset_add_json(struct ks_dset *d, const char *buf, size_t len, char *err, size_t errlen)
 {
-	struct json_tokener *tok = NULL;
-	char *buf = NULL;
-	size_t len = 0, at = 0;
-	int rc, ndocs = 0;
+	const char *file = d->file;
+	struct json_tokener *tok = json_tokener_new();
+	size_t at = 0;
+	int rc = 0, ndocs = 0;
 
-	d->file = file;
-	rc = read_all(file, &buf, &len);
-	if (rc) {
-		snprintf(err, errlen, "cannot read '%s': %s", KS_ESC(file), strerror(-rc));
-		return rc;
-	}
-	tok = json_tokener_new();
 	if (!tok) {
-		rc = -ENOMEM;
-		goto cleanup;
+		snprintf(err, errlen, "reading '%s': %s", KS_ESC(file), strerror(ENOMEM));
+		return -ENOMEM;
 	}
 	/* documents one after the other: a -i series is one per line, `run` one per collector per interval */
 	while (at < len) {
@@ -304,7 +297,7 @@ int ks_dset_load(struct ks_dset *d, const char *file, char *err, size_t errlen)
 			snprintf(err, errlen, "'%s' is not JSON at byte %zu: %s", KS_ESC(file), at,
 				 je == json_tokener_continue ? "cut short" : json_tokener_error_desc(je));
 			rc = -EBADMSG;
-			goto cleanup;
+			break;
 		}
 		at += json_tokener_get_parse_end(tok);
 		json_tokener_reset(tok);
@@ -315,22 +308,51 @@ int ks_dset_load(struct ks_dset *d, const char *file, char *err, size_t errlen)
 				 ndocs + 1,
 				 rc == -EBADMSG ? "see docs/json.md"
 				 : rc == -E2BIG ? "a row with more than 8 keys or 512 bytes of them, or more than 16 collectors"
+				 : rc == -ENOMEM ? "out of memory"
 						: strerror(-rc));
-			goto cleanup;
+			break;
 		}
 		ndocs++;
 	}
-	if (!ndocs) {
-		snprintf(err, errlen, "'%s' holds no report", KS_ESC(file));
-		rc = -EBADMSG;
-	}
-cleanup:
-	if (tok)
-		json_tokener_free(tok);
-	free(buf);
-	if (rc == -ENOMEM)
-		snprintf(err, errlen, "reading '%s': %s", KS_ESC(file), strerror(ENOMEM));
+	json_tokener_free(tok);
 	return rc;
+}
+
+/* True when @d holds no report: said as such in @err. */
+static int no_reports(const struct ks_dset *d, char *err, size_t errlen)
+{
+	int docs = 0;
+
+	for (int i = 0; i < d->ncol; i++)
+		docs += d->col[i].docs;
+	if (docs)
+		return 0;
+	snprintf(err, errlen, "'%s' holds no report", KS_ESC(d->file));
+	return -EBADMSG;
+}
+
+int ks_dset_load(struct ks_dset *d, const char *file, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	d->file = file;
+	rc = read_all(file, &buf, &len);
+	if (rc) {
+		snprintf(err, errlen, "cannot read '%s': %s", KS_ESC(file), strerror(-rc));
+		return rc;
+	}
+	rc = ks_dset_add_json(d, buf, len, err, errlen);
+	if (!rc)
+		rc = no_reports(d, err, errlen);
+	free(buf);
+	return rc;
+}
+
+int ks_dset_done(struct ks_dset *d, char *err, size_t errlen)
+{
+	return no_reports(d, err, errlen);
 }
 
 void ks_dset_free(struct ks_dset *d)

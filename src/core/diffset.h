@@ -40,6 +40,15 @@ struct ks_dset {
 
 /* Reads @file: 0, or -errno / -EBADMSG with a one-line reason in @err. */
 int ks_dset_load(struct ks_dset *d, const char *file, char *err, size_t errlen);
+/*
+ * Adds the JSON documents in @buf (@len bytes) to @d, whose @file names
+ * them in errors (a recording's collector reports, fed one at a time by
+ * `diff`); then ks_dset_done.  0, or -EBADMSG / -E2BIG / -ENOMEM with one
+ * line in @err.
+ */
+int ks_dset_add_json(struct ks_dset *d, const char *buf, size_t len, char *err, size_t errlen);
+/* After the last ks_dset_add_json: -EBADMSG (said in @err) when @d holds no report. */
+int ks_dset_done(struct ks_dset *d, char *err, size_t errlen);
 void ks_dset_free(struct ks_dset *d);
 /* The row of collector @col with keys @label ("" for a keyless row), or NULL. */
 const struct ks_drow *ks_dset_find(const struct ks_dset *d, const char *col, const char *label);

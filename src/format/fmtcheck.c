@@ -10,8 +10,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <zlib.h>
 #include <event-parse.h>
 #include "format/fmtcheck.h"
+#include "format/recfile.h"
 #include "ksight/record.h"
 
 #define PRINT_FMT "print fmt:"
@@ -500,4 +502,101 @@ int ks_fmt_add_all(struct tep_handle *tep, struct ks_fmt *v, size_t n)
 	}
 	free(vd);
 	return err;
+}
+
+static bool clean_bytes(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)p[i];
+
+		if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+/* Bytes of the lines before the empty line that ends them (escaped values hold no raw newline), or @len when none does. */
+static size_t head_end(const char *p, size_t len)
+{
+	size_t head = 0;
+
+	while (head < len && !(p[head] == '\n' && (head == 0 || p[head - 1] == '\n')))
+		head++;
+	return head;
+}
+
+/* Value of @key in the lines as a decimal length; false when absent or not one. */
+static bool get_len(const char *p, size_t head, const char *key, size_t *out)
+{
+	char num[32], *end;
+	unsigned long long v;
+
+	if (!ks_rec_kv_get(p, head, key, num, sizeof(num)) || !isdigit((unsigned char)num[0]))
+		return false;
+	errno = 0;
+	v = strtoull(num, &end, 10);
+	if (*end || errno || v > SIZE_MAX)
+		return false;
+	*out = (size_t)v;
+	return true;
+}
+
+int ks_rec_report_inflate(const char *p, size_t len, char **plain, size_t *plen, char *why, size_t whylen)
+{
+	size_t head = head_end(p, len), jl, tl, zl, raw;
+	uLongf got;
+	char *out;
+
+	*plain = NULL;
+	if (head >= len || !ks_rec_kv_get(p, head, "zlib_len", (char[2]){ 0 }, 2))
+		return 0; /* not deflated (or no end: ks_rec_report_check says so) */
+	if (!get_len(p, head, "zlib_len", &zl) || zl != len - head - 1 || !get_len(p, head, "json_len", &jl) ||
+	    !get_len(p, head, "text_len", &tl))
+		return refuse(why, whylen, "report chunk: its deflated lengths do not add up to its %zu bytes", len - head - 1);
+	if (jl > KS_REC_MAX_PAYLOAD || tl > KS_REC_MAX_PAYLOAD - jl)
+		return refuse(why, whylen, "report chunk: its reports would inflate past %u MiB", KS_REC_MAX_PAYLOAD >> 20);
+	/* the size is the one declared, bounded: no more is inflated than a chunk could hold */
+	raw = jl + tl;
+	out = malloc(head + 1 + raw + 1);
+	if (!out)
+		return -ENOMEM;
+	memcpy(out, p, head + 1);
+	got = (uLongf)raw;
+	if (uncompress((Bytef *)out + head + 1, &got, (const Bytef *)p + head + 1, (uLong)zl) != Z_OK || got != raw) {
+		free(out);
+		return refuse(why, whylen, "report chunk: its deflated reports do not inflate to their %zu bytes", raw);
+	}
+	out[head + 1 + raw] = '\0';
+	*plain = out;
+	*plen = head + 1 + raw;
+	return 0;
+}
+
+int ks_rec_report_check(const char *p, size_t len, struct ks_rec_report_view *v, char *why, size_t whylen)
+{
+	char kind[16];
+	size_t head = head_end(p, len), rest, jl, tl;
+
+	memset(v, 0, sizeof(*v));
+	if (head >= len)
+		return refuse(why, whylen, "report chunk: no end to its lines");
+	v->kv = p;
+	v->kv_len = head;
+	rest = len - head - 1;
+	if (!ks_rec_kv_get(p, head, "collector", v->collector, sizeof(v->collector)) || !v->collector[0] ||
+	    strspn(v->collector, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(v->collector))
+		return refuse(why, whylen, "report chunk: no collector name of the known shape");
+	if (!ks_rec_kv_get(p, head, "kind", kind, sizeof(kind)) || (strcmp(kind, "interval") && strcmp(kind, "total")))
+		return refuse(why, whylen, "report chunk of %s: kind is neither interval nor total", v->collector);
+	v->total = !strcmp(kind, "total");
+	if (!get_len(p, head, "json_len", &jl) || !get_len(p, head, "text_len", &tl) || jl > rest || tl != rest - jl)
+		return refuse(why, whylen, "report chunk of %s: its lengths do not add up to its %zu bytes", v->collector,
+			      rest);
+	v->json = p + head + 1;
+	v->json_len = jl;
+	v->text = v->json + jl;
+	v->text_len = tl;
+	if (!clean_bytes(v->json, v->json_len) || !clean_bytes(v->text, v->text_len))
+		return refuse(why, whylen, "report chunk of %s: a control byte in its report", v->collector);
+	return 0;
 }

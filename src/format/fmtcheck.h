@@ -36,4 +36,32 @@ struct ks_fmt {
  */
 int ks_fmt_add_all(struct tep_handle *tep, struct ks_fmt *v, size_t n);
 
+/* A collector's report chunk (KS_REC_REPORT) read from a recording, checked by ks_rec_report_check. */
+struct ks_rec_report_view {
+	char collector[32];	/* [a-z0-9_], as the collector table names them */
+	bool total;		/* kind "total": the whole window; else "interval" */
+	const char *kv;		/* the "key\tvalue\n" lines (own cost among them) */
+	size_t kv_len;
+	const char *json, *text; /* the -j and the text renderings, not terminated */
+	size_t json_len, text_len;
+};
+
+/*
+ * A report chunk's payload as written (its renderings deflated, zlib_len
+ * bytes) made plain for ks_rec_report_check: *@plain a malloc'd copy of
+ * the lines and the inflated renderings (*@plen bytes, NUL after), or NULL
+ * when @p is not deflated (then check @p itself; *@plen is left as it was).  The inflated size is
+ * the declared json_len + text_len, at most KS_REC_MAX_PAYLOAD, and must
+ * come out exactly.  0, -ENOMEM, or -EBADMSG with one line in @why.
+ */
+int ks_rec_report_inflate(const char *p, size_t len, char **plain, size_t *plen, char *why, size_t whylen);
+/*
+ * Splits and checks the plain payload @p of @len bytes (a stranger's file): the
+ * lines end at an empty line, collector and kind are known shapes, the two
+ * lengths add up to the rest exactly, and neither rendering holds a
+ * control byte other than newline and tab (the text goes to terminals).
+ * 0, or -EBADMSG with one line saying why in @why.
+ */
+int ks_rec_report_check(const char *p, size_t len, struct ks_rec_report_view *v, char *why, size_t whylen);
+
 #endif

@@ -37,7 +37,16 @@ enum ks_rec_chunk_type {
 	KS_REC_FORMAT = 2,   /* "system\0" then the tracefs format text of one event */
 	KS_REC_EVENTS = 3,   /* struct ks_rec_event records (ksight/record.h) of one CPU, each padded to 8 bytes */
 	KS_REC_TRAILER = 4,  /* "key\tvalue\n" lines written at the end: final loss totals */
-	KS_REC_TYPE_MAX = 4,
+	/*
+	 * record --collect: one collector's report, for an interval (count = its
+	 * number, first_ts/last_ts its window, lost its losses) or, at the end,
+	 * the whole window (count 0): "key\tvalue\n" lines (collector, kind,
+	 * json_len, text_len, zlib_len, own cost), an empty line, then its -j
+	 * and its text renderings back to back, deflated (ks_rec_report_append;
+	 * read back by ks_rec_report_inflate and ks_rec_report_check, format/fmtcheck.h)
+	 */
+	KS_REC_REPORT = 5,
+	KS_REC_TYPE_MAX = 5,
 };
 
 struct ks_rec_chunk {
@@ -74,6 +83,15 @@ int ks_rec_create(struct ks_rec_writer *w, const char *path);
 /* Appends one chunk with one write; @c's magic, seq, len and crc are filled in. 0 or -errno. */
 int ks_rec_append(struct ks_rec_writer *w, struct ks_rec_chunk *c, const void *payload, uint32_t len);
 int ks_rec_close(struct ks_rec_writer *w);
+/*
+ * Appends a KS_REC_REPORT chunk (@c's type is set; its count, window and
+ * lost are the caller's): @head's "key\tvalue\n" lines, json_len,
+ * text_len and zlib_len, the empty line, then @json and @text back to back
+ * deflated (zlib, zlib_len bytes).  0 or -errno (-EFBIG past
+ * KS_REC_MAX_PAYLOAD, before or after deflating).
+ */
+int ks_rec_report_append(struct ks_rec_writer *w, struct ks_rec_chunk *c, const char *head, size_t head_len,
+			 const char *json, size_t json_len, const char *text, size_t text_len);
 
 /* Manifest lines: appends "key\tvalue\n" to a growing buffer. */
 struct ks_rec_kv {

@@ -242,7 +242,8 @@ int ks_recording_load(struct ks_recording *rec, const char *path)
 	rec->payloads = calloc(rec->rd.nchunks + 1, sizeof(*rec->payloads));
 	fmts = calloc(rec->rd.nchunks + 1, sizeof(*fmts));
 	lens = calloc(rec->rd.nchunks + 1, sizeof(*lens));
-	if (!rec->tep || !rec->payloads || !fmts || !lens) {
+	rec->reps = calloc(rec->rd.nchunks + 1, sizeof(*rec->reps));
+	if (!rec->tep || !rec->payloads || !fmts || !lens || !rec->reps) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -267,6 +268,30 @@ int ks_recording_load(struct ks_recording *rec, const char *path)
 			free(rec->trailer);
 			rec->trailer = p;
 			rec->trailer_len = c->len;
+		} else if (c->type == KS_REC_REPORT) {
+			struct ks_rec_rep *rp = &rec->reps[rec->nreps];
+			char why[160], *plain;
+			size_t plen = c->len;
+
+			/* inflated and checked once here: report and diff read only what passed */
+			err = ks_rec_report_inflate(p, c->len, &plain, &plen, why, sizeof(why));
+			if (err == -ENOMEM) {
+				free(p);
+				goto fail;
+			}
+			if (plain) {
+				free(p);
+				p = plain;
+			}
+			rec->payloads[i] = p;
+			if (err || ks_rec_report_check(p, plen, &rp->v, why, sizeof(why))) {
+				err = 0;
+				if (!rec->bad_reports++)
+					snprintf(rec->bad_report_why, sizeof(rec->bad_report_why), "%s", why);
+			} else {
+				rp->hdr = c;
+				rec->nreps++;
+			}
 		} else {
 			free(p);
 		}
@@ -326,6 +351,9 @@ void ks_recording_warn(const struct ks_recording *rec, const char *file)
 	if (rec->bad_formats)
 		p_warn("'%s': %llu event formats refused, their events left out (%s)", file,
 		       (unsigned long long)rec->bad_formats, rec->bad_format_why);
+	if (rec->bad_reports)
+		p_warn("'%s': %llu collector report chunks refused (%s)", file, (unsigned long long)rec->bad_reports,
+		       rec->bad_report_why);
 	if (ks_recording_count_differs(rec))
 		p_warn("'%s': the trailer counts %lld events, the chunks hold %llu", file,
 		       (long long)rec->trailer_events, (unsigned long long)rec->chunk_events);
@@ -344,6 +372,7 @@ void ks_recording_free(struct ks_recording *rec)
 	free(rec->lost);
 	free(rec->refused_ids);
 	free(rec->raw_print_ids);
+	free(rec->reps);
 	if (rec->tep)
 		tep_free(rec->tep);
 	ks_rec_free(&rec->rd);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "format/fmtcheck.h"
 #include "format/recfile.h"
 
 struct tep_handle;
@@ -39,6 +40,14 @@ struct ks_recording {
 	int64_t trailer_events;	/* events the trailer says the file holds; -1: no trailer */
 	uint64_t first_ts, last_ts;
 	void *anon_mem; /* the events rewritten by ks_anon_recording, when it ran */
+	/* record --collect: the collectors' reports, in file order (their payloads in @payloads) */
+	struct ks_rec_rep {
+		struct ks_rec_report_view v;
+		const struct ks_rec_chunk *hdr; /* count: the interval (0 for a total), window, lost */
+	} *reps;
+	size_t nreps;
+	uint64_t bad_reports;	    /* report chunks that failed ks_rec_report_check: left out */
+	char bad_report_why[160];   /* the first one's reason */
 };
 
 /* Opens @path and decodes it; 0 or negative errno (-EBADMSG, -EPROTO: not a recording). */

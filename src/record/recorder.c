@@ -25,6 +25,7 @@
 #include "core/tracefs.h"
 #include "events/anon.h"
 #include "format/recfile.h"
+#include "record/collect.h"
 #include "record/flight.h"
 #include "record/recorder.h"
 #include "record/rotate.h"
@@ -638,6 +639,8 @@ struct rec_loop {
 	int counts_fd;
 	struct ks_rec_counts *cnt;
 	int fatal; /* the rings could not be read: the recording ends without its closing chunks */
+	struct ks_rec_collect *collect; /* --collect: ticked with the drain */
+	double drained;			/* when the rings were last drained (--collect -i over 1 s) */
 };
 
 /* A write error or a full file (--max-size) ends the recording. */
@@ -670,7 +673,9 @@ static int rec_tick(void *ctx, struct ks_loop *l)
 	struct rec_loop *rl = ctx;
 	int err = drain_all(rl->r, rl->ring, rl->counts_fd, rl->cnt);
 
-	(void)l;
+	rl->drained = l->now;
+	if (!err && rl->collect)
+		err = ks_rec_collect_tick(rl->collect, &rl->r->out.w, l->ticks, false);
 	return err ? err : rec_state(rl);
 }
 
@@ -682,9 +687,16 @@ static int rec_wake(void *ctx, struct ks_loop *l)
 	bool fire;
 	int err;
 
-	(void)l;
 	if (rec_state(rl))
 		return KS_LOOP_DONE;
+	if (rl->collect && ks_loop_now() - rl->drained >= 1) {
+		/* ticks further apart than a second (--collect -i): the events still reach the file each second */
+		rl->drained = ks_loop_now();
+		err = drain_all(r, rl->ring, rl->counts_fd, rl->cnt);
+		if (err)
+			return err;
+	}
+	(void)l;
 	if (!r->fl || (ks_flight_state(r->fl) != KS_FL_PENDING && !ks_flight_after_over(r->fl, (uint64_t)(now_s() * 1e9))))
 		return 0;
 	fire = ks_flight_state(r->fl) == KS_FL_PENDING;
@@ -717,6 +729,7 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	int *ringfds = NULL, nrings, maxid = 0, err = 0;
 	bool created = false;
 	double attach_began;
+	int collect_ticks = 0;
 
 	memset(st, 0, sizeof(*st));
 	sized = *o;
@@ -791,7 +804,8 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	s->rodata->wake_bytes = o->buf_size / 4;
 	bpf_map__set_max_entries(s->maps.rbs, (uint32_t)nrings);
 	bpf_map__set_max_entries(s->maps.evcfg, (uint32_t)maxid + 1);
-	bpf_map__set_max_entries(s->maps.evflt, (uint32_t)o->tps->n);
+	/* --collect without -e: no event, but a map has at least one entry */
+	bpf_map__set_max_entries(s->maps.evflt, o->tps->n ? (uint32_t)o->tps->n : 1);
 	for (int i = 0; i < nrings; i++) {
 		ringfds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ks_rec_ring", 0, 0, (uint32_t)o->buf_size, NULL);
 		if (ringfds[i] < 0) {
@@ -862,6 +876,9 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	created = r.out.open;
 	if (err)
 		goto out;
+	/* the collectors load and attach first: the recording's window opens when everything is attached */
+	if (o->collect && (err = ks_rec_collect_open(o->collect, &o->filter)))
+		goto out;
 	attach_began = now_s();
 	for (int i = 0; i < o->tps->n; i++) {
 		LIBBPF_OPTS(bpf_tracepoint_opts, topts, .bpf_cookie = cookie_of(o, i));
@@ -899,6 +916,11 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		snprintf(dur, sizeof(dur), "%s", o->cmd ? "until Ctrl-C or the command's exit" : "until Ctrl-C");
 		if (o->duration > 0)
 			snprintf(dur, sizeof(dur), "for %g s", o->duration);
+		for (int i = 0; o->collect && i < o->collect->n; i++)
+			fprintf(stderr, "ksight: collecting %s (hook %s) every %g s into %s\n",
+				o->collect->in[i].col->spec.name,
+				o->collect->in[i].col->hook ? o->collect->in[i].col->hook(o->collect->in[i].ctx) : "?",
+				o->collect->interval, o->output);
 		fprintf(stderr, "ksight: tracing %d event%s into %s: attached %d probe%s in %.0f ms", o->tps->n,
 			o->tps->n == 1 ? "" : "s", o->output, nlinks, nlinks == 1 ? "" : "s",
 			(now_s() - attach_began) * 1e3);
@@ -913,9 +935,16 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 			.duration = o->duration, .interval = 1, .tick_from_end = true, .slice = 0.1,
 			.pid = o->target_pid > 0 ? (uint32_t)o->target_pid : 0, .cmd = o->cmd, .stop = o->stop,
 		};
-		struct rec_loop rl = { .r = &r, .ring = ring, .counts_fd = bpf_map__fd(s->maps.counts), .cnt = cnt };
+		struct rec_loop rl = { .r = &r, .ring = ring, .counts_fd = bpf_map__fd(s->maps.counts), .cnt = cnt,
+				       .collect = o->collect };
 		struct ks_loop l;
 
+		if (o->collect) {
+			/* the collectors' windows: -i apart from start to start, as a collector's own -i */
+			lo.interval = o->collect->interval;
+			lo.tick_from_end = false;
+			ks_rec_collect_start(o->collect);
+		}
 		ks_loop_init(&l, &lo);
 		/* the loop starts the command once the window is open: its first system call is recorded */
 		err = ks_loop_add_fd(&l, ring_buffer__epoll_fd(ring));
@@ -924,6 +953,7 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		/* the command could not start, or the rings could not be read: nothing more to write */
 		if (l.why == KS_LOOP_RUNNING || rl.fatal)
 			goto out;
+		collect_ticks = l.ticks;
 	}
 	/* the loop stopped a command still running (-d, a stop signal, a full file) inside the recording, the signal forwarded */
 	/*
@@ -942,6 +972,9 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		err = flush_all(&r, bpf_map__fd(s->maps.counts), cnt);
 	if (!err && !r.err && r.fl)
 		err = ks_flight_finish(r.fl, &r.out.w);
+	/* the collectors' last (partial) interval, then each one's whole window */
+	if (!err && !r.err && o->collect)
+		err = ks_rec_collect_tick(o->collect, &r.out.w, collect_ticks + 1, true);
 	if (!err)
 		err = r.err;
 	if (err) {
@@ -994,6 +1027,8 @@ out:
 	}
 	for (int i = 0; links && i < nlinks; i++)
 		bpf_link__destroy(links[i]);
+	if (o->collect)
+		ks_rec_collect_close(o->collect);
 	ring_buffer__free(ring);
 	for (int i = 0; ringfds && i < nrings; i++)
 		if (ringfds[i] >= 0)

@@ -12,6 +12,7 @@
 
 struct ks_anon;
 struct ks_cmd;
+struct ks_rec_collect;
 
 struct ks_rec_tp {
 	char *sys, *name;
@@ -73,6 +74,7 @@ struct ks_rec_opts {
 	uint64_t before_ns, after_ns;
 	bool trigger_all;		   /* every trigger (after the previous window), not only the first */
 	struct ks_cmd *cmd; /* -- CMD, spawned: started once attached, the run ends at its exit (NULL: none) */
+	struct ks_rec_collect *collect; /* --collect: instances set up, opened and ticked here (record/collect.h); NULL: none */
 };
 
 struct ks_rec_stats {

@@ -1,5 +1,6 @@
 /* Event formats from a stranger's recording (src/format/fmtcheck.c): genuine ones pass, hostile ones are refused or get an empty print format, and nothing libtraceevent leaks on reaches this process (LeakSanitizer in the san build). */
 #include <event-parse.h>
+#include <zlib.h>
 #include "format/fmtcheck.h"
 #include "test.h"
 
@@ -126,4 +127,120 @@ TEST(byte_ranges_of_unchecked_length_print_raw)
 	tep_free(tep);
 	for (size_t i = 0; i < 4; i++)
 		free(t[i]);
+}
+
+/* A report chunk's payload as ks_rec_report_append lays it out: the lines, the lengths, the empty line, both renderings. */
+static size_t report_payload(char *buf, size_t cap, const char *head, const char *json, const char *text)
+{
+	return (size_t)snprintf(buf, cap, "%sjson_len\t%zu\ntext_len\t%zu\n\n%s%s", head, strlen(json), strlen(text), json,
+				text);
+}
+
+TEST(report_chunks_split_and_checked)
+{
+	struct ks_rec_report_view v;
+	char p[512], why[160];
+	size_t n;
+
+	n = report_payload(p, sizeof(p), "collector\tsyscalls\nkind\tinterval\ncost.cpu_us\t12\n", "{\"a\":1}\n", "x\ty\n");
+	ASSERT_EQ_INT(ks_rec_report_check(p, n, &v, why, sizeof(why)), 0);
+	EXPECT_EQ_STR(v.collector, "syscalls");
+	EXPECT_TRUE(!v.total);
+	EXPECT_EQ_U64(v.json_len, 8);
+	EXPECT_TRUE(!memcmp(v.json, "{\"a\":1}\n", 8));
+	EXPECT_EQ_U64(v.text_len, 4);
+	EXPECT_TRUE(!memcmp(v.text, "x\ty\n", 4));
+	/* the lines end at the empty one: a blank line inside the text is the text's */
+	n = report_payload(p, sizeof(p), "collector\trunqlat\nkind\ttotal\n", "{}", "a\n\nb\n");
+	ASSERT_EQ_INT(ks_rec_report_check(p, n, &v, why, sizeof(why)), 0);
+	EXPECT_TRUE(v.total);
+	EXPECT_EQ_U64(v.text_len, 5);
+	/* empty renderings are whole */
+	n = report_payload(p, sizeof(p), "collector\tbiolat\nkind\ttotal\n", "", "");
+	EXPECT_EQ_INT(ks_rec_report_check(p, n, &v, why, sizeof(why)), 0);
+}
+
+TEST(report_chunks_hostile_refused_with_why)
+{
+	static const struct {
+		const char *payload, *why;
+	} bad[] = {
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t2\ntext_len\t1\n", "no end to its lines" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t3\ntext_len\t1\n\n{}x", "lengths do not add up" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t2\ntext_len\t0\n\n{}x", "lengths do not add up" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t-1\ntext_len\t4\n\n{}x", "lengths do not add up" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t18446744073709551615\ntext_len\t4\n\n{}x", "lengths do not add up" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t99999999999999999999999\ntext_len\t4\n\n{}x", "lengths do not add up" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t2\n\n{}", "lengths do not add up" },
+		{ "collector\tsys calls\nkind\tinterval\njson_len\t2\ntext_len\t0\n\n{}", "no collector name" },
+		{ "collector\t\nkind\tinterval\njson_len\t2\ntext_len\t0\n\n{}", "no collector name" },
+		{ "kind\tinterval\njson_len\t2\ntext_len\t0\n\n{}", "no collector name" },
+		{ "collector\tsyscalls\nkind\tweird\njson_len\t2\ntext_len\t0\n\n{}", "neither interval nor total" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t2\ntext_len\t3\n\n{}\033[m", "control byte" },
+		{ "collector\tsyscalls\nkind\tinterval\njson_len\t2\ntext_len\t0\n\n{\x7f", "control byte" },
+		{ "", "no end to its lines" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ks_rec_report_view v;
+		char why[160] = "";
+
+		EXPECT_EQ_INT(ks_rec_report_check(bad[i].payload, strlen(bad[i].payload), &v, why, sizeof(why)), -EBADMSG);
+		if (!strstr(why, bad[i].why))
+			EXPECT_EQ_STR(why, bad[i].why);
+	}
+	/* a NUL is a control byte too: the renderings are shown as text */
+	EXPECT_EQ_INT(ks_rec_report_check("collector\ts\nkind\ttotal\njson_len\t2\ntext_len\t0\n\n{\0", 48, &(struct ks_rec_report_view){ 0 },
+					  (char[160]){ 0 }, 160), -EBADMSG);
+}
+
+/* A deflated payload as ks_rec_report_append writes it, with @jl and @tl as declared (NULL: the true ones). */
+static size_t deflated(unsigned char *buf, size_t cap, const char *json, const char *text, const char *jl, const char *tl)
+{
+	char body[256], lens[128];
+	uLongf zl = 256;
+	unsigned char z[256];
+	int n = snprintf(body, sizeof(body), "%s%s", json, text), h;
+
+	if (compress2(z, &zl, (const Bytef *)body, (uLong)n, 6) != Z_OK)
+		return 0; /* the caller's checks then fail */
+	snprintf(lens, sizeof(lens), "json_len\t%s\ntext_len\t%s\n", jl ? jl : "", tl ? tl : "");
+	if (!jl)
+		snprintf(lens, sizeof(lens), "json_len\t%zu\ntext_len\t%zu\n", strlen(json), strlen(text));
+	h = snprintf((char *)buf, cap, "collector\tsyscalls\nkind\tinterval\n%szlib_len\t%lu\n\n", lens, (unsigned long)zl);
+	memcpy(buf + h, z, zl);
+	return (size_t)h + zl;
+}
+
+TEST(report_chunks_inflated_exactly)
+{
+	struct ks_rec_report_view v;
+	unsigned char p[512];
+	char why[160], *plain;
+	size_t n, plen = 7;
+
+	n = deflated(p, sizeof(p), "{\"rows\":[]}\n", "none\n", NULL, NULL);
+	ASSERT_EQ_INT(ks_rec_report_inflate((char *)p, n, &plain, &plen, why, sizeof(why)), 0);
+	ASSERT_TRUE(plain != NULL);
+	ASSERT_EQ_INT(ks_rec_report_check(plain, plen, &v, why, sizeof(why)), 0);
+	EXPECT_EQ_U64(v.json_len, 12);
+	EXPECT_TRUE(!memcmp(v.text, "none\n", 5));
+	free(plain);
+	/* a plain payload is left to the check, its length untouched */
+	plen = 7;
+	EXPECT_EQ_INT(ks_rec_report_inflate("collector\ts\n\n", 13, &plain, &plen, why, sizeof(why)), 0);
+	EXPECT_TRUE(plain == NULL && plen == 7);
+	/* declared sizes that differ from what inflates, or pass the bound: refused, nothing inflated past it */
+	n = deflated(p, sizeof(p), "{}", "abc", "2", "4");
+	EXPECT_EQ_INT(ks_rec_report_inflate((char *)p, n, &plain, &plen, why, sizeof(why)), -EBADMSG);
+	EXPECT_TRUE(strstr(why, "do not inflate") != NULL);
+	n = deflated(p, sizeof(p), "{}", "abc", "2", "2");
+	EXPECT_EQ_INT(ks_rec_report_inflate((char *)p, n, &plain, &plen, why, sizeof(why)), -EBADMSG);
+	n = deflated(p, sizeof(p), "{}", "abc", "2", "1099511627776");
+	EXPECT_EQ_INT(ks_rec_report_inflate((char *)p, n, &plain, &plen, why, sizeof(why)), -EBADMSG);
+	EXPECT_TRUE(strstr(why, "past 64 MiB") != NULL);
+	/* zlib_len other than the bytes that follow */
+	n = deflated(p, sizeof(p), "{}", "abc", NULL, NULL);
+	EXPECT_EQ_INT(ks_rec_report_inflate((char *)p, n - 1, &plain, &plen, why, sizeof(why)), -EBADMSG);
+	EXPECT_TRUE(strstr(why, "do not add up") != NULL);
 }
