@@ -36,8 +36,8 @@ static const struct ks_optdef rep_opts[] = {
 	{ "anonymize-key", OPT_ANONKEY, "KEY", "--anonymize with this key: the same tokens in every report made with it" },
 	{ "filter", OPT_FILTER, "EXPR", "only the events whose fields match, as record --filter: "
 					"'next_pid == 42', 'comm ~ \"ksight*\"'" },
-	{ "intervals", OPT_INTERVALS, NULL, "record --collect: each interval's report, as the collector's -i prints "
-					    "them (default: each collector over the whole window)" },
+	{ "intervals", OPT_INTERVALS, NULL, "record --collect: each interval's report, one by one "
+					    "(default: each collector over the whole window)" },
 	{ 0 },
 };
 
