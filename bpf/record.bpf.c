@@ -125,7 +125,8 @@ static __always_inline int record_one(void *ctx, __u64 cookie)
 		return 1;
 	cnt->produced++;
 	/* the cookie: the tracepoint id (low half), the --filter slot + 1 (high half, 0: none) */
-	if (!ks_rec_filter_pass(ctx, cookie >> 32, (__u64)(__u16)cookie | ((__u64)(__u32)id << 32), s->data)) {
+	if (!ks_rec_filter_pass(ctx, cookie >> 32, (__u64)(__u16)cookie | ((__u64)(__u32)id << 32),
+				(struct ks_flt_buf *)s->data)) {
 		cnt->filtered++;
 		return 1;
 	}
