@@ -55,12 +55,12 @@ struct ks_flt_buf {
  * tracepoint program runs; the recorder rebuilds them the same way, so a
  * filter on them means the same in the kernel and in `report --filter`.
  *
- * A global function, as ks_flt_run: the verifier checks it once, alone.
+ * A global function, as rec_flt_run: the verifier checks it once, alone.
  * Inlined into the interpreter's 32-step loop it was explored at every
  * step with every state of the steps before: 322k processed instructions
  * and a 2-5 s BPF_PROG_LOAD of the record program on a loaded machine.
  */
-__noinline int ks_flt_test(const struct ks_flt_prog *prog, __u32 pc, __u64 common, struct ks_flt_buf *buf)
+__noinline int rec_flt_test(const struct ks_flt_prog *prog, __u32 pc, __u64 common, struct ks_flt_buf *buf)
 {
 	struct flt_glob_ctx gc = {};
 	const struct ks_flt_insn *in;
@@ -137,8 +137,8 @@ __noinline int ks_flt_test(const struct ks_flt_prog *prog, __u32 pc, __u64 commo
 	return 0;
 }
 
-/* 1 when the event passes the filter in slot @idx (the cookie's high half, minus one); global, see ks_flt_test. */
-__noinline int ks_flt_run(__u32 idx, __u64 common, struct ks_flt_buf *buf)
+/* 1 when the event passes the filter in slot @idx (the cookie's high half, minus one); global, see rec_flt_test. */
+__noinline int rec_flt_run(__u32 idx, __u64 common, struct ks_flt_buf *buf)
 {
 	const struct ks_flt_prog *prog = bpf_map_lookup_elem(&evflt, &idx);
 	__u32 pc = 0;
@@ -147,7 +147,7 @@ __noinline int ks_flt_run(__u32 idx, __u64 common, struct ks_flt_buf *buf)
 		return 1;
 	for (int step = 0; step < KS_FLT_MAX_INSNS; step++) {
 		const struct ks_flt_insn *in = &prog->insn[pc & (KS_FLT_MAX_INSNS - 1)];
-		__u8 next = ks_flt_test(prog, pc, common, buf) ? in->t : in->f;
+		__u8 next = rec_flt_test(prog, pc, common, buf) ? in->t : in->f;
 
 		if (next == KS_FLT_ACCEPT)
 			return 1;
@@ -173,7 +173,7 @@ static __always_inline bool ks_rec_filter_pass(void *ctx, __u32 slot, __u64 comm
 	if (!ks_flt_on || !slot)
 		return true;
 	buf->rec = (__u64)ctx;
-	return ks_flt_run(slot - 1, common, buf);
+	return rec_flt_run(slot - 1, common, buf);
 }
 
 #endif
