@@ -230,6 +230,9 @@ static __always_inline int record_one(void *ctx, __u64 cookie)
 	bpf_get_current_comm(s->h.comm, sizeof(s->h.comm));
 	if (bpf_probe_read_kernel(s->data, bound(len), ctx))
 		len = 0;
+	/* the padding to 8 bytes zeroed, as emit_direct's: scratch holds earlier events' bytes */
+	if (len & 7)
+		*(__u64 *)(s->data + bound(len & ~7u)) &= (1ull << ((len & 7) * 8)) - 1;
 	*(__u64 *)s->data = common;
 	if (bpf_ringbuf_output(rb, s, (sizeof(s->h) + bound(len) + 7) & ~7u, flags))
 		cnt->lost++;
