@@ -632,6 +632,50 @@ static uint64_t cookie_of(const struct ks_rec_opts *o, int i)
 	return (uint64_t)o->tps->v[i].id | fslot << 32;
 }
 
+/* -v: what the verifier made of each loaded program, the start-up's largest part once (bench/record_start.sh). */
+static void load_report(const struct ks_record *s, double took_s)
+{
+	struct bpf_program *p;
+
+	p_info("record: BPF object loaded in %.1f ms", took_s * 1e3);
+	bpf_object__for_each_program(p, s->obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+
+		if (!bpf_program__autoload(p) || bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+			continue;
+		p_info("record: %s: %u instructions verified, %u bytes translated, %u bytes jited", bpf_program__name(p),
+		       info.verified_insns, info.xlated_prog_len, info.jited_prog_len);
+	}
+}
+
+/*
+ * The rings into the outer map, in one batch: the kernel waits a grace
+ * period after every update of a map of maps (maybe_wait_bpf_programs),
+ * 5-18 ms each on this 2-CPU machine, and one per CPU at start-up would
+ * make a 128-CPU node wait a second.  One wait for the batch from 6.8
+ * (none before); a key at a time where the kernel has no batch update.
+ */
+static int install_rings(int fd, const int *ringfds, int n)
+{
+	uint32_t *keys = calloc((size_t)n, sizeof(*keys)), cnt = (uint32_t)n;
+	int err = 0;
+
+	if (!keys)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		keys[i] = (uint32_t)i;
+	if (bpf_map_update_batch(fd, keys, ringfds, &cnt, NULL)) {
+		err = -errno;
+		for (uint32_t i = cnt; i < (uint32_t)n && (err == -EINVAL || err == -EOPNOTSUPP || err == -524 /* ENOTSUPP */); i++)
+			err = bpf_map_update_elem(fd, &keys[i], &ringfds[i], BPF_ANY) ? -errno : 0;
+		if (err)
+			p_err("cannot install the ring buffers: %s", strerror(-err));
+	}
+	free(keys);
+	return err;
+}
+
 /* The recorder on the run loop: the rings read as they fill, drained each second, --flight's window watched. */
 struct rec_loop {
 	struct rec *r;
@@ -728,7 +772,7 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	struct head_ctx hc = { &r, o };
 	int *ringfds = NULL, nrings, maxid = 0, err = 0;
 	bool created = false;
-	double attach_began;
+	double attach_began, load_began;
 	int collect_ticks = 0;
 
 	memset(st, 0, sizeof(*st));
@@ -798,6 +842,7 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	bpf_program__set_autoload(s->progs.ks_record_sys_enter, nsys[0] > 0);
 	bpf_program__set_autoload(s->progs.ks_record_sys_exit, nsys[1] > 0);
 	s->rodata->ks_filter = o->filter;
+	s->rodata->ks_flt_on = o->filters != NULL;
 	s->rodata->sample_n = o->sample_n;
 	s->rodata->shared_ring = o->shared;
 	/* wake the reader when a quarter of the ring waits: batches wake-ups, leaves room for bursts */
@@ -817,12 +862,14 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	}
 	/* the rings are made here (one per CPU, or one), the first standing for all as the template */
 	err = bpf_map__set_inner_map_fd(s->maps.rbs, ringfds[0]);
+	load_began = now_s();
 	if (!err)
 		err = ks_record__load(s);
 	if (err) {
 		p_err("cannot load the record BPF program: %s", strerror(-err));
 		goto out;
 	}
+	load_report(s, now_s() - load_began);
 	for (int i = 0; i < o->tps->n; i++) {
 		uint32_t id = (uint32_t)o->tps->v[i].id;
 
@@ -846,14 +893,10 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 			goto out;
 		}
 	}
+	err = install_rings(bpf_map__fd(s->maps.rbs), ringfds, nrings);
+	if (err)
+		goto out;
 	for (int i = 0; i < nrings; i++) {
-		uint32_t k = (uint32_t)i;
-
-		if (bpf_map_update_elem(bpf_map__fd(s->maps.rbs), &k, &ringfds[i], BPF_ANY)) {
-			err = -errno;
-			p_err("cannot install ring buffer %d: %s", i, strerror(-err));
-			goto out;
-		}
 		if (!ring)
 			ring = ring_buffer__new(ringfds[i], on_event, &r, NULL);
 		else if (ring_buffer__add(ring, ringfds[i], on_event, &r))
