@@ -313,8 +313,10 @@ static void pf_names(struct ks_json *j, const struct thr *t, size_t nt)
 		const struct thr *lead = thr_find(t, nt, pid);
 		bool first = true;
 
-		/* once per process: at its first thread in tid order */
-		for (size_t k = 0; k < i && first; k++)
+		/* once per process: at its main thread, or at its first in tid order where that is not seen */
+		if (lead)
+			first = lead == &t[i];
+		for (size_t k = 0; !lead && k < i && first; k++)
 			first = (t[k].tgid >= 0 ? t[k].tgid : t[k].tid) != pid;
 		if (first)
 			pf_meta(j, "process_name", pid, pid, lead ? lead->comm : t[i].comm);

@@ -57,3 +57,11 @@ t_eq "record --anonymize: none in the kernel half" "0" "$(jq "$PTRS | select(. >
 # shellcheck disable=SC2086
 t_ok "record --anonymize: the datagrams still pair by skbaddr" \
 	[ "$("$KSIGHT" report "$T_TMP/r.ksr" $PAIR | awk '$1 ~ /^net:/ {print $2; exit}')" -ge $N ]
+
+# 3. report --anonymize --perfetto: the timeline has neither the pointers nor the comms
+"$KSIGHT" report --anonymize "$T_TMP/p.ksr" --perfetto "$T_TMP/t.json" >/dev/null
+t_eq "report --anonymize --perfetto: written" "0" "$?"
+t_eq "report --anonymize --perfetto: no pointer arg in the kernel half" "0" \
+	"$(jq ".traceEvents[] | select(.ph == \"i\") | .args | (.skbaddr, .location, .ptr, .call_site) | select(. != null and . >= $KHALF)" "$T_TMP/t.json" | wc -l)"
+t_eq "report --anonymize --perfetto: every process and thread named by a comm token" "true" \
+	"$(jq '[.traceEvents[] | select(.ph == "M") | .args.name | test("^c-[0-9a-f]{12}$")] | length > 0 and all' "$T_TMP/t.json")"
