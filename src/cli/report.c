@@ -25,7 +25,7 @@ enum { OPT_CSV = 300, OPT_PERFETTO, OPT_CLOCK, OPT_PAIR, OPT_KEY, OPT_STATS, OPT
 
 static const struct ks_optdef rep_opts[] = {
 	{ "csv", OPT_CSV, NULL, "events as CSV (ts_ns,cpu,event,comm,pid,tgid,info)" },
-	{ "perfetto", OPT_PERFETTO, "OUT.json", "also write a Chrome/Perfetto trace-event timeline: a track per CPU" },
+	{ "perfetto", OPT_PERFETTO, "OUT.json", "also write a Chrome/Perfetto trace-event timeline: a track per thread" },
 	{ "clock", OPT_CLOCK, "CLOCK", "timestamps on monotonic (default, as recorded) or realtime" },
 	{ "pair", OPT_PAIR, "START/END", "latency from each START event to the next END with the same key "
 					 "(repeatable), e.g. sched:sched_wakeup/sched:sched_switch" },

@@ -1,4 +1,4 @@
-/* --anonymize: keyed, stable tokens for comm, paths, user names and IP addresses in recorded events and manifests. */
+/* --anonymize: keyed, stable tokens for comm, paths, user names, IP addresses and kernel pointers in recorded events and manifests. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -164,6 +164,42 @@ static void anon_ip(const struct ks_anon *a, unsigned char *p, size_t n)
 	}
 }
 
+/*
+ * Whether @f may hold a kernel pointer: pointer-typed (void *skbaddr), or
+ * 8 bytes unsigned named like one (location, call_site are caught by their
+ * value instead), or an unsigned 8-byte value in the kernel half of the
+ * address space.  The top page (-errno as unsigned) is no pointer.
+ */
+static bool ptr_field(const struct tep_format_field *f, uint64_t v)
+{
+	size_t nl = strlen(f->name);
+
+	if (f->size != 8 || (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC | TEP_FIELD_IS_STRING)))
+		return false;
+	if ((f->flags & TEP_FIELD_IS_POINTER) || strchr(f->type, '*'))
+		return true;
+	if (f->flags & TEP_FIELD_IS_SIGNED)
+		return false;
+	if ((nl >= 4 && !strcmp(f->name + nl - 4, "addr")) || (nl >= 3 && !strcmp(f->name + nl - 3, "ptr")))
+		return true;
+	return v >= 0xffff800000000000ull && v < 0xfffffffffffff000ull;
+}
+
+/*
+ * A pointer's token: 47 bits of its keyed hash, a user-half value no kernel
+ * address has, the same for the same pointer (so skbaddr still pairs
+ * net_dev_queue with net_dev_xmit).  NULL stays NULL: it means "none".
+ */
+uint64_t ks_anon_ptr(const struct ks_anon *a, uint64_t v)
+{
+	uint64_t h;
+
+	if (!v)
+		return 0;
+	h = ks_siphash(a->k0, a->k1 ^ (uint64_t)'k', &v, sizeof(v)) & 0x7fffffffffffull;
+	return h ? h : 1;
+}
+
 static bool addr_field(const struct tep_format_field *f)
 {
 	/* __u8 saddr[4] is flagged a string by libtraceevent too: only char arrays are text */
@@ -211,6 +247,16 @@ int ks_anon_event(const struct ks_anon *a, const struct tep_event *ev, const str
 		char kind;
 		bool dyn = (f->flags & TEP_FIELD_IS_DYNAMIC) && f->size == 4;
 
+		if (f->size == 8 && (uint32_t)f->offset + 8 <= len) {
+			uint64_t v;
+
+			memcpy(&v, raw + f->offset, 8);
+			if (ptr_field(f, v)) {
+				v = ks_anon_ptr(a, v);
+				memcpy(raw + f->offset, &v, 8);
+				continue;
+			}
+		}
 		if (addr_field(f)) {
 			if ((uint32_t)(f->offset + f->size) <= len)
 				anon_addr(a, f, raw);

@@ -1,4 +1,4 @@
-/* --anonymize: comm, paths, user names and IP addresses in recorded events replaced by stable keyed hashes (SipHash-2-4). */
+/* --anonymize: comm, paths, user names, IP addresses and kernel pointers in recorded events replaced by stable keyed hashes (SipHash-2-4). */
 #ifndef KS_EVENTS_ANON_H
 #define KS_EVENTS_ANON_H
 
@@ -31,11 +31,14 @@ void ks_anon_token(const struct ks_anon *a, char kind, const char *s, size_t n, 
 
 /*
  * Writes @in (an event of @ev) into @out (@cap bytes) with its comm, its
- * comm fields, path-like and user-name strings and IP address fields
- * replaced.  Returns the new raw length (out->len), or -ENOSPC.
+ * comm fields, path-like and user-name strings, IP address fields and
+ * kernel pointers (ks_anon_ptr) replaced.  Returns the new raw length (out->len), or -ENOSPC.
  */
 int ks_anon_event(const struct ks_anon *a, const struct tep_event *ev, const struct ks_rec_event *in,
 		  struct ks_rec_event *out, size_t cap);
+
+/* The token of kernel pointer @v: a keyed hash below 2^47, 0 for 0; the same @v gives the same token. */
+uint64_t ks_anon_ptr(const struct ks_anon *a, uint64_t v);
 
 /* Replaces every event of @rec (report --anonymize); 0 or -ENOMEM. */
 int ks_anon_recording(const struct ks_anon *a, struct ks_recording *rec);

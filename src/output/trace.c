@@ -155,16 +155,71 @@ int ks_trace_write(const struct ks_recording *rec, enum ks_trace_fmt fmt, int64_
 	return ferror(out) ? -EIO : 0;
 }
 
-static void pf_meta(struct ks_json *j, const char *what, int tid, const char *name)
+/* A thread the recording names: its id, its process (-1 until an event of its own says), its comm. */
+struct thr {
+	int tid, tgid;
+	size_t seq; /* the event it was seen in: the latest comm wins (a thread renamed by exec) */
+	char comm[17];
+};
+
+static int thr_cmp(const void *pa, const void *pb)
 {
+	const struct thr *a = pa, *b = pb;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	/* within a thread: a known process first, then the latest */
+	if ((a->tgid >= 0) != (b->tgid >= 0))
+		return a->tgid >= 0 ? -1 : 1;
+	return a->seq > b->seq ? -1 : a->seq < b->seq;
+}
+
+static int thr_tid_cmp(const void *key, const void *pb)
+{
+	int tid = *(const int *)key, b = ((const struct thr *)pb)->tid;
+
+	return tid < b ? -1 : tid > b;
+}
+
+/* The thread @tid of the sorted @t (@n), or NULL. */
+static const struct thr *thr_find(const struct thr *t, size_t n, int tid)
+{
+	return bsearch(&tid, t, n, sizeof(*t), thr_tid_cmp);
+}
+
+/* The process of @tid: its own id where no event of the thread said (a thread seen only switched in). */
+static int thr_pid(const struct thr *t, size_t n, int tid)
+{
+	const struct thr *x = thr_find(t, n, tid);
+
+	return x && x->tgid >= 0 ? x->tgid : tid;
+}
+
+/* @ns as microseconds, exactly: "2846017.000" from 2846017000 (a double would print 2846017.0000000005). */
+static void pf_us(struct ks_json *j, const char *key, uint64_t ns)
+{
+	char b[32];
+
+	snprintf(b, sizeof(b), "%" PRIu64 ".%03u", ns / 1000, (unsigned int)(ns % 1000));
+	ks_json_key(j, key);
+	ks_json_str_or_number(j, b);
+}
+
+static void pf_meta(struct ks_json *j, const char *what, int pid, int tid, const char *name)
+{
+	char sc[16 * 4 + 1];
+
 	ks_json_obj_begin(j);
 	ks_json_kv_str(j, "ph", "M");
 	ks_json_kv_str(j, "name", what);
-	ks_json_kv_u64(j, "pid", 1);
-	ks_json_kv_u64(j, "tid", (uint64_t)tid);
+	ks_json_key(j, "pid");
+	ks_json_i64(j, pid);
+	ks_json_key(j, "tid");
+	ks_json_i64(j, tid);
 	ks_json_key(j, "args");
 	ks_json_obj_begin(j);
-	ks_json_kv_str(j, "name", name);
+	ks_sanitize(name, sc, sizeof(sc));
+	ks_json_kv_str(j, "name", sc);
 	ks_json_obj_end(j);
 	ks_json_obj_end(j);
 }
@@ -172,33 +227,31 @@ static void pf_meta(struct ks_json *j, const char *what, int tid, const char *na
 struct running {
 	bool on;
 	uint64_t since;
-	int pid;
+	int tid;
 	char comm[17];
 };
 
-static void pf_slice(struct ks_json *j, unsigned int cpu, const struct running *run, uint64_t end, int64_t off)
+/* The time @run's task ran on @cpu until @end: a slice on the thread's own track. */
+static void pf_slice(struct ks_json *j, const struct thr *t, size_t nt, unsigned int cpu, struct running *run,
+		     uint64_t end, int64_t off)
 {
-	double ts = (double)(run->since + (uint64_t)off) / 1e3, te = (double)(end + (uint64_t)off) / 1e3;
-	char name[48];
-
-	snprintf(name, sizeof(name), "%s %d", run->comm, run->pid);
 	ks_json_obj_begin(j);
 	ks_json_kv_str(j, "ph", "X");
-	ks_json_kv_str(j, "name", name);
+	ks_json_kv_str(j, "name", run->comm);
 	ks_json_kv_str(j, "cat", "sched");
-	ks_json_kv_u64(j, "pid", 1);
-	ks_json_kv_u64(j, "tid", cpu);
-	ks_json_kv_double(j, "ts", ts);
-	/* the difference of the two doubles, not (end - since) / 1e3: a reader's ts + dur is then
-	 * exactly the next slice's ts, where a rounded dur overlapped it by a few 1e-9 us and
-	 * the DevTools engine drew the next slice nested in this one */
-	ks_json_kv_double(j, "dur", te - ts);
+	ks_json_key(j, "pid");
+	ks_json_i64(j, thr_pid(t, nt, run->tid));
+	ks_json_key(j, "tid");
+	ks_json_i64(j, run->tid);
+	/* both from the ns integers: ts + dur is exactly the end, nothing rounded */
+	pf_us(j, "ts", run->since + (uint64_t)off);
+	pf_us(j, "dur", end - run->since);
 	ks_json_key(j, "args");
 	ks_json_obj_begin(j);
-	ks_json_key(j, "pid");
-	ks_json_i64(j, run->pid);
+	ks_json_kv_u64(j, "cpu", cpu);
 	ks_json_obj_end(j);
 	ks_json_obj_end(j);
+	run->on = false;
 }
 
 static void str_field(const struct tep_format_field *f, const unsigned char *data, char *buf, size_t len)
@@ -213,6 +266,64 @@ static void str_field(const struct tep_format_field *f, const unsigned char *dat
 	buf[strnlen(buf, n)] = '\0';
 }
 
+/*
+ * Every thread the recording names, sorted by tid, one entry each: the
+ * task of each event (its tid, process and comm from the record's header)
+ * and the next task of each sched_switch.  *@n: how many; NULL, no memory.
+ */
+static struct thr *pf_threads(const struct ks_recording *rec, const struct tep_event *sw,
+			      const struct tep_format_field *next_pid, const struct tep_format_field *next_comm,
+			      size_t *n)
+{
+	struct thr *t = calloc(2 * rec->nev + 1, sizeof(*t));
+	size_t k = 0, u = 0;
+
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < rec->nev; i++) {
+		const struct ks_rec_ev *x = &rec->evs[i];
+		const unsigned char *data = (const unsigned char *)(x->e + 1);
+
+		memcpy(&t[k].tid, data + 4, 4);
+		t[k].tgid = (int)x->e->tgid;
+		t[k].seq = i;
+		memcpy(t[k].comm, x->e->comm, 16);
+		k++;
+		if (x->ev == sw && next_pid && next_comm) {
+			t[k].tid = (int)ks_field_num(rec->tep, next_pid, data, (uint32_t)next_pid->offset, 4);
+			t[k].tgid = -1;
+			t[k].seq = i;
+			str_field(next_comm, data, t[k].comm, sizeof(t[k].comm));
+			k++;
+		}
+	}
+	qsort(t, k, sizeof(*t), thr_cmp);
+	for (size_t i = 0; i < k; i++)
+		if (!u || t[u - 1].tid != t[i].tid)
+			t[u++] = t[i];
+	*n = u;
+	return t;
+}
+
+/* process_name (the comm of the thread whose tid is the pid, else of its first thread) and thread_name of each. */
+static void pf_names(struct ks_json *j, const struct thr *t, size_t nt)
+{
+	for (size_t i = 0; i < nt; i++) {
+		int pid = t[i].tgid >= 0 ? t[i].tgid : t[i].tid;
+		const struct thr *lead = thr_find(t, nt, pid);
+		bool first = true;
+
+		/* once per process: at its main thread, or at its first in tid order where that is not seen */
+		if (lead)
+			first = lead == &t[i];
+		for (size_t k = 0; !lead && k < i && first; k++)
+			first = (t[k].tgid >= 0 ? t[k].tgid : t[k].tid) != pid;
+		if (first)
+			pf_meta(j, "process_name", pid, pid, lead ? lead->comm : t[i].comm);
+		pf_meta(j, "thread_name", pid, t[i].tid, t[i].comm);
+	}
+}
+
 int ks_trace_write_perfetto(const struct ks_recording *rec, int64_t offset_ns, FILE *out)
 {
 	struct tep_event *sw = tep_find_event_by_name(rec->tep, "sched", "sched_switch");
@@ -220,10 +331,15 @@ int ks_trace_write_perfetto(const struct ks_recording *rec, int64_t offset_ns, F
 	struct tep_format_field *next_comm = sw ? tep_find_field(sw, "next_comm") : NULL;
 	struct running *run = calloc((size_t)rec->ncpus + 1, sizeof(*run));
 	struct ks_json *j = ks_json_new(out);
+	struct thr *t = NULL;
+	size_t nt = 0;
 	char name[128];
 
-	if (!run || !j) {
+	if (run && j)
+		t = pf_threads(rec, sw, next_pid, next_comm, &nt);
+	if (!run || !j || !t) {
 		free(run);
+		free(t);
 		if (j)
 			ks_json_free(j);
 		return -ENOMEM;
@@ -232,51 +348,62 @@ int ks_trace_write_perfetto(const struct ks_recording *rec, int64_t offset_ns, F
 	ks_json_kv_str(j, "displayTimeUnit", "ns");
 	ks_json_key(j, "traceEvents");
 	ks_json_arr_begin(j);
-	pf_meta(j, "process_name", 0, "CPUs");
-	for (int c = 0; c < rec->ncpus; c++) {
-		snprintf(name, sizeof(name), "CPU %d", c);
-		pf_meta(j, "thread_name", c, name);
-	}
+	pf_names(j, t, nt);
 	for (size_t i = 0; i < rec->nev; i++) {
 		const struct ks_rec_ev *x = &rec->evs[i];
 		const unsigned char *data = (const unsigned char *)(x->e + 1);
 		unsigned int cpu = x->e->cpu;
+		int tid;
 
+		if (cpu >= (unsigned int)rec->ncpus)
+			cpu = (unsigned int)rec->ncpus; /* the spare slot: a recording's bad cpu reads nothing else */
 		if (sw && x->ev == sw && next_pid && next_comm) {
 			struct running *r = &run[cpu];
 
 			if (r->on)
-				pf_slice(j, cpu, r, x->e->ts, offset_ns);
-			r->pid = (int)ks_field_num(rec->tep, next_pid, data, (uint32_t)next_pid->offset, 4);
+				pf_slice(j, t, nt, cpu, r, x->e->ts, offset_ns);
+			r->tid = (int)ks_field_num(rec->tep, next_pid, data, (uint32_t)next_pid->offset, 4);
+			/* a thread runs on one CPU at a time: where its switch-out was lost, its slice there ends here */
+			for (int c = 0; r->tid && c <= rec->ncpus; c++)
+				if (run[c].on && run[c].tid == r->tid)
+					pf_slice(j, t, nt, (unsigned int)c, &run[c], x->e->ts, offset_ns);
 			/* the idle task is no slice: gaps are idle time */
-			r->on = r->pid != 0;
+			r->on = r->tid != 0;
 			r->since = x->e->ts;
 			str_field(next_comm, data, r->comm, sizeof(r->comm));
 			continue;
 		}
+		memcpy(&tid, data + 4, 4);
+		/* another task's event on this CPU: the one running was switched out by an event not recorded */
+		if (run[cpu].on && run[cpu].tid != tid)
+			pf_slice(j, t, nt, cpu, &run[cpu], x->e->ts, offset_ns);
 		ks_json_obj_begin(j);
 		ks_json_kv_str(j, "ph", "i");
 		ks_json_kv_str(j, "s", "t");
 		ks_json_kv_str(j, "name", ks_rec_ev_name(x->ev, name, sizeof(name)));
-		ks_json_kv_u64(j, "pid", 1);
-		ks_json_kv_u64(j, "tid", cpu);
-		ks_json_kv_double(j, "ts", (double)(x->e->ts + (uint64_t)offset_ns) / 1e3);
+		ks_json_key(j, "pid");
+		ks_json_i64(j, thr_pid(t, nt, tid));
+		ks_json_key(j, "tid");
+		ks_json_i64(j, tid);
+		pf_us(j, "ts", x->e->ts + (uint64_t)offset_ns);
 		ks_json_key(j, "args");
 		ks_json_obj_begin(j);
+		ks_json_kv_u64(j, "cpu", x->e->cpu);
 		for (struct tep_format_field *f = x->ev->format.fields; f; f = f->next)
 			json_field(j, rec->tep, f, data);
 		ks_json_obj_end(j);
 		ks_json_obj_end(j);
 	}
 	/* slices still open end with the recording */
-	for (int c = 0; c < rec->ncpus; c++)
+	for (int c = 0; c <= rec->ncpus; c++)
 		if (run[c].on)
-			pf_slice(j, (unsigned int)c, &run[c], rec->last_ts, offset_ns);
+			pf_slice(j, t, nt, (unsigned int)c, &run[c], rec->last_ts, offset_ns);
 	ks_json_arr_end(j);
 	ks_json_obj_end(j);
 	ks_json_free(j);
 	fputc('\n', out);
 	free(run);
+	free(t);
 	fflush(out);
 	return ferror(out) ? -EIO : 0;
 }

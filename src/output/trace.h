@@ -9,7 +9,8 @@ enum ks_trace_fmt { KS_TRACE_TEXT, KS_TRACE_JSON, KS_TRACE_CSV };
 
 /* @offset_ns is added to every timestamp (0: CLOCK_MONOTONIC; realtime - monotonic: CLOCK_REALTIME). */
 int ks_trace_write(const struct ks_recording *rec, enum ks_trace_fmt fmt, int64_t offset_ns, FILE *out);
-/* A track per CPU: slices of the running task from sched_switch, instants for the other events. */
+/* A track per thread (named from the comms, in its process): slices of the time it ran from sched_switch
+ * (their CPU in args.cpu), instants for the other events; microseconds printed exactly from the ns. */
 int ks_trace_write_perfetto(const struct ks_recording *rec, int64_t offset_ns, FILE *out);
 
 #endif

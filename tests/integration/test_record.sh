@@ -127,7 +127,8 @@ t_eq "pair: unknown event exits 2" "2" "$?"
 t_eq "pair: unknown field exits 2 naming it" "2 1" "$? $(grep -c "no field 'nope'" "$T_TMP/e")"
 "$KSIGHT" report "$REC" --perfetto "$T_TMP/p.json" >/dev/null
 t_ok "perfetto: valid JSON" jq -e . "$T_TMP/p.json" >/dev/null
-t_eq "perfetto: a named track per CPU" "$(jq -s 'map(.cpu) | max + 1' "$T_TMP/s.jsonl")" \
+t_eq "perfetto: a named track per thread (each event's task, each task switched in)" \
+	"$(jq -s '[.[] | .pid, (select(.event == "sched:sched_switch") | .fields.next_pid)] | unique | length' "$T_TMP/s.jsonl")" \
 	"$(jq '[.traceEvents[] | select(.ph == "M" and .name == "thread_name")] | length' "$T_TMP/p.json")"
 t_eq "perfetto: running slices from sched_switch, instants for wakeups" "true" \
 	"$(jq '([.traceEvents[] | select(.ph == "X" and .dur >= 0)] | length) > 0 and ([.traceEvents[] | select(.ph == "i")] | length) > 0' "$T_TMP/p.json")"

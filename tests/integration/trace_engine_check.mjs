@@ -12,12 +12,19 @@ const file = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const model = Trace.TraceModel.Model.createWithAllHandlers();
 await model.parse(file.traceEvents);
 const data = model.parsedTrace().data;
-const named = process.argv[3]; // optional: count the slices of this name
-const out = { generic: data.Meta.traceIsGeneric, bounds: data.Meta.traceBounds, threads: [], warnings: 0, named: 0 };
+const named = process.argv[3]; // optional: count the slices of this name, or of this tid (a number)
+const byTid = /^[0-9]+$/.test(named || '');
+const out = { generic: data.Meta.traceIsGeneric, bounds: data.Meta.traceBounds, threads: [], warnings: 0, named: 0, of: [] };
 for (const [pid, proc] of data.Renderer.processes) {
 	for (const [tid, t] of proc.threads) {
 		const slices = t.entries.filter(e => e.ph === 'X');
-		out.named += slices.filter(e => e.name === named).length;
+		if (byTid && String(tid) === named) {
+			out.named += slices.length;
+			// the engine's own microseconds (ts, dur), as it will draw them
+			out.of.push(...slices.map(e => [e.ts, e.dur]));
+		} else if (!byTid) {
+			out.named += slices.filter(e => e.name === named).length;
+		}
 		out.threads.push({
 			pid, tid, name: t.name, slices: slices.length,
 			roots: t.tree ? t.tree.roots.size : null,
@@ -27,5 +34,8 @@ for (const [pid, proc] of data.Renderer.processes) {
 		});
 	}
 }
+// the process_name metadata the engine kept, by pid
+out.process_names = {};
+for (const [pid, ev] of data.Meta.processNames) out.process_names[pid] = ev.args.name;
 for (const list of data.Warnings.perWarning.values()) out.warnings += list.length;
 console.log(JSON.stringify(out));

@@ -47,15 +47,22 @@ static char *render(const struct ks_recording *rec, int64_t offset_ns)
 	return buf;
 }
 
-/* The document a trace viewer loads: a track per CPU, exec instants, sched_switch slices that end where the next begins. */
+/*
+ * The document a trace viewer loads: a process and a thread named from the comms per task, exec
+ * instants on the thread that exec'd, sh's slices on its own track, microseconds exact from the ns.
+ * The first slice ends at true's exec on the same CPU (sh's switch-out is not in the seed).
+ */
 static const char expected[] =
-	"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"CPUs\"}},{"
-	"\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"CPU 0\"}},{"
-	"\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"CPU 1\"}},{"
-	"\"ph\":\"i\",\"s\":\"t\",\"name\":\"sched:sched_process_exec\",\"pid\":1,\"tid\":1,\"ts\":54023767938.428,\"args\":{\"filename\":\"/bin/true\",\"pid\":29948,\"old_pid\":29948}},{"
-	"\"ph\":\"i\",\"s\":\"t\",\"name\":\"sched:sched_process_exec\",\"pid\":1,\"tid\":1,\"ts\":54023770137.926,\"args\":{\"filename\":\"/usr/bin/true\",\"pid\":29949,\"old_pid\":29949}},{"
-	"\"ph\":\"X\",\"name\":\"sh 29747\",\"cat\":\"sched\",\"pid\":1,\"tid\":1,\"ts\":54023769634.944,\"dur\":2145.2870025634766,\"args\":{\"pid\":29747}},{"
-	"\"ph\":\"X\",\"name\":\"sh 29747\",\"cat\":\"sched\",\"pid\":1,\"tid\":1,\"ts\":54023771780.231,\"dur\":0,\"args\":{\"pid\":29747}}]}\n";
+	"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":29747,\"tid\":29747,\"args\":{\"name\":\"sh\"}},{"
+	"\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":29747,\"tid\":29747,\"args\":{\"name\":\"sh\"}},{"
+	"\"ph\":\"M\",\"name\":\"process_name\",\"pid\":29948,\"tid\":29948,\"args\":{\"name\":\"true\"}},{"
+	"\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":29948,\"tid\":29948,\"args\":{\"name\":\"true\"}},{"
+	"\"ph\":\"M\",\"name\":\"process_name\",\"pid\":29949,\"tid\":29949,\"args\":{\"name\":\"true\"}},{"
+	"\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":29949,\"tid\":29949,\"args\":{\"name\":\"true\"}},{"
+	"\"ph\":\"i\",\"s\":\"t\",\"name\":\"sched:sched_process_exec\",\"pid\":29948,\"tid\":29948,\"ts\":54023767938.428,\"args\":{\"cpu\":1,\"filename\":\"/bin/true\",\"pid\":29948,\"old_pid\":29948}},{"
+	"\"ph\":\"X\",\"name\":\"sh\",\"cat\":\"sched\",\"pid\":29747,\"tid\":29747,\"ts\":54023769634.944,\"dur\":502.982,\"args\":{\"cpu\":1}},{"
+	"\"ph\":\"i\",\"s\":\"t\",\"name\":\"sched:sched_process_exec\",\"pid\":29949,\"tid\":29949,\"ts\":54023770137.926,\"args\":{\"cpu\":1,\"filename\":\"/usr/bin/true\",\"pid\":29949,\"old_pid\":29949}},{"
+	"\"ph\":\"X\",\"name\":\"sh\",\"cat\":\"sched\",\"pid\":29747,\"tid\":29747,\"ts\":54023771780.231,\"dur\":0.000,\"args\":{\"cpu\":1}}]}\n";
 
 TEST(perfetto_tracks_slices_instants)
 {
@@ -81,7 +88,7 @@ TEST(perfetto_offset_moves_every_timestamp)
 	s = render(&rec, 1000000000);
 	ASSERT_TRUE(s);
 	EXPECT_TRUE(strstr(s, "\"ts\":54024767938.428,"));
-	EXPECT_TRUE(strstr(s, "\"ts\":54024769634.944,\"dur\":2145.287"));
+	EXPECT_TRUE(strstr(s, "\"ts\":54024769634.944,\"dur\":502.982,"));
 	EXPECT_TRUE(!strstr(s, "\"ts\":54023"));
 	free(s);
 	ks_recording_free(&rec);
