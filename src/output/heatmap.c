@@ -501,7 +501,7 @@ out:
 	return err;
 }
 
-int ks_heatmap_out_open(struct ks_heatmap_out *o, const char *path, int top_n)
+int ks_heatmap_out_open(struct ks_heatmap_out *o, const char *path, int top_n, size_t budget)
 {
 	struct stat st;
 	int err;
@@ -518,7 +518,7 @@ int ks_heatmap_out_open(struct ks_heatmap_out *o, const char *path, int top_n)
 	err = ks_sink_open(&o->sink, path, NULL);
 	if (err)
 		return err;
-	o->series = ks_series_new(KS_SERIES_BUDGET);
+	o->series = ks_series_new(budget ? budget : KS_SERIES_BUDGET);
 	if (!o->series) {
 		ks_sink_close(&o->sink, false);
 		p_err("out of memory");
