@@ -457,10 +457,12 @@ int ks_series_add(struct ks_series *s, struct ks_report *r)
 	if (index_rows(e))
 		goto nomem;
 	if (any) {
+		/* offsets + 1 fit 32 bits: 4 GiB of histograms is far past any budget */
+		if (packed >= UINT32_MAX)
+			goto nomem;
 		e->packed = malloc(packed);
 		e->hoff = calloc((size_t)r->nrows * ROW_HISTS, sizeof(*e->hoff));
-		/* offsets + 1 fit 32 bits: 4 GiB of histograms is far past any budget */
-		if (!e->packed || !e->hoff || packed >= UINT32_MAX)
+		if (!e->packed || !e->hoff)
 			goto nomem;
 	}
 	/* rows are kept for the run: the spare capacity of the collector's array is given back */
