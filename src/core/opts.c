@@ -8,7 +8,7 @@
 #include "core/parse.h"
 #include "core/report.h"
 
-enum { ID_COMM = 256, ID_BY, ID_MAXMEM, ID_SELF, ID_SORT, ID_HEATMAP };
+enum { ID_COMM = 256, ID_BY, ID_MAXMEM, ID_SELF, ID_SORT, ID_HEATMAP, ID_SERIESMEM };
 
 struct common_def {
 	unsigned int bit;
@@ -31,6 +31,7 @@ static const struct common_def common_defs[] = {
 	{ KS_O_MEMORY, { "max-memory", ID_MAXMEM, "SIZE", "budget for the BPF maps at the possible-CPU count (default 64M)" } },
 	{ KS_O_SORT, { "sort", ID_SORT, "KEY", "order rows by KEY: count, total, errors, p50, p90, p99, max, mean or a column" } },
 	{ KS_O_HEATMAP, { "heatmap", ID_HEATMAP, "FILE", "with -i: write an SVG heatmap of the top -n rows' histograms over the run to FILE" } },
+	{ KS_O_HEATMAP, { "series-memory", ID_SERIESMEM, "SIZE", "with --heatmap: keep the run's intervals in SIZE (default 64M)" } },
 	{ 0, { "verbose", 'v', NULL, "more messages (-vv: libbpf's too)" } },
 	{ 0, { "help", 'h', NULL, "show this help" } },
 };
@@ -304,6 +305,14 @@ static int parse_common(const struct ks_cmd_spec *spec, struct ks_common *c, int
 		}
 		c->heatmap = arg;
 		return 0;
+	case ID_SERIESMEM:
+		/* the newest interval is kept whatever the size: below 1 MiB a heatmap is one column */
+		if (ks_parse_size(arg, &v) || v < (1ull << 20) || v > (1ull << 40)) {
+			p_err("invalid --series-memory '%s': expected a size from 1M to 1T, e.g. 256M", KS_ESC(arg));
+			return -EINVAL;
+		}
+		c->series_memory = v;
+		return 0;
 	case 'v':
 		ks_verbose++;
 		return 0;
@@ -317,6 +326,10 @@ int ks_opts_check(const struct ks_common *c)
 	if (c->heatmap && !c->interval) {
 		p_err("--heatmap needs -i: its time columns are the interval reports, e.g. -i 1 --heatmap %s",
 		      KS_ESC(c->heatmap));
+		return -EINVAL;
+	}
+	if (c->series_memory && !c->heatmap) {
+		p_err("--series-memory needs --heatmap: only the heatmap keeps the run's intervals");
 		return -EINVAL;
 	}
 	/* the heatmap, written last, would replace the reports */

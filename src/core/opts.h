@@ -57,6 +57,7 @@ struct ks_common {
 	char **cmd_argv;     /* -- CMD [ARG...]: NULL-terminated, or NULL */
 	struct ks_cmd *cmd;  /* its state once spawned (core/cmd.h): the filter follows its cgroup */
 	const char *heatmap; /* --heatmap FILE, or NULL */
+	uint64_t series_memory; /* --series-memory: the heatmap's series budget in bytes; 0: KS_SERIES_BUDGET */
 };
 
 /*
@@ -138,7 +139,7 @@ int ks_opts_list(const struct ks_cmd_spec *spec, const struct ks_optdef **defs, 
 /*
  * The checks that need every shared option parsed (options may come in
  * any order, around positional arguments): --heatmap without -i, or
- * naming the -o file.  0, or
+ * naming the -o file; --series-memory without --heatmap.  0, or
  * -EINVAL after a one-line error.
  */
 int ks_opts_check(const struct ks_common *c);

@@ -1,15 +1,25 @@
-/* The series of a run's interval reports: a ring of moved-in reports, dropped oldest-interval first past a byte budget, each with a row index by keys. */
+/* The series of a run's interval reports: a ring of moved-in reports, dropped oldest-interval first past a byte budget, each with a row index by keys and its histograms packed sparsely. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/hash.h"
 #include "core/series.h"
 
-/* One kept report and its row index: open addressing, slots hold row index + 1 (0: empty). */
+/* Histograms a kept row can have: its main one, then its extra ones. */
+#define ROW_HISTS (1 + KS_ROW_XHISTS)
+
+/*
+ * One kept report and its row index: open addressing, slots hold row index + 1 (0: empty).
+ * Its histograms are packed one after the other in @packed (ks_hist_pack); @hoff has
+ * ROW_HISTS offsets + 1 per row (0: no such histogram), NULL when no row has one.
+ */
 struct entry {
 	struct ks_report r;
 	uint32_t *idx;
 	size_t nidx; /* a power of two, at least twice the rows */
+	uint8_t *packed;
+	size_t npacked;
+	uint32_t *hoff;
 	size_t bytes;
 };
 
@@ -41,6 +51,8 @@ static void entry_free(struct entry *e)
 {
 	ks_report_free(&e->r);
 	free(e->idx);
+	free(e->packed);
+	free(e->hoff);
 }
 
 void ks_series_free(struct ks_series *s)
@@ -119,18 +131,161 @@ uint64_t ks_row_keys_hash(const struct ks_row *row)
 	return h;
 }
 
+/*
+ * The packed form: LEB128 numbers, the header (count, sum, max, slots with
+ * a count), then per such slot in increasing order its distance from the
+ * slot after the previous one and its count.  A latency row fills a few
+ * dozen neighbouring slots of 976: about 3 bytes each instead of 8 for all.
+ */
+static size_t put_u64(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	do {
+		uint8_t b = v & 0x7f;
+
+		v >>= 7;
+		if (p)
+			p[n] = b | (v ? 0x80 : 0);
+		n++;
+	} while (v);
+	return n;
+}
+
+/* false at the end of the bytes or past 64 bits */
+static bool get_u64(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (unsigned int sh = 0; *p < end && sh < 64; sh += 7) {
+		uint8_t b = *(*p)++;
+
+		if (sh == 63 && (b & 0x7e))
+			return false;
+		x |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+size_t ks_hist_pack(const struct ks_hist *h, uint8_t *buf)
+{
+	unsigned int nslots = 0, next = 0;
+	size_t len = 0;
+
+#define PUT(v) (len += put_u64(buf ? buf + len : NULL, (v)))
+	for (unsigned int k = 0; k < KS_HIST_SLOTS; k++)
+		nslots += h->slots[k] != 0;
+	PUT(h->count);
+	PUT(h->sum);
+	PUT(h->max);
+	PUT(nslots);
+	for (unsigned int k = 0; k < KS_HIST_SLOTS; k++) {
+		if (!h->slots[k])
+			continue;
+		PUT(k - next);
+		PUT(h->slots[k]);
+		next = k + 1;
+	}
+#undef PUT
+	return len;
+}
+
+int ks_hist_view_init(struct ks_hist_view *v, const uint8_t *buf, size_t len)
+{
+	uint64_t n;
+
+	memset(v, 0, sizeof(*v));
+	v->p = buf;
+	v->end = buf + len;
+	if (!get_u64(&v->p, v->end, &v->count) || !get_u64(&v->p, v->end, &v->sum) ||
+	    !get_u64(&v->p, v->end, &v->max) || !get_u64(&v->p, v->end, &n) || n > KS_HIST_SLOTS)
+		return -EINVAL;
+	v->nslots = v->left = (unsigned int)n;
+	return 0;
+}
+
+bool ks_hist_view_next(struct ks_hist_view *v, unsigned int *slot, uint64_t *n)
+{
+	uint64_t gap;
+
+	if (!v->left || v->bad)
+		return false;
+	/* a slot past the last, or an empty one, is not of ks_hist_pack: the rest is not read */
+	if (!get_u64(&v->p, v->end, &gap) || gap >= KS_HIST_SLOTS - v->next || !get_u64(&v->p, v->end, n) || !*n) {
+		v->bad = true;
+		return false;
+	}
+	*slot = v->next + (unsigned int)gap;
+	v->next = *slot + 1;
+	v->left--;
+	return true;
+}
+
+/* The rest of @v into @out, whole; 0 or -EINVAL. */
+static int view_fill(struct ks_hist_view *v, struct ks_hist *out)
+{
+	unsigned int k;
+	uint64_t n;
+
+	memset(out, 0, sizeof(*out));
+	out->count = v->count;
+	out->sum = v->sum;
+	out->max = v->max;
+	while (ks_hist_view_next(v, &k, &n))
+		out->slots[k] = n;
+	return v->bad || v->left ? -EINVAL : 0;
+}
+
+int ks_hist_unpack(const uint8_t *buf, size_t len, struct ks_hist *out)
+{
+	struct ks_hist_view v;
+	int err = ks_hist_view_init(&v, buf, len);
+
+	if (!err)
+		err = view_fill(&v, out);
+	/* the bytes are one histogram's, no more */
+	if (!err && v.p != v.end)
+		err = -EINVAL;
+	return err;
+}
+
+/* Where @row's histogram @which (0: the main one, 1..: xhist[which - 1]) is, or NULL. */
+static struct ks_hist **row_hist(struct ks_row *row, int which)
+{
+	if (!which)
+		return &row->hist;
+	return which <= row->nxhist ? &row->xhist[which - 1].h : NULL;
+}
+
+static bool has_hist(const struct ks_row *row, int which)
+{
+	struct ks_hist **h = row_hist((struct ks_row *)row, which);
+
+	return h && *h;
+}
+
 size_t ks_series_report_bytes(const struct ks_report *r)
 {
 	size_t n = sizeof(struct entry) + (size_t)r->cap * sizeof(struct ks_row);
+	bool any = false;
 
 	for (int i = 0; i < r->nrows; i++) {
 		const struct ks_row *row = &r->rows[i];
 
-		n += row->hist ? sizeof(*row->hist) : 0;
+		for (int w = 0; w < ROW_HISTS; w++) {
+			if (has_hist(row, w)) {
+				n += ks_hist_pack(*row_hist((struct ks_row *)row, w), NULL);
+				any = true;
+			}
+		}
 		n += (size_t)row->nsub * sizeof(*row->sub);
-		for (int x = 0; x < row->nxhist; x++)
-			n += row->xhist[x].h ? sizeof(*row->xhist[x].h) : 0;
 	}
+	if (any)
+		n += (size_t)r->nrows * ROW_HISTS * sizeof(uint32_t);
 	for (int i = 0; i < r->nmeta; i++)
 		n += r->meta[i].str ? strlen(r->meta[i].str) + 1 : 0;
 	for (int i = 0; i < r->nlists; i++) {
@@ -139,6 +294,37 @@ size_t ks_series_report_bytes(const struct ks_report *r)
 			n += strlen(r->lists[i].items[k]) + 1;
 	}
 	return n;
+}
+
+bool ks_series_hist_view(const struct ks_series *s, size_t i, const struct ks_row *row, int which,
+			 struct ks_hist_view *v)
+{
+	const struct entry *e;
+	uintptr_t a = (uintptr_t)row, b;
+	size_t j;
+	uint32_t off;
+
+	if (i >= s->len || which < 0 || which >= ROW_HISTS)
+		return false;
+	e = at(s, i);
+	b = (uintptr_t)e->r.rows;
+	/* @row must be one of the report's own rows: its index finds its offsets */
+	if (!e->hoff || a < b || (a - b) % sizeof(*row))
+		return false;
+	j = (a - b) / sizeof(*row);
+	if (j >= (size_t)e->r.nrows)
+		return false;
+	off = e->hoff[j * ROW_HISTS + which];
+	return off && !ks_hist_view_init(v, e->packed + off - 1, e->npacked - (off - 1));
+}
+
+int ks_series_hist(const struct ks_series *s, size_t i, const struct ks_row *row, int which, struct ks_hist *out)
+{
+	struct ks_hist_view v;
+
+	if (!ks_series_hist_view(s, i, row, which, &v))
+		return -ENOENT;
+	return view_fill(&v, out);
 }
 
 /* Builds @e's row index; 0 or -ENOMEM. */
@@ -231,17 +417,54 @@ static struct timespec ts_minus(struct timespec t, int64_t ns)
 	return t;
 }
 
+/* Packs @e's histograms into the room made for them and frees the dense ones. */
+static void pack_rows(struct entry *e)
+{
+	for (int i = 0; i < e->r.nrows; i++) {
+		for (int w = 0; w < ROW_HISTS; w++) {
+			struct ks_hist **h = row_hist(&e->r.rows[i], w);
+
+			if (!h || !*h)
+				continue;
+			e->hoff[(size_t)i * ROW_HISTS + w] = (uint32_t)e->npacked + 1;
+			e->npacked += ks_hist_pack(*h, e->packed + e->npacked);
+			free(*h);
+			*h = NULL;
+		}
+	}
+}
+
 int ks_series_add(struct ks_series *s, struct ks_report *r)
 {
+	size_t packed = 0;
 	struct entry *e;
+	bool any = false;
 
 	if (grow(s))
 		return -ENOMEM;
 	e = &s->e[(s->head + s->len) % s->cap];
 	memset(e, 0, sizeof(*e));
 	e->r = *r;
+	for (int i = 0; i < r->nrows; i++) {
+		for (int w = 0; w < ROW_HISTS; w++) {
+			if (has_hist(&r->rows[i], w)) {
+				packed += ks_hist_pack(*row_hist(&r->rows[i], w), NULL);
+				any = true;
+			}
+		}
+	}
+	/* every allocation before anything of @r changes: a failure leaves it as it was */
 	if (index_rows(e))
-		return -ENOMEM;
+		goto nomem;
+	if (any) {
+		/* offsets + 1 fit 32 bits: 4 GiB of histograms is far past any budget */
+		if (packed >= UINT32_MAX)
+			goto nomem;
+		e->packed = malloc(packed);
+		e->hoff = calloc((size_t)r->nrows * ROW_HISTS, sizeof(*e->hoff));
+		if (!e->packed || !e->hoff)
+			goto nomem;
+	}
 	/* rows are kept for the run: the spare capacity of the collector's array is given back */
 	if (!e->r.nrows) {
 		free(e->r.rows);
@@ -256,6 +479,8 @@ int ks_series_add(struct ks_series *s, struct ks_report *r)
 		}
 	}
 	e->bytes = ks_series_report_bytes(&e->r) + e->nidx * sizeof(*e->idx);
+	if (any)
+		pack_rows(e);
 	if (!s->started && r->has_time) {
 		int64_t ns = r->duration_s > 0 ? (int64_t)(r->duration_s * 1e9 + 0.5) : 0;
 
@@ -269,4 +494,19 @@ int ks_series_add(struct ks_series *s, struct ks_report *r)
 	s->bytes += e->bytes;
 	trim(s, e->r.interval);
 	return 0;
+nomem:
+	free(e->idx);
+	free(e->packed);
+	free(e->hoff);
+	memset(e, 0, sizeof(*e));
+	return -ENOMEM;
+}
+
+size_t ks_series_intervals(const struct ks_series *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->len; i++)
+		n += !i || at(s, i)->r.interval != at(s, i - 1)->r.interval;
+	return n;
 }

@@ -28,7 +28,7 @@ static int run_instances(struct ks_instance *in, int n, const struct ks_common *
 			return 2;
 		}
 	}
-	if (ks_opts_check(c) || ks_heatmap_out_open(&ho, c->heatmap, c->top_n))
+	if (ks_opts_check(c) || ks_heatmap_out_open(&ho, c->heatmap, c->top_n, c->series_memory))
 		return 2;
 	d.series = ho.series;
 	d.w = ks_writer_find(c->json ? "json" : "text");

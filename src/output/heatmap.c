@@ -52,8 +52,10 @@ int ks_heatmap_build(struct ks_heatmap *h, const struct ks_series *s, const char
 {
 	struct timespec m0, w0;
 	bool timed = ks_series_start(s, &m0, &w0);
-	unsigned int lo = KS_HIST_SLOTS, hi = 0;
+	unsigned int lo = KS_HIST_SLOTS, hi = 0, k;
+	struct ks_hist_view v;
 	double t = 0;
+	uint64_t n;
 	int c = 0;
 
 	memset(h, 0, sizeof(*h));
@@ -83,11 +85,12 @@ int ks_heatmap_build(struct ks_heatmap *h, const struct ks_series *s, const char
 		h->cols[c].interval = r->interval;
 		t = h->cols[c++].t1;
 		x = ks_series_row(s, i, row);
-		for (unsigned int k = 0; x && x->hist && k < KS_HIST_SLOTS; k++) {
-			if (!x->hist->slots[k])
-				continue;
-			lo = k < lo ? k : lo;
-			hi = k > hi ? k : hi;
+		/* the kept histogram's slots with a count, in increasing order */
+		if (x && ks_series_hist_view(s, i, x, 0, &v)) {
+			while (ks_hist_view_next(&v, &k, &n)) {
+				lo = k < lo ? k : lo;
+				hi = k > hi ? k : hi;
+			}
 		}
 	}
 	if (lo > hi)
@@ -107,12 +110,12 @@ int ks_heatmap_build(struct ks_heatmap *h, const struct ks_series *s, const char
 		if (!of(r, collector))
 			continue;
 		x = ks_series_row(s, i, row);
-		for (unsigned int k = lo; x && x->hist && k <= hi; k++) {
-			uint64_t n = x->hist->slots[k];
-
-			h->cells[(size_t)c * h->nb + (k - lo)] = n;
-			h->total += n;
-			h->max = n > h->max ? n : h->max;
+		if (x && ks_series_hist_view(s, i, x, 0, &v)) {
+			while (ks_hist_view_next(&v, &k, &n)) {
+				h->cells[(size_t)c * h->nb + (k - lo)] = n;
+				h->total += n;
+				h->max = n > h->max ? n : h->max;
+			}
 		}
 		c++;
 	}
@@ -149,9 +152,10 @@ int ks_heatmap_rows(const struct ks_series *s, const char *collector, int n, con
 
 		for (int j = 0; of(r, collector) && j < r->nrows; j++) {
 			const struct ks_row *row = &r->rows[j];
+			struct ks_hist_view v;
 			size_t h;
 
-			if (!row->hist)
+			if (!ks_series_hist_view(s, i, row, 0, &v))
 				continue;
 			/* the table at most half full: doubled and refilled */
 			if (2 * (ncand + 1) > tcap) {
@@ -186,7 +190,7 @@ int ks_heatmap_rows(const struct ks_series *s, const char *collector, int n, con
 				cand[ncand] = (struct cand){ row, 0, ncand };
 				tab[h] = (uint32_t)++ncand;
 			}
-			cand[tab[h] - 1].count += row->hist->count;
+			cand[tab[h] - 1].count += v.count;
 		}
 	}
 	if (ncand)
@@ -497,7 +501,7 @@ out:
 	return err;
 }
 
-int ks_heatmap_out_open(struct ks_heatmap_out *o, const char *path, int top_n)
+int ks_heatmap_out_open(struct ks_heatmap_out *o, const char *path, int top_n, size_t budget)
 {
 	struct stat st;
 	int err;
@@ -514,7 +518,7 @@ int ks_heatmap_out_open(struct ks_heatmap_out *o, const char *path, int top_n)
 	err = ks_sink_open(&o->sink, path, NULL);
 	if (err)
 		return err;
-	o->series = ks_series_new(KS_SERIES_BUDGET);
+	o->series = ks_series_new(budget ? budget : KS_SERIES_BUDGET);
 	if (!o->series) {
 		ks_sink_close(&o->sink, false);
 		p_err("out of memory");
@@ -527,7 +531,7 @@ int ks_heatmap_out_open(struct ks_heatmap_out *o, const char *path, int top_n)
 int ks_heatmap_out_close(struct ks_heatmap_out *o, bool started)
 {
 	char *buf = NULL;
-	size_t len = 0;
+	size_t len = 0, ni, per;
 	FILE *m;
 	int err = 0, cerr;
 
@@ -538,9 +542,13 @@ int ks_heatmap_out_close(struct ks_heatmap_out *o, bool started)
 		err = m ? ks_write_heatmap(o->series, o->top_n, m) : -errno;
 		if (m && fclose(m) && !err)
 			err = -ENOMEM;
-		/* -v: what the series cost, to size the budget by */
-		p_info("heatmap: %zu reports kept in %zu KiB (budget %zu MiB), %" PRIu64 " intervals dropped, %zu bytes of SVG",
-		       ks_series_len(o->series), ks_series_bytes(o->series) >> 10, ks_series_budget(o->series) >> 20,
+		/* -v: what the series cost, to size --series-memory by */
+		ni = ks_series_intervals(o->series);
+		per = ni ? ks_series_bytes(o->series) / ni : 0;
+		p_info("heatmap: %zu reports of %zu intervals kept in %zu KiB (%zu KiB an interval: %zu intervals in the "
+		       "budget of %zu MiB), %" PRIu64 " intervals dropped, %zu bytes of SVG",
+		       ks_series_len(o->series), ni, ks_series_bytes(o->series) >> 10, per >> 10,
+		       per ? ks_series_budget(o->series) / per : 0, ks_series_budget(o->series) >> 20,
 		       ks_series_dropped(o->series), len);
 		if (!err)
 			err = ks_sink_start(&o->sink);

@@ -63,11 +63,12 @@ struct ks_heatmap_out {
 
 /*
  * Opens @path (NULL: no heatmap, 0) the way -o is opened (not emptied, a
- * symbolic link refused, "-" standard output) and makes the series.  A
+ * symbolic link refused, "-" standard output) and makes the series of
+ * @budget bytes (0: KS_SERIES_BUDGET).  A
  * FIFO or anything else not a regular file is refused: the SVG is written
  * whole at the end.  0, or negative errno after a one-line error.
  */
-int ks_heatmap_out_open(struct ks_heatmap_out *o, const char *path, int top_n);
+int ks_heatmap_out_open(struct ks_heatmap_out *o, const char *path, int top_n, size_t budget);
 /*
  * With @started, writes the heatmap of the series to the file; without,
  * removes a file the open made.  Frees the series; a second call does

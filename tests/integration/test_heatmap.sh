@@ -124,6 +124,22 @@ else
 	t_skip "heatmap in chromium" "needs chromium, node and playwright-core in $NODE_DIR (scripts/setup.sh)"
 fi
 
+# --series-memory 1M: the kept intervals within 1 MiB, the oldest dropped whole and counted in -v and the title
+# (system-wide by pid and syscall at -i 0.05: a few hundred KiB an interval, 40 intervals)
+"$KSIGHT" syscalls -i 0.05 -d 2 --by pid,syscall --series-memory 1M -v -n 1 --heatmap "$T_TMP/sm.svg" -j -o "$T_TMP/sm.json" \
+	2>"$T_TMP/sm.err"
+t_eq "heatmap: --series-memory 1M exits 0" "0" "$?"
+set -- $(sed -n 's/^ksight: heatmap: \([0-9]*\) reports of \([0-9]*\) intervals kept in \([0-9]*\) KiB .*budget of \([0-9]*\) MiB), \([0-9]*\) intervals dropped.*/\1 \2 \3 \4 \5/p' "$T_TMP/sm.err")
+if [ $# = 5 ]; then
+	t_eq "heatmap: --series-memory 1M is the budget -v names" "1" "$4"
+	t_ok "heatmap: the $1 reports kept fit in 1 MiB ($3 KiB)" test "$3" -le 1024
+	t_ok "heatmap: intervals were dropped ($5) and kept ($2)" test "$5" -gt 0 -a "$2" -gt 0
+	t_eq "heatmap: kept and dropped are every interval report" "$(grep -c '"interval": *[1-9]' "$T_TMP/sm.json")" "$(($2 + $5))"
+	t_ok "heatmap: the title says how many were dropped" grep -q "; $5 intervals dropped to keep the series within 1 MiB" "$T_TMP/sm.svg"
+else
+	t_fail "heatmap: --series-memory -v line" "$(grep heatmap: "$T_TMP/sm.err")"
+fi
+
 # bad input: one line, exit 2, no file made, nothing attached
 h_bad() {
 	_n=$1
@@ -146,6 +162,8 @@ h_bad "a FIFO (refused, not waited on)" syscalls -i 1 -d 1 --heatmap "$T_TMP/fif
 h_bad "the -o file" syscalls -i 1 -d 1 --heatmap "$T_TMP/same" -o "$T_TMP/same"
 t_ok "heatmap: the -o file, not made" test ! -e "$T_TMP/same"
 h_bad "an empty name" syscalls -i 1 -d 1 --heatmap ''
+h_bad "--series-memory below 1M" syscalls -i 1 -d 1 --heatmap "$T_TMP/sm0.svg" --series-memory 1K
+h_bad "--series-memory without --heatmap" syscalls -i 1 -d 1 --series-memory 64M
 h_bad "-o unwritable after it" syscalls -i 1 -d 1 --heatmap "$T_TMP/o-bad.svg" -o /proc/no-such-dir/r.json
 t_ok "heatmap: a run that never started leaves no heatmap file" test ! -e "$T_TMP/o-bad.svg"
 t_no_leaks "heatmap: no BPF program or link left behind" "$T_TMP/orphans.before"

@@ -1,5 +1,6 @@
-/* Unit tests of the series (core/series.c): reports moved in, rows found by their keys over time, the byte budget dropping whole oldest intervals, and the heatmap's cell grid (output/heatmap.c) built from it. */
+/* Unit tests of the series (core/series.c): reports moved in, rows found by their keys over time, histograms packed sparsely and read back exactly, the byte budget dropping whole oldest intervals, and the heatmap's cell grid and SVG (output/heatmap.c) built from it. */
 #include "test.h"
+#include "core/hash.h"
 #include "core/hist.h"
 #include "core/series.h"
 #include "output/heatmap.h"
@@ -22,6 +23,14 @@ static void mk(struct ks_report *r, const char *collector, int i, const char *co
 		for (int j = 0; j < n; j++)
 			ks_hist_record(row->hist, v);
 	}
+}
+
+/* The count of a kept row's histogram, read from its packed form (-1: none). */
+static int64_t hist_count(const struct ks_series *s, size_t i, const struct ks_row *row)
+{
+	struct ks_hist_view v;
+
+	return row && ks_series_hist_view(s, i, row, 0, &v) ? (int64_t)v.count : -1;
 }
 
 static struct ks_row key(const char *name, int64_t pid)
@@ -57,9 +66,9 @@ TEST(add_moves_the_report_and_rows_are_found_by_keys)
 	EXPECT_TRUE(ks_series_at(s, 2) == NULL);
 	/* read is in interval 1 only; write in both, with its own counts */
 	ASSERT_TRUE(ks_series_row(s, 0, &read) != NULL);
-	EXPECT_EQ_INT(ks_series_row(s, 0, &read)->hist->count, 3);
+	EXPECT_EQ_INT(hist_count(s, 0, ks_series_row(s, 0, &read)), 3);
 	EXPECT_TRUE(ks_series_row(s, 1, &read) == NULL);
-	EXPECT_EQ_INT(ks_series_row(s, 1, &write)->hist->count, 2);
+	EXPECT_EQ_INT(hist_count(s, 1, ks_series_row(s, 1, &write)), 2);
 	/* every key counts: the same name with another pid is another row */
 	EXPECT_TRUE(ks_series_row(s, 0, &read8) == NULL);
 	EXPECT_TRUE(ks_series_row(s, 5, &read) == NULL);
@@ -133,7 +142,9 @@ TEST(budget_drops_whole_oldest_intervals)
 	ASSERT_TRUE(s);
 	ASSERT_EQ_INT(ks_series_add(s, &r), 0);
 	each = ks_series_bytes(s);
-	EXPECT_TRUE(each >= sizeof(struct ks_hist) + sizeof(struct ks_row));
+	/* the row, its one slot packed (a few bytes, not the 7.8 KiB of every slot) and the index */
+	EXPECT_TRUE(each >= sizeof(struct ks_row));
+	EXPECT_TRUE(each < sizeof(struct ks_hist));
 	ks_series_free(s);
 	ks_report_free(&r);
 
@@ -287,6 +298,253 @@ TEST(heatmap_svg_escapes_names_and_blanks_empty_cells)
 	EXPECT_TRUE(strstr(buf, "1 reports; 2 intervals dropped to keep the series within 0 MiB"));
 	/* the one column kept is interval 3, at 2-3 s since the start */
 	EXPECT_TRUE(strstr(buf, "data-i=\"3\" data-t0=\"2.000\" data-t1=\"3.000\""));
+	free(buf);
+	ks_series_free(s);
+}
+
+/* A fixed pseudo-random sequence (xorshift64), the same on every machine. */
+static uint64_t rnd(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* A histogram of kind @kind: empty, one edge slot, every slot, counts of every size, or a latency-like clump. */
+static void fill(struct ks_hist *h, int kind, uint64_t *x)
+{
+	memset(h, 0, sizeof(*h));
+	switch (kind) {
+	case 0: /* empty */
+		break;
+	case 1: /* the first and the last slot, the largest counts */
+		h->slots[0] = UINT64_MAX;
+		h->slots[KS_HIST_SLOTS - 1] = UINT64_MAX - 1;
+		h->count = UINT64_MAX;
+		h->sum = UINT64_MAX;
+		h->max = UINT64_MAX;
+		break;
+	case 2: /* every slot, counts of every byte length */
+		for (unsigned int k = 0; k < KS_HIST_SLOTS; k++)
+			h->slots[k] = (rnd(x) >> (k % 64)) | 1;
+		h->count = rnd(x);
+		h->sum = rnd(x);
+		h->max = rnd(x);
+		break;
+	case 3: /* a header that the slots do not add up to (kept as it came) */
+		h->count = 12345;
+		h->slots[700] = 1;
+		break;
+	default: /* values recorded: a clump and a tail */
+		for (int i = 0, n = (int)(rnd(x) % 2000); i < n; i++) {
+			/* one draw a statement: the order C leaves to the compiler must not pick the values */
+			uint64_t a = rnd(x), b = rnd(x), c = rnd(x);
+
+			ks_hist_record(h, a % 4 ? 500 + b % 20000 : c >> (b % 64));
+		}
+		break;
+	}
+}
+
+TEST(packed_histograms_read_back_exactly)
+{
+	static struct ks_hist h, back;
+	static uint8_t buf[4 * 10 + KS_HIST_SLOTS * 12];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	for (int i = 0; i < 400; i++) {
+		struct ks_hist_view v;
+		unsigned int k, last = 0, n = 0;
+		uint64_t c;
+		size_t len;
+
+		fill(&h, i < 4 ? i : 4 + (int)(rnd(&x) % 8), &x);
+		len = ks_hist_pack(&h, NULL);
+		ASSERT_TRUE(len <= sizeof(buf));
+		if (!EXPECT_EQ_U64(ks_hist_pack(&h, buf), len))
+			break;
+		memset(&back, 0xa5, sizeof(back));
+		if (!EXPECT_EQ_INT(ks_hist_unpack(buf, len, &back), 0) || !EXPECT_TRUE(!memcmp(&h, &back, sizeof(h))))
+			break;
+		/* the view gives the same slots, increasing */
+		ASSERT_EQ_INT(ks_hist_view_init(&v, buf, len), 0);
+		while (ks_hist_view_next(&v, &k, &c)) {
+			if (!EXPECT_TRUE((!n || k > last) && h.slots[k] == c))
+				break;
+			last = k;
+			n++;
+		}
+		EXPECT_EQ_INT(n, v.nslots);
+		/* a short buffer is never read past */
+		EXPECT_EQ_INT(ks_hist_unpack(buf, len - 1, &back), -EINVAL);
+	}
+	/* a latency row is a few bytes a slot, not 8 for each of 976 */
+	fill(&h, 9, &x);
+	EXPECT_TRUE(ks_hist_pack(&h, NULL) < sizeof(h) / 10);
+}
+
+TEST(packed_bytes_not_of_pack_are_refused)
+{
+	static struct ks_hist h;
+	static const struct {
+		const char *why;
+		uint8_t b[16];
+		size_t len;
+	} bad[] = {
+		{ "nothing", { 0 }, 0 },
+		{ "a header cut short", { 1, 2 }, 2 },
+		{ "more slots than there are", { 0, 0, 0, 0xd1, 0x07 }, 5 },
+		{ "a slot missing", { 1, 1, 1, 2, 0, 1 }, 6 },
+		{ "a slot past the last", { 1, 1, 1, 1, 0xd0, 0x07, 1 }, 7 },
+		{ "an empty slot", { 0, 0, 0, 1, 3, 0 }, 6 },
+		{ "bytes after the histogram", { 0, 0, 0, 1, 3, 1, 9 }, 7 },
+		{ "a number past 64 bits", { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0 }, 13 },
+		{ "a number never ending", { 0x80, 0x80, 0x80 }, 3 },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (!EXPECT_EQ_INT(ks_hist_unpack(bad[i].b, bad[i].len, &h), -EINVAL))
+			fprintf(stderr, "  accepted: %s\n", bad[i].why);
+	/* the largest slot and a 64-bit count are fine */
+	{
+		static const uint8_t ok[] = { 0, 0, 0, 1, 0xcf, 0x07, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
+
+		EXPECT_EQ_INT(ks_hist_unpack(ok, sizeof(ok), &h), 0);
+		EXPECT_EQ_U64(h.slots[KS_HIST_SLOTS - 1], UINT64_MAX);
+	}
+}
+
+TEST(kept_rows_give_back_every_histogram)
+{
+	static struct ks_hist want[8][1 + KS_ROW_XHISTS], got;
+	struct ks_series *s = ks_series_new(KS_SERIES_BUDGET);
+	uint64_t x = 42;
+	struct ks_report r;
+	char name[16];
+
+	ASSERT_TRUE(s);
+	ks_report_init(&r, "mem", "tp");
+	/* rows with no histogram, the main one only, extra ones only, and all of them */
+	for (int i = 0; i < 8; i++) {
+		struct ks_row *row = ks_report_add_row(&r);
+
+		snprintf(name, sizeof(name), "r%d", i);
+		ks_row_key_str(row, "site", name);
+		for (int w = 0; w <= KS_ROW_XHISTS; w++) {
+			struct ks_hist *h;
+
+			if ((i == 0) || (i == 1 && w) || (i == 2 && !w) || (i == 3 && w > 2))
+				continue;
+			h = malloc(sizeof(*h));
+			ASSERT_TRUE(h);
+			fill(h, (i + w) % 6, &x);
+			want[i][w] = *h;
+			if (w)
+				ks_row_xhist(row, "size_bytes", KS_UNIT_BYTES, h);
+			else
+				row->hist = h;
+		}
+	}
+	ASSERT_EQ_INT(ks_series_add(s, &r), 0);
+	ks_report_free(&r);
+	for (int i = 0; i < 8; i++) {
+		const struct ks_row *row = &ks_series_at(s, 0)->rows[i];
+		int nx = i == 0 || i == 1 ? 0 : i == 3 ? 2 : KS_ROW_XHISTS;
+
+		/* the dense copies are gone, the extra histograms' names stay */
+		EXPECT_TRUE(row->hist == NULL);
+		EXPECT_EQ_INT(row->nxhist, nx);
+		for (int w = 0; w <= KS_ROW_XHISTS; w++) {
+			bool has = !((i == 0) || (i == 1 && w) || (i == 2 && !w) || (i == 3 && w > 2));
+
+			if (w && w <= nx) {
+				EXPECT_TRUE(row->xhist[w - 1].h == NULL);
+				EXPECT_EQ_STR(row->xhist[w - 1].name, "size_bytes");
+			}
+			if (!has) {
+				EXPECT_EQ_INT(ks_series_hist(s, 0, row, w, &got), -ENOENT);
+				continue;
+			}
+			memset(&got, 0x5a, sizeof(got));
+			if (!EXPECT_EQ_INT(ks_series_hist(s, 0, row, w, &got), 0) ||
+			    !EXPECT_TRUE(!memcmp(&got, &want[i][w], sizeof(got))))
+				fprintf(stderr, "  row %d histogram %d\n", i, w);
+		}
+	}
+	/* a row that is not the report's own, a report out of range: none */
+	{
+		struct ks_row other = key("r4", 7);
+
+		EXPECT_EQ_INT(ks_series_hist(s, 0, &other, 0, &got), -ENOENT);
+		EXPECT_EQ_INT(ks_series_hist(s, 1, &ks_series_at(s, 0)->rows[4], 0, &got), -ENOENT);
+		EXPECT_EQ_INT(ks_series_hist(s, 0, &ks_series_at(s, 0)->rows[4], KS_ROW_XHISTS + 1, &got), -ENOENT);
+	}
+	ks_series_free(s);
+}
+
+/*
+ * A fixed sequence of reports (two collectors, 12 intervals, rows coming and
+ * going, histograms of every kind): the heatmap's cells are the dense
+ * histograms' slots, and the SVG is byte for byte the one the series drew
+ * when it kept dense histograms (its length and FNV-1a, measured at ea36f0c).
+ */
+#define SVG_LEN 4223571
+#define SVG_FNV 0xf0378ede4a75d753ull
+TEST(heatmap_from_packed_histograms_is_unchanged)
+{
+	static const char *const names[] = { "read", "write", "futex", "poll", "openat" };
+	static struct ks_hist dense[12][5];
+	struct ks_series *s = ks_series_new(KS_SERIES_BUDGET);
+	uint64_t x = 7, cells = 0;
+	struct ks_report r;
+	struct ks_heatmap h;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	ASSERT_TRUE(s);
+	for (int i = 1; i <= 12; i++) {
+		for (int c = 0; c < 2; c++) {
+			mk(&r, c ? "runqlat" : "syscalls", i, names, 0, 0, 0);
+			for (int k = 0; k < 5; k++) {
+				struct ks_row *row;
+
+				if (rnd(&x) % 4 == 0)
+					continue; /* the row is absent from this interval */
+				row = ks_report_add_row(&r);
+				ks_row_key_str(row, "syscall", names[k]);
+				ks_row_key_num(row, "pid", 7);
+				row->hist = calloc(1, sizeof(*row->hist));
+				ASSERT_TRUE(row->hist);
+				fill(row->hist, k == 4 && i == 6 ? 1 : 4, &x);
+				if (!c)
+					dense[i - 1][k] = *row->hist;
+			}
+			ASSERT_EQ_INT(ks_series_add(s, &r), 0);
+			ks_report_free(&r);
+		}
+	}
+	for (int k = 0; k < 5; k++) {
+		struct ks_row want = key(names[k], 7);
+
+		ASSERT_EQ_INT(ks_heatmap_build(&h, s, "syscalls", &want), 0);
+		for (int c = 0; c < 12; c++)
+			for (unsigned int slot = 0; slot < KS_HIST_SLOTS; slot++) {
+				cells += ks_heatmap_cell(&h, c, slot) != 0;
+				if (!EXPECT_EQ_U64(ks_heatmap_cell(&h, c, slot), dense[c][k].slots[slot]))
+					goto next;
+			}
+next:
+		ks_heatmap_release(&h);
+	}
+	EXPECT_TRUE(cells > 500);
+	m = open_memstream(&buf, &len);
+	ASSERT_TRUE(m);
+	EXPECT_EQ_INT(ks_write_heatmap(s, 0, m), 0);
+	fclose(m);
+	EXPECT_EQ_U64(len, SVG_LEN);
+	EXPECT_EQ_U64(ks_fnv1a(buf, len, KS_FNV1A_INIT), SVG_FNV);
 	free(buf);
 	ks_series_free(s);
 }
