@@ -21,8 +21,11 @@ NOISE=$!
 T_CLEANUP='kill $NOISE 2>/dev/null'
 
 # cgroups of ksight's commands still there (after a run: its own must be gone)
+# a command's cgroup is named after its ksight's pid: one whose ksight still runs is another run's (the machine may be shared), one whose ksight is gone was left behind
 left_cgroups() {
-	find "$cg2" -maxdepth 6 -type d -name 'ksight-cmd-*' 2>/dev/null | tr '\n' ' '
+	find "$cg2" -maxdepth 6 -type d -name 'ksight-cmd-*' 2>/dev/null | while read -r d; do
+		kill -0 "${d##*ksight-cmd-}" 2>/dev/null || printf '%s ' "$d"
+	done
 }
 
 # 1. syscalls: exactly the command's calls, its status on stderr and in the JSON
