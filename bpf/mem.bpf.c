@@ -173,6 +173,14 @@ static __always_inline int on_fault(bool user)
 
 	if (!ks_filter_pass(pid_tgid))
 		return 0;
+	/*
+	 * Not a fault of the task's: a read that must not fault (a profiler
+	 * copying the user stack from an NMI, a probe's bpf_probe_read_user)
+	 * faulted on a page not yet there; the kernel fails the read without
+	 * handling or counting it (faulthandler_disabled), so do we.
+	 */
+	if (!user && BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), pagefault_disabled))
+		return 0;
 	task_key(&k, pid_tgid);
 	f = row(&faults, &k, &zero_fault, &created);
 	if (!f)

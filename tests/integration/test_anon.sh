@@ -101,15 +101,31 @@ t_eq "rerun: the same trigger latency spec" "sched:sched_wakeup/sched:sched_swit
 
 # 4. IP addresses: a TCP connection over loopback, its states recorded
 if [ -d /sys/kernel/tracing/events/sock/inet_sock_set_state ] || "$KSIGHT" list 'sock:inet_sock_set_state' 2>/dev/null | grep -q inet_sock; then
-	k_start record -e sock:inet_sock_set_state --anonymize -o "$T_TMP/n.ksr"
+	# Only this connection's events: a system-wide recording also catches other processes'
+	# connections (other addresses, other tokens).  The filter is on the listening port, not the
+	# pid: the peer's state changes run in softirq context, on whatever task the CPU was running.
+	# The listener binds first, says its port, and connects once the line on its stdin comes.
+	mkfifo "$T_TMP/go"
 	python3 -c '
-import socket
+import socket, sys
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
-c = socket.create_connection(s.getsockname()); a, _ = s.accept(); c.close(); a.close(); s.close()'
-	sleep 0.3
+print(s.getsockname()[1], flush=True)
+sys.stdin.readline()
+c = socket.create_connection(s.getsockname()); a, _ = s.accept(); c.close(); a.close(); s.close()' \
+		<"$T_TMP/go" >"$T_TMP/port" &
+	py=$!
+	exec 3>"$T_TMP/go"
+	t_wait_for "$T_TMP/port" "^[0-9]"
+	port=$(cat "$T_TMP/port")
+	k_start record -e sock:inet_sock_set_state --anonymize --filter "sport == $port || dport == $port" -o "$T_TMP/n.ksr"
+	echo >&3
+	exec 3>&-
+	wait $py
 	k_stop
 	"$KSIGHT" report -j "$T_TMP/n.ksr" >"$T_TMP/n.jsonl"
 	t_ok "ip: state changes recorded ($(wc -l <"$T_TMP/n.jsonl"))" [ "$(wc -l <"$T_TMP/n.jsonl")" -ge 4 ]
+	t_eq "ip: only this connection's events (port $port at one end)" "0" \
+		"$(jq -s --argjson p "$port" 'map(select(.fields.sport != $p and .fields.dport != $p)) | length' "$T_TMP/n.jsonl")"
 	t_eq "ip: no 127.0.0.1 left in saddr/daddr (nor in the v4-mapped v6 ones)" "0 0" \
 		"$(jq -rs '"\(map(select(.fields.saddr == [127,0,0,1] or .fields.daddr == [127,0,0,1])) | length) \(map(select(.fields.saddr_v6[10:] == [255,255,127,0,0,1])) | length)"' "$T_TMP/n.jsonl")"
 	# the established connection: both ends 127.0.0.1, so one token, in 10.0.0.0/8

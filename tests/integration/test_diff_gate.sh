@@ -16,17 +16,19 @@ split_reports() {
 	awk -v p="$2" '{ f = p "." NR; print > f; close(f) }' "$1"
 }
 
-# 1. one run of 4.4 s at -i 0.1: about 44 reports, intervals 2..41 make the 20 A/A pairs (the first holds
-# the start, the last is cut short by the workload's exit)
-"$KSIGHT" syscalls -i 0.1 -j -o "$T_TMP/a.json" -- $RT "$SP" -t 4.4 -s 7 >"$T_TMP/a.out" 2>"$T_TMP/a.err"
+# 1. one run of 6 s at -i 0.1: about 60 reports, intervals 2..41 make the 20 A/A pairs (the first holds
+# the start, the last is cut short by the workload's exit).  Fewer under load: ksight itself is not
+# real-time, an interval ends when it is woken, and intervals of 0.12-0.22 s made 39 reports of 4.4 s
+# (and 39 of 5 s at load 10).
+"$KSIGHT" syscalls -i 0.1 -j -o "$T_TMP/a.json" -- $RT "$SP" -t 6 -s 7 >"$T_TMP/a.out" 2>"$T_TMP/a.err"
 t_eq "run A: exit 0" "0" "$?"
-# and one with the slow path doubled (same seed: the same requests take it)
-"$KSIGHT" syscalls -i 0.1 -j -o "$T_TMP/b.json" -- $RT "$SP" -t 2.4 -s 7 -x 2 >"$T_TMP/b.out" 2>"$T_TMP/b.err"
+# and one with the slow path doubled (same seed: the same requests take it), with intervals to spare
+"$KSIGHT" syscalls -i 0.1 -j -o "$T_TMP/b.json" -- $RT "$SP" -t 3.5 -s 7 -x 2 >"$T_TMP/b.out" 2>"$T_TMP/b.err"
 t_eq "run B (slow path doubled): exit 0" "0" "$?"
 na=$(wc -l <"$T_TMP/a.json")
 nb=$(wc -l <"$T_TMP/b.json")
-t_in "run A: 44 or so reports (42 needed)" 42 46 "$na"
-t_in "run B: 24 or so reports (22 needed)" 22 26 "$nb"
+t_in "run A: 60 or so reports, fewer under load (42 needed)" 42 61 "$na"
+t_in "run B: 35 or so reports, fewer under load (22 needed)" 22 36 "$nb"
 split_reports "$T_TMP/a.json" "$T_TMP/a"
 split_reports "$T_TMP/b.json" "$T_TMP/b"
 
@@ -38,13 +40,28 @@ for k in $(seq 0 19); do
 	[ $rc -gt 1 ] && t_fail "A/A pair $k" "exit $rc: $(tail -1 "$T_TMP/aa.err")"
 done
 t_in "20 A/A pairs: the gate fires at most once (fired $aa)" 0 1 "$aa"
-ab=0
-for k in $(seq 2 21); do
+# The first 20 pairs whose intervals both hold 200 sleeps or more (0.1 s holds ~600 in A, ~400 in B).
+# This machine is a VM: now and then the workload, real-time as it is, does not run for 100-150 ms
+# (one sleep of 0.4 ms took 154 ms; an interval held 37 sleeps, another 23, in 3 of 11 runs under
+# load; /proc/stat counts time stolen from this guest by its host).  From so few the p90's interval is open
+# and "not significant" is the right answer; 200 is far above the ~60 a closed p90 interval needs.
+sleeps() {
+	jq '[.rows[] | select(.syscall == "clock_nanosleep") | .count] | add // 0' "$1"
+}
+ab=0 pairs=0 short=""
+for k in $(seq 2 $((nb - 2))); do
+	[ $pairs = 20 ] && break
+	if [ "$(sleeps "$T_TMP/a.$k")" -lt 200 ] || [ "$(sleeps "$T_TMP/b.$k")" -lt 200 ]; then
+		short="$short $k"
+		continue
+	fi
+	pairs=$((pairs + 1))
 	"$KSIGHT" diff "$T_TMP/a.$k" "$T_TMP/b.$k" --fail-on "$GATE" >/dev/null 2>>"$T_TMP/ab.err"
 	rc=$?
 	[ $rc = 1 ] && ab=$((ab + 1))
 	[ $rc -gt 1 ] && t_fail "A/doubled pair $k" "exit $rc: $(tail -1 "$T_TMP/ab.err")"
 done
+t_eq "20 A/doubled pairs with 200 sleeps a side (intervals cut short:${short:- none})" "20" "$pairs"
 t_eq "20 A/doubled pairs: the gate fires every time" "20" "$ab"
 t_eq "a fired gate is one line with its numbers" "20" \
 	"$(grep -cE '^ksight: gate fired: syscalls:syscall=clock_nanosleep\.p90>\+25%: syscall=clock_nanosleep nr=[0-9]+: p90 [0-9.]+us -> [0-9.]+(us|ms) \(\+[0-9.]+%\), intervals A \[.*\] B \[.*\] at alpha 0\.01$' "$T_TMP/ab.err")"
@@ -85,25 +102,34 @@ printf '{"collector":"syscalls","rows":[' >"$T_TMP/cut.json"
 "$KSIGHT" diff "$T_TMP/a.2" "$T_TMP/cut.json" >/dev/null 2>"$T_TMP/e"
 t_eq "a cut report: exit 2, one line" "2 1" "$? $(wc -l <"$T_TMP/e")"
 
-# 5. differential flame graph: two CPU profiles, the slow path's work doubled in B
-"$KSIGHT" profile -F 499 -o "$T_TMP/pa.folded" -- "$SP" -c -t 1 -s 7 -f 300 >/dev/null 2>&1
-"$KSIGHT" profile -F 499 -o "$T_TMP/pb.folded" -- "$SP" -c -t 1 -s 7 -f 300 -x 2 >/dev/null 2>&1
+# 5. differential flame graph: two CPU profiles, the slow path's work doubled in B.  A fixed number
+# of requests (-n), not a time: under load a 1 s run got ~100 samples, so few that fast_path's
+# shrinking share (37% -> 23%) could come out as no change; 3000 requests are the same work
+# (~0.6 and ~0.9 s of CPU) however long the machine takes to give it.
+"$KSIGHT" profile -F 997 -o "$T_TMP/pa.folded" -- "$SP" -c -n 3000 -s 7 -f 300 >/dev/null 2>&1
+"$KSIGHT" profile -F 997 -o "$T_TMP/pb.folded" -- "$SP" -c -n 3000 -s 7 -f 300 -x 2 >/dev/null 2>&1
 "$KSIGHT" diff "$T_TMP/pa.folded" "$T_TMP/pb.folded" --svg "$T_TMP/d.svg" >"$T_TMP/d.txt"
 t_eq "folded diff: exit 0" "0" "$?"
 if command -v xmllint >/dev/null 2>&1; then
 	t_ok "differential svg: well-formed" xmllint --noout "$T_TMP/d.svg"
+	# the widest frame of each name: a sample taken before a function set up its frame unwinds to a
+	# stack of its own ("slowpath;fast_path", a sample or two), drawn elsewhere with no change
+	wide() {
+		echo "//*[local-name()=\"g\"][starts-with(*[local-name()=\"title\"], \"$1 \")][not(*[local-name()=\"rect\"]/@width <
+			//*[local-name()=\"g\"][starts-with(*[local-name()=\"title\"], \"$1 \")]/*[local-name()=\"rect\"]/@width)]"
+	}
 	t_eq "slow_path, whose work doubled, is red; fast_path blue" "grew shrank" \
-		"$(xmllint --xpath 'concat(//*[local-name()="g"][starts-with(*[local-name()="title"], "slow_path ")]/@class, " ",
-			//*[local-name()="g"][starts-with(*[local-name()="title"], "fast_path ")]/@class)' "$T_TMP/d.svg")"
-	fill=$(xmllint --xpath 'string(//*[local-name()="g"][@class="grew"][starts-with(*[local-name()="title"], "slow_path ")]/*[local-name()="rect"]/@fill)' "$T_TMP/d.svg")
+		"$(xmllint --xpath "concat($(wide slow_path)/@class, ' ', $(wide fast_path)/@class)" "$T_TMP/d.svg")"
+	fill=$(xmllint --xpath "string($(wide slow_path)[@class=\"grew\"]/*[local-name()=\"rect\"]/@fill)" "$T_TMP/d.svg")
 	t_ok "slow_path's fill is red ($fill)" sh -c "echo '$fill' | grep -qE '^rgb\(255,([0-9]|[0-9][0-9]|1[0-9][0-9]),'"
 else
 	t_skip "differential svg" "no xmllint"
 fi
+# slow_path's own stack is the one with the most samples (a stray sample unwinds to a stack of its own)
 "$KSIGHT" diff -j "$T_TMP/pa.folded" "$T_TMP/pb.folded" >"$T_TMP/d.json"
 t_eq "folded -j: the samples are the files' sums, slow_path's share grew" "true true" \
 	"$(jq -r --argjson sa "$(awk '{ s += $NF } END { print s }' "$T_TMP/pa.folded")" \
-		'[.a.samples == $sa, (.stacks[] | select(.stack | endswith(";slow_path")) | .change_points > 0)] | map(tostring) | join(" ")' "$T_TMP/d.json")"
+		'[.a.samples == $sa, ([.stacks[] | select(.stack | endswith(";slow_path"))] | max_by(.b) | .change_points > 0)] | map(tostring) | join(" ")' "$T_TMP/d.json")"
 "$KSIGHT" diff "$T_TMP/pa.folded" "$T_TMP/b.2" >/dev/null 2>"$T_TMP/e"
 t_eq "folded against a report: exit 2" "2 1" "$? $(grep -c 'not the same kind' "$T_TMP/e")"
 "$KSIGHT" diff "$T_TMP/pa.folded" "$T_TMP/pb.folded" --fail-on "$GATE" >/dev/null 2>"$T_TMP/e"

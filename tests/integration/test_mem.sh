@@ -58,9 +58,24 @@ else
 		t_eq "$hook: hook used" "$hook" "$(k_jq .hook)"
 		fu=$(mval faults_user)
 		[ "$fu" -ge $((3 * N)) ] && t_pass "$hook: at least 3N user faults" || t_fail "$hook: at least 3N user faults" "got $fu"
-		t_eq "$hook: faults equal the kernel's minflt+majflt" "$M_FAULTS" "$(($(mval faults_user) + $(mval faults_kernel)))"
+		seen=$(($(mval faults_user) + $(mval faults_kernel)))
 		t_eq "$hook: comm of the row" "memload" "$(mval comm)"
-		t_eq "$hook: nothing lost" "0" "$(k_jq .lost)"
+		if [ $hook = tp ]; then
+			# A classic tracepoint's programs are skipped while any program of the kprobe/tracepoint/
+			# perf_event kind runs on the CPU (bpf_prog_active), e.g. another tool's profiler whose
+			# user-stack copy from an NMI faults on one of the workload's new pages: the kernel counts
+			# those skips (recursion misses, which ksight reports as lost) but not the faults, which it
+			# fails unhandled.  With `bpftrace -e 'profile:hz:4999 { @[ustack] = count(); }'` beside
+			# it: lost 2186-3378, seen = the kernel's 6000.  So: every fault the kernel counted was seen
+			# or is among the skips, and no loss of any other kind.
+			rec=$(k_jq .lost_by.recursion)
+			t_ok "$hook: faults seen <= the kernel's minflt+majflt ($M_FAULTS) <= seen $seen + skipped $rec" \
+				[ "$seen" -le "$M_FAULTS" -a "$M_FAULTS" -le $((seen + rec)) ]
+			t_eq "$hook: nothing lost but the kernel's recursion skips" "$rec" "$(k_jq .lost)"
+		else
+			t_eq "$hook: faults equal the kernel's minflt+majflt" "$M_FAULTS" "$seen"
+			t_eq "$hook: nothing lost" "0" "$(k_jq .lost)"
+		fi
 		# always present: a hash map lock that gave up is a loss with its own name (issue 11)
 		t_eq "$hook: map_update_failed reported" "0" "$(k_jq .lost_by.map_update_failed)"
 	done

@@ -1,4 +1,4 @@
-/* Test workload for diff: requests for -t SEC, each a few fast syscalls and a sleep (-c: a spin), the slow path (-f per mille of them, seeded) -x times longer. */
+/* Test workload for diff: requests for -t SEC (or -n of them), each a few fast syscalls and a sleep (-c: a spin), the slow path (-f per mille of them, seeded) -x times longer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -46,12 +46,13 @@ static unsigned long long next(void)
 int main(int argc, char **argv)
 {
 	double secs = 1, mult = 1, t0;
-	long fast_us = 100, slow_us = 400, permille = 200, work = 4, n = 0, slow = 0;
+	long fast_us = 100, slow_us = 400, permille = 200, work = 4, n = 0, slow = 0, max_n = 0;
 	int o, cpu = 0;
 
-	while ((o = getopt(argc, argv, "t:F:S:f:x:w:s:c")) != -1) {
+	while ((o = getopt(argc, argv, "t:n:F:S:f:x:w:s:c")) != -1) {
 		switch (o) {
 		case 't': secs = atof(optarg); break;
+		case 'n': max_n = atol(optarg); break;
 		case 'F': fast_us = atol(optarg); break;
 		case 'S': slow_us = atol(optarg); break;
 		case 'f': permille = atol(optarg); break;
@@ -60,12 +61,13 @@ int main(int argc, char **argv)
 		case 's': rng = strtoull(optarg, NULL, 0) | 1; break;
 		case 'c': cpu = 1; break;
 		default:
-			fprintf(stderr, "usage: slowpath [-t SEC] [-F FAST_US] [-S SLOW_US] [-f PERMILLE] [-x MULT] [-w CALLS] [-s SEED] [-c]\n");
+			fprintf(stderr, "usage: slowpath [-t SEC | -n REQUESTS] [-F FAST_US] [-S SLOW_US] [-f PERMILLE] [-x MULT] [-w CALLS] [-s SEED] [-c]\n");
 			return 2;
 		}
 	}
 	t0 = now_s();
-	while (now_s() - t0 < secs) {
+	/* -n: a fixed amount of work, however long a loaded machine takes to do it */
+	while (max_n ? n < max_n : now_s() - t0 < secs) {
 		long us = fast_us;
 		int is_slow = 0;
 		struct timespec ts;
