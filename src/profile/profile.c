@@ -877,8 +877,13 @@ static int size_maps(void *arg)
 	/* two halves of the stack maps, an eighth of the budget together; the counts' halves share one map */
 	res->stack_entries = ks_budget_rows(&res->budget, 1.0 / 16, sbytes, 64, 1u << 16, false);
 	res->count_entries = ks_budget_rows(&res->budget, 1.0 / 16, cbytes, 64, 1u << 20, false);
-	bpf_map__set_max_entries(skel->maps.stacks0, (uint32_t)res->stack_entries);
-	bpf_map__set_max_entries(skel->maps.stacks1, (uint32_t)res->stack_entries);
+	/* cfi: the walker's user stacks are in cfi_stacks (sized below from stack_entries); the stack
+	 * maps keep kernel stacks and a process's first samples by frame pointers (tables not in yet),
+	 * half the rows: the default then fits 16 MiB at load at 128 CPUs (21.7 MiB when they kept all) */
+	uint32_t srows = (uint32_t)(o->cfi ? res->stack_entries / 2 : res->stack_entries);
+
+	bpf_map__set_max_entries(skel->maps.stacks0, srows);
+	bpf_map__set_max_entries(skel->maps.stacks1, srows);
 	bpf_map__set_max_entries(skel->maps.counts, (uint32_t)res->count_entries);
 	bpf_map__set_map_flags(skel->maps.counts, hflags);
 	if (o->offcpu || o->syscalls)
@@ -889,10 +894,13 @@ static int size_maps(void *arg)
 							1024, 1u << 18, false));
 	/*
 	 * cfi: the tables (a row is 8 bytes: libc's 19k rows, a large C++
-	 * program's some hundreds of thousands) take an eighth of the budget,
-	 * 1M rows at the default 64M; the processes' mapping lists (2 KiB each)
-	 * a sixteenth; the walked stacks as many as the stack maps hold, both
-	 * halves in one hash; the walk's frames one entry per possible CPU.
+	 * program's some hundreds of thousands; 690k for the 65 modules of a
+	 * small host's 10 sampled processes) take an eighth of the budget, 1M
+	 * rows at the default 64M; the processes' mapping lists (2 KiB each,
+	 * allocated at load) a sixty-fourth, 490 processes (LRU: one forgotten
+	 * walks by frame pointers, counted no_process, until it is loaded
+	 * again); the walked stacks as many as stack_entries, both halves in one
+	 * hash; the walk's frames one entry per possible CPU.
 	 */
 	if (o->cfi) {
 		uint32_t nkeep = ks_pow2_at_least(res->stack_entries, 1u << 31); /* as ks_profile_run computes it */
@@ -901,7 +909,7 @@ static int size_maps(void *arg)
 		uint32_t rows = ks_budget_rows(&res->budget, 1.0 / 8, sizeof(struct ks_cfi_row), 4096, 1u << 26, false);
 
 		bpf_map__set_max_entries(skel->maps.cfi_rows, rows);
-		bpf_map__set_max_entries(skel->maps.cfi_procs, ks_budget_rows(&res->budget, 1.0 / 16, pbytes, 64, 1u << 16, false));
+		bpf_map__set_max_entries(skel->maps.cfi_procs, ks_budget_rows(&res->budget, 1.0 / 64, pbytes, 64, 1u << 16, false));
 		bpf_map__set_max_entries(skel->maps.cfi_stacks,
 					 ks_budget_rows(&res->budget, 1.0 / 8, cfbytes, 128, 2 * nkeep, false));
 		bpf_map__set_map_flags(skel->maps.cfi_stacks, hflags);
