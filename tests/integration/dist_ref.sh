@@ -10,6 +10,15 @@ bt_pcts() {
 		END { if (!tot) { print "0 0 0"; exit } printf "%d %d %d\n", tot, pct(0.5), pct(0.9) }' "$1"
 }
 
+# raw_pcts FILE: "count p50 p90" (nearest rank) of the exact values bpftrace printed in FILE as
+# a map of counts ("@l[VALUE]: COUNT"); "0 0 0" when there are none.
+raw_pcts() {
+	sed -n 's/^@[a-z_]*\[\([0-9]*\)\]: \([0-9]*\)$/\1 \2/p' "$1" | sort -n | awk '{ v[++m] = $1; c[m] = $2; n += $2 }
+		function pct(q,   r, acc, i) { r = int(q * n); if (r < q * n) r++
+			for (i = 1; i <= m; i++) { acc += c[i]; if (acc >= r) return v[i] } }
+		END { if (!n) { print "0 0 0"; exit } printf "%d %d %d\n", n, pct(0.5), pct(0.9) }'
+}
+
 # d_near KS REF FRAC ABS: |KS - REF| <= FRAC * REF + REF / 16 (the width of ksight's log-linear
 # slot there) + ABS (the reference's bucket, and what the order of the two programs adds)
 d_near() {
