@@ -84,6 +84,8 @@ async function heatmap(browser, file, png) {
 			const cols = Array.from(new Set(cells.map((c) => c.x + '/' + c.w)));
 			for (const k of cols) {
 				const [x, w] = k.split('/').map(Number), xm = x + w / 2;
+				// a column under 3 px (a last, partial interval cut short by -d) is blended with its neighbours by antialiasing
+				if (w < 3) continue;
 				for (let r = Math.ceil(py) + 1; r + 1 < py + ph - 1; r++) {
 					const p = at(xm, r);
 					const inside = cells.find((c) => c.x === x && r >= c.y && r + 1 <= c.y + c.h);

@@ -125,9 +125,10 @@ else
 fi
 
 # --series-memory 1M: the kept intervals within 1 MiB, the oldest dropped whole and counted in -v and the title
-# (system-wide by pid and syscall at -i 0.05: a few hundred KiB an interval, 40 intervals)
+# (by pid and syscall at -i 0.05, on a command that starts /bin/true and sleep ~50 times a second: each new
+# process is ~20 rows, so 40 intervals hold well over 1 MiB and one well under, whatever else the machine does)
 "$KSIGHT" syscalls -i 0.05 -d 2 --by pid,syscall --series-memory 1M -v -n 1 --heatmap "$T_TMP/sm.svg" -j -o "$T_TMP/sm.json" \
-	2>"$T_TMP/sm.err"
+	-- sh -c 'while :; do /bin/true; sleep 0.01; done' 2>"$T_TMP/sm.err"
 t_eq "heatmap: --series-memory 1M exits 0" "0" "$?"
 set -- $(sed -n 's/^ksight: heatmap: \([0-9]*\) reports of \([0-9]*\) intervals kept in \([0-9]*\) KiB .*budget of \([0-9]*\) MiB), \([0-9]*\) intervals dropped.*/\1 \2 \3 \4 \5/p' "$T_TMP/sm.err")
 if [ $# = 5 ]; then
