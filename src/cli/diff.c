@@ -330,12 +330,8 @@ static void write_json(FILE *out, struct side *sd, struct ev_row *ev, int nev, s
 		ks_json_obj_begin(j);
 		ks_json_kv_str(j, "name", "mann-whitney-u");
 		ks_json_kv_double(j, "alpha", ALPHA);
-		if (p->tested) {
-			ks_json_kv_double(j, "u_b", p->t.u_b);
-			ks_json_kv_double(j, "z", p->t.z);
-			ks_json_kv_double(j, "p_value", p->t.p);
-			ks_json_kv_double(j, "prob_b_greater", p->t.a12);
-		}
+		if (p->tested)
+			ks_diff_json_mwu(j, &p->t);
 		ks_json_key(j, "significant");
 		ks_json_bool(j, p->tested && p->t.p < ALPHA);
 		ks_json_kv_str(j, "verdict", verdict(p));

@@ -18,5 +18,9 @@ int ks_diff_write_svg(const struct ks_folded2 *f, const char *title, FILE *out);
 int ks_diff_write_folded_json(const struct ks_folded2 *f, const char *fa, const char *fb, FILE *out);
 /* The folded comparison as text: the stacks that changed most, by their share of each side. */
 int ks_diff_write_folded_text(const struct ks_folded2 *f, FILE *out);
+/* A Mann-Whitney result's fields (U, z, p, P(B > A)) into the open JSON object @j: diff's rows and its event pairs. */
+struct ks_json;
+struct ks_mwu;
+void ks_diff_json_mwu(struct ks_json *j, const struct ks_mwu *t);
 
 #endif

@@ -5,6 +5,14 @@
 #include "output/diff.h"
 #include "output/output.h"
 
+void ks_diff_json_mwu(struct ks_json *j, const struct ks_mwu *t)
+{
+	ks_json_kv_double(j, "u_b", t->u_b);
+	ks_json_kv_double(j, "z", t->z);
+	ks_json_kv_double(j, "p_value", t->p);
+	ks_json_kv_double(j, "prob_b_greater", t->a12);
+}
+
 static void num_or_null(struct ks_json *j, const char *k, double v)
 {
 	ks_json_key(j, k);
@@ -88,12 +96,8 @@ static void row_json(struct ks_json *j, const struct ks_dcmp *c)
 	ks_json_key(j, "test");
 	ks_json_obj_begin(j);
 	ks_json_kv_str(j, "name", "mann-whitney-u-buckets");
-	if (c->tested) {
-		ks_json_kv_double(j, "u_b", c->mwu.u_b);
-		ks_json_kv_double(j, "z", c->mwu.z);
-		ks_json_kv_double(j, "p_value", c->mwu.p);
-		ks_json_kv_double(j, "prob_b_greater", c->mwu.a12);
-	}
+	if (c->tested)
+		ks_diff_json_mwu(j, &c->mwu);
 	ks_json_key(j, "shift");
 	ks_json_i64(j, c->shift);
 	ks_json_kv_double(j, "count_z", c->count_z);
