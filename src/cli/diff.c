@@ -17,6 +17,7 @@
 #include "core/report.h"
 #include "core/stats.h"
 #include "format/recording.h"
+#include "format/recstacks.h"
 #include "events/pair_report.h"
 #include "output/diff.h"
 
@@ -32,7 +33,7 @@ static const struct ks_optdef diff_opts[] = {
 	{ "key", OPT_KEY, "F[=G],...", "fields that tie the last --pair's START (F) to its END (G, default F)" },
 	{ "fail-on", OPT_FAIL_ON, "EXPR", "reports: exit 1 when EXPR holds and is significant, e.g. 'syscalls:read.p99>+10%' (repeatable, or comma-separated; docs/diff.md)" },
 	{ "alpha", OPT_ALPHA, "P", "reports: the significance level before the correction for many rows (default 0.01)" },
-	{ "svg", OPT_SVG, "FILE", "folded profiles: write the differential flame graph to FILE (B's widths; red grew, blue shrank)" },
+	{ "svg", OPT_SVG, "FILE", "folded profiles, or recordings made with record --profile: write the differential flame graph to FILE (B's widths; red grew, blue shrank)" },
 	{ 0 },
 };
 
@@ -422,8 +423,8 @@ static int run_pairs(struct side *sd, const struct diff_ctx *ctx, struct pair_ro
 
 enum kind { K_RECORDING, K_REPORTS, K_FOLDED };
 
-/* True when @file is a recording with collector reports (record --collect): diffed as their reports. */
-static bool rec_has_reports(const char *file)
+/* True when @file is a recording with a chunk of @type: collector reports (record --collect) are diffed as reports, stacks (--profile) as folded profiles. */
+static bool rec_has(const char *file, uint32_t type)
 {
 	struct ks_rec_reader r;
 	bool has = false;
@@ -431,9 +432,65 @@ static bool rec_has_reports(const char *file)
 	if (ks_rec_open(&r, file))
 		return false; /* the recording reader says what is wrong */
 	for (size_t i = 0; i < r.nchunks && !has; i++)
-		has = r.chunks[i].hdr.type == KS_REC_REPORT;
+		has = r.chunks[i].hdr.type == type;
 	ks_rec_free(&r);
 	return has;
+}
+
+static bool rec_has_reports(const char *file)
+{
+	return rec_has(file, KS_REC_REPORT);
+}
+
+/* record --profile: @file's stacks as side @side of @f, rendered folded (the flame graph's names) and read back as a folded file is. */
+static int load_rec_stacks(struct ks_folded2 *f, int side, const char *file, char *msg, size_t len)
+{
+	struct ks_rec_stacks_info info;
+	struct ks_rec_reader r;
+	struct ks_stacks st;
+	char *buf = NULL;
+	size_t blen = 0;
+	FILE *mem;
+	int err = ks_rec_open(&r, file);
+
+	if (err) {
+		snprintf(msg, len, "cannot read '%s': %s", KS_ESC(file), ks_rec_strerror(err));
+		return err;
+	}
+	err = ks_rec_stacks_load(&r, &st, &info);
+	ks_rec_free(&r);
+	if (err) {
+		snprintf(msg, len, "reading the stacks of '%s': %s", KS_ESC(file), strerror(-err));
+		return err;
+	}
+	if (info.refused) {
+		snprintf(msg, len, "'%s': %s", KS_ESC(file), info.why);
+		ks_stacks_free(&st);
+		return -EBADMSG;
+	}
+	mem = open_memstream(&buf, &blen);
+	err = mem ? ks_write_folded(&st, mem) : -errno;
+	if (mem && fclose(mem) && !err)
+		err = -ENOMEM;
+	ks_stacks_free(&st);
+	mem = err ? NULL : fmemopen(buf, blen ? blen : 1, "r");
+	if (!err && !mem)
+		err = -errno;
+	if (!err) {
+		err = ks_folded_read(f, side, mem, file, msg, len);
+		fclose(mem);
+	} else {
+		snprintf(msg, len, "the stacks of '%s': %s", KS_ESC(file), strerror(-err));
+	}
+	free(buf);
+	return err;
+}
+
+/* A side of a folded diff: a folded file, or a recording's stacks. */
+static int load_folded_side(struct ks_folded2 *f, int side, const char *file, char *msg, size_t len)
+{
+	return rec_has(file, KS_REC_STACKS) ? load_rec_stacks(f, side, file, msg, len)
+					    : ks_folded_load(f, side, file, msg, len);
 }
 
 /*
@@ -496,8 +553,9 @@ static int sniff(const char *file, enum kind *k)
 	}
 	n = fread(head, 1, sizeof(head) - 1, f);
 	fclose(f);
+	/* a recording's stacks alone (record --profile without --collect or -e) are compared as folded profiles */
 	if (n == sizeof(head) - 1 && !memcmp(head, KS_REC_MAGIC, sizeof(head) - 1))
-		*k = rec_has_reports(file) ? K_REPORTS : K_RECORDING;
+		*k = rec_has_reports(file) ? K_REPORTS : rec_has(file, KS_REC_STACKS) && !rec_has(file, KS_REC_EVENTS) ? K_FOLDED : K_RECORDING;
 	else if (n && memchr(head, '{', n) && strspn(head, " \t\r\n") == (size_t)((char *)memchr(head, '{', n) - head))
 		*k = K_REPORTS;
 	else if (ks_folded_sniff(file))
@@ -571,7 +629,7 @@ cleanup:
 	return rc;
 }
 
-/* Two folded profiles: the stacks' shares side by side, and with --svg the differential flame graph. */
+/* Two folded profiles (or recordings' stacks): the stacks' shares side by side (@c NULL: not), and with --svg the differential flame graph. */
 static int diff_folded(const struct diff_ctx *ctx, const struct ks_common *c, const char *fa, const char *fb)
 {
 	struct ks_folded2 f = { 0 };
@@ -580,7 +638,7 @@ static int diff_folded(const struct diff_ctx *ctx, const struct ks_common *c, co
 	int err = 0, rc = 2;
 
 	for (int s = 0; s < 2 && !err; s++) {
-		err = ks_folded_load(&f, s, s ? fb : fa, msg, sizeof(msg));
+		err = load_folded_side(&f, s, s ? fb : fa, msg, sizeof(msg));
 		if (err)
 			p_err("%s", msg);
 	}
@@ -600,6 +658,10 @@ static int diff_folded(const struct diff_ctx *ctx, const struct ks_common *c, co
 			p_err("diff: '%s': %s", KS_ESC(ctx->svg), err == -ENODATA ? "B has no samples" : strerror(-err));
 			goto cleanup;
 		}
+	}
+	if (!c) {
+		rc = 0; /* the flame graph only: the reports' comparison is the output */
+		goto cleanup;
 	}
 	out = open_out(c);
 	if (!out)
@@ -653,6 +715,11 @@ int cmd_diff(int argc, char **argv)
 	for (int s = 0; s < 2 && ctx.npairs; s++)
 		if (kind[s] == K_REPORTS && rec_has_reports(sd[s].file))
 			kind[s] = K_RECORDING;
+	/* a recording's stacks against a folded profile, or against another recording's: compared as profiles */
+	for (int s = 0; s < 2 && kind[0] != kind[1] && !ctx.npairs; s++)
+		if (kind[s] != K_FOLDED && rec_has(sd[s].file, KS_REC_STACKS) &&
+		    (kind[!s] == K_FOLDED || rec_has(sd[!s].file, KS_REC_STACKS)))
+			kind[s] = K_FOLDED;
 	if (kind[0] != kind[1]) {
 		p_err("diff: '%s' and '%s' are not the same kind of file (recordings, collector reports, folded stacks)",
 		      KS_ESC(sd[0].file), KS_ESC(sd[1].file));
@@ -663,10 +730,13 @@ int cmd_diff(int argc, char **argv)
 		      kind[0] == K_FOLDED ? "folded stacks" : "recordings");
 		return 2;
 	}
-	if (kind[0] != K_FOLDED && ctx.svg) {
-		p_err("diff: --svg needs two folded profiles (ksight profile -f folded)");
+	if (kind[0] != K_FOLDED && ctx.svg && !(rec_has(sd[0].file, KS_REC_STACKS) && rec_has(sd[1].file, KS_REC_STACKS))) {
+		p_err("diff: --svg needs two folded profiles (ksight profile -f folded) or two recordings made with record --profile");
 		return 2;
 	}
+	/* recordings with stacks and reports or events: the flame graph first, then those compared (and gated) */
+	if (kind[0] != K_FOLDED && ctx.svg && (rc = diff_folded(&ctx, NULL, sd[0].file, sd[1].file)))
+		return rc;
 	if (kind[0] != K_RECORDING && ctx.npairs) {
 		p_err("diff: --pair needs two recordings");
 		return 2;

@@ -22,7 +22,7 @@
 
 /* long-only ids from 300: the shared ones take 256.. */
 enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_OUTPUT = 'o', OPT_SAMPLE = 300, OPT_RING, OPT_FILTER, OPT_FLIGHT, OPT_TRIGGER, OPT_TRIGGER_ALL,
-       OPT_BEFORE, OPT_AFTER, OPT_TRIGGER_LAT, OPT_MAXSIZE = 320, OPT_ROTATE, OPT_KEEP, OPT_ANON = 340, OPT_ANONKEY, OPT_COLLECT = 360, OPT_NOTE };
+       OPT_BEFORE, OPT_AFTER, OPT_TRIGGER_LAT, OPT_MAXSIZE = 320, OPT_ROTATE, OPT_KEEP, OPT_ANON = 340, OPT_ANONKEY, OPT_COLLECT = 360, OPT_NOTE, OPT_PROFILE = 380, OPT_FREQ = 'F', OPT_CALLGRAPH };
 
 static const struct ks_optdef rec_opts[] = {
 	{ "event", OPT_EVENT, "SYS:EVENT", "tracepoint to record (repeatable; globs, e.g. 'sched:sched_wak*')" },
@@ -52,6 +52,10 @@ static const struct ks_optdef rec_opts[] = {
 	{ "collect", OPT_COLLECT, "NAMES", "collectors to run inside the recording, e.g. syscalls,runqlat,biolat: each "
 					   "one's report every -i SEC (default 1) and over the whole window, with its "
 					   "losses and ksight's own cost ('report FILE' shows them)" },
+	{ "profile", OPT_PROFILE, NULL, "also sample on-CPU stacks over the same window, kept symbolised in FILE "
+					"('report FILE --folded|--svg|--pprof OUT' writes them; 'diff A B' compares two)" },
+	{ "freq", OPT_FREQ, "HZ", "--profile: samples per second on each CPU (default 49; 1..10000)" },
+	{ "call-graph", OPT_CALLGRAPH, "MODE", "--profile: user stacks by fp (frame pointers; default) or cfi (as profile)" },
 	{ "note", OPT_NOTE, "TEXT", "the question this session asks, kept in the manifest ('info' shows it)" },
 	{ "before", OPT_BEFORE, "SEC", "seconds of events before the trigger to write (default 1)" },
 	{ "after", OPT_AFTER, "SEC", "seconds of events after the trigger to write (default 1)" },
@@ -84,6 +88,8 @@ struct rec_ctx {
 	const struct ks_collector *cols[KS_REC_COLLECT_MAX]; /* --collect */
 	int ncols;
 	const char *note;
+	bool profile, cfi; /* --profile, --call-graph cfi */
+	uint32_t hz;	   /* -F; 0: none given */
 };
 
 /* Adds each name of the comma-separated @arg to --collect's list; -EINVAL after a one-line error. */
@@ -203,6 +209,23 @@ static int rec_opt(void *vctx, int id, const char *arg)
 	case OPT_NOTE:
 		ctx->note = arg;
 		return 0;
+	case OPT_PROFILE:
+		ctx->profile = true;
+		return 0;
+	case OPT_FREQ:
+		if (ks_parse_u64(arg, 1, 10000, &v)) {
+			p_err("invalid -F '%s': expected samples per second from 1 to 10000", KS_ESC(arg));
+			return -EINVAL;
+		}
+		ctx->hz = (uint32_t)v;
+		return 0;
+	case OPT_CALLGRAPH:
+		if (strcmp(arg, "fp") && strcmp(arg, "cfi")) {
+			p_err("invalid --call-graph '%s': expected fp or cfi", KS_ESC(arg));
+			return -EINVAL;
+		}
+		ctx->cfi = !strcmp(arg, "cfi");
+		return 0;
 	case OPT_BEFORE:
 	case OPT_AFTER:
 		if (ks_parse_seconds(arg, id == OPT_BEFORE ? &ctx->before : &ctx->after)) {
@@ -258,6 +281,7 @@ static int record(int argc, char **argv, struct ks_cmd *cmd)
 	struct ks_common c;
 	struct ks_instance ins[KS_REC_COLLECT_MAX];
 	struct ks_rec_collect col = { .in = ins };
+	struct ks_profile_opts prof = { .hz = 49, .kernel = true, .user = true };
 	size_t cl = 0;
 	char *cmdline;
 	int err;
@@ -282,9 +306,9 @@ static int record(int argc, char **argv, struct ks_cmd *cmd)
 		ks_rec_tps_free(&ctx.tps);
 		return err == -EINVAL ? 2 : 1;
 	}
-	if ((!ctx.tps.n && !ctx.ncols) || !c.output) {
+	if ((!ctx.tps.n && !ctx.ncols && !ctx.profile) || !c.output) {
 		p_err(!c.output ? "record needs -o FILE to write the recording to"
-				: "record needs at least one -e SYS:EVENT or --collect NAMES; 'ksight list' shows them");
+				: "record needs at least one -e SYS:EVENT, --collect NAMES or --profile; 'ksight list' shows them");
 		ks_rec_latency_free(&lat);
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
@@ -295,7 +319,17 @@ static int record(int argc, char **argv, struct ks_cmd *cmd)
 		ks_rec_tps_free(&ctx.tps);
 		return 2;
 	}
-	if ((c.interval && !ctx.ncols) || (ctx.ncols && (ctx.flight || ctx.max_size || ctx.rotate_size))) {
+	if ((ctx.hz || ctx.cfi) && !ctx.profile) {
+		p_err("-F and --call-graph are --profile's: they go with it");
+		ks_rec_latency_free(&lat);
+		ks_rec_tps_free(&ctx.tps);
+		return 2;
+	}
+	if (ctx.hz)
+		prof.hz = ctx.hz;
+	prof.cfi = ctx.cfi;
+	if ((c.interval && !ctx.ncols) ||
+	    ((ctx.ncols || ctx.profile) && (ctx.flight || ctx.max_size || ctx.rotate_size))) {
 		p_err(!ctx.ncols ? "-i is the interval of the --collect reports: it goes with --collect NAMES"
 				 : "--collect writes every interval's reports: it goes without --flight, --max-size and --rotate");
 		ks_rec_latency_free(&lat);
@@ -391,8 +425,16 @@ static int record(int argc, char **argv, struct ks_cmd *cmd)
 		ks_rec_kv_add(&ctx.kv, "collect", "%s", names);
 		ks_rec_kv_add(&ctx.kv, "collect.interval_s", "%g", c.interval ? c.interval : 1.0);
 	}
+	if (ctx.profile) {
+		ks_rec_kv_add(&ctx.kv, "profile.hz", "%u", prof.hz);
+		ks_rec_kv_add(&ctx.kv, "profile.call_graph", "%s", prof.cfi ? "cfi" : "fp");
+	}
 	ks_rec_kv_add(&ctx.kv, "ksight.version", "%s", KSIGHT_VERSION);
-	if (ctx.ncols && (err = setup_collect(&col, &ctx, &c, &o.filter))) {
+	/* --profile: on the recorder's loop, the filters the same (the command's cgroup with -- CMD) */
+	prof.c = &c;
+	prof.filter = o.filter;
+	col.prof_opts = ctx.profile ? &prof : NULL;
+	if ((ctx.ncols || ctx.profile) && (err = setup_collect(&col, &ctx, &c, &o.filter))) {
 		ks_rec_kv_free(&ctx.kv);
 		ks_rec_latency_free(&lat);
 		ks_rec_tps_free(&ctx.tps);
@@ -436,7 +478,7 @@ static int record(int argc, char **argv, struct ks_cmd *cmd)
 	o.after_ns = (uint64_t)(ctx.after * 1e9);
 	o.trigger_all = ctx.trigger_all;
 	o.cmd = c.cmd;
-	o.collect = ctx.ncols ? &col : NULL;
+	o.collect = ctx.ncols || ctx.profile ? &col : NULL;
 	err = ctx.kv.err ? ctx.kv.err : ks_rec_run(&o, &st);
 	ks_cmd_say(c.cmd);
 	for (int i = 0; i < col.n; i++)

@@ -14,6 +14,7 @@
 #include "events/anon.h"
 #include "events/filter.h"
 #include "format/recording.h"
+#include "format/recstacks.h"
 #include "events/pair_report.h"
 #include "output/trace.h"
 #include "output/output.h"
@@ -21,7 +22,7 @@
 #define MAX_PAIRS 8
 
 enum { OPT_CSV = 300, OPT_PERFETTO, OPT_CLOCK, OPT_PAIR, OPT_KEY, OPT_STATS, OPT_FILTER, OPT_ANON = 320, OPT_ANONKEY,
-       OPT_INTERVALS = 340 };
+       OPT_INTERVALS = 340, OPT_FOLDED = 360, OPT_SVG, OPT_PPROF };
 
 static const struct ks_optdef rep_opts[] = {
 	{ "csv", OPT_CSV, NULL, "events as CSV (ts_ns,cpu,event,comm,pid,tgid,info)" },
@@ -38,6 +39,9 @@ static const struct ks_optdef rep_opts[] = {
 					"'next_pid == 42', 'comm ~ \"ksight*\"'" },
 	{ "intervals", OPT_INTERVALS, NULL, "record --collect: each interval's report, one by one "
 					    "(default: each collector over the whole window)" },
+	{ "folded", OPT_FOLDED, "OUT", "record --profile: the stacks as folded lines (flamegraph.pl's input) to OUT" },
+	{ "svg", OPT_SVG, "OUT", "record --profile: the stacks as an interactive flame graph (SVG) to OUT" },
+	{ "pprof", OPT_PPROF, "OUT", "record --profile: the stacks as a gzip'd pprof profile to OUT" },
 	{ 0 },
 };
 
@@ -65,6 +69,7 @@ struct rep_ctx {
 	const char *pair[MAX_PAIRS], *key[MAX_PAIRS];
 	bool anon;
 	const char *anon_key;
+	const char *stacks_out[3]; /* --folded, --svg, --pprof */
 };
 
 static int rep_opt(void *vctx, int id, const char *arg)
@@ -80,6 +85,11 @@ static int rep_opt(void *vctx, int id, const char *arg)
 		return 0;
 	case OPT_INTERVALS:
 		c->intervals = true;
+		return 0;
+	case OPT_FOLDED:
+	case OPT_SVG:
+	case OPT_PPROF:
+		c->stacks_out[id - OPT_FOLDED] = arg;
 		return 0;
 	case OPT_ANON:
 	case OPT_ANONKEY:
@@ -250,6 +260,59 @@ static int write_reports(const struct ks_recording *rec, bool json, bool interva
 	return ferror(out) ? -EIO : 0;
 }
 
+/*
+ * record --profile: the recording's stacks through the stack writers,
+ * each to its file (only these: the events and reports are not read).
+ * The exit status after one line when it fails.
+ */
+static int report_stacks(const char *file, const struct rep_ctx *ctx)
+{
+	int (*const wr[3])(const struct ks_stacks *, FILE *) = { ks_write_folded, ks_write_svg, ks_write_pprof };
+	struct ks_rec_stacks_info info;
+	struct ks_rec_reader r;
+	struct ks_stacks st;
+	int err = ks_rec_open(&r, file);
+
+	if (err) {
+		p_err(err == -EBADMSG || err == -EPROTO ? "'%s' is not a ksight recording this version reads: %s"
+							 : "cannot read '%s': %s", file, ks_rec_strerror(err));
+		return 1;
+	}
+	err = ks_rec_stacks_load(&r, &st, &info);
+	ks_rec_free(&r);
+	if (err) {
+		p_err("cannot read the stacks of '%s': %s", file, strerror(-err));
+		return 1;
+	}
+	if (!info.chunks) {
+		if (info.refused)
+			p_err("'%s': %s", file, info.why);
+		else
+			p_err("'%s' holds no stacks (made without record --profile)", file);
+		ks_stacks_free(&st);
+		return info.refused ? 2 : 1;
+	}
+	if (info.refused)
+		p_warn("'%s': %zu stacks chunks left out: %s", file, info.refused, info.why);
+	ks_stacks_sort(&st);
+	for (int i = 0; i < 3 && !err; i++) {
+		FILE *f;
+
+		if (!ctx->stacks_out[i])
+			continue;
+		f = open_out(ctx->stacks_out[i], KS_FILE_TRUNC);
+		if (!f) {
+			err = -EIO;
+			break;
+		}
+		err = close_out(f, wr[i](&st, f));
+		if (err)
+			p_err("writing '%s': %s", KS_ESC(ctx->stacks_out[i]), strerror(-err));
+	}
+	ks_stacks_free(&st);
+	return err ? 1 : 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct rep_ctx ctx = { 0 };
@@ -269,6 +332,8 @@ int cmd_report(int argc, char **argv)
 		p_err("-j and --csv: choose one");
 		return 2;
 	}
+	if (ctx.stacks_out[0] || ctx.stacks_out[1] || ctx.stacks_out[2])
+		return report_stacks(file, &ctx);
 	rc = read_recording(&rec, file, &ctx);
 	if (rc)
 		return rc;
@@ -650,6 +715,34 @@ static void damage_json(struct ks_json *j, const struct ks_recording *rec)
 	ks_json_bool(j, ks_recording_count_differs(rec));
 }
 
+/* record --profile: what the recording's stacks hold (nothing said when it has none). */
+static void stacks_info(const struct ks_recording *rec, struct ks_json *j, FILE *out)
+{
+	struct ks_rec_stacks_info info;
+	struct ks_stacks st;
+
+	if (ks_rec_stacks_load(&rec->rd, &st, &info))
+		return;
+	if (j && (info.chunks || info.refused)) {
+		ks_json_key(j, "stacks");
+		ks_json_obj_begin(j);
+		ks_json_kv_str(j, "sample_type", st.sample_type);
+		ks_json_kv_u64(j, "total", st.total);
+		ks_json_kv_u64(j, "stacks", st.n);
+		ks_json_kv_u64(j, "frames", st.nnames);
+		ks_json_kv_double(j, "duration_s", (double)st.duration_ns / 1e9);
+		ks_json_kv_u64(j, "refused_chunks", info.refused);
+		ks_json_obj_end(j);
+	} else if (!j && info.chunks) {
+		fprintf(out, "stacks: %llu %s (%s) in %zu distinct stacks of %zu frames over %.3f s\n",
+			(unsigned long long)st.total, st.sample_type, st.unit, st.n, st.nnames,
+			(double)st.duration_ns / 1e9);
+	}
+	if (!j && info.refused)
+		fprintf(out, "stacks: %zu chunks refused: %s\n", info.refused, info.why);
+	ks_stacks_free(&st);
+}
+
 static int info_json(const struct ks_recording *rec, const char *file, struct ev_count *ec, int nec, FILE *out)
 {
 	struct ks_json *j = ks_json_new(out);
@@ -689,6 +782,7 @@ static int info_json(const struct ks_recording *rec, const char *file, struct ev
 	ks_json_kv_u64(j, "last_ts_ns", rec->last_ts);
 	ks_json_kv_double(j, "span_s", (double)(rec->last_ts - rec->first_ts) / 1e9);
 	collectors_json(j, rec);
+	stacks_info(rec, j, out);
 	ks_json_obj_end(j);
 	ks_json_free(j);
 	fputc('\n', out);
@@ -721,6 +815,7 @@ static void info_text(const struct ks_recording *rec, const char *file, struct e
 	fprintf(out, "manifest:\n");
 	ks_rec_kv_each(rec->manifest, rec->manifest_len, kv_text, &p);
 	collectors_text(rec, out);
+	stacks_info(rec, NULL, out);
 	fprintf(out, "events: %zu in %.6f s\n", rec->nev, (double)(rec->last_ts - rec->first_ts) / 1e9);
 	for (int i = 0; i < nec; i++)
 		fprintf(out, "  %-40s %llu\n", ks_escape(ec[i].name, ename, sizeof(ename)), (unsigned long long)ec[i].n);

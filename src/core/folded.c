@@ -53,16 +53,25 @@ static struct ks_fstack *find(struct ks_folded2 *f, const char *s, uint64_t h)
 int ks_folded_load(struct ks_folded2 *f, int side, const char *file, char *err, size_t errlen)
 {
 	FILE *in = fopen(file, "re");
-	char *line = NULL;
-	size_t cap = 0, lineno = 0;
-	ssize_t len;
-	int rc = 0;
+	int rc;
 
 	if (!in) {
 		rc = -errno;
 		snprintf(err, errlen, "cannot read '%s': %s", KS_ESC(file), strerror(-rc));
 		return rc;
 	}
+	rc = ks_folded_read(f, side, in, file, err, errlen);
+	fclose(in);
+	return rc;
+}
+
+int ks_folded_read(struct ks_folded2 *f, int side, FILE *in, const char *file, char *err, size_t errlen)
+{
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	ssize_t len;
+	int rc = 0;
+
 	while ((len = getline(&line, &cap, in)) >= 0) {
 		struct ks_fstack *s;
 		uint64_t n, h;
@@ -114,7 +123,6 @@ int ks_folded_load(struct ks_folded2 *f, int side, const char *file, char *err, 
 	if (rc && rc != -EBADMSG)
 		snprintf(err, errlen, "reading '%s': %s", KS_ESC(file), strerror(-rc));
 	free(line);
-	fclose(in);
 	return rc;
 }
 

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "core/strindex.h"
 
 struct ks_fstack {
@@ -22,6 +23,8 @@ struct ks_folded2 {
 int ks_folded_sniff(const char *file);
 /* Adds @file's stacks as side @side (0 A, 1 B): 0, or -errno / -EBADMSG with a one-line reason in @err. */
 int ks_folded_load(struct ks_folded2 *f, int side, const char *file, char *err, size_t errlen);
+/* The same from @in (left open), named @file in errors (record --profile's stacks rendered folded). */
+int ks_folded_read(struct ks_folded2 *f, int side, FILE *in, const char *file, char *err, size_t errlen);
 /* Sorts the stacks by name (a flame graph's order). */
 void ks_folded_sort(struct ks_folded2 *f);
 void ks_folded_free(struct ks_folded2 *f);

@@ -46,7 +46,15 @@ enum ks_rec_chunk_type {
 	 * read back by ks_rec_report_inflate and ks_rec_report_check, format/fmtcheck.h)
 	 */
 	KS_REC_REPORT = 5,
-	KS_REC_TYPE_MAX = 5,
+	/*
+	 * record --profile: the profile's stacks, symbolised, at the end (count 0,
+	 * first_ts/last_ts the window, lost the samples lost): "key\tvalue\n"
+	 * lines (version, sample type, counts, lengths), an empty line, then
+	 * frames and stacks deflated (format/recstacks.h).  Readers before it
+	 * count it as a damaged chunk and go on.
+	 */
+	KS_REC_STACKS = 6,
+	KS_REC_TYPE_MAX = 6,
 };
 
 struct ks_rec_chunk {

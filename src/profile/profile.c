@@ -962,51 +962,72 @@ static void load_tid_process(struct ks_cfi_loader *cfi, uint32_t tid)
 		ks_cfi_load_pid(cfi, tgid);
 }
 
-/* The profiler on the run loop: samples read as they come, the halves drained each period. */
-struct prof_loop {
-	struct prof_run *pr;
+struct ks_profiler {
+	struct prof_run pr;
 	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int ncpu;
 };
 
-static int prof_tick(void *ctx, struct ks_loop *l)
+int ks_profiler_fd(const struct ks_profiler *p)
 {
-	struct prof_loop *pl = ctx;
-	int err;
-
-	pl->pr->end = l->end; /* a long read is cut at the end (on_sample) */
-	err = drain_period(pl->pr, pl->rb);
-	if (err)
-		p_err("cannot drain the stacks: %s", strerror(-err));
-	return err ? err : pl->pr->err ? KS_LOOP_DONE : 0;
+	return ring_buffer__epoll_fd(p->rb);
 }
 
-static int prof_ready(void *ctx, struct ks_loop *l, int fd)
+int ks_profiler_tick(struct ks_profiler *p, double end)
 {
-	struct prof_loop *pl = ctx;
+	int err;
+
+	p->pr.end = end; /* a long read is cut at the end (on_sample) */
+	err = drain_period(&p->pr, p->rb);
+	if (err)
+		p_err("cannot drain the stacks: %s", strerror(-err));
+	return err ? err : p->pr.err ? KS_LOOP_DONE : 0;
+}
+
+int ks_profiler_ready(struct ks_profiler *p, double end)
+{
 	int r;
 
-	(void)fd;
-	pl->pr->end = l->end;
-	r = ring_buffer__poll(pl->rb, 0);
+	p->pr.end = end;
+	r = ring_buffer__poll(p->rb, 0);
 	if (r < 0 && r != -EINTR) {
 		p_err("cannot read samples: %s", strerror(-r));
 		return r;
 	}
-	return pl->pr->err ? KS_LOOP_DONE : 0;
+	return p->pr.err ? KS_LOOP_DONE : 0;
+}
+
+/* The profiler on the run loop: samples read as they come, the halves drained each period. */
+static int prof_tick(void *ctx, struct ks_loop *l)
+{
+	return ks_profiler_tick(ctx, l->end);
+}
+
+static int prof_ready(void *ctx, struct ks_loop *l, int fd)
+{
+	(void)fd;
+	return ks_profiler_ready(ctx, l->end);
 }
 
 static const struct ks_engine prof_engine = { .tick = prof_tick, .ready = prof_ready };
 
-int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *res)
+int ks_profile_start(const struct ks_profile_opts *o, struct ks_profile_result *res, struct ks_profiler **out)
 {
-	struct prof_run pr = { .o = o, .res = res, .cfi_fd = -1 };
+	struct ks_profiler *p = calloc(1, sizeof(*p));
+	struct prof_run *pr = p ? &p->pr : NULL;
 	struct ring_buffer *rb = NULL;
 	struct bpf_link **links = NULL;
 	int ncpu = libbpf_num_possible_cpus(), err;
-	double start;
-	struct timespec t0;
-
 	struct rlimit nofile;
+
+	*out = NULL;
+	if (!p)
+		return -ENOMEM;
+	pr->o = o;
+	pr->res = res;
+	pr->cfi_fd = -1;
+	p->ncpu = ncpu;
 
 	/* the files captured are kept open (they may be deleted or in a container that goes away):
 	 * each distinct one in fp mode, each process's in dwarf mode; the soft limit on descriptors
@@ -1024,105 +1045,192 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		ks_stacks_init(&res->st, "bio", "bytes", 0);
 	else
 		ks_stacks_init(&res->st, "samples", "count", o->hz ? 1000000000ull / o->hz : 0);
-	if (ncpu < 0)
+	if (ncpu < 0) {
+		free(p);
 		return ncpu;
-	if (o->pprof && ks_stacks_by_address(&res->st))
+	}
+	if (o->pprof && ks_stacks_by_address(&res->st)) {
+		free(p);
 		return -ENOMEM;
+	}
 	if (o->kernel) {
-		pr.ksyms = ks_ksyms_load(NULL);
-		if (pr.ksyms && ks_ksyms_hidden(pr.ksyms)) {
+		pr->ksyms = ks_ksyms_load(NULL);
+		if (pr->ksyms && ks_ksyms_hidden(pr->ksyms)) {
 			res->ksyms_hidden = true;
 			p_warn("kernel addresses are hidden (kernel.kptr_restrict, or no CAP_SYSLOG): kernel frames "
 			       "show as [unknown]; sysctl kernel.kptr_restrict=0 shows them");
 		}
 	}
-	pr.usyms = ks_usyms_new(o->dwarf);
+	pr->usyms = ks_usyms_new(o->dwarf);
 	/* a link per CPU for perf events; the tracepoint modes use up to two */
-	links = calloc(ncpu < 2 ? 2 : ncpu, sizeof(*links));
-	pr.skel = ks_profile__open();
-	if (!pr.usyms || !links || !pr.skel) {
-		err = pr.skel ? -ENOMEM : -errno;
+	links = p->links = calloc(ncpu < 2 ? 2 : ncpu, sizeof(*links));
+	pr->skel = ks_profile__open();
+	if (!pr->usyms || !links || !pr->skel) {
+		err = pr->skel ? -ENOMEM : -errno;
 		p_err("cannot open the profile program: %s", strerror(-err));
 		goto out;
 	}
-	pr.skel->rodata->ks_filter = o->filter;
-	pr.skel->rodata->mode = o->dwarf ? KS_PROF_DWARF : o->cfi ? KS_PROF_CFI : KS_PROF_FP;
-	pr.skel->rodata->want_kernel = o->kernel;
-	pr.skel->rodata->want_user = o->user;
-	pr.skel->rodata->want_tid = o->pprof;
-	bpf_program__set_autoload(pr.skel->progs.on_sample, !o->offcpu && !o->syscalls && !o->bio);
-	bpf_program__set_autoload(pr.skel->progs.on_switch, o->offcpu);
-	bpf_program__set_autoload(pr.skel->progs.on_sys_enter, o->syscalls);
-	bpf_program__set_autoload(pr.skel->progs.on_sys_exit, o->syscalls);
-	bpf_program__set_autoload(pr.skel->progs.on_bio, o->bio);
-	pr.skel->rodata->sc_nr = o->syscalls ? o->syscall_nr : -1;
+	pr->skel->rodata->ks_filter = o->filter;
+	pr->skel->rodata->mode = o->dwarf ? KS_PROF_DWARF : o->cfi ? KS_PROF_CFI : KS_PROF_FP;
+	pr->skel->rodata->want_kernel = o->kernel;
+	pr->skel->rodata->want_user = o->user;
+	pr->skel->rodata->want_tid = o->pprof;
+	bpf_program__set_autoload(pr->skel->progs.on_sample, !o->offcpu && !o->syscalls && !o->bio);
+	bpf_program__set_autoload(pr->skel->progs.on_switch, o->offcpu);
+	bpf_program__set_autoload(pr->skel->progs.on_sys_enter, o->syscalls);
+	bpf_program__set_autoload(pr->skel->progs.on_sys_exit, o->syscalls);
+	bpf_program__set_autoload(pr->skel->progs.on_bio, o->bio);
+	pr->skel->rodata->sc_nr = o->syscalls ? o->syscall_nr : -1;
 	ks_budget_init_for(&res->budget, o->c);
 	{
-		struct prof_size ps = { .o = o, .res = res, .skel = pr.skel, .ncpu = ncpu };
+		struct prof_size ps = { .o = o, .res = res, .skel = pr->skel, .ncpu = ncpu };
 
-		err = ks_budget_fit(&res->budget, pr.skel->obj, size_maps, &ps);
+		err = ks_budget_fit(&res->budget, pr->skel->obj, size_maps, &ps);
 		if (err)
 			goto out;
 	}
-	err = ks_budget_check(&res->budget, pr.skel->obj);
+	err = ks_budget_check(&res->budget, pr->skel->obj);
 	if (err)
 		goto out;
-	err = ks_profile__load(pr.skel);
+	err = ks_profile__load(pr->skel);
 	if (err) {
 		p_err("cannot load the profile program: %s%s", strerror(-err),
 		      err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
 		goto out;
 	}
-	pr.stacks_fd[0] = bpf_map__fd(pr.skel->maps.stacks0);
-	pr.stacks_fd[1] = bpf_map__fd(pr.skel->maps.stacks1);
+	pr->stacks_fd[0] = bpf_map__fd(pr->skel->maps.stacks0);
+	pr->stacks_fd[1] = bpf_map__fd(pr->skel->maps.stacks1);
 	/* the kernel rounds a stack map's buckets up to a power of two: ids are below that */
-	pr.nkeep = ks_pow2_at_least(res->stack_entries, 1u << 31);
-	pr.nids = o->cfi ? (1 + KS_CFI_ID_SPREAD) * pr.nkeep : pr.nkeep;
-	pr.keep = calloc(pr.nids, 1);
-	pr.sid_ips = calloc(pr.nids, sizeof(*pr.sid_ips));
-	if (!pr.keep || !pr.sid_ips) {
+	pr->nkeep = ks_pow2_at_least(res->stack_entries, 1u << 31);
+	pr->nids = o->cfi ? (1 + KS_CFI_ID_SPREAD) * pr->nkeep : pr->nkeep;
+	pr->keep = calloc(pr->nids, 1);
+	pr->sid_ips = calloc(pr->nids, sizeof(*pr->sid_ips));
+	if (!pr->keep || !pr->sid_ips) {
 		err = -ENOMEM;
 		p_err("cannot set up the profile: %s", strerror(-err));
 		goto out;
 	}
 	if (o->cfi) {
-		uint32_t nrows = bpf_map__max_entries(pr.skel->maps.cfi_rows);
+		uint32_t nrows = bpf_map__max_entries(pr->skel->maps.cfi_rows);
 		long pg = sysconf(_SC_PAGESIZE);
 
 		/* the rows are written in place: a module's table is one memcpy, not a system call a row */
-		pr.cfi_rows_len = ((size_t)nrows * sizeof(struct ks_cfi_row) + pg - 1) / pg * pg;
-		pr.cfi_rows = mmap(NULL, pr.cfi_rows_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(pr.skel->maps.cfi_rows), 0);
-		if (pr.cfi_rows == MAP_FAILED) {
-			pr.cfi_rows = NULL;
+		pr->cfi_rows_len = ((size_t)nrows * sizeof(struct ks_cfi_row) + pg - 1) / pg * pg;
+		pr->cfi_rows = mmap(NULL, pr->cfi_rows_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(pr->skel->maps.cfi_rows), 0);
+		if (pr->cfi_rows == MAP_FAILED) {
+			pr->cfi_rows = NULL;
 			err = -errno;
 			p_err("cannot map the CFI table: %s", strerror(-err));
 			goto out;
 		}
-		pr.cfi = ks_cfi_loader_new(pr.cfi_rows, nrows, bpf_map__fd(pr.skel->maps.cfi_procs));
-		if (!pr.cfi) {
+		pr->cfi = ks_cfi_loader_new(pr->cfi_rows, nrows, bpf_map__fd(pr->skel->maps.cfi_procs));
+		if (!pr->cfi) {
 			err = -ENOMEM;
 			p_err("cannot set up the CFI tables: %s", strerror(-err));
 			goto out;
 		}
-		pr.cfi_fd = bpf_map__fd(pr.skel->maps.cfi_stacks);
+		pr->cfi_fd = bpf_map__fd(pr->skel->maps.cfi_stacks);
 		/* -p: its tables before the first sample, which would otherwise end at the leaf (no_process)
 		 * while they are compiled: ~20 ms here, a second and more under emulation */
 		if (o->c->pid)
-			ks_cfi_load_pid(pr.cfi, (uint32_t)o->c->pid);
+			ks_cfi_load_pid(pr->cfi, (uint32_t)o->c->pid);
 		else if (o->c->tid)
-			load_tid_process(pr.cfi, o->c->tid);
+			load_tid_process(pr->cfi, o->c->tid);
 	}
 	{
-		rb = ring_buffer__new(bpf_map__fd(pr.skel->maps.samples), on_sample, &pr, NULL);
+		rb = p->rb = ring_buffer__new(bpf_map__fd(pr->skel->maps.samples), on_sample, pr, NULL);
 		if (!rb) {
 			err = -errno;
 			p_err("cannot set up the sample ring buffer: %s", strerror(-err));
 			goto out;
 		}
 	}
-	err = attach_all(&pr, links, ncpu);
+	err = attach_all(pr, links, ncpu);
 	if (err)
 		goto out;
+	*out = p;
+	return 0;
+out:
+	ks_profiler_free(p);
+	return err;
+}
+
+int ks_profiler_finish(struct ks_profiler *p, double start)
+{
+	struct prof_run *pr = &p->pr;
+	const struct ks_profile_opts *o = pr->o;
+	struct ks_profile_result *res = pr->res;
+	struct bpf_link **links = p->links;
+	struct ring_buffer *rb = p->rb;
+	int ncpu = p->ncpu, err = 0;
+	struct timespec t0;
+
+	res->duration_s = now_s() - start;
+	res->st.duration_ns = (uint64_t)(res->duration_s * 1e9);
+	/* pprof's time_nanos: the wall clock when the window opened (the loop's start), read back from now */
+	clock_gettime(CLOCK_REALTIME, &t0);
+	res->st.time_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec - res->st.duration_ns;
+	for (int i = 0; i < (ncpu < 2 ? 2 : ncpu); i++) {
+		bpf_link__destroy(links[i]);
+		links[i] = NULL;
+	}
+	pr->final = true;
+	/* programs detached may still be running: their samples are waited for */
+	ks_sync_programs();
+	ring_buffer__consume(rb);
+	if (!err)
+		err = pr->err;
+	/* both halves, kept whole: a row of one may name stacks of the other */
+	if (!err && !o->dwarf)
+		err = drain_half(pr, pr->gen ^ 1, false);
+	if (!err && !o->dwarf)
+		err = drain_half(pr, pr->gen, false);
+	if (!err)
+		err = flush_rows(pr);
+	res->stats = pr->skel->bss->stats;
+	if (pr->cfi)
+		res->cfi = *ks_cfi_loader_stats(pr->cfi);
+	if (err && err != -EINTR)
+		p_err("cannot build the profile: %s", strerror(-err));
+	return err;
+}
+
+void ks_profiler_free(struct ks_profiler *p)
+{
+	struct prof_run *pr;
+
+	if (!p)
+		return;
+	pr = &p->pr;
+	if (p->links)
+		for (int i = 0; i < (p->ncpu < 2 ? 2 : p->ncpu); i++)
+			bpf_link__destroy(p->links[i]);
+	free(p->links);
+	ring_buffer__free(p->rb);
+	ks_cfi_loader_free(pr->cfi);
+	if (pr->cfi_rows)
+		munmap(pr->cfi_rows, pr->cfi_rows_len);
+	ks_profile__destroy(pr->skel);
+	ks_usyms_free(pr->usyms);
+	ks_ksyms_free(pr->ksyms);
+	free(pr->keep);
+	free(pr->sid_ips);
+	free(pr->bkeys);
+	free(pr->bvals);
+	free(pr->bdel);
+	ks_blobs_free(&pr->ips);
+	ks_blobs_free(&pr->rows);
+	free(p);
+}
+
+
+int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *res)
+{
+	struct ks_profiler *p;
+	int err = ks_profile_start(o, res, &p);
+
+	if (err)
+		return err;
 	ks_stop_install();
 	fprintf(stderr, "ksight: tracing %s (%s%s)%s\n",
 		o->offcpu ? "offcpu --stacks" : o->syscalls ? "syscalls --stacks" : o->bio ? "biolat --stacks" : "profile",
@@ -1133,65 +1241,23 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		/* the halves drained every DRAIN_MS from the start of the last drain; -d, -p and the command seen within 100 ms */
 		struct ks_loop_opts lo = { .duration = o->c->duration, .interval = DRAIN_MS / 1e3, .slice = 0.1,
 					   .pid = o->c->pid, .cmd = o->c->cmd };
-		struct prof_loop pl = { .pr = &pr, .rb = rb };
 		struct ks_loop l;
 
 		ks_loop_init(&l, &lo);
 		/* the loop starts the command once everything is attached: its first instructions are sampled */
-		err = ks_loop_add_fd(&l, ring_buffer__epoll_fd(rb));
+		err = ks_loop_add_fd(&l, ks_profiler_fd(p));
 		if (!err)
-			err = ks_loop_run(&l, &prof_engine, &pl);
-		if (l.why == KS_LOOP_RUNNING)
-			goto out; /* the command could not start: said why */
-		start = l.start;
+			err = ks_loop_run(&l, &prof_engine, p);
+		if (l.why == KS_LOOP_RUNNING) {
+			ks_profiler_free(p); /* the command could not start: said why */
+			return err;
+		}
+		if (!err)
+			err = ks_profiler_finish(p, l.start);
+		else if (err != -EINTR)
+			p_err("cannot build the profile: %s", strerror(-err));
 	}
-	res->duration_s = now_s() - start;
-	res->st.duration_ns = (uint64_t)(res->duration_s * 1e9);
-	/* pprof's time_nanos: the wall clock when the window opened (the loop's start), read back from now */
-	clock_gettime(CLOCK_REALTIME, &t0);
-	res->st.time_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec - res->st.duration_ns;
-	for (int i = 0; i < (ncpu < 2 ? 2 : ncpu); i++) {
-		bpf_link__destroy(links[i]);
-		links[i] = NULL;
-	}
-	pr.final = true;
-	/* programs detached may still be running: their samples are waited for */
-	ks_sync_programs();
-	if (!err)
-		ring_buffer__consume(rb);
-	if (!err)
-		err = pr.err;
-	/* both halves, kept whole: a row of one may name stacks of the other */
-	if (!err && !o->dwarf)
-		err = drain_half(&pr, pr.gen ^ 1, false);
-	if (!err && !o->dwarf)
-		err = drain_half(&pr, pr.gen, false);
-	if (!err)
-		err = flush_rows(&pr);
-	res->stats = pr.skel->bss->stats;
-	if (pr.cfi)
-		res->cfi = *ks_cfi_loader_stats(pr.cfi);
-	if (err && err != -EINTR)
-		p_err("cannot build the profile: %s", strerror(-err));
-out:
-	if (links)
-		for (int i = 0; i < (ncpu < 2 ? 2 : ncpu); i++)
-			bpf_link__destroy(links[i]);
-	free(links);
-	ring_buffer__free(rb);
-	ks_cfi_loader_free(pr.cfi);
-	if (pr.cfi_rows)
-		munmap(pr.cfi_rows, pr.cfi_rows_len);
-	ks_profile__destroy(pr.skel);
-	ks_usyms_free(pr.usyms);
-	ks_ksyms_free(pr.ksyms);
-	free(pr.keep);
-	free(pr.sid_ips);
-	free(pr.bkeys);
-	free(pr.bvals);
-	free(pr.bdel);
-	ks_blobs_free(&pr.ips);
-	ks_blobs_free(&pr.rows);
+	ks_profiler_free(p);
 	return err;
 }
 

@@ -50,6 +50,23 @@ int ks_profile_measure(const struct ks_profile_opts *o);
 int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *res);
 void ks_profile_result_free(struct ks_profile_result *res);
 
+/*
+ * ks_profile_run in parts, for a profile on another command's loop
+ * (record --profile): start loads and attaches (*@out, freed by
+ * ks_profiler_free); the loop polls ks_profiler_fd with
+ * ks_profiler_ready, calls ks_profiler_tick every period (100 ms to a
+ * few seconds: the maps are sized for ~1 s), and ks_profiler_finish(start: the
+ * window's CLOCK_MONOTONIC s) detaches and symbolizes into @res.  Each is 0,
+ * KS_LOOP_DONE (ready, tick) or negative errno after p_err.
+ */
+struct ks_profiler;
+int ks_profile_start(const struct ks_profile_opts *o, struct ks_profile_result *res, struct ks_profiler **out);
+int ks_profiler_fd(const struct ks_profiler *p);
+int ks_profiler_ready(struct ks_profiler *p, double end);
+int ks_profiler_tick(struct ks_profiler *p, double end);
+int ks_profiler_finish(struct ks_profiler *p, double start);
+void ks_profiler_free(struct ks_profiler *p);
+
 /* Perf event names -e takes, NULL-terminated: cpu-clock, task-clock and the hardware events. */
 bool ks_profile_event_known(const char *name);
 

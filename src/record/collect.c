@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/pin.h"
+#include "format/recstacks.h"
 #include "output/output.h"
 #include "record/collect.h"
 
@@ -33,13 +34,67 @@ int ks_rec_collect_open(struct ks_rec_collect *k, const struct ks_filter *f)
 			return err;
 		}
 	}
+	/* the profile's own budget (--max-memory), apart from the collectors' shared one */
+	if (k->prof_opts && (err = ks_profile_start(k->prof_opts, &k->prof_res, &k->prof))) {
+		ks_profile_result_free(&k->prof_res);
+		return err;
+	}
 	return 0;
+}
+
+int ks_rec_collect_fd(const struct ks_rec_collect *k)
+{
+	return k->prof ? ks_profiler_fd(k->prof) : -1;
+}
+
+int ks_rec_collect_ready(struct ks_rec_collect *k, double end)
+{
+	return k->prof ? ks_profiler_ready(k->prof, end) : 0;
+}
+
+int ks_rec_collect_wake(struct ks_rec_collect *k, double end)
+{
+	double now = ks_loop_now();
+
+	if (!k->prof || now - k->prof_drained < 0.1)
+		return 0;
+	k->prof_drained = now;
+	return ks_profiler_tick(k->prof, end);
+}
+
+/* --profile, at the end: the profile detached, symbolised, and written as one stacks chunk. */
+static int write_stacks(struct ks_rec_collect *k, struct ks_rec_writer *w)
+{
+	struct ks_profile_result *res = &k->prof_res;
+	struct ks_rec_chunk c = { .count = 0 };
+	struct ks_rec_kv head = { 0 };
+	int err = ks_profiler_finish(k->prof, k->start);
+
+	if (err)
+		return err;
+	c.first_ts = (uint64_t)(k->start * 1e9);
+	c.last_ts = (uint64_t)(k->last * 1e9);
+	/* samples whose stack or count had no room: counted, not in the stacks */
+	c.lost = res->stats.kstack_lost + res->stats.ustack_lost + res->stats.counts_full;
+	ks_rec_kv_add(&head, "profile.event", "%s", res->event ? res->event : "cpu-clock");
+	ks_rec_kv_add(&head, "profile.hz", "%u", k->prof_opts->hz);
+	ks_rec_kv_add(&head, "profile.call_graph", "%s", k->prof_opts->cfi ? "cfi" : "fp");
+	ks_rec_kv_add(&head, "profile.samples", "%llu", (unsigned long long)res->stats.samples);
+	ks_rec_kv_add(&head, "profile.kstack_lost", "%llu", (unsigned long long)res->stats.kstack_lost);
+	ks_rec_kv_add(&head, "profile.ustack_lost", "%llu", (unsigned long long)res->stats.ustack_lost);
+	ks_rec_kv_add(&head, "profile.counts_full", "%llu", (unsigned long long)res->stats.counts_full);
+	ks_rec_kv_add(&head, "profile.duration_s", "%.6f", res->duration_s);
+	err = head.err ? head.err : ks_rec_stacks_append(w, &c, head.buf, head.len, &res->st);
+	ks_rec_kv_free(&head);
+	if (err)
+		p_err("profile: cannot write its stacks: %s", strerror(-err));
+	return err;
 }
 
 void ks_rec_collect_start(struct ks_rec_collect *k)
 {
 	getrusage(RUSAGE_SELF, &k->ru);
-	k->last = k->start = ks_loop_now();
+	k->prof_drained = k->last = k->start = ks_loop_now();
 }
 
 static uint64_t tv_us(const struct timeval *tv)
@@ -151,8 +206,9 @@ static int write_total(struct ks_rec_collect *k, struct ks_rec_writer *w, int i,
 
 int ks_rec_collect_tick(struct ks_rec_collect *k, struct ks_rec_writer *w, int interval, bool final)
 {
-	struct ks_report *rs = calloc((size_t)k->n, sizeof(*rs));
-	int *errs = calloc((size_t)k->n, sizeof(*errs));
+	/* --profile alone: no collector */
+	struct ks_report *rs = calloc((size_t)k->n + 1, sizeof(*rs));
+	int *errs = calloc((size_t)k->n + 1, sizeof(*errs));
 	double now = ks_loop_now(), window = now - k->last;
 	uint64_t mono_end, cpu_us;
 	struct rusage ru;
@@ -216,6 +272,8 @@ int ks_rec_collect_tick(struct ks_rec_collect *k, struct ks_rec_writer *w, int i
 		if (err)
 			p_err("%s: cannot write the whole window's report: %s", k->in[i].col->spec.name, strerror(-err));
 	}
+	if (final && !err && k->prof)
+		err = write_stacks(k, w);
 	return err;
 }
 
@@ -226,4 +284,8 @@ void ks_rec_collect_close(struct ks_rec_collect *k)
 		ks_accum_free(&k->acc[i]);
 	}
 	k->opened = 0;
+	ks_profiler_free(k->prof);
+	k->prof = NULL;
+	if (k->prof_opts)
+		ks_profile_result_free(&k->prof_res);
 }

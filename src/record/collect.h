@@ -8,6 +8,7 @@
 #include "core/accum.h"
 #include "core/instance.h"
 #include "format/recfile.h"
+#include "profile/profile.h"
 
 #define KS_REC_COLLECT_MAX 16
 
@@ -31,6 +32,11 @@ struct ks_rec_collect {
 	uint64_t run_ns[KS_REC_COLLECT_MAX], run_cnt[KS_REC_COLLECT_MAX]; /* each one's BPF run time so far */
 	double start, last;	/* CLOCK_MONOTONIC s: the first interval's start, this one's */
 	uint64_t cpu_total;	/* ksight's CPU (us) over the intervals so far */
+	/* --profile: its options (NULL: none), set by the command; the run's, here */
+	const struct ks_profile_opts *prof_opts;
+	struct ks_profiler *prof;
+	struct ks_profile_result prof_res;
+	double prof_drained; /* when its maps were last drained: every 100 ms, what they are sized for */
 };
 
 /* Opens every instance with @f; 0 or negative errno (said, naming the collector); closed by ks_rec_collect_close. */
@@ -39,6 +45,12 @@ int ks_rec_collect_open(struct ks_rec_collect *k, const struct ks_filter *f);
 void ks_rec_collect_start(struct ks_rec_collect *k);
 /* One interval (@interval 1, 2...) into @w; with @final, then the whole window too.  0 or negative errno (said). */
 int ks_rec_collect_tick(struct ks_rec_collect *k, struct ks_rec_writer *w, int interval, bool final);
+/* --profile: the sample ring's fd for the loop to poll, or -1. */
+int ks_rec_collect_fd(const struct ks_rec_collect *k);
+/* --profile: the fd is readable; @end the loop's deadline.  0, KS_LOOP_DONE or negative errno (said). */
+int ks_rec_collect_ready(struct ks_rec_collect *k, double end);
+/* After every wait of the loop: --profile's maps drained every 100 ms.  As ready. */
+int ks_rec_collect_wake(struct ks_rec_collect *k, double end);
 /* Closes the instances and frees what the recorder kept. */
 void ks_rec_collect_close(struct ks_rec_collect *k);
 

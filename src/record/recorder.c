@@ -696,10 +696,11 @@ static int rec_state(struct rec_loop *rl)
 static int rec_ready(void *ctx, struct ks_loop *l, int fd)
 {
 	struct rec_loop *rl = ctx;
-	int n = ring_buffer__poll(rl->ring, 0);
+	int n;
 
-	(void)l;
-	(void)fd;
+	if (rl->collect && fd == ks_rec_collect_fd(rl->collect))
+		return ks_rec_collect_ready(rl->collect, l->end); /* --profile's samples */
+	n = ring_buffer__poll(rl->ring, 0);
 	if (n < 0 && n != -EINTR) {
 		p_err("reading the ring buffers: %s", strerror(-n));
 		rl->fatal = n;
@@ -733,6 +734,8 @@ static int rec_wake(void *ctx, struct ks_loop *l)
 
 	if (rec_state(rl))
 		return KS_LOOP_DONE;
+	if (rl->collect && (err = ks_rec_collect_wake(rl->collect, l->end)))
+		return err;
 	if (rl->collect && ks_loop_now() - rl->drained >= 1) {
 		/* ticks further apart than a second (--collect -i): the events still reach the file each second */
 		rl->drained = ks_loop_now();
@@ -991,6 +994,8 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		ks_loop_init(&l, &lo);
 		/* the loop starts the command once the window is open: its first system call is recorded */
 		err = ks_loop_add_fd(&l, ring_buffer__epoll_fd(ring));
+		if (!err && o->collect && ks_rec_collect_fd(o->collect) >= 0)
+			err = ks_loop_add_fd(&l, ks_rec_collect_fd(o->collect));
 		if (!err)
 			err = ks_loop_run(&l, &rec_engine, &rl);
 		/* the command could not start, or the rings could not be read: nothing more to write */
