@@ -271,6 +271,7 @@ static int report_stacks(const char *file, const struct rep_ctx *ctx)
 	struct ks_rec_stacks_info info;
 	struct ks_rec_reader r;
 	struct ks_stacks st;
+	bool damaged;
 	int err = ks_rec_open(&r, file);
 
 	if (err) {
@@ -279,6 +280,7 @@ static int report_stacks(const char *file, const struct rep_ctx *ctx)
 		return 1;
 	}
 	err = ks_rec_stacks_load(&r, &st, &info);
+	damaged = r.bad_chunks || r.cut_bytes;
 	ks_rec_free(&r);
 	if (err) {
 		p_err("cannot read the stacks of '%s': %s", file, strerror(-err));
@@ -287,6 +289,8 @@ static int report_stacks(const char *file, const struct rep_ctx *ctx)
 	if (!info.chunks) {
 		if (info.refused)
 			p_err("'%s': %s", file, info.why);
+		else if (damaged)
+			p_err("'%s' holds no intact stacks: it is damaged or cut ('ksight info' says where)", file);
 		else
 			p_err("'%s' holds no stacks (made without record --profile)", file);
 		ks_stacks_free(&st);
