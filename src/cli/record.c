@@ -22,7 +22,7 @@
 
 /* long-only ids from 300: the shared ones take 256.. */
 enum { OPT_EVENT = 'e', OPT_BUF = 'b', OPT_OUTPUT = 'o', OPT_SAMPLE = 300, OPT_RING, OPT_FILTER, OPT_FLIGHT, OPT_TRIGGER, OPT_TRIGGER_ALL,
-       OPT_BEFORE, OPT_AFTER, OPT_TRIGGER_LAT, OPT_MAXSIZE = 320, OPT_ROTATE, OPT_KEEP, OPT_ANON = 340, OPT_ANONKEY, OPT_COLLECT = 360, OPT_NOTE, OPT_PROFILE = 380, OPT_FREQ = 'F', OPT_CALLGRAPH };
+       OPT_BEFORE, OPT_AFTER, OPT_TRIGGER_LAT, OPT_MAXSIZE = 320, OPT_ROTATE, OPT_KEEP, OPT_ANON = 340, OPT_ANONKEY, OPT_COLLECT = 360, OPT_NOTE, OPT_PROFILE = 380, OPT_CALLGRAPH, OPT_FREQ = 'F' };
 
 static const struct ks_optdef rec_opts[] = {
 	{ "event", OPT_EVENT, "SYS:EVENT", "tracepoint to record (repeatable; globs, e.g. 'sched:sched_wak*')" },

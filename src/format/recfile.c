@@ -314,7 +314,8 @@ static int check_chunk(struct ks_rec_reader *r, uint64_t off, struct ks_rec_chun
 	err = pread_all(r->fd, c, sizeof(*c), off);
 	if (err)
 		return err;
-	if (c->magic != KS_REC_CHUNK_MAGIC || c->type == 0 || c->type > KS_REC_TYPE_MAX ||
+	/* a type past KS_REC_TYPE_MAX (a newer ksight's) is kept when its CRC holds: every reader skips types it does not know */
+	if (c->magic != KS_REC_CHUNK_MAGIC || c->type == 0 || c->type > KS_REC_TYPE_LIMIT ||
 	    c->len > KS_REC_MAX_PAYLOAD)
 		return 0;
 	if (off + sizeof(*c) + c->len > r->size)

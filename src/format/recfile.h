@@ -51,10 +51,13 @@ enum ks_rec_chunk_type {
 	 * first_ts/last_ts the window, lost the samples lost): "key\tvalue\n"
 	 * lines (version, sample type, counts, lengths), an empty line, then
 	 * frames and stacks deflated (format/recstacks.h).  Readers before it
-	 * count it as a damaged chunk and go on.
+	 * count it as a damaged chunk and go on; readers since skip any type
+	 * they do not know up to KS_REC_TYPE_LIMIT.
 	 */
 	KS_REC_STACKS = 6,
 	KS_REC_TYPE_MAX = 6,
+	/* types up to this are read as intact chunks (CRC checked) and skipped when unknown: room for later ones */
+	KS_REC_TYPE_LIMIT = 255,
 };
 
 struct ks_rec_chunk {
