@@ -358,6 +358,12 @@ int cmd_report(int argc, char **argv)
 			return 2;
 		}
 	ks_recording_warn(&rec, file);
+	for (size_t i = 0; !rec.nev && !rec.nreps && i < rec.rd.nchunks; i++)
+		if (rec.rd.chunks[i].hdr.type == KS_REC_STACKS) {
+			fprintf(stderr, "ksight: '%s' holds stacks (record --profile): 'ksight report %s --folded|--svg|--pprof "
+				"OUT' writes them\n", file, file);
+			break;
+		}
 	if (ctx.realtime) {
 		if (!ks_rec_manifest_u64(&rec, "clock.start.realtime_ns")) {
 			p_err("'%s' has no clock calibration in its manifest: --clock realtime cannot be had", file);

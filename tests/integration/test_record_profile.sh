@@ -54,6 +54,8 @@ t_ok "diff: the collectors' reports compared on stdout" grep -q "^A: $F syscalls
 # --profile alone (no collector): the stacks diffed as folded profiles, against a recording or a folded file
 "$KSIGHT" record --profile -F $HZ -o "$T_TMP/c.ksr" -- "$W" 1 >/dev/null 2>&1
 t_eq "record --profile alone -- CMD: exit 0" "0" "$?"
+"$KSIGHT" report "$T_TMP/c.ksr" >/dev/null 2>"$T_TMP/c.err"
+t_eq "report of stacks alone: exit 0, one line saying how to write them" "0 1" "$? $(grep -c 'holds stacks (record --profile)' "$T_TMP/c.err")"
 t_ok "diff of its stacks against A's: the folded comparison" grep -q "^A: $GOT samples" \
 	"$("$KSIGHT" diff "$F" "$T_TMP/c.ksr" >"$T_TMP/dc.txt"; echo "$T_TMP/dc.txt")"
 "$KSIGHT" diff "$F.folded" "$T_TMP/c.ksr" --svg "$T_TMP/dc.svg" >/dev/null
