@@ -286,7 +286,8 @@ static int report_stacks(const char *file, const struct rep_ctx *ctx)
 		p_err("cannot read the stacks of '%s': %s", file, strerror(-err));
 		return 1;
 	}
-	if (!info.chunks) {
+	/* a stacks chunk that is not what ksight writes: no flame graph of the others (bad input, as report chunks) */
+	if (!info.chunks || info.refused) {
 		if (info.refused)
 			p_err("'%s': %s", file, info.why);
 		else if (damaged)
@@ -296,8 +297,9 @@ static int report_stacks(const char *file, const struct rep_ctx *ctx)
 		ks_stacks_free(&st);
 		return info.refused ? 2 : 1;
 	}
-	if (info.refused)
-		p_warn("'%s': %zu stacks chunks left out: %s", file, info.refused, info.why);
+	/* a chunk lost to damage or a cut: the intervals left are shown, said */
+	if (damaged)
+		p_warn("'%s' is damaged or cut: its stacks may miss intervals ('ksight info' says where)", file);
 	ks_stacks_sort(&st);
 	for (int i = 0; i < 3 && !err; i++) {
 		FILE *f;

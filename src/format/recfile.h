@@ -47,8 +47,9 @@ enum ks_rec_chunk_type {
 	 */
 	KS_REC_REPORT = 5,
 	/*
-	 * record --profile: the profile's stacks, symbolised, at the end (count 0,
-	 * first_ts/last_ts the window, lost the samples lost): "key\tvalue\n"
+	 * record --profile: the stacks of one interval, symbolised (count its
+	 * number, first_ts/last_ts its window, lost, in the last one, the
+	 * samples lost over the run): "key\tvalue\n"
 	 * lines (version, sample type, counts, lengths), an empty line, then
 	 * frames and stacks deflated (format/recstacks.h).  Readers before it
 	 * count it as a damaged chunk and go on; readers since skip any type

@@ -985,6 +985,17 @@ int ks_profiler_tick(struct ks_profiler *p, double end)
 	return err ? err : p->pr.err ? KS_LOOP_DONE : 0;
 }
 
+int ks_profiler_flush(struct ks_profiler *p)
+{
+	int err = drain_period(&p->pr, p->rb);
+
+	if (!err)
+		err = flush_rows(&p->pr);
+	if (err)
+		p_err("cannot symbolize the stacks: %s", strerror(-err));
+	return err;
+}
+
 int ks_profiler_ready(struct ks_profiler *p, double end)
 {
 	int r;

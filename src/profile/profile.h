@@ -64,6 +64,8 @@ int ks_profile_start(const struct ks_profile_opts *o, struct ks_profile_result *
 int ks_profiler_fd(const struct ks_profiler *p);
 int ks_profiler_ready(struct ks_profiler *p, double end);
 int ks_profiler_tick(struct ks_profiler *p, double end);
+/* A tick, then what it drained symbolized into the result now (not at the end): a recording's interval stacks.  0 or negative errno (said). */
+int ks_profiler_flush(struct ks_profiler *p);
 int ks_profiler_finish(struct ks_profiler *p, double start);
 void ks_profiler_free(struct ks_profiler *p);
 

@@ -62,32 +62,98 @@ int ks_rec_collect_wake(struct ks_rec_collect *k, double end)
 	return ks_profiler_tick(k->prof, end);
 }
 
-/* --profile, at the end: the profile detached, symbolised, and written as one stacks chunk. */
-static int write_stacks(struct ks_rec_collect *k, struct ks_rec_writer *w)
+/*
+ * What the stacks gained since the last chunk, as a model of its own
+ * (only the frames they name): each interval's stacks are a chunk, so a
+ * recording killed at any time keeps the intervals written, and a reader
+ * adds the chunks up.
+ */
+static int stacks_delta(struct ks_rec_collect *k, struct ks_stacks *d, double window)
+{
+	const struct ks_stacks *st = &k->prof_res.st;
+	uint32_t *ids = NULL, f[KS_REC_STACKS_MAX_DEPTH];
+	uint64_t *prev = k->prof_prev;
+	struct timespec now;
+	int err = 0;
+
+	ks_stacks_init(d, st->sample_type, st->unit, st->period_ns);
+	clock_gettime(CLOCK_REALTIME, &now);
+	d->duration_ns = (uint64_t)(window * 1e9);
+	d->time_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec - d->duration_ns;
+	if (st->n > k->prof_nprev) {
+		prev = realloc(k->prof_prev, st->n * sizeof(*prev));
+		if (!prev)
+			return -ENOMEM;
+		memset(prev + k->prof_nprev, 0, (st->n - k->prof_nprev) * sizeof(*prev));
+		k->prof_prev = prev;
+		k->prof_nprev = st->n;
+	}
+	ids = malloc((st->nnames ? st->nnames : 1) * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	memset(ids, 0xff, (st->nnames ? st->nnames : 1) * sizeof(*ids));
+	for (size_t i = 0; i < st->n && !err; i++) {
+		const struct ks_stack *s = &st->s[i];
+		uint32_t n = s->n < KS_REC_STACKS_MAX_DEPTH ? s->n : KS_REC_STACKS_MAX_DEPTH;
+
+		if (s->value == prev[i])
+			continue;
+		for (uint32_t j = 0; j < n && !err; j++) {
+			if (ids[s->frames[j]] == UINT32_MAX) {
+				int64_t id = ks_stacks_frame(d, st->names[s->frames[j]], (enum ks_frame_kind)st->kinds[s->frames[j]]);
+
+				if (id < 0)
+					err = (int)id;
+				else
+					ids[s->frames[j]] = (uint32_t)id;
+			}
+			f[j] = ids[s->frames[j]];
+		}
+		if (!err)
+			err = ks_stacks_add(d, f, n, s->value - prev[i]);
+		if (!err)
+			prev[i] = s->value;
+	}
+	free(ids);
+	return err;
+}
+
+/*
+ * --profile: interval @interval's stacks as one chunk (symbolised now);
+ * with @final the profile is detached first and its losses go with them.
+ */
+static int write_stacks(struct ks_rec_collect *k, struct ks_rec_writer *w, int interval, double window, bool final)
 {
 	struct ks_profile_result *res = &k->prof_res;
-	struct ks_rec_chunk c = { .count = 0 };
+	struct ks_rec_chunk c = { .count = (uint32_t)interval };
 	struct ks_rec_kv head = { 0 };
-	int err = ks_profiler_finish(k->prof, k->start);
+	struct ks_stacks d;
+	int err = final ? ks_profiler_finish(k->prof, k->start) : ks_profiler_flush(k->prof);
 
 	if (err)
 		return err;
-	c.first_ts = (uint64_t)(k->start * 1e9);
+	err = stacks_delta(k, &d, window);
+	c.first_ts = (uint64_t)((k->last - window) * 1e9);
 	c.last_ts = (uint64_t)(k->last * 1e9);
-	/* samples whose stack or count had no room: counted, not in the stacks */
-	c.lost = res->stats.kstack_lost + res->stats.ustack_lost + res->stats.counts_full;
+	ks_rec_kv_add(&head, "kind", "%s", final ? "final" : "interval");
 	ks_rec_kv_add(&head, "profile.event", "%s", res->event ? res->event : "cpu-clock");
 	ks_rec_kv_add(&head, "profile.hz", "%u", k->prof_opts->hz);
 	ks_rec_kv_add(&head, "profile.call_graph", "%s", k->prof_opts->cfi ? "cfi" : "fp");
-	ks_rec_kv_add(&head, "profile.samples", "%llu", (unsigned long long)res->stats.samples);
-	ks_rec_kv_add(&head, "profile.kstack_lost", "%llu", (unsigned long long)res->stats.kstack_lost);
-	ks_rec_kv_add(&head, "profile.ustack_lost", "%llu", (unsigned long long)res->stats.ustack_lost);
-	ks_rec_kv_add(&head, "profile.counts_full", "%llu", (unsigned long long)res->stats.counts_full);
-	ks_rec_kv_add(&head, "profile.duration_s", "%.6f", res->duration_s);
-	err = head.err ? head.err : ks_rec_stacks_append(w, &c, head.buf, head.len, &res->st);
+	if (final) {
+		/* samples whose stack or count had no room: counted over the run, not in the stacks */
+		c.lost = res->stats.kstack_lost + res->stats.ustack_lost + res->stats.counts_full;
+		ks_rec_kv_add(&head, "profile.samples", "%llu", (unsigned long long)res->stats.samples);
+		ks_rec_kv_add(&head, "profile.kstack_lost", "%llu", (unsigned long long)res->stats.kstack_lost);
+		ks_rec_kv_add(&head, "profile.ustack_lost", "%llu", (unsigned long long)res->stats.ustack_lost);
+		ks_rec_kv_add(&head, "profile.counts_full", "%llu", (unsigned long long)res->stats.counts_full);
+		ks_rec_kv_add(&head, "profile.duration_s", "%.6f", res->duration_s);
+	}
+	if (!err)
+		err = head.err ? head.err : ks_rec_stacks_append(w, &c, head.buf, head.len, &d);
 	ks_rec_kv_free(&head);
+	ks_stacks_free(&d);
 	if (err)
-		p_err("profile: cannot write its stacks: %s", strerror(-err));
+		p_err("profile: cannot write the stacks of interval %d: %s", interval, strerror(-err));
 	return err;
 }
 
@@ -272,8 +338,8 @@ int ks_rec_collect_tick(struct ks_rec_collect *k, struct ks_rec_writer *w, int i
 		if (err)
 			p_err("%s: cannot write the whole window's report: %s", k->in[i].col->spec.name, strerror(-err));
 	}
-	if (final && !err && k->prof)
-		err = write_stacks(k, w);
+	if (!err && k->prof)
+		err = write_stacks(k, w, interval, window, final);
 	return err;
 }
 
@@ -286,6 +352,9 @@ void ks_rec_collect_close(struct ks_rec_collect *k)
 	k->opened = 0;
 	ks_profiler_free(k->prof);
 	k->prof = NULL;
+	free(k->prof_prev);
+	k->prof_prev = NULL;
+	k->prof_nprev = 0;
 	if (k->prof_opts)
 		ks_profile_result_free(&k->prof_res);
 }

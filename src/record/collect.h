@@ -37,6 +37,8 @@ struct ks_rec_collect {
 	struct ks_profiler *prof;
 	struct ks_profile_result prof_res;
 	double prof_drained; /* when its maps were last drained: every 100 ms, what they are sized for */
+	uint64_t *prof_prev; /* each stack's value in prof_res.st at the last stacks chunk (by index: they only grow) */
+	size_t prof_nprev;
 };
 
 /* Opens every instance with @f; 0 or negative errno (said, naming the collector); closed by ks_rec_collect_close. */
