@@ -1033,13 +1033,6 @@ int ks_profile_start(const struct ks_profile_opts *o, struct ks_profile_result *
 	struct rlimit nofile;
 
 	*out = NULL;
-	if (!p)
-		return -ENOMEM;
-	pr->o = o;
-	pr->res = res;
-	pr->cfi_fd = -1;
-	p->ncpu = ncpu;
-
 	/* the files captured are kept open (they may be deleted or in a container that goes away):
 	 * each distinct one in fp mode, each process's in dwarf mode; the soft limit on descriptors
 	 * is raised to the hard one, no privilege needed */
@@ -1056,6 +1049,13 @@ int ks_profile_start(const struct ks_profile_opts *o, struct ks_profile_result *
 		ks_stacks_init(&res->st, "bio", "bytes", 0);
 	else
 		ks_stacks_init(&res->st, "samples", "count", o->hz ? 1000000000ull / o->hz : 0);
+	/* after res is set up: the caller frees it whatever this returns */
+	if (!p)
+		return -ENOMEM;
+	pr->o = o;
+	pr->res = res;
+	pr->cfi_fd = -1;
+	p->ncpu = ncpu;
 	if (ncpu < 0) {
 		free(p);
 		return ncpu;
