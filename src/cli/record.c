@@ -62,6 +62,12 @@ static const struct ks_optdef rec_opts[] = {
 	{ 0 },
 };
 
+/* the words completion offers: --call-graph's modes */
+static const struct ks_opt_values rec_values[] = {
+	{ "call-graph", "fp|cfi" },
+	{ 0 },
+};
+
 static const struct ks_cmd_spec rec_spec = {
 	.name = "record",
 	.summary = "Record tracepoint events into FILE (-o): each raw record with its time, CPU, tgid and comm, "
@@ -69,6 +75,7 @@ static const struct ks_cmd_spec rec_spec = {
 		   "recorded, sampled out or counted as lost.",
 	.common = KS_O_DURATION | KS_O_INTERVAL | KS_O_FILTERS | KS_O_MEMORY | KS_O_CMD,
 	.opts = rec_opts,
+	.values = rec_values,
 };
 
 struct rec_ctx {
