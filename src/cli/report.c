@@ -17,11 +17,13 @@
 #include "events/pair_report.h"
 #include "output/trace.h"
 #include "output/output.h"
+#include "output/report_html.h"
+#include "format/reports.h"
 
 #define MAX_PAIRS 8
 
 enum { OPT_CSV = 300, OPT_PERFETTO, OPT_CLOCK, OPT_PAIR, OPT_KEY, OPT_STATS, OPT_FILTER, OPT_ANON = 320, OPT_ANONKEY,
-       OPT_INTERVALS = 340 };
+       OPT_INTERVALS = 340, OPT_HTML };
 
 static const struct ks_optdef rep_opts[] = {
 	{ "csv", OPT_CSV, NULL, "events as CSV (ts_ns,cpu,event,comm,pid,tgid,info)" },
@@ -38,6 +40,8 @@ static const struct ks_optdef rep_opts[] = {
 					"'next_pid == 42', 'comm ~ \"ksight*\"'" },
 	{ "intervals", OPT_INTERVALS, NULL, "record --collect: each interval's report, one by one "
 					    "(default: each collector over the whole window)" },
+	{ "html", OPT_HTML, "OUT.html", "one self-contained page instead: manifest, percentile tables, heatmaps, events, "
+					"losses and cost" },
 	{ 0 },
 };
 
@@ -60,7 +64,7 @@ static const struct ks_cmd_spec info_spec = {
 
 struct rep_ctx {
 	bool csv, stats, realtime, intervals;
-	const char *perfetto, *filter;
+	const char *perfetto, *filter, *html;
 	int npairs;
 	const char *pair[MAX_PAIRS], *key[MAX_PAIRS];
 	bool anon;
@@ -92,6 +96,9 @@ static int rep_opt(void *vctx, int id, const char *arg)
 		return 0;
 	case OPT_FILTER:
 		c->filter = arg;
+		return 0;
+	case OPT_HTML:
+		c->html = arg;
 		return 0;
 	case OPT_CLOCK:
 		if (strcmp(arg, "realtime") && strcmp(arg, "monotonic")) {
@@ -210,6 +217,8 @@ static int close_out(FILE *f, int err)
 	return err;
 }
 
+static int write_html(const struct ks_recording *rec, const char *file, FILE *out);
+
 /*
  * record --collect: the collectors' reports as each would have printed
  * them, the whole window's (kind total) or with @intervals each
@@ -299,7 +308,12 @@ int cmd_report(int argc, char **argv)
 				ks_rec_manifest_u64(&rec, "clock.start.monotonic_ns"));
 	}
 	/* both outputs opened before either is emptied: a refused one leaves the other as it was */
-	out = open_out(c.output, 0);
+	if (ctx.html && (c.output || ctx.perfetto || ctx.npairs || ctx.stats || ctx.csv || c.json)) {
+		p_err("--html writes the whole page: without -o, -j, --csv, --stats, --pair or --perfetto");
+		ks_recording_free(&rec);
+		return 2;
+	}
+	out = open_out(ctx.html ? ctx.html : c.output, 0);
 	tl = out && ctx.perfetto ? open_out(ctx.perfetto, 0) : NULL;
 	if (!out || (ctx.perfetto && !tl) || (out != stdout && (err = ks_file_empty(fileno(out)))) ||
 	    (tl && tl != stdout && (err = ks_file_empty(fileno(tl))))) {
@@ -310,7 +324,9 @@ int cmd_report(int argc, char **argv)
 		ks_recording_free(&rec);
 		return 1;
 	}
-	if (ctx.npairs || ctx.stats) {
+	if (ctx.html) {
+		err = write_html(&rec, file, out);
+	} else if (ctx.npairs || ctx.stats) {
 		struct ks_report r;
 
 		ks_report_init(&r, "report", "recording");
@@ -773,4 +789,64 @@ int cmd_info(int argc, char **argv)
 	if (err)
 		p_err("writing: %s", strerror(-err));
 	return err ? 1 : 0;
+}
+
+/* report --html: the recording's parts handed to the page writer (output/report_html.h). */
+static int write_html(const struct ks_recording *rec, const char *file, FILE *out)
+{
+	struct kv_lines l = { 0 };
+	struct ks_html_kv *kv = NULL;
+	struct ks_html_count *ev = NULL;
+	struct ks_html_cost cost[MAX_COLS];
+	struct col_sum s[MAX_COLS];
+	struct ev_count *ec = NULL;
+	struct ks_rec_reports rr;
+	char why[160] = "";
+	int nec, ncol, err;
+
+	ks_rec_kv_each(rec->manifest, rec->manifest_len, kv_collect, &l);
+	err = l.err;
+	nec = err ? 0 : count_events(rec, &ec);
+	if (nec < 0)
+		err = nec;
+	kv = err ? NULL : calloc(l.n + 1, sizeof(*kv));
+	ev = err ? NULL : calloc((size_t)nec + 1, sizeof(*ev));
+	if (!err && (!kv || !ev))
+		err = -ENOMEM;
+	if (!err)
+		err = ks_rec_reports_load(&rr, rec, why, sizeof(why));
+	else
+		memset(&rr, 0, sizeof(rr));
+	if (err == -EBADMSG)
+		p_err("'%s': %s", file, why);
+	if (!err) {
+		struct ks_html_in in = { .title = file, .manifest = kv, .nmanifest = (int)l.n, .totals = rr.totals,
+					 .ntotals = rr.ntotals, .series = rr.series, .events = ev, .nevents = nec,
+					 .cost = cost };
+
+		for (size_t i = 0; i < l.n; i++)
+			kv[i] = (struct ks_html_kv){ l.v[i].key, l.v[i].val };
+		for (int i = 0; i < nec; i++)
+			ev[i] = (struct ks_html_count){ ec[i].name, ec[i].n };
+		for (int i = 0; i < rec->ncpus; i++)
+			in.events_lost += rec->lost[i];
+		ncol = col_sums(rec, s, MAX_COLS);
+		for (int i = 0; i < ncol; i++)
+			cost[i] = (struct ks_html_cost){ s[i].name, s[i].intervals, s[i].lost, s[i].bpf_ns, s[i].bpf_cnt,
+							 s[i].window_s, s[i].total, s[i].bpf_stats };
+		in.ncost = ncol;
+		/* the process's, written with every collector's interval: the first one's */
+		in.ksight_cpu_us = ncol ? s[0].cpu_us : 0;
+		err = ks_write_report_html(&in, out);
+	}
+	ks_rec_reports_free(&rr);
+	for (size_t i = 0; i < l.n; i++) {
+		free(l.v[i].key);
+		free(l.v[i].val);
+	}
+	free(l.v);
+	free(kv);
+	free(ev);
+	free(ec);
+	return err == -EBADMSG ? -EBADMSG : err;
 }

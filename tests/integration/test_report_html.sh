@@ -1,0 +1,131 @@
+# Integration: report --html on a record --collect syscalls,runqlat -i 1 recording of a command with known sleeps (1 ms, then 20 ms) run under a hostile name: one self-contained page; in Chromium no console error, no request, no dialog; the table holds the command's exact count; the heatmap's cells are coloured where its sleeps lie; the name and note are escaped.
+. tests/lib.sh
+need_root report_html
+
+F=$T_TMP/s.ksr
+H=$T_TMP/s.html
+# the command under a name that is HTML (its comm and the manifest's command line carry it)
+BAD='<img src=x onerror=alert(1)>'
+mkdir "$T_TMP/bin" && ln -s "$(cd "$WORKLOADS" && pwd)/hm_phases" "$T_TMP/bin/$BAD"
+NOTE='<script>alert(2)</script> "p99" & '"$(printf 'caf\303\251 \377')"
+"$KSIGHT" record --collect syscalls,runqlat -i 1 --note "$NOTE" -o "$F" -- "$T_TMP/bin/$BAD" 1.2 1.2 \
+	>"$T_TMP/w.out" 2>"$T_TMP/rec.err"
+t_eq "record --collect syscalls,runqlat -i 1 -- CMD: exit 0" "0" "$?"
+"$KSIGHT" report "$F" --html "$H" >"$T_TMP/rep.out" 2>"$T_TMP/rep.err"
+t_eq "report --html: exit 0, nothing on stdout or stderr" "0||" "$?|$(cat "$T_TMP/rep.out")|$(cat "$T_TMP/rep.err")"
+# the command's own sleeps: one clock_nanosleep each ("s NS" and "l NS" lines)
+SLEEPS=$(grep -c '^[sl] ' "$T_TMP/w.out")
+t_eq "the whole-window JSON report counts the command's $SLEEPS sleeps" "$SLEEPS" \
+	"$("$KSIGHT" report -j "$F" | jq -s '[.[] | select(.collector == "syscalls") | .rows[] | select(.syscall == "clock_nanosleep") | .count] | add')"
+
+# the file itself: self-contained, strict policy, every stranger's byte quoted
+t_ok "a Content-Security-Policy of default-src 'none'" grep -q "http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'" "$H"
+t_eq "no script, no external reference (src=, href= other than #, url(), @import)" "0" \
+	"$(grep -Eic '<script|src="|href="[^#]|url\(|@import' "$H")"
+t_eq "the hostile name never raw" "0" "$(grep -Fc "$BAD" "$H")"
+t_ok "the hostile name quoted" grep -Fq '&lt;img src=x onerror=alert(1)&gt;' "$H"
+t_ok "the note quoted, invalid UTF-8 as \\xff" grep -Fq '<blockquote class="note">&lt;script&gt;alert(2)&lt;/script&gt; &quot;p99&quot; &amp; café \xff</blockquote>' "$H"
+t_eq "report --html refuses to write through a symbolic link" "1 0" \
+	"$(ln -s "$T_TMP/victim" "$T_TMP/link.html"; "$KSIGHT" report "$F" --html "$T_TMP/link.html" 2>/dev/null; echo "$? $(test -e "$T_TMP/victim" && echo 1 || echo 0)")"
+t_eq "--html with -j: bad usage (exit 2)" "2" "$("$KSIGHT" report "$F" --html "$T_TMP/x.html" -j >/dev/null 2>&1; echo $?)"
+
+NODE_DIR=${KS_NODE_DIR:-/var/cache/ksight-node}
+if ! command -v chromium >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1 || [ ! -d "$NODE_DIR/node_modules/playwright-core" ]; then
+	t_skip "report --html in chromium" "needs chromium, node and playwright-core in $NODE_DIR (scripts/setup.sh)"
+	exit $T_FAILED
+fi
+cat >"$T_TMP/check.js" <<'JS'
+// Opens the page in headless Chromium (wide, then phone-sized): errors, requests and dialogs seen, the table's cells, each heatmap cell's pixel.
+const { chromium } = require('playwright-core');
+(async () => {
+	const file = process.argv[2];
+	const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+	const out = { errors: [], requests: [], dialogs: 0 };
+	try {
+		const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+		page.on('pageerror', (e) => out.errors.push(e.message));
+		page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') out.errors.push(m.text()); });
+		page.on('request', (r) => { if (r.url() !== 'file://' + file) out.requests.push(r.url()); });
+		page.on('dialog', async (d) => { out.dialogs++; await d.dismiss(); });
+		const t0 = Date.now();
+		await page.goto('file://' + file, { waitUntil: 'load' });
+		out.load_ms = Date.now() - t0;
+		out.table = await page.evaluate(() => {
+			const t = document.querySelector('table.pct[data-collector="syscalls"]');
+			const head = Array.from(t.querySelectorAll('thead th')).map((th) => th.textContent);
+			const row = Array.from(t.querySelectorAll('tbody tr')).map((tr) => Array.from(tr.children).map((td) => td.textContent))
+				.find((r) => r[0] === 'clock_nanosleep');
+			return row ? Object.fromEntries(head.map((h, i) => [h, row[i]])) : null;
+		});
+		out.text = await page.evaluate(() => document.body.innerText);
+		// the clock_nanosleep panel's cells where the page lays them out, and the screenshot's pixel at each centre
+		const cells = await page.evaluate(() => {
+			const g = Array.from(document.querySelectorAll('g.panel')).find((p) => /^syscall=clock_nanosleep /.test(p.getAttribute('data-row')));
+			return g ? Array.from(g.querySelectorAll('rect.c')).map((r) => {
+				const b = r.getBoundingClientRect();
+				return { lo: +r.getAttribute('data-lo'), n: +r.getAttribute('data-n'), fill: r.getAttribute('fill'),
+					title: r.querySelector('title').textContent,
+					x: b.left + window.scrollX + b.width / 2, y: b.top + window.scrollY + b.height / 2, w: b.width, h: b.height };
+			}) : [];
+		});
+		const shot = await page.screenshot({ fullPage: true });
+		const px = await browser.newPage();
+		out.cells = await px.evaluate(async ([b64, cells]) => {
+			const img = new Image();
+			img.src = 'data:image/png;base64,' + b64;
+			await img.decode();
+			const cv = document.createElement('canvas');
+			cv.width = img.width; cv.height = img.height;
+			const cx = cv.getContext('2d');
+			cx.drawImage(img, 0, 0);
+			return cells.map((c) => {
+				const d = cx.getImageData(Math.floor(c.x), Math.floor(c.y), 1, 1).data;
+				return Object.assign(c, { px: [d[0], d[1], d[2]] });
+			});
+		}, [shot.toString('base64'), cells]);
+		// a phone: the page itself never scrolls sideways (wide tables and plots scroll or shrink inside it)
+		const phone = await browser.newPage({ viewport: { width: 390, height: 800 } });
+		await phone.goto('file://' + file);
+		out.phone_overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+	} catch (e) {
+		out.errors.push('check: ' + e.message);
+	} finally {
+		await browser.close();
+	}
+	console.log(JSON.stringify(out));
+})();
+JS
+NODE_PATH=$NODE_DIR/node_modules timeout 120 node "$T_TMP/check.js" "$(cd "$T_TMP" && pwd)/s.html" >"$T_TMP/c.json" 2>"$T_TMP/c.err"
+t_eq "chromium: no console error or warning" "[]" "$(jq -c .errors "$T_TMP/c.json" 2>&1 || cat "$T_TMP/c.err")"
+t_eq "chromium: no request but the file itself" "[]" "$(jq -c .requests "$T_TMP/c.json")"
+t_eq "chromium: no dialog (the hostile name and note did not run)" "0" "$(jq .dialogs "$T_TMP/c.json")"
+t_eq "chromium: the syscalls table's clock_nanosleep row: n and count are the command's $SLEEPS" "$SLEEPS $SLEEPS" \
+	"$(jq -r '.table | "\(.n) \(.count)"' "$T_TMP/c.json")"
+t_ok "chromium: the hostile name shows as text" sh -c "jq -r .text '$T_TMP/c.json' | grep -Fq '$BAD'"
+t_eq "chromium: on a phone the page does not scroll sideways" "0" "$(jq .phone_overflow "$T_TMP/c.json")"
+t_in "chromium: opened in under 1 s (ms)" 0 1000 "$(jq .load_ms "$T_TMP/c.json")"
+# the cells against the command's own sleeps: 1 ms ones in [2^19, 2^21) ns, 20 ms ones in [2^24, 2^25) ns; each
+# drawn cell's centre pixel is its viridis colour (not the blank plot)
+python3 - "$T_TMP/c.json" "$T_TMP/w.out" <<'PY' || t_fail "chromium: heatmap pixels" "a check above failed"
+import json, sys
+out, wl = json.load(open(sys.argv[1])), sys.argv[2]
+cells = out['cells']
+ms1 = sum(1 for l in open(wl) if l.startswith('s ') and (1 << 19) <= int(l.split()[1]) < (1 << 21))
+ms20 = sum(1 for l in open(wl) if l.startswith('l ') and (1 << 24) <= int(l.split()[1]) < (1 << 25))
+bad = []
+def check(name, ok, why):
+    print(('PASS: chromium heatmap: ' + name) if ok else 'FAIL: chromium heatmap: %s: %s' % (name, why))
+    bad.append(not ok)
+rgb = lambda h: [int(h[k:k + 2], 16) for k in (1, 3, 5)]
+big = [c for c in cells if c['w'] >= 3 and c['h'] >= 3]
+off = [c for c in big if any(abs(a - b) > 3 for a, b in zip(rgb(c['fill']), c['px']))]
+check('%d of %d cells big enough to see, each pixel its fill' % (len(big), len(cells)), len(big) >= 4 and not off, off[:3])
+check('coloured cells hold the %d sleeps of ~1 ms' % ms1,
+      ms1 > 100 and sum(c['n'] for c in big if (1 << 19) <= c['lo'] < (1 << 21) and c['px'] != [255, 255, 255]) >= ms1, ms1)
+check('coloured cells hold the %d sleeps of ~20 ms' % ms20,
+      ms20 > 10 and sum(c['n'] for c in big if (1 << 24) <= c['lo'] < (1 << 25) and c['px'] != [255, 255, 255]) >= ms20, ms20)
+check('hover titles: time, bucket, count', all(c['title'].endswith(': %d' % c['n']) and ' s, ' in c['title'] for c in cells),
+      [c['title'] for c in cells][:2])
+sys.exit(1 if any(bad) else 0)
+PY
+exit $T_FAILED
