@@ -1,6 +1,7 @@
 /* `report --html`: one self-contained page of a recording (manifest and note, percentile tables, heatmaps, events, losses and cost, flame graphs), every name sanitized and HTML-quoted. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/sanitize.h"
@@ -32,7 +33,7 @@ static const char head[] =
 	"table.kv td{text-align:left;white-space:normal;word-break:break-all}\n"
 	"blockquote.note{font-size:1.1em;background:#fff8dc;border-left:4px solid #e0b000;margin:1em 0;padding:.5em 1em;"
 	"word-break:break-word}\n"
-	"svg{max-width:100%;height:auto;display:block}\n"
+	"svg{max-width:100%;height:auto;display:block}figure.hm{margin:1em 0}figcaption{font-size:.9em}\n"
 	".muted{color:#777}\n"
 	"@media (max-width:600px){body{padding:0 6px 20px}table{font-size:.8em}}\n"
 	"</style>\n";
@@ -78,6 +79,27 @@ static void write_manifest(const struct ks_html_in *in, FILE *out)
 		fputs("</td></tr>\n", out);
 	}
 	fputs("</table></div></details>\n", out);
+}
+
+static void key_val(FILE *out, const struct ks_key *k)
+{
+	if (k->is_num)
+		fprintf(out, "%" PRId64, k->num);
+	else
+		esc(out, k->str);
+}
+
+/* A row's keys, space-separated: "name=value ..." with @names, else the values alone. */
+static void row_keys(FILE *out, const struct ks_row *row, bool names)
+{
+	for (int k = 0; k < row->nkeys; k++) {
+		fputs(k ? " " : "", out);
+		if (names) {
+			esc(out, row->keys[k].name);
+			fputc('=', out);
+		}
+		key_val(out, &row->keys[k]);
+	}
 }
 
 static const char *val_fmt(const struct ks_val *v, char *buf, size_t len)
@@ -157,12 +179,8 @@ static void write_table(const struct ks_report *r, int max, FILE *out)
 		fputs("<tr>", out);
 		for (int k = 0; k < nk; k++) {
 			fputs("<td class=\"k\">", out);
-			if (k >= row->nkeys)
-				;
-			else if (row->keys[k].is_num)
-				fprintf(out, "%" PRId64, row->keys[k].num);
-			else
-				esc(out, row->keys[k].str);
+			if (k < row->nkeys)
+				key_val(out, &row->keys[k]);
 			fputs("</td>", out);
 		}
 		if (hist && row->hist) {
@@ -220,16 +238,150 @@ static int embed_svg(FILE *out, int (*draw)(const void *ctx, FILE *f), const voi
 	return 0;
 }
 
-struct hm_ctx {
-	const struct ks_series *s;
-	int top;
+/*
+ * The page's heatmaps are drawn here, not by ks_write_heatmap: the same
+ * cells (ks_heatmap_build) but merged to at most HM_COLS time columns and
+ * HM_GROUP adjacent buckets (a quarter octave), on whole pixels, so that a
+ * 300 s session of six collectors stays a few MB with a <title> per cell.
+ */
+#define HM_COLS 150
+#define HM_GROUP 4
+#define HM_LEFT 70
+#define HM_PW 760
+#define HM_TOP 6
+#define HM_FOOT 30
+
+struct hm_grid {
+	int ncols, m;		 /* merged columns, each m of the heatmap's */
+	unsigned int g0, ng;	 /* bucket groups g0 .. g0 + ng - 1 (slot / HM_GROUP) */
+	int ch;			 /* a group's height in px */
+	uint64_t max;
 };
 
-static int draw_heatmap(const void *ctx, FILE *f)
+static uint64_t grid_cell(const struct ks_heatmap *h, const struct hm_grid *g, int c, unsigned int grp)
 {
-	const struct hm_ctx *c = ctx;
+	uint64_t n = 0;
 
-	return ks_write_heatmap(c->s, c->top, f);
+	for (int k = c * g->m; k < (c + 1) * g->m && k < h->ncols; k++)
+		for (unsigned int sl = grp * HM_GROUP; sl < (grp + 1) * HM_GROUP; sl++)
+			n += ks_heatmap_cell(h, k, sl);
+	return n;
+}
+
+static int col_x(const struct ks_heatmap *h, double t)
+{
+	double t0 = h->cols[0].t0, t1 = h->cols[h->ncols - 1].t1;
+
+	return HM_LEFT + (int)lround((t - t0) / (t1 > t0 ? t1 - t0 : 1) * HM_PW);
+}
+
+static void write_heatmap(const struct ks_heatmap *h, FILE *out)
+{
+	struct hm_grid g = { 0 };
+	char fill[8], a[32], b[32];
+	int ph, w;
+
+	g.m = (h->ncols + HM_COLS - 1) / HM_COLS;
+	g.m = g.m ? g.m : 1;
+	g.ncols = (h->ncols + g.m - 1) / g.m;
+	g.g0 = h->lo / HM_GROUP;
+	g.ng = h->nb ? (h->lo + h->nb - 1) / HM_GROUP - g.g0 + 1 : 0;
+	g.ch = g.ng ? 240 / (int)g.ng : 12;
+	g.ch = g.ch < 3 ? 3 : g.ch > 12 ? 12 : g.ch;
+	for (int c = 0; c < g.ncols; c++)
+		for (unsigned int k = 0; k < g.ng; k++) {
+			uint64_t n = grid_cell(h, &g, c, g.g0 + k);
+
+			g.max = n > g.max ? n : g.max;
+		}
+	ph = g.ng ? (int)g.ng * g.ch : 20;
+	w = HM_LEFT + HM_PW + 10;
+	fputs("<figure class=\"hm\" data-collector=\"", out);
+	esc(out, h->collector);
+	fputs("\" data-row=\"", out);
+	row_keys(out, h->row, true);
+	fputs("\"><figcaption><b>", out);
+	esc(out, h->collector);
+	fputs("</b> ", out);
+	if (!h->row->nkeys)
+		fputs("all", out);
+	row_keys(out, h->row, false);
+	fputs(" \xc2\xb7 ", out);
+	esc(out, h->hist_name);
+	fprintf(out, " \xc2\xb7 %" PRIu64 " in %d intervals%s; colour: count (log), most %" PRIu64 "</figcaption>\n",
+		h->total, h->ncols, g.m > 1 ? " (merged in fewer columns)" : "", g.max);
+	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+		     "font-size=\"11\">\n<rect class=\"plot\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fff\" "
+		     "stroke=\"#999\"/>\n",
+		w, HM_TOP + ph + HM_FOOT, w, HM_TOP + ph + HM_FOOT, HM_LEFT, HM_TOP, HM_PW, ph);
+	for (int c = 0; c < g.ncols && h->ncols; c++) {
+		const struct ks_heatmap_col *c0 = &h->cols[c * g.m];
+		const struct ks_heatmap_col *c1 = &h->cols[(c + 1) * g.m < h->ncols ? (c + 1) * g.m - 1 : h->ncols - 1];
+		int x0 = col_x(h, c0->t0), x1 = col_x(h, c1->t1);
+
+		for (unsigned int k = 0; k < g.ng; k++) {
+			unsigned int grp = g.g0 + k;
+			uint64_t n = grid_cell(h, &g, c, grp), lo = ks_hist_slot_low(grp * HM_GROUP),
+				 hi = ks_hist_slot_high(grp * HM_GROUP + HM_GROUP - 1);
+
+			if (!n)
+				continue; /* an empty cell stays blank */
+			ks_heatmap_colour(n, g.max, fill);
+			fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" data-lo=\"%" PRIu64
+				     "\"><title>%.1f-%.1f s, %s-%s: %" PRIu64 "</title></rect>\n",
+				x0, HM_TOP + ph - (int)(k + 1) * g.ch, x1 - x0 > 1 ? x1 - x0 : 1, g.ch, fill, lo, c0->t0, c1->t1,
+				ks_fmt_unit(h->unit, lo, a, sizeof(a)), ks_fmt_unit(h->unit, hi, b, sizeof(b)), n);
+		}
+	}
+	/* the bucket axis at each power of ten (of 1024 for sizes) the rows cover; the time axis at five points */
+	for (uint64_t v = 1; g.ng && v && v <= ks_hist_slot_high((g.g0 + g.ng) * HM_GROUP - 1);
+	     v = v > UINT64_MAX / 1024 ? 0 : v * (h->unit == KS_UNIT_BYTES ? 1024 : 10)) {
+		unsigned int grp = ks_hist_slot(v) / HM_GROUP;
+
+		if (grp < g.g0)
+			continue;
+		fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>", HM_LEFT - 4,
+			HM_TOP + ph - (int)(grp - g.g0) * g.ch, ks_fmt_unit(h->unit, v, a, sizeof(a)));
+	}
+	for (int i = 0; i <= 4 && h->ncols; i++) {
+		double t0 = h->cols[0].t0, t = t0 + (h->cols[h->ncols - 1].t1 - t0) * i / 4;
+
+		fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%.1fs</text>", col_x(h, t), HM_TOP + ph + 14, t);
+	}
+	fputs("\n</svg></figure>\n", out);
+}
+
+/* Each collector's @top rows with the most events (ks_heatmap_rows), in the series' order of collectors. */
+static int write_heatmaps(const struct ks_series *s, int top, FILE *out)
+{
+	const char *names[32];
+	int nc = 0, err = 0;
+
+	for (size_t i = 0; i < ks_series_len(s); i++) {
+		const char *c = ks_series_at(s, i)->collector;
+		int k = 0;
+
+		while (k < nc && strcmp(names[k], c))
+			k++;
+		if (k == nc && nc < 32)
+			names[nc++] = c;
+	}
+	for (int i = 0; i < nc && !err; i++) {
+		const struct ks_row **rows;
+		int nrows;
+
+		err = ks_heatmap_rows(s, names[i], top, &rows, &nrows);
+		for (int k = 0; !err && k < nrows; k++) {
+			struct ks_heatmap h;
+
+			err = ks_heatmap_build(&h, s, names[i], rows[k]);
+			if (!err)
+				write_heatmap(&h, out);
+			ks_heatmap_release(&h);
+		}
+		free(rows);
+	}
+	return err;
 }
 
 static int draw_flame(const void *ctx, FILE *f)
@@ -314,14 +466,12 @@ int ks_write_report_html(const struct ks_html_in *in, FILE *out)
 		write_table(&in->totals[i], max, out);
 	fputs("<h2 id=\"heatmaps\">Latency heatmaps</h2>\n", out);
 	if (in->series && ks_series_len(in->series)) {
-		struct hm_ctx hc = { in->series, in->heatmap_rows > 0 ? in->heatmap_rows : 3 };
+		int top = in->heatmap_rows > 0 ? in->heatmap_rows : 3;
 
-		fprintf(out, "<p class=\"muted\">each collector's %d rows with the most events: time across, latency "
-			     "buckets up (log), count as colour; hover a cell for its time, bucket and count</p>\n"
-			     "<div class=\"heatmaps\">",
-			hc.top);
-		err = embed_svg(out, draw_heatmap, &hc);
-		fputs("</div>\n", out);
+		fprintf(out, "<p class=\"muted\">each collector's %d rows with the most events: time across, buckets up "
+			     "(log), count as colour; hover a cell for its time, bucket and count</p>\n",
+			top);
+		err = write_heatmaps(in->series, top, out);
 	} else {
 		fputs("<p class=\"muted\">no interval reports (record --collect with -i)</p>\n", out);
 	}

@@ -60,11 +60,11 @@ const { chromium } = require('playwright-core');
 		out.text = await page.evaluate(() => document.body.innerText);
 		// the clock_nanosleep panel's cells where the page lays them out, and the screenshot's pixel at each centre
 		const cells = await page.evaluate(() => {
-			const g = Array.from(document.querySelectorAll('g.panel')).find((p) => /^syscall=clock_nanosleep /.test(p.getAttribute('data-row')));
-			return g ? Array.from(g.querySelectorAll('rect.c')).map((r) => {
+			const g = Array.from(document.querySelectorAll('figure.hm')).find((p) => /^syscall=clock_nanosleep /.test(p.getAttribute('data-row')));
+			return g ? Array.from(g.querySelectorAll('rect[data-lo]')).map((r) => {
 				const b = r.getBoundingClientRect();
-				return { lo: +r.getAttribute('data-lo'), n: +r.getAttribute('data-n'), fill: r.getAttribute('fill'),
-					title: r.querySelector('title').textContent,
+				const title = r.querySelector('title').textContent;
+				return { lo: +r.getAttribute('data-lo'), n: +title.replace(/.*: /, ''), fill: r.getAttribute('fill'), title,
 					x: b.left + window.scrollX + b.width / 2, y: b.top + window.scrollY + b.height / 2, w: b.width, h: b.height };
 			}) : [];
 		});

@@ -103,8 +103,11 @@ TEST(page_with_everything_quotes_every_name)
 	EXPECT_TRUE(strstr(html, "<td class=\"k\">" HOSTILE_Q "</td><td>12345</td><td>"));
 	EXPECT_TRUE(strstr(html, "</td><td>12345</td></tr>"));
 	/* a heatmap panel with a cell in each interval, inline (no XML declaration in HTML) */
-	EXPECT_EQ_U64(count(html, "<g class=\"panel\""), 1);
-	EXPECT_EQ_U64(count(html, "<rect class=\"c\""), 2);
+	EXPECT_EQ_U64(count(html, "<figure class=\"hm\""), 1);
+	EXPECT_EQ_U64(count(html, "data-lo="), 2);
+	/* times since the series' start; a cell is a quarter octave (slots 108..111 hold 1000 ns) */
+	EXPECT_TRUE(strstr(html, "<title>0.0-1.0 s, 896ns-1.02us: 5</title>"));
+	EXPECT_TRUE(strstr(html, "<title>1.0-2.0 s, 918us-1.05ms: 7</title>"));
 	EXPECT_EQ_U64(count(html, "<?xml"), 0);
 	/* both flame graphs, their frames with hover titles */
 	EXPECT_TRUE(strstr(html, "<div class=\"flame oncpu\"><svg"));
