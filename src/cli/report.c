@@ -217,7 +217,7 @@ static int close_out(FILE *f, int err)
 	return err;
 }
 
-static int write_html(const struct ks_recording *rec, const char *file, FILE *out);
+static int write_html(const struct ks_recording *rec, const char *file, const struct ks_rec_reports *rr, FILE *out);
 
 /*
  * record --collect: the collectors' reports as each would have printed
@@ -269,6 +269,8 @@ int cmd_report(int argc, char **argv)
 	int64_t off = 0;
 	FILE *out, *tl;
 	int rc, err = 0;
+	struct ks_rec_reports rr = { 0 };
+	char why[160] = "";
 
 	ks_common_init(&c);
 	file = parse_file_args(&rep_spec, argc, argv, &c, rep_opt, &ctx, &rc);
@@ -313,6 +315,17 @@ int cmd_report(int argc, char **argv)
 		ks_recording_free(&rec);
 		return 2;
 	}
+	/* the reports read back before the page is opened: a stranger's bad one leaves OUT as it was */
+	err = ctx.html ? ks_rec_reports_load(&rr, &rec, why, sizeof(why)) : 0;
+	if (err) {
+		if (err == -EBADMSG)
+			p_err("'%s': %s", file, why);
+		else
+			p_err("reading the reports of '%s': %s", file, strerror(-err));
+		ks_rec_reports_free(&rr);
+		ks_recording_free(&rec);
+		return err == -EBADMSG ? 2 : 1;
+	}
 	out = open_out(ctx.html ? ctx.html : c.output, 0);
 	tl = out && ctx.perfetto ? open_out(ctx.perfetto, 0) : NULL;
 	if (!out || (ctx.perfetto && !tl) || (out != stdout && (err = ks_file_empty(fileno(out)))) ||
@@ -321,11 +334,12 @@ int cmd_report(int argc, char **argv)
 			p_err("cannot write the report: %s", strerror(-err));
 		close_out(out, 0);
 		close_out(tl, 0);
+		ks_rec_reports_free(&rr);
 		ks_recording_free(&rec);
 		return 1;
 	}
 	if (ctx.html) {
-		err = write_html(&rec, file, out);
+		err = write_html(&rec, file, &rr, out);
 	} else if (ctx.npairs || ctx.stats) {
 		struct ks_report r;
 
@@ -347,6 +361,7 @@ int cmd_report(int argc, char **argv)
 		err = close_out(tl, err ? err : ks_trace_write_perfetto(&rec, off, tl));
 	if (err)
 		p_err("writing the report: %s", strerror(-err));
+	ks_rec_reports_free(&rr);
 	ks_recording_free(&rec);
 	return err ? 1 : 0;
 }
@@ -791,8 +806,8 @@ int cmd_info(int argc, char **argv)
 	return err ? 1 : 0;
 }
 
-/* report --html: the recording's parts handed to the page writer (output/report_html.h). */
-static int write_html(const struct ks_recording *rec, const char *file, FILE *out)
+/* report --html: the recording's parts (@rr: its reports, read back) handed to the page writer (output/report_html.h). */
+static int write_html(const struct ks_recording *rec, const char *file, const struct ks_rec_reports *rr, FILE *out)
 {
 	struct kv_lines l = { 0 };
 	struct ks_html_kv *kv = NULL;
@@ -800,8 +815,6 @@ static int write_html(const struct ks_recording *rec, const char *file, FILE *ou
 	struct ks_html_cost cost[MAX_COLS];
 	struct col_sum s[MAX_COLS];
 	struct ev_count *ec = NULL;
-	struct ks_rec_reports rr;
-	char why[160] = "";
 	int nec, ncol, err;
 
 	ks_rec_kv_each(rec->manifest, rec->manifest_len, kv_collect, &l);
@@ -813,15 +826,9 @@ static int write_html(const struct ks_recording *rec, const char *file, FILE *ou
 	ev = err ? NULL : calloc((size_t)nec + 1, sizeof(*ev));
 	if (!err && (!kv || !ev))
 		err = -ENOMEM;
-	if (!err)
-		err = ks_rec_reports_load(&rr, rec, why, sizeof(why));
-	else
-		memset(&rr, 0, sizeof(rr));
-	if (err == -EBADMSG)
-		p_err("'%s': %s", file, why);
 	if (!err) {
-		struct ks_html_in in = { .title = file, .manifest = kv, .nmanifest = (int)l.n, .totals = rr.totals,
-					 .ntotals = rr.ntotals, .series = rr.series, .events = ev, .nevents = nec,
+		struct ks_html_in in = { .title = file, .manifest = kv, .nmanifest = (int)l.n, .totals = rr->totals,
+					 .ntotals = rr->ntotals, .series = rr->series, .events = ev, .nevents = nec,
 					 .cost = cost };
 
 		for (size_t i = 0; i < l.n; i++)
@@ -839,7 +846,6 @@ static int write_html(const struct ks_recording *rec, const char *file, FILE *ou
 		in.ksight_cpu_us = ncol ? s[0].cpu_us : 0;
 		err = ks_write_report_html(&in, out);
 	}
-	ks_rec_reports_free(&rr);
 	for (size_t i = 0; i < l.n; i++) {
 		free(l.v[i].key);
 		free(l.v[i].val);
@@ -848,5 +854,5 @@ static int write_html(const struct ks_recording *rec, const char *file, FILE *ou
 	free(kv);
 	free(ev);
 	free(ec);
-	return err == -EBADMSG ? -EBADMSG : err;
+	return err;
 }

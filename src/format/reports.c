@@ -132,6 +132,8 @@ int ks_rec_reports_load(struct ks_rec_reports *out, const struct ks_recording *r
 		out->docs[out->ndocs++] = doc;
 		/* the collector's name from the chunk (checked, alive as long as @rec), not the document */
 		err = doc_report(&r, v->collector, doc, off);
+		/* too many keys or values, a bucket off the layout: not a report ksight wrote */
+		err = err && err != -ENOMEM ? -EBADMSG : err;
 		if (err) {
 			snprintf(why, whylen, "report %zu of %s: %s", i + 1, v->collector,
 				 err == -EBADMSG ? "not what ksight writes" : strerror(-err));

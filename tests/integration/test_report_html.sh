@@ -29,6 +29,46 @@ t_eq "report --html refuses to write through a symbolic link" "1 0" \
 	"$(ln -s "$T_TMP/victim" "$T_TMP/link.html"; "$KSIGHT" report "$F" --html "$T_TMP/link.html" 2>/dev/null; echo "$? $(test -e "$T_TMP/victim" && echo 1 || echo 0)")"
 t_eq "--html with -j: bad usage (exit 2)" "2" "$("$KSIGHT" report "$F" --html "$T_TMP/x.html" -j >/dev/null 2>&1; echo $?)"
 
+# hostile report chunks (their CRCs made right): the first interval's JSON replaced; one line, exit 2, OUT untouched
+python3 - "$F" "$T_TMP/h" <<'PY' || t_fail "hostile report chunks" "the editor failed"
+import os, sys, zlib
+sys.path.insert(0, 'tests/integration')
+from ksrec import CHUNK, HDR, crc32c
+src, dst = sys.argv[1:3]
+os.makedirs(dst)
+data = open(src, 'rb').read()
+JSON = {'notjson': b'{"rows": [', 'rowsnotarray': b'{"rows": 7}',
+        'badbucket': b'{"rows": [{"syscall": "x", "latency_ns": {"buckets": [[1001, 1001, 5]]}}]}',
+        'countwraps': b'{"rows": [{"latency_ns": {"buckets": [[1, 1, 18446744073709551615]]}}]}',
+        'manykeys': b'{"rows": [{' + b','.join(b'"k%d": "v"' % i for i in range(9)) + b'}]}'}
+for name, js in JSON.items():
+    out, off, done = bytearray(data[:HDR]), HDR, False
+    while off + CHUNK.size <= len(data):
+        f = list(CHUNK.unpack_from(data, off))
+        p = data[off + CHUNK.size: off + CHUNK.size + f[8]]
+        off += CHUNK.size + f[8]
+        if f[1] == 5 and not done and b'kind\tinterval\n' in p:
+            done = True
+            head, _, rest = p.partition(b'\n\n')
+            kv = dict(l.split(b'\t', 1) for l in head.split(b'\n'))
+            rest = zlib.decompress(rest)
+            rest = js + rest[int(kv[b'json_len']):]
+            kv[b'json_len'] = str(len(js)).encode()
+            z = zlib.compress(rest)
+            kv[b'zlib_len'] = str(len(z)).encode()
+            p = b''.join(k + b'\t' + v + b'\n' for k, v in kv.items()) + b'\n' + z
+            f[8], f[9] = len(p), 0
+            f[9] = crc32c(p, crc32c(CHUNK.pack(*f)))
+        out += CHUNK.pack(*f) + p
+    open(os.path.join(dst, name), 'wb').write(out)
+PY
+for h in notjson rowsnotarray badbucket countwraps manykeys; do
+	echo keep >"$T_TMP/keep.html"
+	"$KSIGHT" report "$T_TMP/h/$h" --html "$T_TMP/keep.html" >/dev/null 2>"$T_TMP/h.err"
+	t_eq "hostile $h: report --html exits 2 in one line, OUT as it was" "2 1 keep" \
+		"$? $(wc -l <"$T_TMP/h.err") $(cat "$T_TMP/keep.html")"
+done
+
 NODE_DIR=${KS_NODE_DIR:-/var/cache/ksight-node}
 if ! command -v chromium >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1 || [ ! -d "$NODE_DIR/node_modules/playwright-core" ]; then
 	t_skip "report --html in chromium" "needs chromium, node and playwright-core in $NODE_DIR (scripts/setup.sh)"
