@@ -29,7 +29,7 @@ static const char head[] =
 	".scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;max-width:100%}\n"
 	"table{border-collapse:collapse;font-size:.9em}th,td{padding:2px 8px;border-bottom:1px solid #e4e4e4;text-align:right;"
 	"white-space:nowrap}\n"
-	"th{background:#f4f4f4;position:sticky;top:0}td.k,th.k{text-align:left}\n"
+	"th{background:#f4f4f4;position:sticky;top:0}td.k,th.k{text-align:left}tr.fired td{background:#fdd}\n"
 	"table.kv td{text-align:left;white-space:normal;word-break:break-all}\n"
 	"blockquote.note{font-size:1.1em;background:#fff8dc;border-left:4px solid #e0b000;margin:1em 0;padding:.5em 1em;"
 	"word-break:break-word}\n"
@@ -37,6 +37,16 @@ static const char head[] =
 	".muted{color:#777}\n"
 	"@media (max-width:600px){body{padding:0 6px 20px}table{font-size:.8em}}\n"
 	"</style>\n";
+
+void ks_html_head(FILE *out, const char *what, const char *name)
+{
+	fputs(head, out);
+	fprintf(out, "<title>%s", what);
+	esc(out, name);
+	fprintf(out, "</title></head><body>\n<h1>%s", what);
+	esc(out, name);
+	fputs("</h1>\n", out);
+}
 
 static const char *kv_get(const struct ks_html_in *in, const char *key)
 {
@@ -440,12 +450,8 @@ int ks_write_report_html(const struct ks_html_in *in, FILE *out)
 	int max = in->table_rows > 0 ? in->table_rows : 100, err = 0;
 	const char *note = kv_get(in, "note");
 
-	fputs(head, out);
-	fputs("<title>ksight report: ", out);
-	esc(out, in->title);
-	fputs("</title></head><body>\n<h1>ksight report: ", out);
-	esc(out, in->title);
-	fputs("</h1>\n<nav><a href=\"#manifest\">manifest</a><a href=\"#tables\">percentiles</a>"
+	ks_html_head(out, "ksight report: ", in->title);
+	fputs("<nav><a href=\"#manifest\">manifest</a><a href=\"#tables\">percentiles</a>"
 	      "<a href=\"#heatmaps\">heatmaps</a><a href=\"#events\">events</a><a href=\"#cost\">losses and cost</a>",
 	      out);
 	if (in->oncpu || in->offcpu)

@@ -56,5 +56,7 @@ struct ks_html_in {
  * 0 or negative errno.
  */
 int ks_write_report_html(const struct ks_html_in *in, FILE *out);
+/* The start of such a page (the policy, the style, <body>), titled @what and @name (a stranger's bytes, quoted); diff --html's too. */
+void ks_html_head(FILE *out, const char *what, const char *name);
 
 #endif

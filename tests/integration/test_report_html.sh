@@ -69,6 +69,21 @@ for h in notjson rowsnotarray badbucket countwraps manykeys; do
 		"$? $(wc -l <"$T_TMP/h.err") $(cat "$T_TMP/keep.html")"
 done
 
+# diff --html: a second session with fewer sleeps, side by side; the gate on the count fires (exit 1) and is marked
+"$KSIGHT" record --collect syscalls -i 1 -o "$T_TMP/b.ksr" -- "$WORKLOADS/hm_phases" 0.4 0.4 >"$T_TMP/wb.out" 2>/dev/null
+SLEEPS_B=$(grep -c '^[sl] ' "$T_TMP/wb.out")
+"$KSIGHT" diff "$F" "$T_TMP/b.ksr" --fail-on 'syscalls:syscall=clock_nanosleep.count<-10%' --html "$T_TMP/d.html" \
+	>"$T_TMP/d.txt" 2>"$T_TMP/d.err"
+t_eq "diff --html: exit 1 (the gate fired), the text on stdout as without --html" "1 1" \
+	"$? $(grep -c '^FIRED ' "$T_TMP/d.txt")"
+t_ok "diff --html: the same policy, no script or reference" sh -c "grep -q \"default-src 'none'\" '$T_TMP/d.html' && ! grep -Eiq '<script|src=\"|href=\"[^#]|url\\(' '$T_TMP/d.html'"
+t_eq "diff --html: clock_nanosleep's table: count A $SLEEPS, B $SLEEPS_B" "$SLEEPS $SLEEPS_B" \
+	"$(python3 -c 'import re, sys; t = open(sys.argv[1]).read().split("data-row=\"syscall=clock_nanosleep ")[1].split("</table>")[0]
+print(*re.search(r"<td class=\"k\">count</td><td>(\d+)</td><td>(\d+)</td>", t).groups())' "$T_TMP/d.html")"
+t_ok "diff --html: the fired gate marked" grep -q '<tr class="fired"><td class="k">FIRED</td><td class="k">syscalls:syscall=clock_nanosleep.count&lt;-10%: ' "$T_TMP/d.html"
+t_eq "diff --html with --pair (events compared, no reports): bad usage (exit 2)" "2" \
+	"$("$KSIGHT" diff "$T_TMP/h/notjson" "$F" --pair a:b/c:d --html "$T_TMP/x.html" >/dev/null 2>&1; echo $?)"
+
 NODE_DIR=${KS_NODE_DIR:-/var/cache/ksight-node}
 if ! command -v chromium >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1 || [ ! -d "$NODE_DIR/node_modules/playwright-core" ]; then
 	t_skip "report --html in chromium" "needs chromium, node and playwright-core in $NODE_DIR (scripts/setup.sh)"
