@@ -835,8 +835,12 @@ static int write_html(const struct ks_recording *rec, const char *file, const st
 			kv[i] = (struct ks_html_kv){ l.v[i].key, l.v[i].val };
 		for (int i = 0; i < nec; i++)
 			ev[i] = (struct ks_html_count){ ec[i].name, ec[i].n };
+		char end[32];
+
 		for (int i = 0; i < rec->ncpus; i++)
 			in.events_lost += rec->lost[i];
+		if (ks_rec_kv_get(rec->trailer, rec->trailer_len, "clock.end.realtime_ns", end, sizeof(end)))
+			in.end_realtime_ns = strtoull(end, NULL, 10);
 		ncol = col_sums(rec, s, MAX_COLS);
 		for (int i = 0; i < ncol; i++)
 			cost[i] = (struct ks_html_cost){ s[i].name, s[i].intervals, s[i].lost, s[i].bpf_ns, s[i].bpf_cnt,

@@ -60,14 +60,19 @@ static void write_manifest(const struct ks_html_in *in, FILE *out)
 {
 	static const char *const first[] = { "host", "kernel.release", "cmdline", "collect", "collect.interval_s", NULL };
 	const char *rt = kv_get(in, "clock.start.realtime_ns");
+	uint64_t t[2] = { rt ? strtoull(rt, NULL, 10) : 0, in->end_realtime_ns };
 
 	fputs("<h2 id=\"manifest\">Manifest</h2>\n<div class=\"scroll\"><table class=\"kv\">\n", out);
-	if (rt) {
-		uint64_t ns = strtoull(rt, NULL, 10);
-		struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	for (int k = 0; k < 2; k++) {
+		struct timespec ts = { (time_t)(t[k] / 1000000000u), (long)(t[k] % 1000000000u) };
 		char iso[40];
 
-		fprintf(out, "<tr><th class=\"k\">start</th><td>%s</td></tr>\n", ks_fmt_iso8601(&ts, iso, sizeof(iso)));
+		if (!t[k])
+			continue;
+		fprintf(out, "<tr><th class=\"k\">%s</th><td>%s", k ? "end" : "start", ks_fmt_iso8601(&ts, iso, sizeof(iso)));
+		if (k && t[0] && t[1] >= t[0])
+			fprintf(out, " (%.3f s)", (double)(t[1] - t[0]) / 1e9);
+		fputs("</td></tr>\n", out);
 	}
 	/* the facts a reader looks for first, then every line as recorded */
 	for (int k = 0; first[k]; k++) {

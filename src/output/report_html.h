@@ -35,6 +35,7 @@ struct ks_html_in {
 	const char *title; /* the recording's file name */
 	const struct ks_html_kv *manifest; /* its "note" is shown first, as the question asked */
 	int nmanifest;
+	uint64_t end_realtime_ns; /* when the recording ended (its trailer's clock); 0: unknown (cut) */
 	const struct ks_report *totals; /* whole-window reports: a percentile table each */
 	int ntotals;
 	int table_rows;			/* rows per table (0: 100) */

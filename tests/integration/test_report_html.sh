@@ -22,6 +22,8 @@ t_eq "the whole-window JSON report counts the command's $SLEEPS sleeps" "$SLEEPS
 t_ok "a Content-Security-Policy of default-src 'none'" grep -q "http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'" "$H"
 t_eq "no script, no external reference (src=, href= other than #, url(), @import)" "0" \
 	"$(grep -Eic '<script|src="|href="[^#]|url\(|@import' "$H")"
+t_ok "the manifest's start and end (with the span) and the command line" grep -Eq '<th class="k">start</th><td>[0-9T:.-]+Z</td>.*<th class="k">end</th><td>[0-9T:.-]+Z \([0-9.]+ s\)</td>.*<th class="k">cmdline</th>' \
+	"$(tr -d '\n' <"$H" >"$T_TMP/one.html"; echo "$T_TMP/one.html")"
 t_eq "the hostile name never raw" "0" "$(grep -Fc "$BAD" "$H")"
 t_ok "the hostile name quoted" grep -Fq '&lt;img src=x onerror=alert(1)&gt;' "$H"
 t_ok "the note quoted, invalid UTF-8 as \\xff" grep -Fq '<blockquote class="note">&lt;script&gt;alert(2)&lt;/script&gt; &quot;p99&quot; &amp; café \xff</blockquote>' "$H"
