@@ -115,7 +115,9 @@ const { chromium } = require('playwright-core');
 			return row ? Object.fromEntries(head.map((h, i) => [h, row[i]])) : null;
 		});
 		out.text = await page.evaluate(() => document.body.innerText);
-		// the clock_nanosleep panel's cells where the page lays them out, and the screenshot's pixel at each centre
+		// the clock_nanosleep panel's cells where the page lays them out, and the screenshot's pixel at each centre;
+		// the whole page in the viewport, so that no plot is left undrawn for being off screen (content-visibility)
+		await page.setViewportSize({ width: 1400, height: await page.evaluate(() => document.documentElement.scrollHeight) });
 		const cells = await page.evaluate(() => {
 			const g = Array.from(document.querySelectorAll('figure.hm')).find((p) => /^syscall=clock_nanosleep /.test(p.getAttribute('data-row')));
 			return g ? Array.from(g.querySelectorAll('rect[data-lo]')).map((r) => {
@@ -125,7 +127,7 @@ const { chromium } = require('playwright-core');
 					x: b.left + window.scrollX + b.width / 2, y: b.top + window.scrollY + b.height / 2, w: b.width, h: b.height };
 			}) : [];
 		});
-		const shot = await page.screenshot({ fullPage: true });
+		const shot = await page.screenshot();
 		const px = await browser.newPage();
 		out.cells = await px.evaluate(async ([b64, cells]) => {
 			const img = new Image();
