@@ -6,7 +6,50 @@
 #include <json-c/json.h>
 #include "core/collector.h"
 #include "core/diffset.h"
+#include "core/hash.h"
 #include "format/reports.h"
+
+struct name_key {
+	const struct ks_rec_reports *rr;
+	const char *s;
+};
+
+static bool name_eq(const void *ctx, size_t pos)
+{
+	const struct name_key *k = ctx;
+
+	return !strcmp(k->rr->names[pos], k->s);
+}
+
+/*
+ * @s kept once in @rr (a report's names must outlive the series; the
+ * documents are freed as soon as read: a 300 s session's are 200 MB
+ * parsed).  NULL when out of memory.
+ */
+static const char *intern(struct ks_rec_reports *rr, const char *s)
+{
+	struct name_key k = { rr, s };
+	uint64_t h = ks_fnv1a(s, strlen(s), KS_FNV1A_INIT);
+	long at = ks_strindex_find(&rr->idx, h, name_eq, &k);
+
+	if (at >= 0)
+		return rr->names[at];
+	if (rr->nnames == rr->cap) {
+		size_t cap = rr->cap ? rr->cap * 2 : 64;
+		char **g = realloc(rr->names, cap * sizeof(*g));
+
+		if (!g)
+			return NULL;
+		rr->names = g;
+		rr->cap = cap;
+	}
+	rr->names[rr->nnames] = strdup(s);
+	if (!rr->names[rr->nnames] || ks_strindex_add(&rr->idx, h, rr->nnames)) {
+		free(rr->names[rr->nnames]);
+		return NULL;
+	}
+	return rr->names[rr->nnames++];
+}
 
 static enum ks_unit unit_of(const char *u)
 {
@@ -23,15 +66,19 @@ static enum ks_val_kind val_kind(const struct ks_schema *s, const char *name)
 	return KS_VAL_COUNT;
 }
 
-static int add_row(struct ks_report *r, const struct ks_schema *s, json_object *o)
+static int add_row(struct ks_rec_reports *rr, struct ks_report *r, const struct ks_schema *s, json_object *o)
 {
 	struct ks_row *row = ks_report_add_row(r);
 	int err = 0;
 
 	if (!row)
 		return -ENOMEM;
-	json_object_object_foreach(o, name, v) {
+	json_object_object_foreach(o, jname, v) {
+		const char *name = intern(rr, jname);
 		json_object *b;
+
+		if (!name)
+			return -ENOMEM;
 
 		if (json_object_is_type(v, json_type_object) && json_object_object_get_ex(v, "buckets", &b)) {
 			struct ks_hist *h = calloc(1, sizeof(*h));
@@ -67,7 +114,8 @@ static int add_row(struct ks_report *r, const struct ks_schema *s, json_object *
 }
 
 /* @doc into @r; @realtime_off: CLOCK_REALTIME - CLOCK_MONOTONIC at the recording's start. */
-static int doc_report(struct ks_report *r, const char *collector, json_object *doc, int64_t realtime_off)
+static int doc_report(struct ks_rec_reports *rr, struct ks_report *r, const char *collector, json_object *doc,
+		      int64_t realtime_off)
 {
 	const struct ks_collector *kc = ks_collector_find(collector);
 	const struct ks_schema *s = kc ? kc->schema : NULL;
@@ -96,7 +144,7 @@ static int doc_report(struct ks_report *r, const char *collector, json_object *d
 
 		if (!json_object_is_type(o, json_type_object))
 			return -EBADMSG;
-		err = add_row(r, s, o);
+		err = add_row(rr, r, s, o);
 		if (err)
 			return err;
 	}
@@ -111,9 +159,8 @@ int ks_rec_reports_load(struct ks_rec_reports *out, const struct ks_recording *r
 
 	memset(out, 0, sizeof(*out));
 	out->series = ks_series_new(KS_SERIES_BUDGET);
-	out->docs = calloc(rec->nreps + 1, sizeof(*out->docs));
 	out->totals = calloc(rec->nreps + 1, sizeof(*out->totals));
-	if (!out->series || !out->docs || !out->totals)
+	if (!out->series || !out->totals)
 		return -ENOMEM;
 	for (size_t i = 0; i < rec->nreps && !err; i++) {
 		const struct ks_rec_report_view *v = &rec->reps[i].v;
@@ -129,9 +176,9 @@ int ks_rec_reports_load(struct ks_rec_reports *out, const struct ks_recording *r
 			snprintf(why, whylen, "report %zu of %s is not a JSON object", i + 1, v->collector);
 			return -EBADMSG;
 		}
-		out->docs[out->ndocs++] = doc;
 		/* the collector's name from the chunk (checked, alive as long as @rec), not the document */
-		err = doc_report(&r, v->collector, doc, off);
+		err = doc_report(out, &r, v->collector, doc, off);
+		json_object_put(doc);
 		/* too many keys or values, a bucket off the layout: not a report ksight wrote */
 		err = err && err != -ENOMEM ? -EBADMSG : err;
 		if (err) {
@@ -157,8 +204,9 @@ void ks_rec_reports_free(struct ks_rec_reports *r)
 		ks_report_free(&r->totals[i]);
 	free(r->totals);
 	ks_series_free(r->series);
-	for (size_t i = 0; i < r->ndocs; i++)
-		json_object_put(r->docs[i]);
-	free(r->docs);
+	for (size_t i = 0; i < r->nnames; i++)
+		free(r->names[i]);
+	free(r->names);
+	ks_strindex_free(&r->idx);
 	memset(r, 0, sizeof(*r));
 }

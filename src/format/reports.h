@@ -5,15 +5,17 @@
 #include <stddef.h>
 #include "core/report.h"
 #include "core/series.h"
+#include "core/strindex.h"
 #include "format/recording.h"
 
 struct ks_rec_reports {
 	struct ks_report *totals; /* the whole-window reports (kind total), in file order */
 	int ntotals;
 	struct ks_series *series; /* the interval reports, in file order */
-	/* private: the parsed documents, whose strings the reports' names point into */
-	struct json_object **docs;
-	size_t ndocs;
+	/* private: the names (keys, columns, histograms) the reports point to, each once */
+	char **names;
+	size_t nnames, cap;
+	struct ks_strindex idx;
 };
 
 /*

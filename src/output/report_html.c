@@ -487,6 +487,10 @@ int ks_write_report_html(const struct ks_html_in *in, FILE *out)
 		fprintf(out, "<p class=\"muted\">each collector's %d rows with the most events: time across, buckets up "
 			     "(log), count as colour; hover a cell for its time, bucket and count</p>\n",
 			top);
+		if (ks_series_dropped(in->series))
+			fprintf(out, "<p class=\"muted\">the first %" PRIu64 " intervals are left out: the series keeps at most %zu MiB"
+				     "</p>\n",
+				ks_series_dropped(in->series), ks_series_budget(in->series) >> 20);
 		err = write_heatmaps(in->series, top, out);
 	} else {
 		fputs("<p class=\"muted\">no interval reports (record --collect with -i)</p>\n", out);
