@@ -26,7 +26,7 @@
 /* p below this is reported as a significant change (one fixed level, said in the output) */
 #define ALPHA 0.01
 
-enum { OPT_PAIR = 300, OPT_KEY, OPT_FAIL_ON, OPT_ALPHA, OPT_SVG };
+enum { OPT_PAIR = 300, OPT_KEY, OPT_FAIL_ON, OPT_ALPHA, OPT_SVG, OPT_HTML };
 
 static const struct ks_optdef diff_opts[] = {
 	{ "pair", OPT_PAIR, "START/END", "compare the latency from START to the next END with the same key (repeatable)" },
@@ -34,6 +34,7 @@ static const struct ks_optdef diff_opts[] = {
 	{ "fail-on", OPT_FAIL_ON, "EXPR", "reports: exit 1 when EXPR holds and is significant, e.g. 'syscalls:read.p99>+10%' (repeatable, or comma-separated; docs/diff.md)" },
 	{ "alpha", OPT_ALPHA, "P", "reports: the significance level before the correction for many rows (default 0.01)" },
 	{ "svg", OPT_SVG, "FILE", "folded profiles, or recordings made with record --profile: write the differential flame graph to FILE (B's widths; red grew, blue shrank)" },
+	{ "html", OPT_HTML, "FILE", "reports: also write the comparison as one self-contained HTML page to FILE" },
 	{ 0 },
 };
 
@@ -55,7 +56,7 @@ struct diff_ctx {
 	int ngates;
 	struct ks_gate gate[MAX_GATES];
 	double alpha;
-	const char *svg;
+	const char *svg, *html;
 };
 
 /* --fail-on: one or several comma-separated gates, each parsed now (bad: one line, exit 2) */
@@ -94,6 +95,10 @@ static int diff_opt(void *vctx, int id, const char *arg)
 		return add_gates(c, arg);
 	if (id == OPT_SVG) {
 		c->svg = arg;
+		return 0;
+	}
+	if (id == OPT_HTML) {
+		c->html = arg;
 		return 0;
 	}
 	if (id == OPT_ALPHA) {
@@ -612,6 +617,15 @@ static int diff_reports(const struct diff_ctx *ctx, const struct ks_common *c, c
 	if (!err)
 		err = c->json ? ks_diff_write_json(&d, ctx->gate, out) : ks_diff_write_text(&d, ctx->gate, out);
 	err = close_out(out, err);
+	if (!err && ctx->html) {
+		FILE *h = ks_file_fopen(ctx->html, KS_FILE_TRUNC);
+
+		if (!h) {
+			p_err("diff: cannot write '%s': %s", KS_ESC(ctx->html), ks_file_strerror(ctx->html, -errno));
+			goto cleanup;
+		}
+		err = close_out(h, ks_diff_write_html(&d, ctx->gate, h));
+	}
 	if (err) {
 		p_err("diff: %s", strerror(-err));
 		goto cleanup;
@@ -728,6 +742,10 @@ int cmd_diff(int argc, char **argv)
 	if (kind[0] != K_REPORTS && (ctx.ngates || ctx.alpha)) {
 		p_err("diff: --fail-on and --alpha need collector reports (-j output), not %s",
 		      kind[0] == K_FOLDED ? "folded stacks" : "recordings");
+		return 2;
+	}
+	if (kind[0] != K_REPORTS && ctx.html) {
+		p_err("diff: --html needs collector reports (-j output or record --collect recordings)");
 		return 2;
 	}
 	if (kind[0] != K_FOLDED && ctx.svg && !(rec_has(sd[0].file, KS_REC_STACKS) && rec_has(sd[1].file, KS_REC_STACKS))) {

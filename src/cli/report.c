@@ -18,11 +18,13 @@
 #include "events/pair_report.h"
 #include "output/trace.h"
 #include "output/output.h"
+#include "output/report_html.h"
+#include "format/reports.h"
 
 #define MAX_PAIRS 8
 
 enum { OPT_CSV = 300, OPT_PERFETTO, OPT_CLOCK, OPT_PAIR, OPT_KEY, OPT_STATS, OPT_FILTER, OPT_ANON = 320, OPT_ANONKEY,
-       OPT_INTERVALS = 340, OPT_FOLDED = 360, OPT_SVG, OPT_PPROF };
+       OPT_INTERVALS = 340, OPT_HTML, OPT_FOLDED = 360, OPT_SVG, OPT_PPROF };
 
 static const struct ks_optdef rep_opts[] = {
 	{ "csv", OPT_CSV, NULL, "events as CSV (ts_ns,cpu,event,comm,pid,tgid,info)" },
@@ -42,6 +44,8 @@ static const struct ks_optdef rep_opts[] = {
 	{ "folded", OPT_FOLDED, "OUT", "record --profile: the stacks as folded lines (flamegraph.pl's input) to OUT" },
 	{ "svg", OPT_SVG, "OUT", "record --profile: the stacks as an interactive flame graph (SVG) to OUT" },
 	{ "pprof", OPT_PPROF, "OUT", "record --profile: the stacks as a gzip'd pprof profile to OUT" },
+	{ "html", OPT_HTML, "OUT.html", "one self-contained page instead: manifest, percentile tables, heatmaps, events, "
+					"losses and cost" },
 	{ 0 },
 };
 
@@ -64,7 +68,7 @@ static const struct ks_cmd_spec info_spec = {
 
 struct rep_ctx {
 	bool csv, stats, realtime, intervals;
-	const char *perfetto, *filter;
+	const char *perfetto, *filter, *html;
 	int npairs;
 	const char *pair[MAX_PAIRS], *key[MAX_PAIRS];
 	bool anon;
@@ -102,6 +106,9 @@ static int rep_opt(void *vctx, int id, const char *arg)
 		return 0;
 	case OPT_FILTER:
 		c->filter = arg;
+		return 0;
+	case OPT_HTML:
+		c->html = arg;
 		return 0;
 	case OPT_CLOCK:
 		if (strcmp(arg, "realtime") && strcmp(arg, "monotonic")) {
@@ -220,6 +227,8 @@ static int close_out(FILE *f, int err)
 	return err;
 }
 
+static int write_html(const struct ks_recording *rec, const char *file, const struct ks_rec_reports *rr, FILE *out);
+
 /*
  * record --collect: the collectors' reports as each would have printed
  * them, the whole window's (kind total) or with @intervals each
@@ -329,6 +338,8 @@ int cmd_report(int argc, char **argv)
 	int64_t off = 0;
 	FILE *out, *tl;
 	int rc, err = 0;
+	struct ks_rec_reports rr = { 0 };
+	char why[160] = "";
 
 	ks_common_init(&c);
 	file = parse_file_args(&rep_spec, argc, argv, &c, rep_opt, &ctx, &rc);
@@ -376,7 +387,23 @@ int cmd_report(int argc, char **argv)
 				ks_rec_manifest_u64(&rec, "clock.start.monotonic_ns"));
 	}
 	/* both outputs opened before either is emptied: a refused one leaves the other as it was */
-	out = open_out(c.output, 0);
+	if (ctx.html && (c.output || ctx.perfetto || ctx.npairs || ctx.stats || ctx.csv || c.json)) {
+		p_err("--html writes the whole page: without -o, -j, --csv, --stats, --pair or --perfetto");
+		ks_recording_free(&rec);
+		return 2;
+	}
+	/* the reports read back before the page is opened: a stranger's bad one leaves OUT as it was */
+	err = ctx.html ? ks_rec_reports_load(&rr, &rec, why, sizeof(why)) : 0;
+	if (err) {
+		if (err == -EBADMSG)
+			p_err("'%s': %s", file, why);
+		else
+			p_err("reading the reports of '%s': %s", file, strerror(-err));
+		ks_rec_reports_free(&rr);
+		ks_recording_free(&rec);
+		return err == -EBADMSG ? 2 : 1;
+	}
+	out = open_out(ctx.html ? ctx.html : c.output, 0);
 	tl = out && ctx.perfetto ? open_out(ctx.perfetto, 0) : NULL;
 	if (!out || (ctx.perfetto && !tl) || (out != stdout && (err = ks_file_empty(fileno(out)))) ||
 	    (tl && tl != stdout && (err = ks_file_empty(fileno(tl))))) {
@@ -384,10 +411,13 @@ int cmd_report(int argc, char **argv)
 			p_err("cannot write the report: %s", strerror(-err));
 		close_out(out, 0);
 		close_out(tl, 0);
+		ks_rec_reports_free(&rr);
 		ks_recording_free(&rec);
 		return 1;
 	}
-	if (ctx.npairs || ctx.stats) {
+	if (ctx.html) {
+		err = write_html(&rec, file, &rr, out);
+	} else if (ctx.npairs || ctx.stats) {
 		struct ks_report r;
 
 		ks_report_init(&r, "report", "recording");
@@ -408,6 +438,7 @@ int cmd_report(int argc, char **argv)
 		err = close_out(tl, err ? err : ks_trace_write_perfetto(&rec, off, tl));
 	if (err)
 		p_err("writing the report: %s", strerror(-err));
+	ks_rec_reports_free(&rr);
 	ks_recording_free(&rec);
 	return err ? 1 : 0;
 }
@@ -880,4 +911,68 @@ int cmd_info(int argc, char **argv)
 	if (err)
 		p_err("writing: %s", strerror(-err));
 	return err ? 1 : 0;
+}
+
+/* report --html: the recording's parts (@rr: its reports, read back) handed to the page writer (output/report_html.h). */
+static int write_html(const struct ks_recording *rec, const char *file, const struct ks_rec_reports *rr, FILE *out)
+{
+	struct kv_lines l = { 0 };
+	struct ks_html_kv *kv = NULL;
+	struct ks_html_count *ev = NULL;
+	struct ks_html_cost cost[MAX_COLS];
+	struct col_sum s[MAX_COLS];
+	struct ev_count *ec = NULL;
+	int nec, ncol, err;
+
+	ks_rec_kv_each(rec->manifest, rec->manifest_len, kv_collect, &l);
+	err = l.err;
+	nec = err ? 0 : count_events(rec, &ec);
+	if (nec < 0)
+		err = nec;
+	kv = err ? NULL : calloc(l.n + 1, sizeof(*kv));
+	ev = err ? NULL : calloc((size_t)nec + 1, sizeof(*ev));
+	if (!err && (!kv || !ev))
+		err = -ENOMEM;
+	if (!err) {
+		struct ks_html_in in = { .title = file, .manifest = kv, .nmanifest = (int)l.n, .totals = rr->totals,
+					 .ntotals = rr->ntotals, .series = rr->series, .events = ev, .nevents = nec,
+					 .cost = cost };
+
+		for (size_t i = 0; i < l.n; i++)
+			kv[i] = (struct ks_html_kv){ l.v[i].key, l.v[i].val };
+		for (int i = 0; i < nec; i++)
+			ev[i] = (struct ks_html_count){ ec[i].name, ec[i].n };
+		char end[32];
+
+		for (int i = 0; i < rec->ncpus; i++)
+			in.events_lost += rec->lost[i];
+		if (ks_rec_kv_get(rec->trailer, rec->trailer_len, "clock.end.realtime_ns", end, sizeof(end)))
+			in.end_realtime_ns = strtoull(end, NULL, 10);
+		ncol = col_sums(rec, s, MAX_COLS);
+		for (int i = 0; i < ncol; i++)
+			cost[i] = (struct ks_html_cost){ s[i].name, s[i].intervals, s[i].lost, s[i].bpf_ns, s[i].bpf_cnt,
+							 s[i].window_s, s[i].total, s[i].bpf_stats };
+		in.ncost = ncol;
+		/* the process's, written with every collector's interval: the first one's */
+		in.ksight_cpu_us = ncol ? s[0].cpu_us : 0;
+		/* record --profile: its on-CPU samples as the page's flame graph (none said when it has none) */
+		struct ks_rec_stacks_info si;
+		struct ks_stacks st;
+		bool have_st = !ks_rec_stacks_load(&rec->rd, &st, &si);
+
+		if (have_st && si.chunks)
+			in.oncpu = &st;
+		err = ks_write_report_html(&in, out);
+		if (have_st)
+			ks_stacks_free(&st);
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		free(l.v[i].key);
+		free(l.v[i].val);
+	}
+	free(l.v);
+	free(kv);
+	free(ev);
+	free(ec);
+	return err;
 }

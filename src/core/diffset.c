@@ -17,7 +17,7 @@ const double ks_diff_qs[4] = { 0.5, 0.9, 0.99, 0.999 };
 /* files larger than this are refused rather than read into memory */
 #define MAX_JSON_BYTES (512u << 20)
 
-static bool is_key(const struct ks_schema *s, const char *name, json_object *v)
+bool ks_json_is_key(const struct ks_schema *s, const char *name, json_object *v)
 {
 	if (json_object_is_type(v, json_type_string))
 		return true;
@@ -38,8 +38,7 @@ static int get_u64(json_object *v, uint64_t *out)
 	return 0;
 }
 
-/* Adds a histogram object ({count, max, sum, buckets: [[low, high, count]...]}) to @h. */
-static int add_hist(struct ks_hist *h, json_object *o, char *unit, size_t ulen)
+int ks_hist_add_json(struct ks_hist *h, json_object *o, char *unit, size_t ulen)
 {
 	json_object *b, *v;
 	size_t n;
@@ -129,7 +128,7 @@ static int add_row(struct ks_dset *d, const char *col, const struct ks_schema *s
 		}
 		if (!strcmp(name, "count"))
 			cnt = v;
-		if (!is_key(s, name, v))
+		if (!ks_json_is_key(s, name, v))
 			continue;
 		if (nk == KS_DKEYS)
 			return -E2BIG;
@@ -178,7 +177,7 @@ static int add_row(struct ks_dset *d, const char *col, const struct ks_schema *s
 	if (hist) {
 		uint64_t before = r->h.count;
 
-		err = add_hist(&r->h, hist, r->unit, sizeof(r->unit));
+		err = ks_hist_add_json(&r->h, hist, r->unit, sizeof(r->unit));
 		if (err)
 			return err;
 		r->has_hist = true;

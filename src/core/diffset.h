@@ -38,6 +38,17 @@ struct ks_dset {
 	struct ks_strindex idx; /* rows by collector and label */
 };
 
+struct json_object;
+/*
+ * Adds a histogram object as the JSON writer renders it ({unit, count, max,
+ * sum, buckets: [[low, high, count]...]}) to @h, its unit into @unit: 0, or
+ * -EBADMSG when a bucket is not one of the layout's slots or a count would wrap.
+ */
+int ks_hist_add_json(struct ks_hist *h, struct json_object *o, char *unit, size_t ulen);
+struct ks_schema;
+/* Whether member @name (value @v) of a JSON row is a key column: a string, or a number @s declares a key (pid, nr). */
+bool ks_json_is_key(const struct ks_schema *s, const char *name, struct json_object *v);
+
 /* Reads @file: 0, or -errno / -EBADMSG with a one-line reason in @err. */
 int ks_dset_load(struct ks_dset *d, const char *file, char *err, size_t errlen);
 /*

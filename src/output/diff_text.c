@@ -38,6 +38,17 @@ static const char *ci_text(const struct ks_drow *r, const struct ks_qci *c, char
 	return buf;
 }
 
+/* The two above for the HTML writer (output/diff.h). */
+const char *ks_diff_fmt_metric(const struct ks_drow *r, enum ks_gate_metric m, double v, char *buf, size_t len)
+{
+	return fmt_metric(r, m, v, buf, len);
+}
+
+const char *ks_diff_ci_text(const struct ks_drow *r, const struct ks_qci *c, char *buf, size_t len)
+{
+	return ci_text(r, c, buf, len);
+}
+
 void ks_diff_write_hit(const struct ks_diff *d, const struct ks_gate *gates, const struct ks_gate_hit *h, FILE *out)
 {
 	const struct ks_dcmp *c = &d->rows[h->row];

@@ -241,7 +241,7 @@ static const unsigned char viridis[9][3] = {
 };
 
 /* The colour of @n of at most @max: log scale, so a bucket of 3 stays visible beside one of 3000. */
-static void colour(uint64_t n, uint64_t max, char buf[8])
+void ks_heatmap_colour(uint64_t n, uint64_t max, char buf[8])
 {
 	double t = max > 1 ? log((double)n) / log((double)max) : 1, f;
 	int i, rgb[3];
@@ -341,7 +341,7 @@ static void legend(FILE *out, const struct ks_heatmap *h, double top, double ph)
 	for (int i = 0; i < 16; i++) {
 		uint64_t n = (uint64_t)llround(pow((double)h->max, i / 15.0));
 
-		colour(n ? n : 1, h->max, fill);
+		ks_heatmap_colour(n ? n : 1, h->max, fill);
 		fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"%.2f\" fill=\"%s\"/>", x, y0 - (i + 1) * lh / 16,
 			lh / 16 + 0.5, fill);
 	}
@@ -390,7 +390,7 @@ static void panel(FILE *out, const struct ks_heatmap *h, double y)
 				fprintf(out, "<g class=\"col\" data-i=\"%d\" data-t0=\"%.3f\" data-t1=\"%.3f\">\n",
 					h->cols[c].interval, h->cols[c].t0, h->cols[c].t1);
 			any = true;
-			colour(n, h->max, fill);
+			ks_heatmap_colour(n, h->max, fill);
 			ks_fmt_unit(h->unit, vlo, a, sizeof(a));
 			ks_fmt_unit(h->unit, vhi, b, sizeof(b));
 			fprintf(out, "<rect class=\"c\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "

@@ -38,6 +38,9 @@ void ks_heatmap_release(struct ks_heatmap *h);
 /* The count of column @col in slot @slot (0 outside the grid). */
 uint64_t ks_heatmap_cell(const struct ks_heatmap *h, int col, unsigned int slot);
 
+/* The colour of a cell of @n of at most @max ("#rrggbb"): viridis on a log scale, as every heatmap draws it. */
+void ks_heatmap_colour(uint64_t n, uint64_t max, char buf[8]);
+
 /*
  * The rows of @collector that have a histogram in some report of @s, by
  * their count summed over the series (decreasing; ties in order of first
