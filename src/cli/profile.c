@@ -1,4 +1,4 @@
-/* `ksight profile` and the --stacks modes of offcpu, syscalls and biolat: options, the run, and the stack profile written as folded text, JSON, SVG flame graph and pprof. */
+/* `ksight profile` and the --stacks modes of offcpu, syscalls and biolat: options, the run, and the stack profile written through src/output/ (folded, JSON, SVG flame graph, pprof). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +8,6 @@
 #include "core/collector.h"
 #include "drive/driver.h"
 #include "core/filter.h"
-#include "core/json.h"
 #include "core/log.h"
 #include "core/names.h"
 #include "core/parse.h"
@@ -209,117 +208,9 @@ static int on_opt(void *ctx, int id, const char *arg)
 	return -EINVAL;
 }
 
-static const char *kind_name(int k)
-{
-	static const char *const n[] = { "comm", "user", "kernel", "jit", "inline" };
-
-	return k >= 0 && k <= KS_FK_INLINE ? n[k] : "user";
-}
-
-static int write_json(const struct ks_profile_result *res, const struct cli *cl, FILE *out)
-{
-	const struct ks_prof_stats *s = &res->stats;
-	const struct ks_stacks *st = &res->st;
-	struct ks_json *j = ks_json_new(out);
-
-	if (!j)
-		return -ENOMEM;
-	ks_json_obj_begin(j);
-	ks_json_kv_str(j, "collector", (const char *[]){ "profile", "offcpu", "syscalls", "biolat" }[cl->mode]);
-	ks_json_kv_str(j, "unit", res->st.unit);
-	ks_json_kv_str(j, "event", res->event ? res->event : "cpu-clock");
-	ks_json_kv_u64(j, "frequency_hz", cl->o.hz);
-	ks_json_kv_str(j, "call_graph", cl->o.dwarf ? "dwarf" : cl->o.cfi ? "cfi" : "fp");
-	ks_json_kv_double(j, "duration_s", res->duration_s);
-	ks_json_kv_u64(j, "samples", s->samples);
-	ks_json_key(j, "kernel_symbols_hidden");
-	ks_json_bool(j, res->ksyms_hidden);
-	ks_json_key(j, "lost");
-	ks_json_obj_begin(j);
-	ks_json_kv_u64(j, "kernel_stacks", s->kstack_lost);
-	ks_json_kv_u64(j, "user_stacks", s->ustack_lost);
-	ks_json_kv_u64(j, "counts_full", s->counts_full);
-	ks_json_kv_u64(j, "ring_full", s->ring_lost);
-	ks_json_kv_u64(j, "user_stack_unreadable", s->ustack_unread);
-	ks_json_kv_u64(j, "map_errors", s->map_errors);
-	if (cl->mode == M_OFFCPU) /* switches in the kernel did not report, their time not told */
-		ks_json_kv_u64(j, "unseen_switch_in", s->off_unseen_in);
-	ks_json_obj_end(j);
-	if (cl->mode == M_OFFCPU) /* those timed from sched_info instead (docs/json.md) */
-		ks_json_kv_u64(j, "inferred_switch_in", s->off_inferred_in);
-	ks_json_key(j, "unwind");
-	ks_json_obj_begin(j);
-	ks_json_kv_u64(j, "samples", cl->o.dwarf ? res->unwound : res->ustacks);
-	ks_json_kv_double(j, "mean_user_depth",
-			  cl->o.dwarf ? (res->unwound ? (double)res->user_frames / res->unwound : 0)
-				      : (res->ustacks ? (double)res->ustack_frames / res->ustacks : 0));
-	ks_json_kv_double(j, "user_ns_per_sample", res->unwound ? (double)res->unwind_ns / res->unwound : 0);
-	if (cl->o.cfi) {
-		const struct ks_cfi_stats *c = &res->cfi;
-
-		ks_json_key(j, "cfi");
-		ks_json_obj_begin(j);
-		ks_json_kv_u64(j, "walks", s->cfi_samples);
-		ks_json_kv_u64(j, "frames", s->cfi_frames);
-		ks_json_kv_u64(j, "fp_frames", s->cfi_fp_frames);
-		ks_json_kv_u64(j, "unmapped_frames", s->cfi_unmapped_frames);
-		ks_json_kv_u64(j, "signal_frames", s->cfi_signal_frames);
-		ks_json_key(j, "stops");
-		ks_json_obj_begin(j);
-		ks_json_kv_u64(j, "outermost", s->cfi_end);
-		ks_json_kv_u64(j, "no_process", s->cfi_no_proc);
-		ks_json_kv_u64(j, "no_mapping", s->cfi_no_map);
-		ks_json_kv_u64(j, "no_row", s->cfi_no_row);
-		ks_json_kv_u64(j, "unsupported", s->cfi_unsup);
-		ks_json_kv_u64(j, "read_fault", s->cfi_fault);
-		ks_json_kv_u64(j, "depth_cap", s->cfi_depth);
-		ks_json_obj_end(j);
-		ks_json_kv_u64(j, "maps_reread", s->cfi_reread);
-		ks_json_kv_u64(j, "processes", c->procs);
-		ks_json_kv_u64(j, "processes_lost", c->procs_lost);
-		ks_json_kv_u64(j, "modules", c->modules);
-		ks_json_kv_u64(j, "modules_cached", c->modules_cached);
-		ks_json_kv_u64(j, "modules_no_cfi", c->modules_none);
-		ks_json_kv_u64(j, "modules_fp", c->modules_fp);
-		ks_json_kv_u64(j, "mappings_lost", c->maps_lost);
-		ks_json_kv_u64(j, "rows", c->rows);
-		ks_json_kv_u64(j, "rows_capacity", c->rows_cap);
-		ks_json_kv_u64(j, "rows_dropped", c->rows_dropped);
-		ks_json_kv_double(j, "table_ms", c->compile_ns / 1e6);
-		ks_json_obj_end(j);
-	}
-	ks_json_obj_end(j);
-	ks_json_key(j, "maps");
-	ks_budget_write_json(&res->budget, j);
-	if (cl->o.c->cmd)
-		ks_cmd_write_json(cl->o.c->cmd, j);
-	ks_json_key(j, "stacks");
-	ks_json_arr_begin(j);
-	for (size_t i = 0; i < st->n; i++) {
-		ks_json_obj_begin(j);
-		ks_json_kv_u64(j, "count", st->s[i].value);
-		ks_json_key(j, "frames");
-		ks_json_arr_begin(j);
-		for (uint32_t f = 0; f < st->s[i].n; f++) {
-			ks_json_obj_begin(j);
-			ks_json_kv_str(j, "name", st->names[st->s[i].frames[f]]);
-			ks_json_kv_str(j, "kind", kind_name(st->kinds[st->s[i].frames[f]]));
-			ks_json_obj_end(j);
-		}
-		ks_json_arr_end(j);
-		ks_json_obj_end(j);
-	}
-	ks_json_arr_end(j);
-	ks_json_obj_end(j);
-	fputc('\n', out);
-	ks_json_free(j);
-	return ks_stream_status(out);
-}
-
 /* Renders with @write into memory and writes it all through @sink. */
-static int emit(struct ks_sink *sink, int (*write)(const struct ks_profile_result *, const struct cli *, FILE *),
-		int (*swrite)(const struct ks_stacks *, FILE *), const struct ks_profile_result *res,
-		const struct cli *cl)
+static int emit(struct ks_sink *sink, const struct ks_profile_json_opts *json,
+		int (*swrite)(const struct ks_stacks *, FILE *), const struct ks_profile_result *res)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -328,7 +219,7 @@ static int emit(struct ks_sink *sink, int (*write)(const struct ks_profile_resul
 
 	if (!m)
 		return -errno;
-	err = write ? write(res, cl, m) : swrite(&res->st, m);
+	err = json ? ks_write_profile_json(res, json, m) : swrite(&res->st, m);
 	if (fclose(m) && !err)
 		err = -ENOMEM;
 	if (!err)
@@ -348,6 +239,7 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 	bool offcpu = mode != M_PROFILE;
 	struct ks_sink out = { .fd = -1 }, svg = { .fd = -1 }, pprof = { .fd = -1 };
 	struct ks_profile_result res;
+	struct ks_profile_json_opts json;
 	struct ks_common c;
 	bool started = false;
 	int err, ret = 1;
@@ -401,6 +293,9 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 		goto close;
 	err = ks_profile_run(&cl.o, &res);
 	started = !err;
+	json = (struct ks_profile_json_opts){ .collector = (const char *[]){ "profile", "offcpu", "syscalls", "biolat" }[mode],
+					      .hz = cl.o.hz, .dwarf = cl.o.dwarf, .cfi = cl.o.cfi,
+					      .offcpu = mode == M_OFFCPU, .cmd = cl.o.c->cmd };
 	ks_cmd_say(c.cmd);
 	if (!err) {
 		ks_stacks_sort(&res.st);
@@ -446,11 +341,11 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 			       "%llu to a full ring buffer (raise --max-memory)",
 			       (unsigned long long)res.stats.kstack_lost, (unsigned long long)res.stats.ustack_lost,
 			       (unsigned long long)res.stats.counts_full, (unsigned long long)res.stats.ring_lost);
-		err = emit(&out, c.json ? write_json : NULL, c.json ? NULL : ks_write_folded, &res, &cl);
+		err = emit(&out, c.json ? &json : NULL, ks_write_folded, &res);
 		if (!err && cl.svg)
-			err = emit(&svg, NULL, ks_write_svg, &res, &cl);
+			err = emit(&svg, NULL, ks_write_svg, &res);
 		if (!err && cl.pprof)
-			err = emit(&pprof, NULL, ks_write_pprof, &res, &cl);
+			err = emit(&pprof, NULL, ks_write_pprof, &res);
 		if (err)
 			p_err("cannot write the profile: %s", strerror(-err));
 		else

@@ -167,6 +167,8 @@ struct spec_run {
 	const char *hook;
 	bool refused;
 	bool measured; /* a shared budget's measure: done at the first hook, nothing loaded */
+	char pin_other[64]; /* the object whose pins are another variant's, or not ksight's */
+	int load_err;	/* the load's own error, when that was the step that failed */
 };
 
 /* ks_budget_fit's sizing step: configure for the hook being tried. */
@@ -224,16 +226,19 @@ static int spec_try(void *varg, const char *hook)
 		err = a->spec->budget_check(a->ctx, ops->obj(s));
 		a->refused = err != 0;
 	}
-	if (!err)
+	if (!err) {
 		err = ks_pin_prepare(ops->obj(s), hook);
+		if (err == -ENOENT)
+			snprintf(a->pin_other, sizeof(a->pin_other), "%s", bpf_object__name(ops->obj(s)));
+	}
 	if (err >= 0)
-		err = ops->load(s);
+		err = a->load_err = ops->load(s);
 	if (!err && a->spec->loaded)
 		err = a->spec->loaded(a->ctx, s);
 	if (!err)
-		err = ops->attach(s);
+		err = a->spec->attach ? a->spec->attach(a->ctx, s) : ops->attach(s);
 	if (!err)
-		err = ks_pin_attached(ops->obj(s), ops->skeleton(s), hook);
+		err = a->spec->pin ? a->spec->pin(a->ctx, s, hook) : ks_pin_attached(ops->obj(s), ops->skeleton(s), hook);
 	if (err) {
 		ops->destroy(s);
 		return err < 0 ? err : -EINVAL;
@@ -242,10 +247,30 @@ static int spec_try(void *varg, const char *hook)
 	return 0;
 }
 
+/* One set of programs (spec->programs): one try, and the one-line error of the step that failed. */
+static int load_programs(struct spec_run *a, const char **chosen)
+{
+	const char *dir = ks_pin_dir();
+	int err;
+
+	load_error[0] = 0;
+	err = spec_try(a, a->spec->programs);
+	if (!err)
+		*chosen = a->spec->programs;
+	else if (a->pin_other[0])
+		snprintf(load_error, sizeof(load_error),
+			 "what is pinned under '%s/%s' is not these programs' as ksight pins them; run 'ksight unpin %s' first",
+			 dir, a->pin_other, dir);
+	else if (a->load_err)
+		snprintf(load_error, sizeof(load_error), "cannot load the programs: %s%s", strerror(-err),
+			 err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+	return err;
+}
+
 int ks_load_spec(const struct ks_load_spec *spec, void *ctx, void **skel, const char **chosen)
 {
 	struct spec_run a = { .spec = spec, .ctx = ctx };
-	int err = ks_load_first(spec->hooks, spec_try, &a, chosen);
+	int err = spec->programs ? load_programs(&a, chosen) : ks_load_first(spec->hooks, spec_try, &a, chosen);
 
 	if (!err)
 		*skel = a.skel;

@@ -119,6 +119,16 @@ struct ks_load_spec {
 	 * maps fit the instance's share (ks_budget_fit), or only measured.
 	 */
 	struct ks_budget *(*budget)(void *ctx);
+	/*
+	 * Optional, for one set of programs without variants (funclat): its
+	 * name in place of @hooks, the mark of its --pin directory.  Loaded
+	 * once: KSIGHT_HOOK does not apply and no "hook:" line is said.
+	 */
+	const char *programs;
+	/* Optional: attaches in place of the skeleton's attach (targets named at run time); after an adoption too */
+	int (*attach)(void *ctx, void *skel);
+	/* Optional: pins in place of ks_pin_attached, with what @attach made outside the skeleton (ks_pin_attached_extra) */
+	int (*pin)(void *ctx, void *skel, const char *hook);
 };
 
 /* Runs @spec for @ctx: 0 with *@skel loaded and attached and *@chosen its hook, or the last error. */

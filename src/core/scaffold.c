@@ -105,6 +105,7 @@ int ks_sc_open(struct ks_scaffold *sc, const struct ks_sc_def *def, const struct
 	struct ks_load_spec spec = {
 		.hooks = sc->hooks ? sc->hooks : def->hooks, .skel = def->skel, .configure = def->configure,
 		.budget_check = budget_check, .budget = budget_of, .loaded = def->loaded,
+		.programs = def->programs, .attach = def->attach, .pin = def->pin,
 	};
 	struct bpf_object *obj;
 	int err;
@@ -176,7 +177,9 @@ static void report_counters(struct ks_scaffold *sc, struct ks_report *r)
 			ks_report_lost(r, k->name, sc->delta[i]);
 			break;
 		case KS_SC_RECURSION:
-			sc->delta[i] = ks_obj_missed_since(def->skel->obj(sc->skel), &sc->missed_seen);
+			now = ks_obj_missed(def->skel->obj(sc->skel)) + (def->missed ? def->missed(sc) : 0);
+			sc->delta[i] = now - sc->missed_seen;
+			sc->missed_seen = now;
 			ks_report_lost(r, k->name, sc->delta[i]);
 			break;
 		case KS_SC_COUNTER:

@@ -103,6 +103,16 @@ struct ks_sc_def {
 	int (*loaded)(void *ctx, void *skel); /* optional: after load, before attach (rows made ahead) */
 	int (*attached)(void *ctx);	      /* optional: once running (notes, buffers): 0 or -errno */
 	void (*release)(void *ctx);	      /* optional: frees what is the collector's own, at close */
+	/*
+	 * Optional, for programs attached to targets named at run time
+	 * (funclat): @programs, @attach and @pin as in struct ks_load_spec,
+	 * and @missed, the recursion misses of programs outside the skeleton
+	 * (loaded or adopted by @attach), added to KS_SC_RECURSION's.
+	 */
+	const char *programs;
+	int (*attach)(void *ctx, void *skel);
+	int (*pin)(void *ctx, void *skel, const char *hook);
+	unsigned long long (*missed)(void *ctx);
 };
 
 /* The lifecycle's state; the first member of every scaffolded collector's context. */

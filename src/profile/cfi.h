@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "ksight/profile.h"
+#include "output/profile.h"
 
 /*
  * A module's unwind table: rows sorted by pc, each holding to the next
@@ -55,17 +56,6 @@ int ks_cfi_table_fd(int fd, bool use_cache, struct ks_cfi_table *t, struct ks_cf
 
 /* Loads tables into the profile program's maps as processes are announced. */
 struct ks_cfi_loader;
-
-struct ks_cfi_stats {
-	uint64_t procs, procs_lost;	/* processes loaded; not (the map full, unreadable maps: frame pointers there) */
-	uint64_t modules, modules_fp;	/* modules loaded; those whose table did not fit (frame pointers) */
-	uint64_t modules_cached;	/* modules whose table was read from the cache, not compiled */
-	uint64_t modules_none;		/* modules with no CFI or unreadable: their frames end the walk */
-	uint64_t maps_lost;		/* executable mappings past KS_CFI_MAPS in one process */
-	uint64_t rows, rows_cap;	/* rows loaded, of the map's room */
-	uint64_t rows_dropped;		/* rows of modules that did not fit */
-	uint64_t compile_ns;		/* time compiling and loading tables */
-};
 
 /*
  * @rows: the mmap of the cfi_rows array (@cap rows); @procs_fd: cfi_procs.

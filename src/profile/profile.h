@@ -8,6 +8,7 @@
 #include "core/opts.h"
 #include "ksight/filter.h"
 #include "ksight/profile.h"
+#include "output/profile.h"
 #include "output/stacks.h"
 #include "profile/cfi.h"
 
@@ -25,19 +26,6 @@ struct ks_profile_opts {
 	bool syscalls;	   /* syscalls --stacks: time in syscall_nr (< 0: every one) by the caller's stack */
 	int syscall_nr;
 	bool bio;	   /* biolat --stacks: bytes submitted by the submitter's stack, at block_bio_queue */
-};
-
-struct ks_profile_result {
-	struct ks_stacks st;
-	struct ks_prof_stats stats;
-	const char *event; /* the event sampled */
-	bool ksyms_hidden; /* kptr_restrict hid kernel addresses */
-	double duration_s;
-	uint64_t unwind_ns, unwound, user_frames; /* user-space unwinding cost and depth (dwarf) */
-	uint64_t ustack_frames, ustacks;	  /* user frames in frame-pointer stacks */
-	uint64_t stack_entries, count_entries;
-	struct ks_cfi_stats cfi; /* --call-graph cfi: tables loaded, and what did not fit */
-	struct ks_budget budget;
 };
 
 /*

@@ -1,8 +1,9 @@
-/* Unit tests of the stack profile model and its writers: folded text, the SVG flame graph, and pprof decoded back from gzip'd protobuf; the profile's blob table. */
+/* Unit tests of the stack profile model and its writers: folded text, the SVG flame graph, pprof decoded back from gzip'd protobuf, profile's JSON; the profile's blob table. */
 #include <zlib.h>
 #include "test.h"
 #include "core/hash.h"
 #include "output/output.h"
+#include "output/profile.h"
 #include "output/stacks.h"
 #include "profile/blobs.h"
 
@@ -48,6 +49,45 @@ static void sample_profile(struct ks_stacks *st)
 	add(st, 1, (const char *const[]){ "app", "main", "read", "k:ksys_read", "k:vfs_read", NULL });
 	add(st, 1, (const char *const[]){ "sh", "a;b", NULL });
 	ks_stacks_sort(st);
+}
+
+/* profile's JSON from a hand-made result: the run as asked, the losses, the unwinding, the budget, the stacks */
+TEST(profile_json_whole_result)
+{
+	struct ks_profile_result res = { .event = "cpu-clock", .duration_s = 0.5, .unwound = 4, .user_frames = 10,
+					 .unwind_ns = 800 };
+	struct ks_profile_json_opts o = { .collector = "offcpu", .hz = 49, .dwarf = true, .offcpu = true };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	ASSERT_TRUE(m);
+	sample_profile(&res.st);
+	res.stats.samples = 12;
+	res.stats.ring_lost = 3;
+	res.stats.off_unseen_in = 2;
+	res.stats.off_inferred_in = 7;
+	ks_budget_init(&res.budget, 1 << 20);
+	res.budget.ncpus = 4; /* not this machine's */
+	EXPECT_EQ_INT(ks_write_profile_json(&res, &o, m), 0);
+	fclose(m);
+	ASSERT_TRUE(buf);
+	/* the field order is the one profile -j always wrote (docs/json.md) */
+	EXPECT_EQ_STR(buf, "{\"collector\":\"offcpu\",\"unit\":\"count\",\"event\":\"cpu-clock\",\"frequency_hz\":49,"
+			   "\"call_graph\":\"dwarf\",\"duration_s\":0.5,\"samples\":12,\"kernel_symbols_hidden\":false,"
+			   "\"lost\":{\"kernel_stacks\":0,\"user_stacks\":0,\"counts_full\":0,\"ring_full\":3,"
+			   "\"user_stack_unreadable\":0,\"map_errors\":0,\"unseen_switch_in\":2},\"inferred_switch_in\":7,"
+			   "\"unwind\":{\"samples\":4,\"mean_user_depth\":2.5,\"user_ns_per_sample\":200},"
+			   "\"maps\":{\"budget\":1048576,\"possible_cpus\":4,\"total\":0,\"allocated\":0,\"by_map\":[]},"
+			   "\"stacks\":[{\"count\":2,\"frames\":[{\"name\":\"app\",\"kind\":\"comm\"},{\"name\":\"main\",\"kind\":\"user\"},"
+			   "{\"name\":\"cold_spin\",\"kind\":\"user\"}]},{\"count\":8,\"frames\":[{\"name\":\"app\",\"kind\":\"comm\"},"
+			   "{\"name\":\"main\",\"kind\":\"user\"},{\"name\":\"qsort\",\"kind\":\"user\"},{\"name\":\"cmp\",\"kind\":\"user\"},"
+			   "{\"name\":\"hot_spin\",\"kind\":\"user\"}]},{\"count\":1,\"frames\":[{\"name\":\"app\",\"kind\":\"comm\"},"
+			   "{\"name\":\"main\",\"kind\":\"user\"},{\"name\":\"read\",\"kind\":\"user\"},"
+			   "{\"name\":\"ksys_read\",\"kind\":\"kernel\"},{\"name\":\"vfs_read\",\"kind\":\"kernel\"}]},"
+			   "{\"count\":1,\"frames\":[{\"name\":\"sh\",\"kind\":\"comm\"},{\"name\":\"a;b\",\"kind\":\"user\"}]}]}\n");
+	free(buf);
+	ks_stacks_free(&res.st);
 }
 
 TEST(folded_merges_sorts_and_marks_kernel)
