@@ -22,17 +22,11 @@ SEL='function="fl_sleep",module="fl_calls"'
 
 # start_serve DIR ERRFILE [FAULT [ARGS]]: FAULT is a test-only KSIGHT_FAULT kill point (src/core/pin.h)
 start_serve() {
-	_dir=$1 _err=$2 _fault=${3:-}
+	_d=$1 _e=$2 _f=${3:-}
 	shift 2
 	[ $# -gt 0 ] && shift
-	env ${_fault:+KSIGHT_FAULT=$_fault} "$KSIGHT" serve --pin "$_dir" --collectors funclat --funclat "$W:fl_sleep" \
-		--no-pprof -i 0.2 --listen 127.0.0.1:0 "$@" >/dev/null 2>"$_err" &
-	S_PID=$!
-	if ! t_wait_for "$_err" "listening on"; then
-		t_fail "serve --pin --funclat starts" "$(cat "$_err")"
-		exit 1
-	fi
-	URL=$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$_err")
+	t_serve_start "$_e" "$_f" "serve --pin --funclat starts" --pin "$_d" --collectors funclat --funclat "$W:fl_sleep" \
+		--no-pprof -i 0.2 "$@"
 }
 stop_serve() {
 	kill -TERM "$S_PID"
