@@ -179,6 +179,17 @@ t_serve_start() {
 	URL=$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$_err")
 }
 
+# t_get URL: the body of a GET, up to 5 s: curl, or busybox wget where there is no curl (the
+# kernel matrix's guest)
+t_get() {
+	if command -v curl >/dev/null 2>&1; then
+		curl -s --max-time 5 "$1"
+	else
+		# busybox 1.35's -T writes nothing here: timeout(1) bounds the wait instead
+		timeout 5 busybox wget -q -O - "$1" 2>/dev/null
+	fi
+}
+
 # Stops the ksight started by k_start with SIGINT and waits for its report.
 k_stop() {
 	kill -INT "$K_PID" 2>/dev/null
