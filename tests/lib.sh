@@ -164,6 +164,32 @@ t_interrupt() {
 	wait "$1" 2>/dev/null
 }
 
+# t_serve_start ERRFILE FAULT WHAT ARGS...: `ksight serve --listen 127.0.0.1:0 ARGS` in the
+# background, FAULT a test-only KSIGHT_FAULT kill point (src/core/pin.h; empty: none); returns
+# once it listens, with S_PID and URL set.  One that does not start fails WHAT and ends the test.
+t_serve_start() {
+	_err=$1 _fault=$2 _what=$3
+	shift 3
+	env ${_fault:+KSIGHT_FAULT=$_fault} "$KSIGHT" serve --listen 127.0.0.1:0 "$@" >/dev/null 2>"$_err" &
+	S_PID=$!
+	if ! t_wait_for "$_err" "listening on"; then
+		t_fail "$_what" "$(cat "$_err")"
+		exit 1
+	fi
+	URL=$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$_err")
+}
+
+# t_get URL: the body of a GET, up to 5 s: curl, or busybox wget where there is no curl (the
+# kernel matrix's guest)
+t_get() {
+	if command -v curl >/dev/null 2>&1; then
+		curl -s --max-time 5 "$1"
+	else
+		# busybox 1.35's -T writes nothing here: timeout(1) bounds the wait instead
+		timeout 5 busybox wget -q -O - "$1" 2>/dev/null
+	fi
+}
+
 # Stops the ksight started by k_start with SIGINT and waits for its report.
 k_stop() {
 	kill -INT "$K_PID" 2>/dev/null

@@ -13,6 +13,7 @@
 #include "core/collector.h"
 #include "core/file.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "core/parse.h"
 #include "drive/driver.h"
 
@@ -121,6 +122,36 @@ static void fatal_handlers(void)
 #endif
 }
 
+/* Commands that end on SIGINT/SIGTERM with a final report (they call ks_stop_install); collectors too. */
+static const char *const stoppable[] = { "record", "rerun", "profile", "run", "serve", "top", NULL };
+
+/*
+ * SIGINT and SIGTERM as the parent left them may be ignored or blocked (a
+ * background job of a non-interactive shell starts with SIGINT ignored), and
+ * one sent before the command's ks_stop_install was lost.  As timeout(1) and
+ * perf do, they are unblocked and reset at once: a command that runs until
+ * stopped takes them from here (the run then ends at its start, with a
+ * report); any other dies of them, as by default.
+ */
+static void stop_signals(const char *name)
+{
+	sigset_t set;
+	bool stops = ks_collector_find(name);
+
+	for (int i = 0; !stops && stoppable[i]; i++)
+		stops = !strcmp(stoppable[i], name);
+	if (stops) {
+		ks_stop_install();
+	} else {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
 /* Runs command or collector @name with @argv (@argv[0] its name); 2 for an unknown one. */
 static int dispatch(const char *name, int argc, char **argv)
 {
@@ -154,6 +185,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	name = argv[1];
+	stop_signals(name);
 	if (!strcmp(name, "-h") || !strcmp(name, "--help") || (!strcmp(name, "help") && argc == 2)) {
 		usage(stdout);
 		return 0;

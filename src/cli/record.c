@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/bpf.h>
 #include "cli/commands.h"
+#include "core/budget.h"
 #include "core/cmd.h"
 #include "core/loop.h"
 #include "core/file.h"
@@ -245,15 +247,43 @@ static int rec_opt(void *vctx, int id, const char *arg)
 	return -EINVAL;
 }
 
+/* The ring buffers' bytes at @size each (-b's, or the recorder's choice), as recorder.c counts them. */
+static uint64_t rings_bytes(const struct rec_ctx *ctx, const struct ks_budget *b, uint64_t size)
+{
+	uint64_t n = ctx->shared ? 1 : (uint64_t)b->ncpus;
+
+	return n * ks_map_bytes(BPF_MAP_TYPE_RINGBUF, 0, 0, (uint32_t)size, 0, b->ncpus);
+}
+
+/*
+ * The recorder's part of --max-memory beside --collect's collectors, so that
+ * together they stay within it.  Its need is declared as the collectors' is
+ * (ks_budget_split): at least its rings at 4 KiB (or -b's) and at most at the
+ * 1M default, and since the recorder lets its rings take 3/4 of its budget
+ * (the rest for its small maps), a third more than the rings.
+ */
+static void recorder_need(const struct rec_ctx *ctx, uint64_t whole, struct ks_budget_share *s)
+{
+	struct ks_budget b;
+	uint64_t lo, hi;
+
+	ks_budget_init(&b, whole);
+	lo = rings_bytes(ctx, &b, ctx->buf_size ? ctx->buf_size : 4096);
+	hi = rings_bytes(ctx, &b, ctx->buf_size ? ctx->buf_size : 1u << 20);
+	*s = (struct ks_budget_share){ .name = "record's ring buffers", .min = (lo + 2) / 3 * 4, .wish = (hi + 2) / 3 * 4 };
+}
+
 /*
  * --collect: an instance per collector with the shared options (each
- * one's own stay at its default, as `run`), the budget shared out, the
- * interval the reports' (1 s unless -i).  0, or the exit code after one
- * line (2: bad usage, nothing loaded); the instances set up are closed.
+ * one's own stay at its default, as `run`), the budget shared out with the
+ * recorder (its part in *@rec_budget), the interval the reports' (1 s
+ * unless -i).  0, or the exit code after one line (2: bad usage, nothing
+ * loaded); the instances set up are closed.
  */
 static int setup_collect(struct ks_rec_collect *k, const struct rec_ctx *ctx, const struct ks_common *c,
-			 const struct ks_filter *f)
+			 const struct ks_filter *f, uint64_t *rec_budget)
 {
+	struct ks_budget_share rec;
 	int err = 0;
 
 	k->interval = c->interval ? c->interval : 1;
@@ -266,10 +296,14 @@ static int setup_collect(struct ks_rec_collect *k, const struct rec_ctx *ctx, co
 		}
 		k->in[k->n].c = *c;
 	}
-	if (!err && k->n > 1)
-		err = ks_instances_share(k->in, k->n, f, c->max_memory, NULL);
-	if (!err)
+	if (!err) {
+		recorder_need(ctx, c->max_memory, &rec);
+		err = ks_instances_share(k->in, k->n, f, c->max_memory, &rec);
+	}
+	if (!err) {
+		*rec_budget = rec.bytes;
 		return 0;
+	}
 	for (int i = 0; i < k->n; i++)
 		ks_instance_close(&k->in[i]);
 	k->n = 0;
@@ -437,11 +471,12 @@ static int record(int argc, char **argv, struct ks_cmd *cmd)
 		ks_rec_kv_add(&ctx.kv, "profile.call_graph", "%s", prof.cfi ? "cfi" : "fp");
 	}
 	ks_rec_kv_add(&ctx.kv, "ksight.version", "%s", KSIGHT_VERSION);
+	o.max_memory = c.max_memory;
 	/* --profile: on the recorder's loop, the filters the same (the command's cgroup with -- CMD) */
 	prof.c = &c;
 	prof.filter = o.filter;
 	col.prof_opts = ctx.profile ? &prof : NULL;
-	if ((ctx.ncols || ctx.profile) && (err = setup_collect(&col, &ctx, &c, &o.filter))) {
+	if ((ctx.ncols || ctx.profile) && (err = setup_collect(&col, &ctx, &c, &o.filter, &o.max_memory))) {
 		ks_rec_kv_free(&ctx.kv);
 		ks_rec_latency_free(&lat);
 		ks_rec_tps_free(&ctx.tps);
@@ -453,7 +488,6 @@ static int record(int argc, char **argv, struct ks_cmd *cmd)
 	o.tps = &ctx.tps;
 	o.sample_n = ctx.sample;
 	o.buf_size = ctx.buf_size;
-	o.max_memory = c.max_memory;
 	o.shared = ctx.shared;
 	o.duration = c.duration;
 	o.output = c.output;

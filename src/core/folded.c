@@ -50,6 +50,36 @@ static struct ks_fstack *find(struct ks_folded2 *f, const char *s, uint64_t h)
 	return pos < 0 ? NULL : &f->v[pos];
 }
 
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/*
+ * Reads back in place the escapes of core/sanitize.h ("\\" and "\xNN") that
+ * ksight's folded writers put in names, so that the stack the outputs escape
+ * again shows as in the file (a comm 0xff 0xfe as \xff\xfe, not \\xff\\xfe).
+ * Any other backslash stays one; "\x00" stays text (a NUL would cut the stack).
+ */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] == '\\') {
+			*o++ = '\\';
+			s += 2;
+		} else if (s[0] == '\\' && s[1] == 'x' && hexval(s[2]) >= 0 && hexval(s[3]) >= 0 &&
+			   (hexval(s[2]) || hexval(s[3]))) {
+			*o++ = (char)(hexval(s[2]) * 16 + hexval(s[3]));
+			s += 4;
+		} else {
+			*o++ = *s++;
+		}
+	}
+	*o = 0;
+}
+
 int ks_folded_load(struct ks_folded2 *f, int side, const char *file, char *err, size_t errlen)
 {
 	FILE *in = fopen(file, "re");
@@ -86,6 +116,7 @@ int ks_folded_read(struct ks_folded2 *f, int side, FILE *in, const char *file, c
 			rc = -EBADMSG;
 			break;
 		}
+		unescape(line);
 		h = ks_fnv1a(line, strlen(line), KS_FNV1A_INIT);
 		s = find(f, line, h);
 		if (!s) {

@@ -167,9 +167,22 @@ static void wait_until(struct ks_loop *l, const struct ks_engine *e, void *ctx, 
 	}
 }
 
+uint64_t ks_loop_grid_next(double start, double interval, uint64_t k, double now)
+{
+	uint64_t first = (uint64_t)((now - start) / interval) + 1;
+
+	/* the division's rounding either way: the tick after @now, never one at or before it */
+	while (first > 1 && start + (double)(first - 1) * interval > now)
+		first--;
+	while (start + (double)first * interval <= now)
+		first++;
+	return first > k ? first : k + 1;
+}
+
 int ks_loop_run(struct ks_loop *l, const struct ks_engine *e, void *ctx)
 {
 	double next_tick;
+	uint64_t k = 1; /* the grid point next_tick is (from the start) */
 	int r;
 
 	if (e->open && (r = e->open(ctx, l)))
@@ -202,7 +215,16 @@ int ks_loop_run(struct ks_loop *l, const struct ks_engine *e, void *ctx)
 		if (e->tick && took(l, e->tick(ctx, l)))
 			break;
 		l->last = t;
-		next_tick = (l->o.tick_from_end ? ks_loop_now() : t) + l->o.interval;
+		if (l->o.tick_from_end) {
+			next_tick = ks_loop_now() + l->o.interval;
+		} else {
+			/* on the grid from the start, so lateness does not add up; the points already passed are skipped */
+			uint64_t nk = ks_loop_grid_next(l->start, l->o.interval, k, ks_loop_now());
+
+			l->missed += nk - k - 1;
+			k = nk;
+			next_tick = l->start + (double)k * l->o.interval;
+		}
 	}
 	if (l->pidfd >= 0) {
 		close(l->pidfd);

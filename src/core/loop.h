@@ -55,9 +55,9 @@ struct ks_engine {
 
 struct ks_loop_opts {
 	double duration; /* seconds from the start; 0: none */
-	double interval; /* seconds between ticks; 0: no ticks */
+	double interval; /* seconds between ticks, at start + k * interval; 0: no ticks */
 	double slice;	 /* the longest single wait, seconds; 0: 0.2 */
-	/* the next tick counts from the end of the last one (a drain period), not from its start (a report window) */
+	/* the next tick counts from the end of the last one (a drain period), not on the grid from the start (report windows) */
 	bool tick_from_end;
 	uint32_t pid;	     /* -p: the run ends when it exits; 0: none */
 	struct ks_cmd *cmd;  /* -- CMD: started after open, stopped before close; NULL: none */
@@ -74,6 +74,7 @@ struct ks_loop {
 	double now;	/* when this tick began: a tick's window is now - last */
 	double end;	/* the deadline; 0: none */
 	int ticks;	/* ticks so far */
+	uint64_t missed; /* grid points skipped: a tick (or the wait for one) overran them */
 	enum ks_loop_end why;
 	int sig;	/* the stop signal, for KS_LOOP_SIGNAL */
 	int err;	/* the callback's error, for KS_LOOP_ERROR */
@@ -83,6 +84,12 @@ struct ks_loop {
 	bool gone;	/* -p: the process has ended */
 };
 
+/*
+ * The grid point after @k whose time start + k' * @interval is after @now:
+ * the next tick's k' (k' - k - 1 points were missed).  Grid points are
+ * computed from the start, never by adding intervals, so no rounding drifts.
+ */
+uint64_t ks_loop_grid_next(double start, double interval, uint64_t k, double now);
 /* CLOCK_MONOTONIC in seconds, the loop's clock. */
 double ks_loop_now(void);
 /* Polls @fd too (call it from open, or before ks_loop_run); -E2BIG past KS_LOOP_FDS. */

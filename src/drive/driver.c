@@ -140,6 +140,8 @@ static int drive_close(void *ctx, struct ks_loop *l)
 	if (e)
 		d->ret = e;
 	ks_cmd_say(d->c->cmd);
+	if (l->missed)
+		p_warn("%llu interval reports skipped: reporting took longer than -i", (unsigned long long)l->missed);
 	if (ks_stop_signal)
 		p_info("stopped by signal %d", (int)ks_stop_signal);
 	else if (l->why == KS_LOOP_PROCESS)

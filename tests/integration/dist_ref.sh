@@ -27,11 +27,24 @@ d_near() {
 
 # bt_start: runs the script bt_script prints under bpftrace, output in $T_TMP/ref.out, and
 # returns once it is attached (BT_PID); non-zero, with nothing left running, when it is not.
+# bpftrace says "Attaching N probes" before it attaches: it is attached when bpftool lists as
+# many perf attachments (tracepoints, uprobes) held by it as the N probes less BEGIN and END
+# (run by bpftrace itself).  Exact-value maps hold one key per distinct latency: room for
+# 64 Ki of them (bpftrace's default is 4096; a full map drops counts without a word).
 bt_start() {
 	bt_script >"$T_TMP/ref.bt"
 	: >"$T_TMP/ref.out"
-	bpftrace "$T_TMP/ref.bt" >"$T_TMP/ref.out" 2>&1 &
+	BPFTRACE_MAP_KEYS_MAX=65536 bpftrace "$T_TMP/ref.bt" >"$T_TMP/ref.out" 2>&1 &
 	BT_PID=$!
-	t_wait_for "$T_TMP/ref.out" "Attaching" || { kill $BT_PID 2>/dev/null; return 1; }
-	sleep 1 # bpftrace says "Attaching" before it has attached
+	t_wait_for "$T_TMP/ref.out" "^Attaching [0-9]* probe" || { kill $BT_PID 2>/dev/null; return 1; }
+	_bt_want=$(($(sed -n 's/^Attaching \([0-9]*\) probe.*/\1/p' "$T_TMP/ref.out") - $(grep -cE '^(BEGIN|END)([^A-Za-z0-9_]|$)' "$T_TMP/ref.bt")))
+	_i=0
+	while [ "$(bpftool -j perf show 2>/dev/null | jq --argjson p "$BT_PID" '[.[] | select(.pid == $p)] | length')" -lt "$_bt_want" ]; do
+		_i=$((_i + 1))
+		if [ $_i -gt $((T_WAIT * 20)) ] || ! kill -0 $BT_PID 2>/dev/null; then
+			kill $BT_PID 2>/dev/null
+			return 1
+		fi
+		sleep 0.05
+	done
 }

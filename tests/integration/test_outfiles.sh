@@ -21,8 +21,13 @@ t_eq "record -o F 1>&- 2>&-: exit 0, a valid recording" "0 0" "$rc $("$KSIGHT" i
 t_eq "record 1>&- 2>&-: no diagnostics inside it" 0 "$(grep -ac 'ksight:' "$T_TMP/c.ksr")"
 t_eq "record: mode 0600 under umask 022" 600 "$(stat -c %a "$R")"
 
+# two folded profiles for diff --svg
+printf 'main;a 10\nmain;b 5\n' >"$T_TMP/pa.folded"
+printf 'main;a 3\nmain;b 9\n' >"$T_TMP/pb.folded"
 # Every command that writes a file, as NAME|ARGS (OUT stands for the output path).
 CMDS="
+syscalls --heatmap|syscalls -i 0.2 -d 0.3 --heatmap OUT
+diff --svg|diff --svg OUT $T_TMP/pa.folded $T_TMP/pb.folded
 record|record -e sched:sched_switch -d 0.2 -o OUT
 report -o|report -o OUT $R
 report --perfetto|report --perfetto OUT $R
@@ -65,6 +70,8 @@ KS=$(readlink -f "$KSIGHT") # run from $D
 mkdir -p "$D"
 while IFS='|' read -r name args; do
 	[ -n "$name" ] && [ "$name" != record ] || continue
+	# the heatmap and the diff's flame graph share stdout with the report: not the file's bytes alone
+	case $name in *--heatmap | *--svg) continue ;; esac
 	# the report itself off stdout, which the timeline takes
 	[ "$name" = "report --perfetto" ] && args="report -o /dev/null ${args#report }"
 	# shellcheck disable=SC2086

@@ -109,6 +109,32 @@ t_eq "run syscalls,runqlat,offcpu with +bpf,+perfmon: exit 0" 0 "$?"
 t_eq "run with +bpf,+perfmon: a report with rows from each" "offcpu runqlat syscalls" \
 	"$(jq -r -s '[.[] | select((.rows | length) > 0) | .collector] | unique | join(" ")' "$T_TMP/run.json" 2>/dev/null)"
 
+# 1b''. `top`: the live view on a pseudo-terminal (script(1) gives it one), -d ends it; a
+# frame after the first drawn (#1 or later in the header: curses rewrites only what changed), exit 0
+if command -v script >/dev/null 2>&1; then
+	TERM=xterm as_user +bpf,+perfmon script -qec "$K top -d 1.3 -i 0.5" /dev/null >"$T_TMP/top.out" 2>&1
+	_rc=$?
+	# the screen as text: escape sequences become line breaks
+	sed 's/\x1b\[[0-9;?]*[a-zA-Z]/\n/g' "$T_TMP/top.out" | tr -d '\r' >"$T_TMP/top.txt"
+	t_eq "top with +bpf,+perfmon: exit 0, a tick's frame drawn" "0 true" \
+		"$_rc $(grep -qaE '^#[1-9][0-9]* ' "$T_TMP/top.txt" && echo true || echo false)$([ $_rc = 0 ] || { echo; tail -c 600 "$T_TMP/top.txt"; })"
+	t_eq "top with +bpf,+perfmon: no error, nothing lost" "0 0" \
+		"$(grep -ac 'error:' "$T_TMP/top.txt") $(grep -acE '^#[12] .* lost [1-9]' "$T_TMP/top.txt")"
+else
+	t_skip "top with +bpf,+perfmon" "no script(1) for a pseudo-terminal"
+fi
+
+# 1b'''. record --collect: collectors inside a recording (no tracepoint of its own, so no
+# tracefs), each one's reports read back by report as the user
+RC_DIR=$PRIV_DIR/rc
+mkdir "$RC_DIR" && chown "$U:$U" "$RC_DIR"
+as_user +bpf,+perfmon "$K" record --collect syscalls,runqlat -d 1.2 -o "$RC_DIR/c.ksr" >/dev/null 2>"$T_TMP/rc.err"
+_rc=$?
+t_eq "record --collect syscalls,runqlat with +bpf,+perfmon: exit 0" 0 "$_rc$([ $_rc = 0 ] || { echo; tail -3 "$T_TMP/rc.err"; })"
+as_user -all "$K" report "$RC_DIR/c.ksr" >"$T_TMP/rc.rep" 2>&1
+t_eq "record --collect: report as the user shows both collectors" "0 2" \
+	"$? $(grep -cE '^=== (syscalls|runqlat) ===' "$T_TMP/rc.rep")"
+
 tfs=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
 
 # 1b'. tcp learns of its accept hooks (syscall events) from tracefs only: where this user cannot

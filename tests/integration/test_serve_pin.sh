@@ -96,18 +96,10 @@ t_no_leaks "planted objects: nothing left attached" "$before"
 
 # start_serve ERRFILE [FAULT [ARGS]]: FAULT is a test-only KSIGHT_FAULT kill point (src/core/pin.h)
 start_serve() {
-	_err=$1
-	_fault=${2:-}
+	_e=$1 _f=${2:-}
 	shift
 	[ $# -gt 0 ] && shift
-	env ${_fault:+KSIGHT_FAULT=$_fault} "$KSIGHT" serve --pin "$D" --collectors syscalls,runqlat -c "$cg" \
-		--listen 127.0.0.1:0 "$@" >/dev/null 2>"$_err" &
-	S_PID=$!
-	if ! t_wait_for "$_err" "listening on"; then
-		t_fail "serve --pin starts" "$(cat "$_err")"
-		exit 1
-	fi
-	URL=$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$_err")
+	t_serve_start "$_e" "$_f" "serve --pin starts" --pin "$D" --collectors syscalls,runqlat -c "$cg" "$@"
 }
 # getppid calls counted, from a text scrape
 calls() {

@@ -1,9 +1,10 @@
 # Integration: `ksight serve --pin DIR --funclat TARGET`: funclat's own probes are pinned and adopted like every collector's: kill -9 (also inside a drain) and restart continue the counts exactly; other targets and USDT refused; unpin leaves nothing.
 . tests/lib.sh
 need_root serve_pin_funclat
-for tool in curl bpftool; do
-	if ! command -v $tool >/dev/null 2>&1; then
-		t_skip serve_pin_funclat "no $tool"
+for tool in bpftool "curl busybox"; do
+	# t_get takes curl or busybox's wget
+	if ! for t in $tool; do command -v $t; done | grep -q .; then
+		t_skip serve_pin_funclat "no $(echo $tool | sed 's/ / or /')"
 		exit 0
 	fi
 done
@@ -22,17 +23,11 @@ SEL='function="fl_sleep",module="fl_calls"'
 
 # start_serve DIR ERRFILE [FAULT [ARGS]]: FAULT is a test-only KSIGHT_FAULT kill point (src/core/pin.h)
 start_serve() {
-	_dir=$1 _err=$2 _fault=${3:-}
+	_d=$1 _e=$2 _f=${3:-}
 	shift 2
 	[ $# -gt 0 ] && shift
-	env ${_fault:+KSIGHT_FAULT=$_fault} "$KSIGHT" serve --pin "$_dir" --collectors funclat --funclat "$W:fl_sleep" \
-		--no-pprof -i 0.2 --listen 127.0.0.1:0 "$@" >/dev/null 2>"$_err" &
-	S_PID=$!
-	if ! t_wait_for "$_err" "listening on"; then
-		t_fail "serve --pin --funclat starts" "$(cat "$_err")"
-		exit 1
-	fi
-	URL=$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$_err")
+	t_serve_start "$_e" "$_f" "serve --pin --funclat starts" --pin "$_d" --collectors funclat --funclat "$W:fl_sleep" \
+		--no-pprof -i 0.2 "$@"
 }
 stop_serve() {
 	kill -TERM "$S_PID"
@@ -41,7 +36,7 @@ stop_serve() {
 }
 # fl_sleep's calls and its timed calls (the latency histogram's count), from a text scrape
 counts() {
-	curl -s --max-time 5 "$URL?format=text" >"$T_TMP/scrape"
+	t_get "$URL?format=text" >"$T_TMP/scrape"
 	echo "$(sed -n "s/^ksight_funclat_calls_total{$SEL} //p" "$T_TMP/scrape") $(sed -n "s/^ksight_funclat_latency_seconds_count{$SEL} //p" "$T_TMP/scrape")"
 }
 # poll N: waits (up to 20 s) until N calls, each timed, are counted; prints the last counts
@@ -55,7 +50,7 @@ poll() {
 }
 # funclat's counter series (counters, histogram counts and sums), "series value" per line
 series() {
-	curl -s --max-time 5 "$URL?format=text" | grep -E '^ksight_funclat_[a-z_]*(_total|_count|_sum)(\{| )' | sort
+	t_get "$URL?format=text" | grep -E '^ksight_funclat_[a-z_]*(_total|_count|_sum)(\{| )' | sort
 }
 # calls N: a fresh fl_calls process makes N calls of fl_sleep (the probes are on the file: every process's)
 calls() {

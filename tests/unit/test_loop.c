@@ -18,6 +18,11 @@ struct fake {
 	int flag_at;	   /* the tick that sets it to SIGTERM */
 	double sleep_s;	   /* each tick takes this long */
 	double min_window; /* the shortest window a tick saw */
+	int sleep_tick;	   /* only this tick takes sleep_s (0: every tick) */
+	int prefill;	   /* bytes in the pipe from open on: ready is called at once, again and again */
+	double ready_sleep_s; /* each ready takes this long: the wait for a tick overruns it */
+	double min_off, max_off; /* how far after its grid point (start + k * interval) a tick began */
+	uint64_t missed;   /* the loop's count of skipped grid points, at close */
 	enum ks_loop_end why;
 	int err, close_ticks;
 	double closed_at;
@@ -30,6 +35,9 @@ static int f_open(void *ctx, struct ks_loop *l)
 	f->opens++;
 	if (f->open_err)
 		return f->open_err;
+	for (int i = 0; i < f->prefill; i++)
+		if (write(f->pipe[1], "x", 1) != 1)
+			return -errno;
 	return ks_loop_add_fd(l, f->pipe[0]);
 }
 
@@ -37,15 +45,20 @@ static int f_tick(void *ctx, struct ks_loop *l)
 {
 	struct fake *f = ctx;
 	double w = l->now - l->last;
+	double off = l->now - l->start - (double)((uint64_t)f->ticks + 1 + l->missed) * l->o.interval;
 
 	f->ticks++;
 	if (!f->min_window || w < f->min_window)
 		f->min_window = w;
+	if (f->ticks == 1 || off < f->min_off)
+		f->min_off = off;
+	if (f->ticks == 1 || off > f->max_off)
+		f->max_off = off;
 	if (f->write_at && f->ticks >= f->write_at && write(f->pipe[1], "x", 1) != 1)
 		return -errno;
 	if (f->flag_at && f->ticks == f->flag_at)
 		f->flag = SIGTERM;
-	if (f->sleep_s > 0)
+	if (f->sleep_s > 0 && (!f->sleep_tick || f->sleep_tick == f->ticks))
 		usleep((useconds_t)(f->sleep_s * 1e6));
 	return f->tick_at && f->ticks == f->tick_at ? f->tick_ret : 0;
 }
@@ -58,6 +71,8 @@ static int f_ready(void *ctx, struct ks_loop *l, int fd)
 	if (fd != f->pipe[0] || read(fd, &b, 1) != 1)
 		return -EBADF;
 	f->readies++;
+	if (f->ready_sleep_s > 0)
+		usleep((useconds_t)(f->ready_sleep_s * 1e6));
 	if (f->stop_sig) {
 		ks_loop_stop(l, f->stop_sig);
 		return 0;
@@ -77,6 +92,7 @@ static int f_close(void *ctx, struct ks_loop *l)
 	struct fake *f = ctx;
 
 	f->closes++;
+	f->missed = l->missed;
 	f->why = l->why;
 	f->err = l->err;
 	f->close_ticks = l->ticks;
@@ -116,8 +132,9 @@ TEST(ticks_then_duration)
 	/* ticks at 0.1, 0.2, 0.3 (a late one may push the third past the end, never a fourth in) */
 	EXPECT_TRUE(f.ticks >= 2 && f.ticks <= 3);
 	EXPECT_EQ_INT(f.close_ticks, f.ticks);
-	/* each window is at least the interval: ticks are never early */
-	EXPECT_TRUE(f.min_window >= 0.1 - 1e-3);
+	/* ticks are never early: each at or after its grid point */
+	EXPECT_TRUE(f.min_off >= -1e-3);
+	EXPECT_EQ_INT((int)f.missed, 0);
 	EXPECT_TRUE(f.closed_at >= 0.35);
 	EXPECT_EQ_INT(f.readies, 0);
 }
@@ -276,6 +293,46 @@ TEST(pid_exit_ends_the_run)
 		EXPECT_EQ_INT(g.ticks, 0);
 		EXPECT_TRUE(g.closed_at < 1);
 	}
+}
+
+TEST(grid_next_skips_passed_points)
+{
+	/* on time: the next point */
+	EXPECT_EQ_INT((int)ks_loop_grid_next(100, 0.2, 1, 100.2001), 2);
+	/* the engine took 0.5 s of a 0.2 s interval: 0.4 and 0.6 passed, the tick after is at 0.8 */
+	EXPECT_EQ_INT((int)ks_loop_grid_next(100, 0.2, 1, 100.7), 4);
+	/* exactly on a point: that one has begun, the next is after it */
+	EXPECT_EQ_INT((int)ks_loop_grid_next(0, 0.25, 3, 1.0), 5);
+	/* a clock still before the next point (a tick that returned at once) */
+	EXPECT_EQ_INT((int)ks_loop_grid_next(5, 1, 7, 11.5), 8);
+	/* far from the start, no drift: 10 ms over 1e6 points of 0.1 s */
+	EXPECT_EQ_INT((int)ks_loop_grid_next(1000, 0.1, 999999, 1000 + 100000.01), 1000001);
+}
+
+TEST(ticks_stay_on_the_grid_when_waits_overrun)
+{
+	/* every ready takes 30 ms, so each wait for a tick ends up to 30 ms late; from the start,
+	 * the lateness does not add up over 10 ticks (from the last tick, it did: ~20 ms a tick) */
+	struct fake f = { .prefill = 64, .ready_sleep_s = 0.03 };
+
+	EXPECT_EQ_INT(run(&f, (struct ks_loop_opts){ .duration = 1.05, .interval = 0.1 }), 0);
+	EXPECT_EQ_INT(f.ticks, 10);
+	EXPECT_EQ_INT((int)f.missed, 0);
+	EXPECT_TRUE(f.min_off >= -1e-3);
+	EXPECT_TRUE(f.max_off < 0.07);
+}
+
+TEST(a_long_tick_skips_and_counts_the_points_it_overran)
+{
+	/* the first tick (at 0.1) takes 0.25 s: 0.2 and 0.3 pass, the second tick is at 0.4 */
+	struct fake f = { .sleep_s = 0.25, .sleep_tick = 1 };
+
+	EXPECT_EQ_INT(run(&f, (struct ks_loop_opts){ .duration = 0.45, .interval = 0.1 }), 0);
+	EXPECT_EQ_INT(f.ticks, 2);
+	EXPECT_EQ_INT((int)f.missed, 2);
+	EXPECT_TRUE(f.min_off >= -1e-3);
+	/* the second window is the grid's, not a tick right after the long one */
+	EXPECT_TRUE(f.min_window < 0.2);
 }
 
 TEST(add_fd_bounded)
