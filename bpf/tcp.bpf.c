@@ -488,13 +488,17 @@ static __always_inline int on_rtt(const struct sock *sk, bool btf)
 static __always_inline int on_ready(const struct sock *sk)
 {
 	struct ks_tcp_listen_key lk = {};
-	__u64 addr = (__u64)sk;
+	__u64 addr = (__u64)sk, *known;
 
 	if (BPF_CORE_READ(sk, __sk_common.skc_state) != ST_LISTEN || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
 		return 0;
 	listen_key_of_sk(&lk, sk);
-	/* each child readies the listener: a store only for one not yet known */
-	if (!bpf_map_lookup_elem(&listeners, &lk))
+	/*
+	 * each child readies the listener: a store only for one not yet known,
+	 * or in place of an entry left by a closed one (its removal refused)
+	 */
+	known = bpf_map_lookup_elem(&listeners, &lk);
+	if (!known || *known != addr)
 		ks_map_update(&listeners, &lk, &addr, BPF_ANY, &counts.update_failed);
 	return 0;
 }

@@ -40,7 +40,7 @@ struct tcp_ctx {
 	bool has_accept; /* syscalls:sys_exit_accept* exist: owners of accepted sockets */
 	bool retrans_err; /* tcp_retransmit_skb passes an error: failed retransmits too */
 	bool has_synack;  /* tcp:tcp_retransmit_synack exists: SYN-ACK retransmits */
-	bool has_ready;	  /* sock:sk_data_ready exists (6.6+): listeners are learnt, refused SYNs counted */
+	bool has_ready;	  /* sock:sk_data_ready exists (6.18; not 6.1): listeners are learnt, refused SYNs counted */
 	bool drop_rx_sk;  /* kfree_skb passes rx_sk (6.11+): dropped last ACKs of handshakes counted */
 	const struct ks_filter *filter;
 	uint32_t rows_fit;	/* rows per half the budget holds (<= max_rows) */
@@ -252,7 +252,7 @@ static int loaded_notes(void *vctx)
 			p_warn("tcp: tcp:tcp_probe records no socket address (skaddr) in this kernel; no RTT with hook %s", hook);
 	}
 	if (ctx->by != KS_TCP_BY_REASON && !ctx->filter->flags && !ctx->has_ready)
-		p_info("tcp: no sock:sk_data_ready tracepoint (Linux 6.6+): no refused SYNs in listen_overflows and listen_drops");
+		p_info("tcp: no sock:sk_data_ready tracepoint (6.1 has none): no refused SYNs in listen_overflows and listen_drops");
 	if (ctx->rows_fit < ctx->max_rows)
 		p_info("tcp: %u rows per interval fit in the memory budget (--max-rows %u); the rest go to \"other\"",
 		       ctx->rows_fit, ctx->max_rows);
