@@ -227,4 +227,10 @@ static __always_inline __u32 ks_tp_kfree_skb_reason(struct trace_event_raw_kfree
 	return bpf_core_field_exists(ctx->reason) ? ctx->reason : 0;
 }
 
+/* The socket that received a dropped packet: a field since v6.11 ("net: add rx_sk to trace_kfree_skb"); NULL before. */
+static __always_inline const void *ks_tp_kfree_skb_rx_sk(struct trace_event_raw_kfree_skb *ctx)
+{
+	return bpf_core_field_exists(ctx->rx_sk) ? ctx->rx_sk : NULL;
+}
+
 #endif /* KSIGHT_COMPAT_BPF_H */

@@ -1,4 +1,4 @@
-/* Kernel side of `ksight tcp`: retransmits, drops with their reason, smoothed RTT and connect latency per flow or owner. */
+/* Kernel side of `ksight tcp`: retransmits, drops with their reason, listen-queue overflows, RTT, cwnd and connect latency per flow or owner. */
 #include "common.bpf.h"
 #include "compat.bpf.h"
 #include <bpf/bpf_endian.h>
@@ -29,6 +29,8 @@ enum {
 const volatile __u32 by_mode = KS_TCP_BY_FLOW;
 /* tcp_retransmit_skb passes the retransmit's error as a third argument (6.18 does; 6.1 does not) */
 const volatile bool retrans_err_arg;
+/* kfree_skb passes the socket that received the packet (rx_sk: 6.11 has it; 6.1 does not) */
+const volatile bool drop_rx_sk_arg;
 
 /* Buffer half the programs write to; user space flips it to drain the other. */
 volatile __u32 ks_gen = 0;
@@ -50,6 +52,15 @@ struct {
 	__type(key, struct ks_tcp_key);
 	__type(value, struct ks_tcp_stat);
 } rows SEC(".maps");
+
+/* Listeners whose accept queue has held a child, by what a SYN names (struct ks_tcp_listen_key): the socket's address. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KS_TCP_LISTENERS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ks_tcp_listen_key);
+	__type(value, __u64);
+} listeners SEC(".maps");
 
 #include "sock_owner.bpf.h"
 
@@ -114,6 +125,18 @@ static __always_inline void sk_flow(const struct sock *sk, struct flow *f, bool 
 		bpf_core_read(f->laddr, 4, &sk->__sk_common.skc_rcv_saddr);
 		bpf_core_read(f->raddr, 4, &sk->__sk_common.skc_daddr);
 	}
+}
+
+/* The listener key of @sk, a listening socket (its bound address; zero: any). */
+static __always_inline void listen_key_of_sk(struct ks_tcp_listen_key *lk, const struct sock *sk)
+{
+	lk->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	lk->family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	lk->port = BPF_CORE_READ(sk, __sk_common.skc_num);
+	if (lk->family == AF_INET6)
+		bpf_core_read(lk->addr, 16, &sk->__sk_common.skc_v6_rcv_saddr);
+	else
+		bpf_core_read(lk->addr, 4, &sk->__sk_common.skc_rcv_saddr);
 }
 
 /* Builds the row key of an event on @sk (owner @s, may be NULL). */
@@ -308,6 +331,12 @@ static __always_inline int on_state(const struct sock *sk, int old, int new, __u
 			s->connect_ts = 0;
 		}
 	}
+	if (old == ST_LISTEN && by_mode != KS_TCP_BY_REASON) {
+		struct ks_tcp_listen_key lk = {};
+
+		listen_key_of_sk(&lk, sk);
+		ks_map_delete(&listeners, &lk, &counts.update_failed);
+	}
 	if (new == ST_CLOSE) {
 		s = ks_sock_owner(sk);
 		if (s && by_mode != KS_TCP_BY_REASON)
@@ -419,7 +448,7 @@ static __always_inline int on_rtt(const struct sock *sk, bool btf)
 	struct ks_tcp_key k = {};
 	struct ks_tcp_sock *s;
 	struct ks_tcp_stat *st;
-	__u32 srtt = 0;
+	__u32 srtt = 0, cwnd = 0, ssthresh = 0;
 	__u64 ns;
 	bool skip;
 
@@ -433,16 +462,144 @@ static __always_inline int on_rtt(const struct sock *sk, bool btf)
 	if (!srtt)
 		return 0;
 	ns = (__u64)(srtt >> 3) * 1000;
+	/* the windows tcp_probe's record shows, before this segment's ACK is processed */
+	bpf_core_read(&cwnd, sizeof(cwnd), &((struct tcp_sock *)sk)->snd_cwnd);
+	bpf_core_read(&ssthresh, sizeof(ssthresh), &((struct tcp_sock *)sk)->snd_ssthresh);
 	key_of(&k, sk, s, btf);
 	st = row_get(&k, s);
 	if (!st)
 		return 0;
 	hist_add(st->rtt, &st->rtt_sum, &st->rtt_max, ns, KS_TCP_RTT_SLOTS);
+	/* plain stores, like hist_add's max: a row shared by flows (pid, port, other) keeps any flow's last */
+	if (!st->cwnd_min || cwnd < st->cwnd_min)
+		st->cwnd_min = cwnd;
+	if (cwnd > st->cwnd_max)
+		st->cwnd_max = cwnd;
+	st->cwnd_last = cwnd;
+	st->ssthresh_last = ssthresh;
+	return 0;
+}
+
+/*
+ * sock:sk_data_ready on a listener: a child joined its accept queue (or
+ * left its SYN queue for it).  Remembered so that a SYN the queue refuses
+ * finds its listener (on_syn); forgotten when it closes (on_state).
+ */
+static __always_inline int on_ready(const struct sock *sk)
+{
+	struct ks_tcp_listen_key lk = {};
+	__u64 addr = (__u64)sk, *known;
+
+	if (BPF_CORE_READ(sk, __sk_common.skc_state) != ST_LISTEN || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return 0;
+	listen_key_of_sk(&lk, sk);
+	/*
+	 * each child readies the listener: a store only for one not yet known,
+	 * or in place of an entry left by a closed one (its removal refused)
+	 */
+	known = bpf_map_lookup_elem(&listeners, &lk);
+	if (!known || *known != addr)
+		ks_map_update(&listeners, &lk, &addr, BPF_ANY, &counts.update_failed);
+	return 0;
+}
+
+/* Whether listener @sk's accept queue is full: tcp_conn_request()'s and tcp_v4_syn_recv_sock()'s sk_acceptq_is_full(). */
+static __always_inline bool listen_full(const struct sock *sk)
+{
+	return BPF_CORE_READ(sk, sk_ack_backlog) > BPF_CORE_READ(sk, sk_max_ack_backlog);
+}
+
+/* Charges a listen drop (an overflow too when @overflow) to listener @sk's row. */
+static __always_inline void listen_drop(const struct sock *sk, bool overflow)
+{
+	struct ks_tcp_sock passive = { .role = KS_TCP_PASSIVE };
+	struct ks_tcp_key k = {};
+	struct ks_tcp_stat *st;
+
+	key_of(&k, sk, &passive, false);
+	st = row_get(&k, NULL);
+	if (!st)
+		return;
+	__sync_fetch_and_add(&st->listen_drops, 1);
+	if (overflow)
+		__sync_fetch_and_add(&st->listen_overflows, 1);
+}
+
+#define TH_SYN 0x02
+#define TH_RST 0x04
+#define TH_ACK 0x10
+
+/*
+ * skb:consume_skb: a received SYN is released after its listener handled
+ * it (tcp_rcv_state_process(), accepted or not).  tcp_conn_request() drops
+ * it, counting ListenOverflows and ListenDrops, when the accept queue is
+ * full, and no drop reason or other event says so: the queue is read here
+ * instead.  Exact unless accept() or another CPU's handshake changes the
+ * queue between the two (a SYN accepted just before the queue filled, or
+ * refused just before accept() made room).  A SYN this host sent has its
+ * socket (skb->sk) until freed; a received one has none.
+ */
+static __always_inline int on_syn(const struct sk_buff *skb)
+{
+	struct ks_tcp_listen_key lk = {};
+	unsigned char *head;
+	__u16 proto, nh, th, dport = 0;
+	__u8 l4 = 0, flags = 0;
+	__u64 *lsk;
+	const struct sock *sk;
+	const struct dst_entry *dst;
+
+	proto = bpf_ntohs(BPF_CORE_READ(skb, protocol));
+	if (proto != ETH_P_IP && proto != ETH_P_IPV6)
+		return 0;
+	head = BPF_CORE_READ(skb, head);
+	nh = BPF_CORE_READ(skb, network_header);
+	th = BPF_CORE_READ(skb, transport_header);
+	bpf_probe_read_kernel(&l4, 1, head + nh + (proto == ETH_P_IP ? 9 : 6));
+	if (l4 != IPPROTO_TCP)
+		return 0;
+	bpf_probe_read_kernel(&flags, 1, head + th + 13);
+	if ((flags & (TH_SYN | TH_ACK | TH_RST)) != TH_SYN || BPF_CORE_READ(skb, sk))
+		return 0;
+	bpf_probe_read_kernel(&dport, 2, head + th + 2);
+	/*
+	 * The namespace of its route: tcp_v4_rcv() and tcp_v6_rcv() have
+	 * cleared skb->dev by now; _skb_refdst is the dst, its low bit the
+	 * SKB_DST_NOREF flag.  No route (0): no listener is found.
+	 */
+	dst = (const struct dst_entry *)(BPF_CORE_READ(skb, _skb_refdst) & ~1UL);
+	lk.netns = BPF_CORE_READ(dst, dev, nd_net.net, ns.inum);
+	lk.port = bpf_ntohs(dport);
+	if (proto == ETH_P_IP) {
+		lk.family = AF_INET;
+		bpf_probe_read_kernel(lk.addr, 4, head + nh + 16);
+	} else {
+		lk.family = AF_INET6;
+		bpf_probe_read_kernel(lk.addr, 16, head + nh + 24);
+	}
+	/* the listener bound to the address, else to any address, else (IPv4) a dual-stack one */
+	lsk = bpf_map_lookup_elem(&listeners, &lk);
+	if (!lsk) {
+		__builtin_memset(lk.addr, 0, sizeof(lk.addr));
+		lsk = bpf_map_lookup_elem(&listeners, &lk);
+	}
+	if (!lsk && lk.family == AF_INET) {
+		lk.family = AF_INET6;
+		lsk = bpf_map_lookup_elem(&listeners, &lk);
+	}
+	if (!lsk)
+		return 0;
+	sk = (const struct sock *)*lsk;
+	/* an entry whose socket closed unseen (its removal refused) may name memory reused since */
+	if (BPF_CORE_READ(sk, __sk_common.skc_state) != ST_LISTEN || BPF_CORE_READ(sk, __sk_common.skc_num) != lk.port)
+		return 0;
+	if (listen_full(sk))
+		listen_drop(sk, true);
 	return 0;
 }
 
 /* skb:kfree_skb: a dropped packet; only TCP ones, by the IP header's protocol. */
-static __always_inline int on_drop(const struct sk_buff *skb, __u32 reason)
+static __always_inline int on_drop(const struct sk_buff *skb, __u32 reason, const struct sock *rx_sk)
 {
 	struct ks_tcp_key k = {};
 	struct ks_tcp_sock *s = NULL;
@@ -462,6 +619,16 @@ static __always_inline int on_drop(const struct sk_buff *skb, __u32 reason)
 	bpf_probe_read_kernel(&l4, 1, head + nh + (proto == ETH_P_IP ? 9 : 6));
 	if (l4 != IPPROTO_TCP)
 		return 0;
+	/*
+	 * The handshake's last ACK found the accept queue full, or no child
+	 * could be made (tcp_check_req(): both are ListenDrops, the first a
+	 * ListenOverflow too): dropped with the listener as rx_sk (6.11+).
+	 * Drops stay counted as before, besides.
+	 */
+	if (rx_sk && by_mode != KS_TCP_BY_REASON && !ks_filter.flags &&
+	    bpf_core_enum_value_exists(enum skb_drop_reason, SKB_DROP_REASON_TCP_LISTEN_OVERFLOW) &&
+	    reason == bpf_core_enum_value(enum skb_drop_reason, SKB_DROP_REASON_TCP_LISTEN_OVERFLOW))
+		listen_drop(rx_sk, listen_full(rx_sk));
 	sk = BPF_CORE_READ(skb, sk);
 	/* with a filter, a drop counts when it belongs to a socket of the filtered owner */
 	if (sk)
@@ -511,8 +678,16 @@ KS_BTF_RAW_PROGS(tcp_retrans, tcp_retransmit_skb, on_retransmit(sk, skb, retrans
 		 const struct sock *sk, const struct sk_buff *skb)
 KS_BTF_RAW_PROGS(tcp_synack, tcp_retransmit_synack, on_synack(req), const struct sock *sk,
 		 const struct request_sock *req)
-KS_BTF_RAW_PROGS(tcp_drop, kfree_skb, on_drop(skb, reason), struct sk_buff *skb, void *location,
+/* rx_sk, the fourth argument where the kernel has one (as retrans_err) */
+static __always_inline const struct sock *drop_rx_sk(const unsigned long long *ctx)
+{
+	return drop_rx_sk_arg ? (const struct sock *)ctx[3] : NULL;
+}
+
+KS_BTF_RAW_PROGS(tcp_drop, kfree_skb, on_drop(skb, reason, drop_rx_sk(ctx)), struct sk_buff *skb, void *location,
 		 enum skb_drop_reason reason)
+KS_BTF_RAW_PROGS(tcp_syn, consume_skb, on_syn(skb), struct sk_buff *skb)
+KS_BTF_RAW_PROGS(tcp_ready, sk_data_ready, on_ready(sk), const struct sock *sk)
 KS_BTF_RAW_PROGS(tcp_rtt, tcp_probe, on_rtt(sk, trusted), struct sock *sk)
 
 SEC("fentry/tcp_rcv_established")
@@ -551,7 +726,19 @@ int tcp_synack__tp(struct trace_event_raw_tcp_retransmit_synack *ctx)
 SEC("tracepoint/skb/kfree_skb")
 int tcp_drop__tp(struct trace_event_raw_kfree_skb *ctx)
 {
-	return on_drop(ctx->skbaddr, ks_tp_kfree_skb_reason(ctx));
+	return on_drop(ctx->skbaddr, ks_tp_kfree_skb_reason(ctx), ks_tp_kfree_skb_rx_sk(ctx));
+}
+
+SEC("tracepoint/skb/consume_skb")
+int tcp_syn__tp(struct trace_event_raw_consume_skb *ctx)
+{
+	return on_syn(ctx->skbaddr);
+}
+
+SEC("tracepoint/sock/sk_data_ready")
+int tcp_ready__tp(struct trace_event_raw_sk_data_ready *ctx)
+{
+	return on_ready(ctx->skaddr);
 }
 
 SEC("tracepoint/tcp/tcp_probe")

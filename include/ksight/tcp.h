@@ -66,6 +66,12 @@ struct ks_tcp_stat {
 	__u64 conn_sum;
 	__u64 conn_max;
 	__u64 retrans_failed; /* retransmits that did not go out (the tracepoint's err) */
+	__u64 listen_overflows; /* a listener's accept queue was full: SYN or handshake's last ACK dropped */
+	__u64 listen_drops;	/* SYNs or last ACKs a listener dropped (overflows and failed children) */
+	__u32 cwnd_min;		/* congestion window, segments, at tcp:tcp_probe: smallest seen (0: none) */
+	__u32 cwnd_max;
+	__u32 cwnd_last;
+	__u32 ssthresh_last; /* slow-start threshold at the last sample (0x7fffffff: still unset) */
 	__u32 rtt[KS_TCP_RTT_SLOTS];   /* smoothed RTT, ns, one sample per received segment */
 	__u32 conn[KS_TCP_CONN_SLOTS]; /* connect latency, ns */
 };
@@ -81,6 +87,21 @@ struct ks_tcp_sock {
 	char comm[KS_COMM_LEN];
 };
 
+/*
+ * A listener, as a received SYN names it: its namespace, family, port and
+ * bound address (zero: any).  Listeners are learnt when a child joins
+ * their accept queue (sock:sk_data_ready), the only way a queue fills.
+ */
+struct ks_tcp_listen_key {
+	__u32 netns; /* the namespace's inode number */
+	__u16 family;
+	__u16 port; /* host order */
+	__u8 addr[16];
+};
+
+/* listeners remembered: a host's listening sockets that ever had a queued child */
+#define KS_TCP_LISTENERS 4096
+
 /* retrans_seen holds the socket's count: later retransmits are its growth */
 #define KS_TCP_SOCK_RETRANS 1
 
@@ -93,6 +114,7 @@ struct ks_tcp_counts {
 };
 
 _Static_assert(sizeof(struct ks_tcp_key) == 64, "ks_tcp_key layout");
+_Static_assert(sizeof(struct ks_tcp_listen_key) == 24, "ks_tcp_listen_key layout");
 _Static_assert(sizeof(struct ks_tcp_sock) == 40, "ks_tcp_sock layout");
 _Static_assert(sizeof(struct ks_tcp_stat) % 8 == 0, "ks_tcp_stat layout");
 

@@ -1,4 +1,4 @@
-/* User side of `ksight tcp`: options, map sizes from the memory budget, load with hook fallback (fentry first), drain rows into a report. */
+/* User side of `ksight tcp`: options, map sizes from the memory budget, load with hook fallback (fentry first), drain rows (retransmits, drops, listen overflows, RTT, cwnd) into a report. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +40,8 @@ struct tcp_ctx {
 	bool has_accept; /* syscalls:sys_exit_accept* exist: owners of accepted sockets */
 	bool retrans_err; /* tcp_retransmit_skb passes an error: failed retransmits too */
 	bool has_synack;  /* tcp:tcp_retransmit_synack exists: SYN-ACK retransmits */
+	bool has_ready;	  /* sock:sk_data_ready exists (6.18; not 6.1): listeners are learnt, refused SYNs counted */
+	bool drop_rx_sk;  /* kfree_skb passes rx_sk (6.11+): dropped last ACKs of handshakes counted */
 	const struct ks_filter *filter;
 	uint32_t rows_fit;	/* rows per half the budget holds (<= max_rows) */
 	struct btf *btf;	      /* vmlinux, for drop reason names */
@@ -202,6 +204,7 @@ static int configure(void *vctx, void *skel, const char *hook)
 	s->rodata->ks_filter = *ctx->filter;
 	s->rodata->by_mode = ctx->by;
 	s->rodata->retrans_err_arg = ctx->retrans_err;
+	s->rodata->drop_rx_sk_arg = ctx->drop_rx_sk;
 	size_maps(ctx, s);
 	/* the accept() events are classic tracepoints in every variant */
 	ks_tracefs_dir(NULL);
@@ -213,6 +216,11 @@ static int configure(void *vctx, void *skel, const char *hook)
 	}
 	if (!ctx->has_synack)
 		ks_prog_disable(s->obj, "tcp_synack");
+	/* listeners have no owner to filter by, and no row by drop reason */
+	if (!ctx->has_ready || ctx->filter->flags || ctx->by == KS_TCP_BY_REASON) {
+		ks_prog_disable(s->obj, "tcp_syn");
+		ks_prog_disable(s->obj, "tcp_ready");
+	}
 	if (ctx->by == KS_TCP_BY_REASON) {
 		/* drops only; state changes to know owners when a filter asks for them */
 		ks_prog_disable(s->obj, "tcp_rtt");
@@ -243,6 +251,8 @@ static int loaded_notes(void *vctx)
 		else
 			p_warn("tcp: tcp:tcp_probe records no socket address (skaddr) in this kernel; no RTT with hook %s", hook);
 	}
+	if (ctx->by != KS_TCP_BY_REASON && !ctx->filter->flags && !ctx->has_ready)
+		p_info("tcp: no sock:sk_data_ready tracepoint (6.1 has none): no refused SYNs in listen_overflows and listen_drops");
 	if (ctx->rows_fit < ctx->max_rows)
 		p_info("tcp: %u rows per interval fit in the memory budget (--max-rows %u); the rest go to \"other\"",
 		       ctx->rows_fit, ctx->max_rows);
@@ -287,7 +297,7 @@ static const char *reason_name(const struct tcp_ctx *ctx, __u32 code, char *buf,
 }
 
 /* What tcp asks of the kernel, probed once before its load (tcp_probed reads the answers). */
-enum { P_PROBE = 3, P_PROBE_SK, P_RETRANS_NARGS, P_SYNACK, P_ACCEPT4, P_ACCEPT };
+enum { P_PROBE = 3, P_PROBE_SK, P_RETRANS_NARGS, P_SYNACK, P_ACCEPT4, P_ACCEPT, P_READY, P_DROP_NARGS };
 static const struct ks_sc_probe tcp_probes[] = {
 	{ KS_SC_TP_NEEDED, "sock", "inet_sock_set_state", 0 },
 	{ KS_SC_TP_NEEDED, "tcp", "tcp_retransmit_skb", 0 },
@@ -298,6 +308,8 @@ static const struct ks_sc_probe tcp_probes[] = {
 	[P_SYNACK] = { KS_SC_TP, "tcp", "tcp_retransmit_synack", 0 },
 	[P_ACCEPT4] = { KS_SC_TP, "syscalls", "sys_exit_accept4", 0 },
 	[P_ACCEPT] = { KS_SC_TP, "syscalls", "sys_exit_accept", 0 },
+	[P_READY] = { KS_SC_TP, "sock", "sk_data_ready", 0 },
+	[P_DROP_NARGS] = { KS_SC_TP_NARGS, "kfree_skb", NULL, 0 },
 };
 
 static int tcp_probed(void *vctx)
@@ -311,6 +323,8 @@ static int tcp_probed(void *vctx)
 	ctx->probe_sk = p[P_PROBE_SK] != 0;
 	ctx->retrans_err = p[P_RETRANS_NARGS] >= 3;
 	ctx->has_synack = p[P_SYNACK] != 0;
+	ctx->has_ready = p[P_READY] > 0;
+	ctx->drop_rx_sk = p[P_DROP_NARGS] >= 4;
 	ctx->has_accept = acc4 > 0 && acc > 0;
 	if (acc4 < 0 || acc < 0) {
 		char why[256];
@@ -417,7 +431,20 @@ static void row_keys(struct tcp_ctx *ctx, struct ks_row *row, const struct ks_tc
 }
 
 /* The value columns of a row, declared once: rows, docs/json.md and help render from these. */
-enum { C_RETRANSMITS, C_RETRANS_SEGS, C_RETRANS_FAILED, C_DROPS, C_CONNECTS, C_CONNECT_FAILS };
+enum {
+	C_RETRANSMITS,
+	C_RETRANS_SEGS,
+	C_RETRANS_FAILED,
+	C_DROPS,
+	C_CONNECTS,
+	C_CONNECT_FAILS,
+	C_LISTEN_OVERFLOWS,
+	C_LISTEN_DROPS,
+	C_CWND_MIN,
+	C_CWND_MAX,
+	C_CWND_LAST,
+	C_SSTHRESH_LAST,
+};
 static const struct ks_column tcp_cols[] = {
 	[C_RETRANSMITS] = { "retransmits", KS_COL_COUNTER, KS_UNIT_COUNT, "retransmit events that reached RetransSegs" },
 	[C_RETRANS_SEGS] = { "retrans_segs", KS_COL_COUNTER, KS_UNIT_COUNT,
@@ -427,6 +454,15 @@ static const struct ks_column tcp_cols[] = {
 	[C_DROPS] = { "drops", KS_COL_COUNTER, KS_UNIT_COUNT, "TCP packets freed as dropped" },
 	[C_CONNECTS] = { "connects", KS_COL_COUNTER, KS_UNIT_COUNT, "SYN_SENT to ESTABLISHED" },
 	[C_CONNECT_FAILS] = { "connect_fails", KS_COL_COUNTER, KS_UNIT_COUNT, "SYN_SENT to CLOSE" },
+	[C_LISTEN_OVERFLOWS] = { "listen_overflows", KS_COL_COUNTER, KS_UNIT_COUNT,
+				 "SYNs and handshakes' last ACKs a full accept queue refused (ListenOverflows)" },
+	[C_LISTEN_DROPS] = { "listen_drops", KS_COL_COUNTER, KS_UNIT_COUNT,
+			     "SYNs and last ACKs the listener dropped, overflows included (ListenDrops, as far as seen)" },
+	[C_CWND_MIN] = { "cwnd_min", KS_COL_GAUGE, KS_UNIT_COUNT, "smallest congestion window at tcp_probe, segments" },
+	[C_CWND_MAX] = { "cwnd_max", KS_COL_GAUGE, KS_UNIT_COUNT, "largest congestion window at tcp_probe, segments" },
+	[C_CWND_LAST] = { "cwnd_last", KS_COL_GAUGE, KS_UNIT_COUNT, "congestion window at the last tcp_probe, segments" },
+	[C_SSTHRESH_LAST] = { "ssthresh_last", KS_COL_GAUGE, KS_UNIT_COUNT,
+			      "slow-start threshold at the last tcp_probe (2147483647: not set yet)" },
 	{ NULL, 0, 0, NULL },
 };
 static const struct ks_schema tcp_schema = { tcp_cols, "rtt_ns", KS_UNIT_NS, "smoothed RTT per received segment",
@@ -442,7 +478,8 @@ static bool row_active(const struct ks_tcp_stat *v)
 
 	for (unsigned int i = 0; i < KS_TCP_RTT_SLOTS && !rtt; i++)
 		rtt = v->rtt[i] != 0;
-	return rtt || v->retransmits || v->retrans_failed || v->drops || v->connects || v->connect_fails;
+	return rtt || v->retransmits || v->retrans_failed || v->drops || v->connects || v->connect_fails ||
+	       v->listen_drops;
 }
 
 /* Active rows and "other" are zeroed in place, for the half written after the next flip; idle rows go. */
@@ -485,8 +522,14 @@ static int take_row(const void *key, const void *value, void *varg)
 	ks_row_col(row, &tcp_cols[C_DROPS], v->drops);
 	ks_row_col(row, &tcp_cols[C_CONNECTS], v->connects);
 	ks_row_col(row, &tcp_cols[C_CONNECT_FAILS], v->connect_fails);
-	/* trouble first: retransmitted and dropped segments, then activity */
-	row->sort = ((v->retrans_segs + v->drops) << 24) + rtt->count + v->connects;
+	ks_row_col(row, &tcp_cols[C_LISTEN_OVERFLOWS], v->listen_overflows);
+	ks_row_col(row, &tcp_cols[C_LISTEN_DROPS], v->listen_drops);
+	ks_row_col(row, &tcp_cols[C_CWND_MIN], v->cwnd_min);
+	ks_row_col(row, &tcp_cols[C_CWND_MAX], v->cwnd_max);
+	ks_row_col(row, &tcp_cols[C_CWND_LAST], v->cwnd_last);
+	ks_row_col(row, &tcp_cols[C_SSTHRESH_LAST], v->ssthresh_last);
+	/* trouble first: retransmitted and dropped segments, refused connections, then activity */
+	row->sort = ((v->retrans_segs + v->drops + v->listen_drops) << 24) + rtt->count + v->connects;
 	/* a row without samples carries no histogram: "-" in text, absent in JSON */
 	if (rtt->count)
 		row->hist = rtt;
@@ -521,10 +564,15 @@ static const struct ks_sc_def tcp_def = {
 	.release = tcp_release,
 };
 
-/* The retired half into @r (or one of the two, in @mode): core drains, tcp says how its report reads. */
+/*
+ * The retired half into @r (or one of the two, in @mode): core drains it
+ * all.  A wrapper only for the type: .drain takes the collector's void *
+ * ctx, ks_sc_drain the scaffold, and calling it through a cast pointer
+ * is undefined behaviour (and a CFI trap).
+ */
 static int tcp_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 {
-	return ks_sc_drain(vctx, r, mode);
+	return ks_sc_drain(&((struct tcp_ctx *)vctx)->sc, r, mode);
 }
 
 /* --pin: to_other is cumulative in .bss; the restart reports it from the read its saved totals hold */
@@ -541,7 +589,7 @@ static void tcp_release(void *vctx)
 const struct ks_collector ks_tcp_collector = {
 	.spec = {
 		.name = "tcp",
-		.summary = "TCP retransmits, drops by reason, smoothed RTT and connect latency per flow, owner or port.",
+		.summary = "TCP retransmits, drops by reason, listen overflows, smoothed RTT, cwnd and connect latency per flow, owner or port.",
 		.common = KS_O_COLLECTOR,
 		.by_words = tcp_by_words,
 		.opts = tcp_opts,
