@@ -1,0 +1,128 @@
+# Integration: `ksight wall` on threads whose split of wall time is known by construction (tests/workloads/wallmix.c).
+. tests/lib.sh
+need_root wall
+START_ID=$(t_prog_max_id)
+
+# wm_run WALLMIX_ARGS -- WALL_ARGS: one traced run of wallmix; its lines in WM_OUT, the report in K_OUT.
+# With WM_CG set, wallmix runs in that cgroup (v1 cpu) and TH_DELTA is its cpu.stat throttled_time
+# over the threads' run.
+wm_run() {
+	_wa=
+	while [ "$1" != "--" ]; do _wa="$_wa $1"; shift; done
+	shift
+	t_name wm
+	WM_OUT=$T_NAME
+	g_start "$WM_OUT" "$WORKLOADS/wallmix" $_wa || return 1
+	WM_PID=${G_LINE#ready }
+	[ -n "${WM_CG:-}" ] && echo "$WM_PID" >"$WM_CG/cgroup.procs"
+	k_start wall -j -p "$WM_PID" "$@" || return 1
+	[ -n "${WM_CG:-}" ] && _th0=$(awk '$1 == "throttled_time" { print $2 }' "$WM_CG/cpu.stat")
+	kill -USR1 "$WM_PID"
+	t_wait_for "$WM_OUT" '^done' || return 1
+	[ -n "${WM_CG:-}" ] && TH_DELTA=$(($(awk '$1 == "throttled_time" { print $2 }' "$WM_CG/cpu.stat") - _th0))
+	k_stop
+	kill -USR1 "$WM_PID"
+	wait "$WM_PID"
+}
+
+# One line per thread: NAME LIFE CPU RUNQ OWN (wallmix's own measures) then the report's
+# TOTAL ONCPU RUNNABLE THROTTLED BLKIO D LOCK NETPIPE SLEEP OTHER_SLEEP OTHER SUM (ns).
+joined() {
+	k_jq '.rows[] | [.tid, .total_ns, .oncpu_ns, .runnable_ns, .throttled_ns, .blkio_ns,
+		.uninterruptible_ns, .lock_ns, .netpipe_ns, .sleep_ns, .other_sleep_ns, .other_ns] | @tsv' |
+		awk 'NR == FNR { r[$1] = $0; next }
+			$1 == "thr" { n = split(r[$3], v, "\t"); if (!n) { print $2, "missing"; next }
+				s = 0; for (i = 3; i <= n; i++) s += v[i]
+				printf "%s %s %s %s %s", $2, $4, $5, $6, $7
+				for (i = 2; i <= n; i++) printf " %s", v[i]
+				printf " %d\n", s }' - "$WM_OUT"
+}
+
+# check NAME DESC AWK_CONDITION: the condition on thread NAME's line of `joined` (fields named
+# life cpu rq own total oncpu runnable throttled blkio d lock net sleep osleep other sum;
+# pct(x) is x's share of total in percent), printed with the numbers when it fails.
+check() {
+	_l=$(joined | awk -v n="$1" '$1 == n')
+	echo "$_l" | awk "{ life = \$2; cpu = \$3; rq = \$4; own = \$5; total = \$6; oncpu = \$7; runnable = \$8
+		throttled = \$9; blkio = \$10; d = \$11; lock = \$12; net = \$13; sleep = \$14; osleep = \$15
+		other = \$16; sum = \$17 }
+		function pct(x) { return total ? 100 * x / total : -1 }
+		function abs(x) { return x < 0 ? -x : x }
+		END { exit !(NF >= 17 && ($3)) }" &&
+		t_pass "$1: $2" || t_fail "$1: $2" "name life cpu rq own | total oncpu runnable throttled blkio d lock net sleep osleep other sum: $_l"
+}
+
+# --- the mix: each thread's states add up to its life, and each is the construction's
+wm_run -- || t_fail "mix run" "wallmix or ksight did not finish"
+t_eq "mix: hook" "tp_btf" "$(k_jq .hook)"
+t_eq "mix: nothing lost" "0" "$(k_jq .lost)"
+for t in wm-spin30 wm-holder wm-waiter wm-feeder wm-reader wm-pin-a wm-pin-b; do
+	check $t "states add up to total_ns" "sum == total"
+	# ksight's life runs from sched_wakeup_new to the exit's switch out, the thread's own from its
+	# first line to its last: 0.5% of a ~1 s life is 5 ms
+	check $t "total within 0.5% of the thread's life" "abs(total - life) <= 0.005 * life"
+	# schedstat, read by the thread just before its end: its whole life, on rq clock
+	check $t "on-CPU against schedstat field 1 (1% of life)" "abs(oncpu - cpu) <= 0.01 * life"
+	check $t "runnable against schedstat field 2 (1% of life)" "abs(runnable - rq) <= 0.01 * life"
+done
+check wm-spin30 "30% on-CPU (2 points)" "abs(pct(oncpu) - 30) <= 2"
+check wm-spin30 "70% in nanosleep (2 points)" "abs(pct(sleep) - 70) <= 2"
+check wm-spin30 "sleep against its own timing (2 points)" "abs(pct(sleep) - pct(own)) <= 2"
+check wm-waiter "50% waiting on the mutex (2 points)" "abs(pct(lock) - 50) <= 2"
+check wm-waiter "lock against its own timing of pthread_mutex_lock (2 points)" "abs(pct(lock) - pct(own)) <= 2"
+check wm-waiter "50% in nanosleep (2 points)" "abs(pct(sleep) - 50) <= 2"
+check wm-holder "asleep holding the mutex: 100% sleep (2 points)" "abs(pct(sleep) - 100) <= 2"
+check wm-reader "100% waiting on the pipe (2 points)" "abs(pct(net) - 100) <= 2"
+check wm-reader "pipe wait against its own timing of read (2 points)" "abs(pct(net) - pct(own)) <= 2"
+check wm-feeder "100% in nanosleep (2 points)" "abs(pct(sleep) - 100) <= 2"
+for t in wm-pin-a wm-pin-b; do
+	check $t "spinning: on-CPU or runnable, 100% (2 points)" "abs(pct(oncpu + runnable) - 100) <= 2"
+	# half each on a quiet CPU; more than half when the host's other work shares it too
+	check $t "sharing its CPU: runnable at least half (2 points)" "pct(runnable) >= 48"
+done
+a=$(joined | awk '$1 == "wm-pin-a" { print 100 * $7 / $6 }')
+b=$(joined | awk '$1 == "wm-pin-b" { print 100 * $7 / $6 }')
+awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d <= 2 && d >= -2) }' &&
+	t_pass "pinned pair: the same on-CPU share (2 points)" ||
+	t_fail "pinned pair: the same on-CPU share (2 points)" "$a% and $b%"
+
+# --- roll-up by pid: the process's on-CPU time is its threads' (schedstat)
+wm_run -- --by pid || t_fail "by pid run" "wallmix or ksight did not finish"
+ref=$(awk '$1 == "thr" { s += $5 } END { print s }' "$WM_OUT")
+got=$(k_jq --arg p "$WM_PID" '.rows[] | select(.pid == ($p | tonumber)) | .oncpu_ns')
+# the row holds the main thread too (a few ms, from its wakeup at the gate)
+awk -v g="$got" -v r="$ref" 'BEGIN { d = g - r; exit !(g != "" && d <= 0.02 * r && d >= -0.02 * r) }' &&
+	t_pass "by pid: on-CPU is the threads' schedstat total" ||
+	t_fail "by pid: on-CPU is the threads' schedstat total" "report $got, threads $ref"
+
+# --- raw_tp: the same split
+KSIGHT_HOOK=raw_tp wm_run -T 300 -- || t_fail "raw_tp run" "wallmix or ksight did not finish"
+t_eq "raw_tp: hook" "raw_tp" "$(k_jq .hook)"
+check wm-throttled "raw_tp: total within 0.5% of life" "abs(total - life) <= 0.005 * life && sum == total"
+
+# --- throttled: a cgroup v1 cpu quota of 20%; the kernel's cpu.stat throttled_time is the reference
+CPU_MNT=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpu(,|$)/ { print $2; exit }' /proc/mounts)
+if [ -z "$CPU_MNT" ]; then
+	t_skip "throttled" "no cgroup v1 cpu controller mounted"
+else
+	WM_CG=$CPU_MNT/ksight-wall-$$
+	mkdir "$WM_CG" && T_CLEANUP="rmdir $WM_CG"
+	echo 100000 >"$WM_CG/cpu.cfs_period_us"
+	echo 20000 >"$WM_CG/cpu.cfs_quota_us"
+	wm_run -T 1000 -- || t_fail "throttled run" "wallmix or ksight did not finish"
+	check wm-throttled "states add up to its life (0.5%)" "abs(total - life) <= 0.005 * life && sum == total"
+	# 20% where its CPU is free; less where the host's other work takes part of it
+	check wm-throttled "quota 20%: on-CPU at most 20% (2 points)" "pct(oncpu) <= 22 && oncpu > 0"
+	check wm-throttled "throttled time against cpu.stat's throttled_time delta $TH_DELTA (2 points)" \
+		"abs(pct(throttled) - pct($TH_DELTA)) <= 2 && throttled > 0"
+	WM_CG=
+fi
+
+# --- bad input
+"$KSIGHT" wall --by cpu -d 1 >/dev/null 2>&1
+t_eq "wall --by cpu is not a key: exit 2" "2" "$?"
+KSIGHT_HOOK=tp "$KSIGHT" wall -d 1 >/dev/null 2>&1
+t_eq "no classic-tracepoint variant: exit 1" "1" "$?"
+
+# --- leftovers: every program this test loaded is gone with its ksight
+t_eq "no leaked programs" "" "$(t_unheld_progs "$START_ID" '^(sched_switch|sched_wakeup|sched_wakeup_new|sys_enter|sys_exit)__' | tr '\n' ' ')"
