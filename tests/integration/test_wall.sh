@@ -28,8 +28,10 @@ wm_run() {
 # One line per thread: NAME LIFE CPU RUNQ OWN (wallmix's own measures) then the report's
 # TOTAL ONCPU RUNNABLE THROTTLED BLKIO D LOCK NETPIPE SLEEP OTHER_SLEEP OTHER SUM (ns).
 joined() {
-	k_jq '.rows[] | [.tid, .total_ns, .oncpu_ns, .runnable_ns, .throttled_ns, .blkio_ns,
-		.uninterruptible_ns, .lock_ns, .netpipe_ns, .sleep_ns, .other_sleep_ns, .other_ns] | @tsv' |
+	# summed over the reports of every interval (-i)
+	k_jq -s 'map(.rows[]) | group_by(.tid)[] | [.[0].tid] + ([ "total_ns", "oncpu_ns", "runnable_ns",
+		"throttled_ns", "blkio_ns", "uninterruptible_ns", "lock_ns", "netpipe_ns", "sleep_ns",
+		"other_sleep_ns", "other_ns" ] as $c | [ $c[] as $k | map(.[$k]) | add ]) | @tsv' |
 		awk 'NR == FNR { r[$1] = $0; next }
 			$1 == "thr" { n = split(r[$3], v, "\t"); if (!n) { print $2, "missing"; next }
 				s = 0; for (i = 3; i <= n; i++) s += v[i]
@@ -56,6 +58,7 @@ check() {
 wm_run -- || t_fail "mix run" "wallmix or ksight did not finish"
 t_eq "mix: hook" "tp_btf" "$(k_jq .hook)"
 t_eq "mix: nothing lost" "0" "$(k_jq .lost)"
+t_eq "mix: one report" "1" "$(k_jq -s length)"
 for t in wm-spin30 wm-holder wm-waiter wm-feeder wm-reader wm-pin-a wm-pin-b; do
 	check $t "states add up to total_ns" "sum == total"
 	# ksight's life runs from sched_wakeup_new to the exit's switch out, the thread's own from its
@@ -95,10 +98,16 @@ awk -v g="$got" -v r="$ref" 'BEGIN { d = g - r; exit !(g != "" && d <= 0.02 * r 
 	t_pass "by pid: on-CPU is the threads' schedstat total" ||
 	t_fail "by pid: on-CPU is the threads' schedstat total" "report $got, threads $ref"
 
-# --- raw_tp: the same split
-KSIGHT_HOOK=raw_tp wm_run -T 300 -- || t_fail "raw_tp run" "wallmix or ksight did not finish"
-t_eq "raw_tp: hook" "raw_tp" "$(k_jq .hook)"
-check wm-throttled "raw_tp: total within 0.5% of life" "abs(total - life) <= 0.005 * life && sum == total"
+# --- raw_tp, reporting every 100 ms: a state open at an interval's end is cut there and goes on
+# in the next, so the intervals' sums are each thread's life again
+KSIGHT_HOOK=raw_tp wm_run -- -i 0.1 || t_fail "raw_tp run" "wallmix or ksight did not finish"
+t_eq "raw_tp: hook" "raw_tp" "$(k_jq -s '.[0].hook')"
+n=$(k_jq -s 'length')
+[ "$n" -ge 6 ] && t_pass "raw_tp: $n reports of 100 ms" || t_fail "raw_tp: reports of 100 ms" "$n"
+for t in wm-spin30 wm-waiter wm-reader wm-pin-a; do
+	check $t "raw_tp, -i: the intervals add up to its life (0.5%)" "abs(total - life) <= 0.005 * life && sum == total"
+done
+check wm-waiter "raw_tp, -i: 50% waiting on the mutex (2 points)" "abs(pct(lock) - 50) <= 2"
 
 # --- throttled: a cgroup v1 cpu quota of 20%; the kernel's cpu.stat throttled_time is the reference
 CPU_MNT=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpu(,|$)/ { print $2; exit }' /proc/mounts)
