@@ -1,4 +1,5 @@
 /* Test workload of `ksight wall`: after SIGUSR1, threads whose wall-time split is known by construction; each prints its own measures, then "done"; exits on SIGUSR1. */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -137,6 +138,16 @@ static void *reader(struct thr *t)
 	return NULL;
 }
 
+/* One nanosleep of a second: no scheduler event in the windows between its two ends */
+static void *nap(struct thr *t)
+{
+	long long s = now_ns();
+
+	sleep_ns(1000 * MS);
+	t->own = now_ns() - s;
+	return NULL;
+}
+
 /* Spins spin_ms of wall time */
 static void *spinner(struct thr *t)
 {
@@ -159,14 +170,32 @@ static void *run(void *arg)
 		CPU_SET(t->cpu, &set);
 		sched_setaffinity(0, sizeof(set), &set);
 	}
-	if (t->fifo) {
-		struct sched_param p = { .sched_priority = 10 };
-
-		sched_setscheduler(0, SCHED_FIFO, &p); /* not allowed: the sleeps may stretch, the split stays */
-	}
 	t->fn(t);
 	report(t);
 	return NULL;
+}
+
+/*
+ * Starts @t; SCHED_FIFO from its birth where asked and allowed, so that
+ * neither its first run nor its wakeups wait behind the host's other work.
+ */
+static int start(struct thr *t)
+{
+	struct sched_param p = { .sched_priority = 10 };
+	pthread_attr_t a;
+	int err;
+
+	if (!t->fifo)
+		return pthread_create(&t->id, NULL, run, t);
+	pthread_attr_init(&a);
+	pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&a, SCHED_FIFO);
+	pthread_attr_setschedparam(&a, &p);
+	err = pthread_create(&t->id, &a, run, t);
+	pthread_attr_destroy(&a);
+	if (err == EPERM) /* not allowed: the sleeps may stretch, the split stays */
+		err = pthread_create(&t->id, NULL, run, t);
+	return err;
 }
 
 int main(int argc, char **argv)
@@ -179,6 +208,7 @@ int main(int argc, char **argv)
 		{ .name = "wm-reader", .fn = reader, .cpu = -1, .fifo = 1 },
 		{ .name = "wm-pin-a", .fn = spinner, .cpu = 1, .fifo = 0 },
 		{ .name = "wm-pin-b", .fn = spinner, .cpu = 1, .fifo = 0 },
+		{ .name = "wm-nap", .fn = nap, .cpu = -1, .fifo = 1 },
 	};
 	/* -T MS: one thread spinning MS ms of wall time (in a CPU-quota cgroup, for its throttled time) */
 	struct thr thr[] = { { .name = "wm-throttled", .fn = spinner, .cpu = -1, .fifo = 0 } };
@@ -198,7 +228,7 @@ int main(int argc, char **argv)
 	gate_open_as("ready %d\n");
 	/* a thread's life starts here, before the clone that wakes it first: as the kernel sees it */
 	for (int i = 0; i < n && (t[i].start = now_ns()); i++)
-		if (pthread_create(&t[i].id, NULL, run, &t[i]))
+		if (start(&t[i]))
 			return 1;
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i].id, NULL);
