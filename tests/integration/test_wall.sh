@@ -123,7 +123,7 @@ if [ -z "$CPU_MNT" ]; then
 	t_skip "throttled" "no cgroup v1 cpu controller mounted"
 else
 	WM_CG=$CPU_MNT/ksight-wall-$$
-	mkdir "$WM_CG" && T_CLEANUP="rmdir $WM_CG"
+	mkdir "$WM_CG" && T_CLEANUP="${T_CLEANUP:-:}; rmdir '$WM_CG'"
 	echo 100000 >"$WM_CG/cpu.cfs_period_us"
 	echo 20000 >"$WM_CG/cpu.cfs_quota_us"
 	wm_run -T 1000 -- || t_fail "throttled run" "wallmix or ksight did not finish"
@@ -134,6 +134,20 @@ else
 	check wm-throttled "throttled time against cpu.stat's throttled_time delta $TH_DELTA (2 points)" \
 		"abs(pct(throttled) - pct($TH_DELTA)) <= 2 && throttled > 0"
 	WM_CG=
+fi
+
+# --- CAP_BPF and CAP_PERFMON without root are enough
+if setpriv --help 2>&1 | grep -q -- --ambient-caps; then
+	# the user must reach the binary: a directory of its own, outside root's 0700 T_TMP
+	PRIV_DIR=$(mktemp -d /var/tmp/ksight-wall.XXXXXX)
+	chmod 755 "$PRIV_DIR"
+	cp "$KSIGHT" "$PRIV_DIR/ksight"
+	T_CLEANUP="${T_CLEANUP:-:}; rm -rf '$PRIV_DIR'"
+	setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon \
+		"$PRIV_DIR/ksight" wall -j -d 0.2 >"$T_TMP/priv.json" 2>"$T_TMP/priv.err"
+	t_eq "no root, CAP_BPF+CAP_PERFMON: exit 0 with rows" "0 true" "$? $(jq '.rows | length > 0' "$T_TMP/priv.json")"
+else
+	t_skip "no root" "setpriv has no --ambient-caps"
 fi
 
 # --- bad input
