@@ -1,5 +1,6 @@
 /* Test workload of `ksight wall`: after SIGUSR1, threads whose wall-time split is known by construction; each prints its own measures, then "done"; exits on SIGUSR1. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -148,6 +149,28 @@ static void *nap(struct thr *t)
 	return NULL;
 }
 
+/* -D PATH: O_DIRECT 4 KiB reads of PATH (a block device) for spin_ms of wall time; own: the time in pread */
+static const char *dio_path;
+static void *dio(struct thr *t)
+{
+	long long end = t->start + spin_ms * MS;
+	void *buf;
+	int fd = open(dio_path, O_RDONLY | O_DIRECT);
+
+	if (fd < 0 || posix_memalign(&buf, 4096, 4096))
+		return NULL;
+	for (long long off = 0; now_ns() < end; off = (off + 4096) % (4 << 20)) {
+		long long s = now_ns();
+
+		if (pread(fd, buf, 4096, off) != 4096)
+			break;
+		t->own += now_ns() - s;
+	}
+	free(buf);
+	close(fd);
+	return NULL;
+}
+
 /* Spins spin_ms of wall time */
 static void *spinner(struct thr *t)
 {
@@ -210,7 +233,8 @@ int main(int argc, char **argv)
 		{ .name = "wm-pin-b", .fn = spinner, .cpu = 1, .fifo = 0 },
 		{ .name = "wm-nap", .fn = nap, .cpu = -1, .fifo = 1 },
 	};
-	/* -T MS: one thread spinning MS ms of wall time (in a CPU-quota cgroup, for its throttled time) */
+	/* -T MS: one thread spinning MS ms of wall time (in a CPU-quota cgroup, for its throttled time);
+	 * -D MS DEV: one thread reading DEV with O_DIRECT for MS ms */
 	struct thr thr[] = { { .name = "wm-throttled", .fn = spinner, .cpu = -1, .fifo = 0 } };
 	struct thr *t = mix;
 	int n = sizeof(mix) / sizeof(mix[0]);
@@ -219,8 +243,15 @@ int main(int argc, char **argv)
 		spin_ms = atoll(argv[2]);
 		t = thr;
 		n = 1;
+	} else if (argc == 4 && !strcmp(argv[1], "-D")) {
+		spin_ms = atoll(argv[2]);
+		dio_path = argv[3];
+		thr[0].name = "wm-dio";
+		thr[0].fn = dio;
+		t = thr;
+		n = 1;
 	} else if (argc != 1) {
-		fprintf(stderr, "usage: wallmix [-T MS]\n");
+		fprintf(stderr, "usage: wallmix [-T MS | -D MS BLOCKDEV]\n");
 		return 2;
 	}
 	if (pipe(pipefd))
