@@ -255,12 +255,21 @@ static __always_inline struct ks_sched_slot *tracked(struct task_struct *t, __u3
 	return s;
 }
 
-/* The slot of @t, tracked or to be tracked: NULL when @t fails the filter. */
+/* PF_EXITING (include/linux/sched.h): set in do_exit before sched_process_exit */
+#define PF_EXITING 0x00000004
+
+/*
+ * The slot of @t, tracked or to be tracked: NULL when @t fails the
+ * filter, or is exiting (its life ended at sched_process_exit: what the
+ * exit path does after is not counted, so that no later event opens a
+ * state that its last switch out, if unreported, would leave open).
+ */
 static __always_inline struct ks_sched_slot *slot_of(struct task_struct *t, __u32 tid, bool trusted)
 {
 	struct ks_sched_slot *s = tracked(t, tid);
 
-	if (s || !tid || !ks_filter_pass_task(t, bpf_get_smp_processor_id(), ~0u, trusted))
+	if (s || !tid || (KS_RD(trusted, t, flags) & PF_EXITING) ||
+	    !ks_filter_pass_task(t, bpf_get_smp_processor_id(), ~0u, trusted))
 		return s;
 	return ks_slot(tid);
 }
@@ -303,6 +312,17 @@ static __always_inline int on_wakeup(struct task_struct *p, bool trusted)
 	return 0;
 }
 
+/* sched_process_exit: @p, on its CPU, ends its life here (each thread's exit, not only a process's). */
+static __always_inline int on_exit(struct task_struct *p, bool trusted)
+{
+	__u32 tid = KS_RD(trusted, p, pid);
+	struct ks_sched_slot *s = tracked(p, tid);
+
+	if (s)
+		enter(p, tid, s, KS_WALL_STATES, ks_sched_now(), trusted);
+	return 0;
+}
+
 /* sys_enter, sys_exit: a tracked thread's blocking system call, for the state it sleeps in. */
 static __always_inline int on_sys(struct pt_regs *regs, long nr, bool enter_, bool trusted)
 {
@@ -322,5 +342,6 @@ static __always_inline int on_sys(struct pt_regs *regs, long nr, bool enter_, bo
 KS_SCHED_SWITCH_PROGS(on_switch)
 KS_BTF_RAW_PROGS(sched_wakeup, sched_wakeup, on_wakeup(p, trusted), struct task_struct *p)
 KS_BTF_RAW_PROGS(sched_wakeup_new, sched_wakeup_new, on_wakeup(p, trusted), struct task_struct *p)
+KS_BTF_RAW_PROGS(sched_process_exit, sched_process_exit, on_exit(p, trusted), struct task_struct *p)
 KS_BTF_RAW_PROGS(sys_enter, sys_enter, on_sys(regs, id, true, trusted), struct pt_regs *regs, long id)
 KS_BTF_RAW_PROGS(sys_exit, sys_exit, on_sys(regs, 0, false, trusted), struct pt_regs *regs, long ret)
