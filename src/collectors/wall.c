@@ -122,10 +122,9 @@ static int by_key(const struct wall_thr *a, const struct wall_thr *b, enum ks_sc
 	}
 }
 
-static enum ks_sched_by sort_by;
-static int cmp_roll(const void *a, const void *b)
+static int cmp_roll(const void *a, const void *b, void *by)
 {
-	return by_key(a, b, sort_by);
+	return by_key(a, b, *(enum ks_sched_by *)by);
 }
 
 /*
@@ -209,8 +208,7 @@ static int wall_drain(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 		err = carry_on(ctx, mode != KS_DRAIN_READ);
 	if (err || mode == KS_DRAIN_CLEAR)
 		return err;
-	sort_by = ctx->roll;
-	qsort(ctx->win, ctx->nwin, sizeof(*ctx->win), cmp_roll);
+	qsort_r(ctx->win, ctx->nwin, sizeof(*ctx->win), cmp_roll, &ctx->roll);
 	for (size_t i = 0, j; i < ctx->nwin && !err; i = j) {
 		for (j = i + 1; j < ctx->nwin && !by_key(&ctx->win[i], &ctx->win[j], ctx->roll); j++)
 			;
