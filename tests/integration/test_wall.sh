@@ -55,6 +55,16 @@ check() {
 		t_pass "$1: $2" || t_fail "$1: $2" "name life cpu rq own | total oncpu runnable throttled blkio d lock net sleep osleep other sum: $_l"
 }
 
+# tcheck: a check of times against the construction or the kernel's clocks, which an emulated
+# guest (TCG) stretches unevenly: there a SKIP; the states' sum is checked everywhere
+tcheck() {
+	if [ "${KSIGHT_ACCEL:-}" = tcg ]; then
+		t_skip "$1: $2" "times under emulation (TCG)"
+	else
+		check "$@"
+	fi
+}
+
 # --- the mix: each thread's states add up to its life, and each is the construction's
 wm_run -- || t_fail "mix run" "wallmix or ksight did not finish"
 t_eq "mix: hook" "tp_btf" "$(k_jq .hook)"
@@ -66,28 +76,28 @@ for t in wm-spin30 wm-holder wm-waiter wm-feeder wm-reader wm-pin-a wm-pin-b wm-
 	# creation to its last look at schedstat: what follows (the exit path, and on a loaded CPU its
 	# wait for it, 7.5 ms once) is in ksight's on-CPU and runnable time past that schedstat, its
 	# tail.  0.5% of a ~1 s life is 5 ms
-	check $t "total within 0.5% of the thread's life (+ its exit after its last look)" \
+	tcheck $t "total within 0.5% of the thread's life (+ its exit after its last look)" \
 		"total >= 0.995 * life && total <= life + tail(oncpu - cpu + runnable - rq) + 0.005 * life"
 	# schedstat, read by the thread just before its end: its whole life, on rq clock
-	check $t "on-CPU against schedstat field 1 (1% of life)" "abs(oncpu - cpu) <= 0.01 * life"
-	check $t "runnable against schedstat field 2 (1% of life)" "abs(runnable - rq) <= 0.01 * life"
+	tcheck $t "on-CPU against schedstat field 1 (1% of life)" "abs(oncpu - cpu) <= 0.01 * life"
+	tcheck $t "runnable against schedstat field 2 (1% of life)" "abs(runnable - rq) <= 0.01 * life"
 done
-check wm-spin30 "30% on-CPU (2 points)" "abs(pct(oncpu) - 30) <= 2"
-check wm-spin30 "70% in nanosleep (2 points)" "abs(pct(sleep) - 70) <= 2"
-check wm-spin30 "sleep against its own timing (2 points)" "abs(pct(sleep) - pct(own)) <= 2"
-check wm-waiter "50% waiting on the mutex (2 points)" "abs(pct(lock) - 50) <= 2"
-check wm-waiter "lock against its own timing of pthread_mutex_lock (2 points)" "abs(pct(lock) - pct(own)) <= 2"
-check wm-waiter "50% in nanosleep (2 points)" "abs(pct(sleep) - 50) <= 2"
-check wm-holder "asleep holding the mutex: 100% sleep (2 points)" "abs(pct(sleep) - 100) <= 2"
-check wm-reader "100% waiting on the pipe (2 points)" "abs(pct(net) - 100) <= 2"
-check wm-reader "pipe wait against its own timing of read (2 points)" "abs(pct(net) - pct(own)) <= 2"
-check wm-feeder "100% in nanosleep (2 points)" "abs(pct(sleep) - 100) <= 2"
-check wm-nap "100% in one nanosleep (2 points)" "abs(pct(sleep) - 100) <= 2"
-check wm-nap "sleep against its own timing (2 points)" "abs(pct(sleep) - pct(own)) <= 2"
+tcheck wm-spin30 "30% on-CPU (2 points)" "abs(pct(oncpu) - 30) <= 2"
+tcheck wm-spin30 "70% in nanosleep (2 points)" "abs(pct(sleep) - 70) <= 2"
+tcheck wm-spin30 "sleep against its own timing (2 points)" "abs(pct(sleep) - pct(own)) <= 2"
+tcheck wm-waiter "50% waiting on the mutex (2 points)" "abs(pct(lock) - 50) <= 2"
+tcheck wm-waiter "lock against its own timing of pthread_mutex_lock (2 points)" "abs(pct(lock) - pct(own)) <= 2"
+tcheck wm-waiter "50% in nanosleep (2 points)" "abs(pct(sleep) - 50) <= 2"
+tcheck wm-holder "asleep holding the mutex: 100% sleep (2 points)" "abs(pct(sleep) - 100) <= 2"
+tcheck wm-reader "100% waiting on the pipe (2 points)" "abs(pct(net) - 100) <= 2"
+tcheck wm-reader "pipe wait against its own timing of read (2 points)" "abs(pct(net) - pct(own)) <= 2"
+tcheck wm-feeder "100% in nanosleep (2 points)" "abs(pct(sleep) - 100) <= 2"
+tcheck wm-nap "100% in one nanosleep (2 points)" "abs(pct(sleep) - 100) <= 2"
+tcheck wm-nap "sleep against its own timing (2 points)" "abs(pct(sleep) - pct(own)) <= 2"
 for t in wm-pin-a wm-pin-b; do
 	check $t "spinning: on-CPU or runnable, 100% (2 points)" "abs(pct(oncpu + runnable) - 100) <= 2"
 	# half each on a quiet CPU; more than half when the host's other work shares it too
-	check $t "sharing its CPU: runnable at least half (2 points)" "pct(runnable) >= 48"
+	tcheck $t "sharing its CPU: runnable at least half (2 points)" "pct(runnable) >= 48"
 done
 a=$(joined | awk '$1 == "wm-pin-a" { print 100 * $7 / $6 }')
 b=$(joined | awk '$1 == "wm-pin-b" { print 100 * $7 / $6 }')
@@ -114,12 +124,12 @@ t_eq "raw_tp: hook" "raw_tp" "$(k_jq -s '.[0].hook')"
 n=$(k_jq -s 'length')
 [ "$n" -ge 6 ] && t_pass "raw_tp: $n reports of 100 ms" || t_fail "raw_tp: reports of 100 ms" "$n"
 for t in wm-spin30 wm-waiter wm-reader wm-pin-a wm-nap; do
-	check $t "raw_tp, -i: the intervals add up to its life (0.5%)" \
+	tcheck $t "raw_tp, -i: the intervals add up to its life (0.5%)" \
 		"total >= 0.995 * life && total <= life + tail(oncpu - cpu + runnable - rq) + 0.005 * life && sum == total"
 done
-check wm-waiter "raw_tp, -i: 50% waiting on the mutex (2 points)" "abs(pct(lock) - 50) <= 2"
+tcheck wm-waiter "raw_tp, -i: 50% waiting on the mutex (2 points)" "abs(pct(lock) - 50) <= 2"
 # no event of its own in the ~8 windows its sleep spans: carried whole through each
-check wm-nap "raw_tp, -i: 100% in its one nanosleep (2 points)" "abs(pct(sleep) - 100) <= 2"
+tcheck wm-nap "raw_tp, -i: 100% in its one nanosleep (2 points)" "abs(pct(sleep) - 100) <= 2"
 
 # --- throttled: a cgroup v1 cpu quota of 20%; the kernel's cpu.stat throttled_time is the reference
 CPU_MNT=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpu(,|$)/ { print $2; exit }' /proc/mounts)
@@ -131,11 +141,11 @@ else
 	echo 100000 >"$WM_CG/cpu.cfs_period_us"
 	echo 20000 >"$WM_CG/cpu.cfs_quota_us"
 	wm_run -T 1000 -- || t_fail "throttled run" "wallmix or ksight did not finish"
-	check wm-throttled "states add up to its life (0.5%)" \
+	tcheck wm-throttled "states add up to its life (0.5%)" \
 		"total >= 0.995 * life && total <= life + tail(oncpu - cpu + runnable + throttled - rq) + 0.005 * life && sum == total"
 	# 20% where its CPU is free; less where the host's other work takes part of it
-	check wm-throttled "quota 20%: on-CPU at most 20% (2 points)" "pct(oncpu) <= 22 && oncpu > 0"
-	check wm-throttled "throttled time against cpu.stat's throttled_time delta $TH_DELTA (2 points)" \
+	tcheck wm-throttled "quota 20%: on-CPU at most 20% (2 points)" "pct(oncpu) <= 22 && oncpu > 0"
+	tcheck wm-throttled "throttled time against cpu.stat's throttled_time delta $TH_DELTA (2 points)" \
 		"abs(pct(throttled) - pct($TH_DELTA)) <= 2 && throttled > 0"
 	rmdir "$WM_CG" && T_CLEANUP=
 	WM_CG=
@@ -150,7 +160,12 @@ if setpriv --help 2>&1 | grep -q -- --ambient-caps; then
 	T_CLEANUP="rm -rf '$PRIV_DIR'"
 	setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon \
 		"$PRIV_DIR/ksight" wall -j -d 0.2 >"$T_TMP/priv.json" 2>"$T_TMP/priv.err"
-	t_eq "no root, CAP_BPF+CAP_PERFMON: exit 0 with rows" "0 true" "$? $(jq '.rows | length > 0' "$T_TMP/priv.json")"
+	_rc=$?
+	if [ $_rc = 126 ]; then
+		t_skip "no root" "the user cannot execute $PRIV_DIR/ksight here: $(head -1 "$T_TMP/priv.err")"
+	else
+		t_eq "no root, CAP_BPF+CAP_PERFMON: exit 0 with rows" "0 true" "$_rc $(jq '.rows | length > 0' "$T_TMP/priv.json")"
+	fi
 	rm -rf "$PRIV_DIR" && T_CLEANUP=
 else
 	t_skip "no root" "setpriv has no --ambient-caps"
@@ -176,7 +191,7 @@ loop_setup wall
 _rd0=$(awk '{ print $4 }' "$SYS/stat")
 wm_run -D 500 "$LOOP" -- || t_fail "block I/O run" "wallmix or ksight did not finish"
 _rd=$((($(awk '{ print $4 }' "$SYS/stat") - _rd0) * 1000000))
-check wm-dio "states add up to its life (0.5%)" \
+tcheck wm-dio "states add up to its life (0.5%)" \
 	"total >= 0.995 * life && total <= life + tail(oncpu - cpu + runnable - rq) + 0.005 * life && sum == total"
 check wm-dio "reading: on-CPU, runnable or in block I/O, 100% (2 points)" "abs(pct(oncpu + runnable + blkio) - 100) <= 2"
 check wm-dio "block I/O at most the device's read time $_rd ns, the rest of it on-CPU or runnable" \
