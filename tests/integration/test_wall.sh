@@ -152,9 +152,12 @@ else
 fi
 
 # --- CAP_BPF and CAP_PERFMON without root are enough
-if setpriv --help 2>&1 | grep -q -- --ambient-caps; then
-	# the user must reach the binary: a directory of its own, outside root's 0700 T_TMP
-	PRIV_DIR=$(mktemp -d /var/tmp/ksight-wall.XXXXXX)
+# the user must reach the binary: a directory of its own, outside root's 0700 T_TMP
+if ! setpriv --help 2>&1 | grep -q -- --ambient-caps; then
+	t_skip "no root" "setpriv has no --ambient-caps"
+elif ! PRIV_DIR=$(mktemp -d /var/tmp/ksight-wall.XXXXXX 2>/dev/null); then
+	t_skip "no root" "no /var/tmp to put a copy the user can reach"
+else
 	chmod 755 "$PRIV_DIR"
 	cp "$KSIGHT" "$PRIV_DIR/ksight"
 	T_CLEANUP="rm -rf '$PRIV_DIR'"
@@ -167,8 +170,6 @@ if setpriv --help 2>&1 | grep -q -- --ambient-caps; then
 		t_eq "no root, CAP_BPF+CAP_PERFMON: exit 0 with rows" "0 true" "$_rc $(jq '.rows | length > 0' "$T_TMP/priv.json")"
 	fi
 	rm -rf "$PRIV_DIR" && T_CLEANUP=
-else
-	t_skip "no root" "setpriv has no --ambient-caps"
 fi
 
 # --- bad input
