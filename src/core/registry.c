@@ -5,6 +5,7 @@
 extern const struct ks_collector ks_syscalls_collector;
 extern const struct ks_collector ks_runqlat_collector;
 extern const struct ks_collector ks_offcpu_collector;
+extern const struct ks_collector ks_wall_collector;
 extern const struct ks_collector ks_biolat_collector;
 extern const struct ks_collector ks_mem_collector;
 extern const struct ks_collector ks_tcp_collector;
@@ -14,6 +15,7 @@ const struct ks_collector *const ks_collectors[] = {
 	&ks_syscalls_collector,
 	&ks_runqlat_collector,
 	&ks_offcpu_collector,
+	&ks_wall_collector,
 	&ks_biolat_collector,
 	&ks_mem_collector,
 	&ks_tcp_collector,

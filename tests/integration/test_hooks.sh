@@ -9,6 +9,7 @@ COLLECTORS='
 syscalls|-p 1|tp_btf raw_tp tp
 runqlat|-p 1|tp_btf raw_tp
 offcpu|-p 1|tp_btf raw_tp
+wall|-p 1|tp_btf raw_tp
 biolat|-p 1|tp_btf raw_tp tp
 mem|-p 1|tp_btf raw_tp tp
 tcp|-p 1|fentry tp_btf raw_tp tp kprobe

@@ -66,6 +66,11 @@ TEST(offcpu_docs_table_is_its_schema)
 	check_docs("offcpu");
 }
 
+TEST(wall_docs_table_is_its_schema)
+{
+	check_docs("wall");
+}
+
 TEST(mem_docs_table_is_its_schema)
 {
 	check_docs("mem");

@@ -1,0 +1,347 @@
+/* Kernel side of `ksight wall`: each thread's time split into states (on-CPU, runnable, throttled, I/O, lock, ...) at every sched_switch and wakeup. */
+#include "sched.bpf.h"
+#include "ksight/wall.h"
+
+KS_SCHED_ROW_MAPS(struct ks_wall_stat);
+
+/*
+ * When each buffer half began (bpf_ktime_get_ns), set by user space just
+ * before it flips ks_gen: an interval ended in a half counts from the
+ * half's start at the earliest; the part before was the previous
+ * window's, which user space cut at its end from the row's last state.
+ */
+__u64 ks_wall_start[2] = {};
+/*
+ * A thread switched out throttled: its cfs_rq and that cfs_rq's
+ * throttled_clock_self_time then.  At its switch in, the growth of that
+ * total is the part of the interval its group was throttled; the rest,
+ * after the unthrottle (which no tracepoint reports), it waited for a CPU.
+ * Few threads are throttled at once: a small hash, filled only then.
+ */
+struct thr_mark {
+	__u64 cfs_rq;
+	__u64 self_time;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct thr_mark);
+} thr_marks SEC(".maps");
+
+/* by cgroup: each row keeps its thread's cgroup id (a helper walk per transition, so only then) */
+const volatile bool wall_cgroup = false;
+
+/* task->__state bits (include/linux/sched.h) */
+#define ST_INTERRUPTIBLE 0x0001
+#define ST_UNINTERRUPTIBLE 0x0002
+#define ST_DEAD 0x0080
+#define ST_NOLOAD 0x0400
+
+/* x86_64 system call numbers of the blocking calls told apart (arch/x86/entry/syscalls/syscall_64.tbl) */
+#define NR_READ 0
+#define NR_WRITE 1
+#define NR_POLL 7
+#define NR_READV 19
+#define NR_WRITEV 20
+#define NR_SELECT 23
+#define NR_NANOSLEEP 35
+#define NR_CONNECT 42
+#define NR_ACCEPT 43
+#define NR_SENDTO 44
+#define NR_RECVFROM 45
+#define NR_SENDMSG 46
+#define NR_RECVMSG 47
+#define NR_FUTEX 202
+#define NR_CLOCK_NANOSLEEP 230
+#define NR_EPOLL_WAIT 232
+#define NR_PSELECT6 270
+#define NR_PPOLL 271
+#define NR_EPOLL_PWAIT 281
+#define NR_ACCEPT4 288
+#define NR_RECVMMSG 299
+#define NR_SENDMMSG 307
+#define NR_EPOLL_PWAIT2 441
+#define NR_FUTEX_WAITV 449
+
+/* futex commands that wait (include/uapi/linux/futex.h), after FUTEX_CMD_MASK */
+#define FUTEX_CMD_MASK 127
+#define FUTEX_WAIT 0
+#define FUTEX_LOCK_PI 6
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAIT_REQUEUE_PI 11
+#define FUTEX_LOCK_PI2 13
+
+/* The class of system call @nr (futex op @op) for the sleep it may block in. */
+static __always_inline __u16 sys_class(long nr, unsigned long op)
+{
+	switch (nr) {
+	case NR_FUTEX:
+		op &= FUTEX_CMD_MASK;
+		return op == FUTEX_WAIT || op == FUTEX_LOCK_PI || op == FUTEX_WAIT_BITSET ||
+				       op == FUTEX_WAIT_REQUEUE_PI || op == FUTEX_LOCK_PI2 ?
+			       KS_WALL_SYS_LOCK :
+			       KS_WALL_SYS_NONE;
+	case NR_FUTEX_WAITV:
+		return KS_WALL_SYS_LOCK;
+	case NR_READ:
+	case NR_WRITE:
+	case NR_POLL:
+	case NR_READV:
+	case NR_WRITEV:
+	case NR_SELECT:
+	case NR_CONNECT:
+	case NR_ACCEPT:
+	case NR_SENDTO:
+	case NR_RECVFROM:
+	case NR_SENDMSG:
+	case NR_RECVMSG:
+	case NR_EPOLL_WAIT:
+	case NR_PSELECT6:
+	case NR_PPOLL:
+	case NR_EPOLL_PWAIT:
+	case NR_ACCEPT4:
+	case NR_RECVMMSG:
+	case NR_SENDMMSG:
+	case NR_EPOLL_PWAIT2:
+		return KS_WALL_SYS_NET;
+	case NR_NANOSLEEP:
+	case NR_CLOCK_NANOSLEEP:
+		return KS_WALL_SYS_SLEEP;
+	}
+	return KS_WALL_SYS_NONE;
+}
+
+/*
+ * Whether @t, runnable, is held back by its CPU quota.  Since v6.18 (the
+ * series "sched/fair: Task based throttle", which added
+ * task_struct::throttled) a throttled task is dequeued at its return to
+ * user space and marks itself throttled; before, and for a task
+ * preempted on a throttled hierarchy that has not got there yet, its
+ * cfs_rq's throttle_count (>0 when it or an ancestor is throttled,
+ * CONFIG_CFS_BANDWIDTH) tells.
+ */
+static __always_inline bool throttled(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->throttled) && BPF_CORE_READ(t, throttled))
+		return true;
+	if (!bpf_core_field_exists(t->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, throttle_count))
+		return false;
+	return BPF_CORE_READ(t, se.cfs_rq, throttle_count) > 0;
+}
+
+/* @t's cfs_rq (0 without CONFIG_FAIR_GROUP_SCHED) and its throttled time so far (v5.19+, else 0). */
+static __always_inline __u64 cfs_throttled_ns(struct task_struct *t, __u64 *cfs)
+{
+	struct cfs_rq *c;
+
+	*cfs = 0;
+	if (!bpf_core_field_exists(t->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, throttled_clock_self_time))
+		return 0;
+	c = BPF_CORE_READ(t, se.cfs_rq);
+	*cfs = (__u64)c;
+	return c ? BPF_CORE_READ(c, throttled_clock_self_time) : 0;
+}
+
+/* The state @t enters when it leaves the CPU in @st (@preempt: it stays runnable), its syscall class @sys. */
+static __always_inline __u32 state_out(struct task_struct *t, bool preempt, unsigned int st, __u16 sys)
+{
+	if (preempt || st == KS_TASK_RUNNING)
+		return throttled(t) ? KS_WALL_THROTTLED : KS_WALL_RUNNABLE;
+	if (st & ST_UNINTERRUPTIBLE) {
+		if (st & ST_NOLOAD)
+			return KS_WALL_OTHER_SLEEP; /* TASK_IDLE: a kernel thread waiting for work */
+		/* io_schedule() sets in_iowait around the wait for a block request */
+		return BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait) ? KS_WALL_BLKIO : KS_WALL_DSTATE;
+	}
+	if (st & ST_INTERRUPTIBLE) {
+		if (sys == KS_WALL_SYS_LOCK)
+			return KS_WALL_LOCK;
+		if (sys == KS_WALL_SYS_NET)
+			return KS_WALL_NETPIPE;
+		if (sys == KS_WALL_SYS_SLEEP)
+			return KS_WALL_SLEEP;
+		return KS_WALL_OTHER_SLEEP;
+	}
+	return KS_WALL_OTHER;
+}
+
+/*
+ * Of @t's throttled interval [@ts, @now], the part its cfs_rq was
+ * throttled (the whole, where the kernel does not tell or the thread
+ * moved to another CPU's cfs_rq).
+ */
+static __always_inline __u64 throttled_part(struct task_struct *t, __u32 tid, __u64 ts, __u64 now)
+{
+	struct thr_mark *m = bpf_map_lookup_elem(&thr_marks, &tid);
+	__u64 cfs, self, part = now - ts;
+
+	if (!m)
+		return part;
+	self = cfs_throttled_ns(t, &cfs);
+	if (cfs && cfs == m->cfs_rq && self >= m->self_time && self - m->self_time < part)
+		part = self - m->self_time;
+	bpf_map_delete_elem(&thr_marks, &tid);
+	return part;
+}
+
+/* @t switches out throttled: marks where its cfs_rq's throttled time stands. */
+static __always_inline void mark_throttled(struct task_struct *t, __u32 tid)
+{
+	struct thr_mark m = {};
+
+	m.self_time = cfs_throttled_ns(t, &m.cfs_rq);
+	if (m.cfs_rq && bpf_map_update_elem(&thr_marks, &tid, &m, BPF_ANY))
+		__sync_fetch_and_add(&lost.update_failed, 1);
+}
+
+/*
+ * @t (thread @tid, slot @s) enters state @st at @now (KS_WALL_STATES: it
+ * exits): the state it was in is added to its row, from its start or
+ * this half's, whichever is later.  An untracked thread (@s not its own
+ * or no state open) starts being tracked here.
+ */
+static __always_inline void enter(struct task_struct *t, __u32 tid, struct ks_sched_slot *s, __u32 st, __u64 now,
+				  bool trusted)
+{
+	__u32 gen = ks_gen & 1, cur = KS_WALL_STATES;
+	struct ks_wall_stat *r;
+	__u64 from = s->ts;
+
+	if (s->tid == tid && from) {
+		cur = s->flags & 0xff;
+	} else {
+		if (s->tid != tid && from)
+			__sync_fetch_and_add(&lost.slot_collisions, 1);
+		s->tid = tid;
+		s->flags = 0;
+	}
+	r = ks_sched_row(&rows, &hrows, &srows, &sother, &zero_stat, t, 0, trusted);
+	if (r) {
+		if (from < ks_wall_start[gen])
+			from = ks_wall_start[gen];
+		if (cur == KS_WALL_THROTTLED) {
+			__u64 thr = throttled_part(t, tid, s->ts, now);
+
+			/* throttled first, then runnable from the unthrottle on: each cut at this half's start */
+			if (s->ts + thr > from)
+				__sync_fetch_and_add(&r->ns[KS_WALL_THROTTLED], s->ts + thr - from);
+			if (now > s->ts + thr && now > from)
+				__sync_fetch_and_add(&r->ns[KS_WALL_RUNNABLE],
+						     now - (s->ts + thr > from ? s->ts + thr : from));
+		} else if (cur < KS_WALL_STATES && now > from) {
+			__sync_fetch_and_add(&r->ns[cur], now - from);
+		}
+		r->pid = KS_RD(trusted, t, tgid);
+		r->last = st;
+		r->last_ts = now;
+		if (wall_cgroup)
+			r->cgroup_id = ks_task_cgroup_id(t, trusted);
+	}
+	s->flags = (s->flags & ~0xffu) | (st & 0xff);
+	s->ts = st < KS_WALL_STATES ? now : 0;
+}
+
+/* The slot of @t if it is tracked (passed the filter when first seen), else NULL. */
+static __always_inline struct ks_sched_slot *tracked(struct task_struct *t, __u32 tid)
+{
+	struct ks_sched_slot *s;
+
+	if (!tid)
+		return NULL; /* the idle tasks */
+	s = ks_slot(tid);
+	if (!s || s->tid != tid || !s->ts)
+		return NULL;
+	return s;
+}
+
+/* PF_EXITING (include/linux/sched.h): set in do_exit before sched_process_exit */
+#define PF_EXITING 0x00000004
+
+/*
+ * The slot of @t, tracked or to be tracked: NULL when @t fails the
+ * filter, or is exiting (its life ended at sched_process_exit: what the
+ * exit path does after is not counted, so that no later event opens a
+ * state that its last switch out, if unreported, would leave open).
+ */
+static __always_inline struct ks_sched_slot *slot_of(struct task_struct *t, __u32 tid, bool trusted)
+{
+	struct ks_sched_slot *s = tracked(t, tid);
+
+	if (s || !tid || (KS_RD(trusted, t, flags) & PF_EXITING) ||
+	    !ks_filter_pass_task(t, bpf_get_smp_processor_id(), ~0u, trusted))
+		return s;
+	return ks_slot(tid);
+}
+
+static __always_inline int on_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
+				     unsigned int prev_state, bool trusted)
+{
+	__u32 ptid = KS_RD(trusted, prev, pid), ntid = KS_RD(trusted, next, pid), st;
+	struct ks_sched_slot *s;
+	__u64 now = ks_sched_now();
+
+	s = slot_of(prev, ptid, trusted);
+	if (s) {
+		if (!preempt && (prev_state & ST_DEAD))
+			st = KS_WALL_STATES;
+		else
+			st = state_out(prev, preempt, prev_state, s->tid == ptid ? s->flags >> KS_WALL_SYS_SHIFT : 0);
+		enter(prev, ptid, s, st, now, trusted);
+		if (st == KS_WALL_THROTTLED)
+			mark_throttled(prev, ptid);
+	}
+	s = slot_of(next, ntid, trusted);
+	if (s)
+		enter(next, ntid, s, KS_WALL_ONCPU, now, trusted);
+	return 0;
+}
+
+/* sched_wakeup, sched_wakeup_new: @p, blocked (or new), becomes runnable. */
+static __always_inline int on_wakeup(struct task_struct *p, bool trusted)
+{
+	__u32 tid = KS_RD(trusted, p, pid);
+	struct ks_sched_slot *s = slot_of(p, tid, trusted);
+
+	if (!s)
+		return 0;
+	/* a wakeup of a thread still on its CPU or queued (ttwu_runnable) changes nothing */
+	if (s->tid == tid && s->ts && (s->flags & 0xff) < KS_WALL_BLKIO)
+		return 0;
+	enter(p, tid, s, KS_WALL_RUNNABLE, ks_sched_now(), trusted);
+	return 0;
+}
+
+/* sched_process_exit: @p, on its CPU, ends its life here (each thread's exit, not only a process's). */
+static __always_inline int on_exit(struct task_struct *p, bool trusted)
+{
+	__u32 tid = KS_RD(trusted, p, pid);
+	struct ks_sched_slot *s = tracked(p, tid);
+
+	if (s)
+		enter(p, tid, s, KS_WALL_STATES, ks_sched_now(), trusted);
+	return 0;
+}
+
+/* sys_enter, sys_exit: a tracked thread's blocking system call, for the state it sleeps in. */
+static __always_inline int on_sys(struct pt_regs *regs, long nr, bool enter_, bool trusted)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct ks_sched_slot *s = ks_slot(tid);
+	__u16 sys = 0;
+
+	if (!tid || !s || s->tid != tid || !s->ts)
+		return 0;
+	/* x86_64: the second argument, futex's op, is in si */
+	if (enter_)
+		sys = sys_class(nr, nr == NR_FUTEX ? KS_RD(trusted, regs, si) : 0);
+	s->flags = (s->flags & 0xff) | (sys << KS_WALL_SYS_SHIFT);
+	return 0;
+}
+
+KS_SCHED_SWITCH_PROGS(on_switch)
+KS_BTF_RAW_PROGS(sched_wakeup, sched_wakeup, on_wakeup(p, trusted), struct task_struct *p)
+KS_BTF_RAW_PROGS(sched_wakeup_new, sched_wakeup_new, on_wakeup(p, trusted), struct task_struct *p)
+KS_BTF_RAW_PROGS(sched_process_exit, sched_process_exit, on_exit(p, trusted), struct task_struct *p)
+KS_BTF_RAW_PROGS(sys_enter, sys_enter, on_sys(regs, id, true, trusted), struct pt_regs *regs, long id)
+KS_BTF_RAW_PROGS(sys_exit, sys_exit, on_sys(regs, 0, false, trusted), struct pt_regs *regs, long ret)
