@@ -1,0 +1,153 @@
+# Integration: `ksight net` between two network namespaces: exact per-flow packets and bytes at every stage (= `ip -s link`), a reader that sleeps 10 ms, a tbf qdisc's queueing.
+. tests/lib.sh
+need_root net
+
+tfs=$(awk '$3=="tracefs" {print $2; exit}' /proc/mounts)
+for tp in sock/sk_data_ready sock/sock_recv_length qdisc/qdisc_dequeue net/net_dev_queue; do
+	if [ -n "$tfs" ] && [ ! -d "$tfs/events/$tp" ]; then
+		t_skip net "this kernel has no ${tp%%/*}:${tp#*/} tracepoint"
+		exit 0
+	fi
+done
+if ! ip netns list >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1; then
+	t_skip net "no 'ip netns' or tc (iproute2)"
+	exit 0
+fi
+
+# Two namespaces joined by a veth pair, IPv4 only with static neighbours: no ARP, ND or MLD
+# packet of their own, so the devices' counters move by the test's datagrams alone.
+A=ksight-net-a-$$
+B=ksight-net-b-$$
+DA=ksna$$
+DB=ksnb$$
+NET=10.198.$(($$ % 250)).
+T_CLEANUP='ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null'
+if ! { ip netns add "$A" && ip netns add "$B" &&
+	ip netns exec "$A" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 &&
+	ip netns exec "$B" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 &&
+	ip link add "$DA" address 02:00:00:00:0a:01 type veth peer name "$DB" address 02:00:00:00:0a:02 &&
+	ip link set "$DA" netns "$A" && ip link set "$DB" netns "$B" &&
+	ip -n "$A" addr add "${NET}1/24" dev "$DA" && ip -n "$B" addr add "${NET}2/24" dev "$DB" &&
+	ip -n "$A" neigh add "${NET}2" lladdr 02:00:00:00:0a:02 dev "$DA" nud permanent &&
+	ip -n "$B" neigh add "${NET}1" lladdr 02:00:00:00:0a:01 dev "$DB" nud permanent &&
+	ip -n "$A" link set "$DA" up && ip -n "$B" link set "$DB" up; }; then
+	t_skip net "cannot make the network namespaces and veth pair"
+	exit 0
+fi
+
+# COUNTER (tx_packets, rx_bytes, ...) of device DEV in namespace NS
+link_stat() {
+	ip -n "$1" -s -j link show dev "$2" | jq -r --arg c "$3" '.[0].stats64 | if $c | startswith("tx") then .tx else .rx end | .[$c | sub("^[tr]x_"; "")]'
+}
+
+# sum of VALUE over the stage rows of the flow SRC -> DST
+flow_val() {
+	k_jq --arg s "$1" --arg d "$2" --arg st "$3" '[.rows[] | select(.src == $s and .dst == $d and .stage == $st) | .'"$4"'] | add // 0'
+}
+
+# The datagrams: N, the i-th of SIZE + (i % 4) * 100 bytes, each answered by a one-byte reply
+# that the sender waits for; the receiver sleeps 10 ms after each one is queued, then reads it.
+# exact_run HOOK N: with hook variant HOOK only (KSIGHT_HOOK), on port PORT.
+SIZE=200
+PORT=$((20000 + $$ % 20000))
+exact_run() {
+	h=$1 N=$2
+	PORT=$((PORT + 2))
+	KSIGHT_HOOK=$h k_start net --by flow --port $PORT -j
+	tx0=$(link_stat "$A" "$DA" tx_packets) txb0=$(link_stat "$A" "$DA" tx_bytes)
+	rx0=$(link_stat "$B" "$DB" rx_packets) rxb0=$(link_stat "$B" "$DB" rx_bytes)
+	ip netns exec "$B" "$WORKLOADS/netudp" recv "${NET}2" $PORT $N -s 10000 -r >"$T_TMP/recv.out" &
+	R_PID=$!
+	t_wait_for "$T_TMP/recv.out" ready
+	ip netns exec "$A" "$WORKLOADS/netudp" send "${NET}2" $PORT $N $SIZE 100 -w >"$T_TMP/send.out"
+	wait $R_PID
+	txd=$(($(link_stat "$A" "$DA" tx_packets) - tx0)) txbd=$(($(link_stat "$A" "$DA" tx_bytes) - txb0))
+	rxd=$(($(link_stat "$B" "$DB" rx_packets) - rx0)) rxbd=$(($(link_stat "$B" "$DB" rx_bytes) - rxb0))
+	k_stop
+	read -r _ sent payload <"$T_TMP/send.out"
+	t_eq "$h: hook used" "$h" "$(k_jq .hook)"
+	t_eq "$h: sender sent them all" "$N" "$sent"
+	t_eq "$h: receiver got them all" "received $N $payload" "$(tail -1 "$T_TMP/recv.out")"
+	# on the wire: payload, UDP 8, IPv4 20, Ethernet 14
+	wire=$((payload + N * 42))
+	t_eq "$h: ip -s link: $DA sent exactly the datagrams" "$N $wire" "$txd $txbd"
+	t_eq "$h: ip -s link: $DB received exactly the datagrams" "$N $wire" "$rxd $rxbd"
+	src=${NET}1:$((PORT + 1))
+	dst=${NET}2:$PORT
+	for st in send xmit rx read; do
+		t_eq "$h: stage $st: packets and bytes of the flow = ip -s link's" "$txd $txbd" \
+			"$(flow_val "$src" "$dst" $st packets) $(flow_val "$src" "$dst" $st bytes)"
+	done
+	t_eq "$h: no qdisc on veth (noqueue): no qdisc stage" "0" "$(flow_val "$src" "$dst" qdisc packets)"
+	t_eq "$h: the replies: $N of 43 bytes, sent and read" "$N $((N * 43)) $N" \
+		"$(flow_val "$dst" "$src" xmit packets) $(flow_val "$dst" "$src" xmit bytes) $(flow_val "$dst" "$src" read packets)"
+	t_eq "$h: protocol" "udp" "$(k_jq --arg s "$src" '[.rows[] | select(.src == $s) | .proto] | unique | join(",")')"
+	# the reader sleeps 10 ms once each datagram is queued: its median wait within 15%
+	p50=$(k_jq --arg s "$src" '.rows[] | select(.src == $s and .stage == "read") | .time_ns.p50')
+	[ "$p50" -ge 8500000 ] && [ "$p50" -le 11500000 ] && t_pass "$h: read stage: median $p50 ns, ~10 ms" ||
+		t_fail "$h: read stage: median ~10 ms" "$p50 ns"
+	p50=$(k_jq --arg s "$src" '.rows[] | select(.src == $s and .stage == "rx") | .time_ns.p50')
+	[ "$p50" -lt 5000000 ] && t_pass "$h: rx stage: driver to socket well under the sleep ($p50 ns)" ||
+		t_fail "$h: rx stage: driver to socket well under the sleep" "$p50 ns"
+	t_eq "$h: nothing lost" "0 0 0 0" "$(k_jq '.lost_by | "\(.lost) \(.stamps_full) \(.sends_full) \(.map_update_failed)"')"
+}
+exact_run tp_btf 40
+# the fallback: kernels without BTF for tp_btf's arguments run raw_tp, counting the same
+exact_run raw_tp 8
+
+# A tbf qdisc of rate R bytes/s and bucket BURST bytes on A's side, and a burst of K datagrams of
+# W bytes on the wire sent at once: the i-th (from 0) waits (i+1)*W/R - BURST/R when positive.
+K=40
+S=1000
+W=$((S + 42))
+R=1000000
+BURST=2000
+ip -n "$A" link set "$DA" mtu 1500
+if ! tc -n "$A" qdisc add dev "$DA" root tbf rate $((R * 8))bit burst $BURST limit 200000; then
+	t_skip "tbf" "tc refuses a tbf qdisc"
+else
+	PORT=$((PORT + 2))
+	k_start net --by flow --port $PORT -j
+	ip netns exec "$B" "$WORKLOADS/netudp" recv "${NET}2" $PORT $K >"$T_TMP/recv2.out" &
+	R_PID=$!
+	t_wait_for "$T_TMP/recv2.out" ready
+	ip netns exec "$A" "$WORKLOADS/netudp" send "${NET}2" $PORT $K $S >/dev/null
+	wait $R_PID
+	k_stop
+	src=${NET}1:$((PORT + 1))
+	dst=${NET}2:$PORT
+	t_eq "tbf: every datagram went through the qdisc" "$K $((K * W))" \
+		"$(flow_val "$src" "$dst" qdisc packets) $(flow_val "$src" "$dst" qdisc bytes)"
+	want=$(awk -v k=$K -v w=$W -v r=$R -v b=$BURST 'BEGIN { for (i = 0; i < k; i++) { t = ((i + 1) * w - b) / r; if (t > 0) s += t } printf "%d", s * 1e9 }')
+	got=$(k_jq --arg s "$src" '.rows[] | select(.src == $s and .stage == "qdisc") | .time_ns.sum')
+	awk -v g="$got" -v w="$want" 'BEGIN { exit !(g >= 0.9 * w && g <= 1.1 * w) }' &&
+		t_pass "tbf: qdisc time $got ns, within 10% of the rate's $want ns" ||
+		t_fail "tbf: qdisc time within 10% of what the rate implies" "$got ns, expected $want ns"
+	t_eq "tbf: the receiver got them all" "received $K $((K * S))" "$(tail -1 "$T_TMP/recv2.out")"
+fi
+
+# --by stage: softirq time per CPU, and the stages without flows
+k_start net -j
+ip netns exec "$B" "$WORKLOADS/netudp" recv "${NET}2" $PORT 5 >"$T_TMP/recv3.out" &
+R_PID=$!
+t_wait_for "$T_TMP/recv3.out" ready
+ip netns exec "$A" "$WORKLOADS/netudp" send "${NET}2" $PORT 5 100 >/dev/null
+wait $R_PID
+k_stop
+t_eq "by stage: the hook, the best this kernel has" "tp_btf" "$(k_jq .hook)"
+t_eq "by stage: NET_RX softirq time per CPU" "true" "$(k_jq '[.rows[] | select(.stage == "softirq_rx" and .cpu >= 0)] | length > 0')"
+t_eq "by stage: read stage present" "true" "$(k_jq '[.rows[] | select(.stage == "read")] | length == 1')"
+
+# bad input: exit 2 with one line, nothing loaded
+for bad in "--by disk" "--port 0" "--port 70000" "--proto icmp" "--dev a/b" "--dev 0123456789abcdefX" "--max-rows 0"; do
+	# shellcheck disable=SC2086
+	"$KSIGHT" net $bad -d 1 >/dev/null 2>"$T_TMP/bad.err"
+	t_eq "bad input $bad: exit 2, one line" "2 1" "$? $(wc -l <"$T_TMP/bad.err")"
+done
+
+# leftovers: the namespaces go with the test, no program of ours survives its process
+ip netns del "$A"
+ip netns del "$B"
+t_eq "namespaces removed" "" "$(ip netns list | grep -e "$A" -e "$B")"
+t_no_leaks net_
+[ "$T_FAILED" = 0 ]
