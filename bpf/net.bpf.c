@@ -23,6 +23,10 @@ const volatile __u32 by_mode = KS_NET_BY_STAGE;
 const volatile char dev_filter[KS_COMM_LEN] = {};
 const volatile __u16 port_filter = 0;
 const volatile __u8 proto_filter = 0;
+/* sock:sock_recv_length exists (6.4+): UDP packets move to their socket's queue to be matched with their read */
+const volatile bool udp_reads = true;
+/* sock:sk_data_ready exists (6.10+): else the rx stage is not split off, and a read is timed from the receive */
+const volatile bool has_ready = true;
 
 /* Buffer half the programs write to; user space flips it to drain the other. */
 volatile __u32 ks_gen = 0;
@@ -445,7 +449,7 @@ static __always_inline int on_ready(const struct sock *sk)
 		account(s, KS_NET_RX, 0, now - s->ts, false);
 	s->ts = now;
 	s->mark = KS_NET_M_SOCK;
-	if (s->proto == IPPROTO_UDP && BPF_CORE_READ(sk, sk_protocol) == IPPROTO_UDP)
+	if (udp_reads && s->proto == IPPROTO_UDP && BPF_CORE_READ(sk, sk_protocol) == IPPROTO_UDP)
 		sockq_push(sk, key, s);
 	return 0;
 }
@@ -456,7 +460,7 @@ static __always_inline int on_copy(const struct sk_buff *skb)
 	__u64 key = (__u64)skb;
 	struct ks_net_stamp *s = bpf_map_lookup_elem(&stamps, &key);
 
-	if (!s || s->mark != KS_NET_M_SOCK)
+	if (!s || (s->mark != KS_NET_M_SOCK && (has_ready || s->mark != KS_NET_M_RX)))
 		return 0;
 	account_read(s);
 	ks_map_delete(&stamps, &key, &counts.update_failed);

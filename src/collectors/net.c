@@ -46,6 +46,8 @@ struct net_ctx {
 	uint16_t port;
 	uint8_t proto;
 	bool has_send; /* syscalls:sys_enter_send* exist: the send stage */
+	bool has_ready; /* sock:sk_data_ready exists (6.10+): the rx stage */
+	bool has_recv_len; /* sock:sock_recv_length exists (6.4+): UDP's reads */
 	const struct ks_filter *filter;
 	struct btf *btf;		/* vmlinux, for drop reason names */
 	const struct btf_type *reasons; /* enum skb_drop_reason, or NULL */
@@ -180,6 +182,12 @@ static int configure(void *vctx, void *skel, const char *hook)
 	memcpy((char *)s->rodata->dev_filter, ctx->dev, sizeof(ctx->dev));
 	s->rodata->port_filter = ctx->port;
 	s->rodata->proto_filter = ctx->proto;
+	s->rodata->has_ready = ctx->has_ready;
+	s->rodata->udp_reads = ctx->has_ready && ctx->has_recv_len;
+	if (!ctx->has_ready)
+		ks_prog_disable(s->obj, "net_ready");
+	if (!ctx->has_recv_len)
+		ks_prog_disable(s->obj, "net_recv");
 	size_maps(ctx, s);
 	/* the send syscalls are classic tracepoints in every variant */
 	ks_tracefs_dir(NULL);
@@ -207,17 +215,17 @@ static int loaded_notes(void *vctx)
 }
 
 /* What net asks of the kernel, probed once before its load. */
-enum { P_SEND = 9, P_SEND_OUT, P_SENDMSG, P_SENDMMSG };
+enum { P_READY = 7, P_RECV_LEN, P_SEND, P_SEND_OUT, P_SENDMSG, P_SENDMMSG };
 static const struct ks_sc_probe net_probes[] = {
 	{ KS_SC_TP_NEEDED, "net", "net_dev_queue", 0 },
 	{ KS_SC_TP_NEEDED, "net", "net_dev_xmit", 0 },
 	{ KS_SC_TP_NEEDED, "qdisc", "qdisc_dequeue", 0 },
 	{ KS_SC_TP_NEEDED, "net", "netif_receive_skb", 0 },
-	{ KS_SC_TP_NEEDED, "sock", "sk_data_ready", 0 },
 	{ KS_SC_TP_NEEDED, "skb", "skb_copy_datagram_iovec", 0 },
-	{ KS_SC_TP_NEEDED, "sock", "sock_recv_length", 0 },
 	{ KS_SC_TP_NEEDED, "skb", "kfree_skb", 0 },
 	{ KS_SC_TP_NEEDED, "irq", "softirq_entry", 0 },
+	[P_READY] = { KS_SC_TP, "sock", "sk_data_ready", 0 },
+	[P_RECV_LEN] = { KS_SC_TP, "sock", "sock_recv_length", 0 },
 	[P_SEND] = { KS_SC_TP, "syscalls", "sys_enter_sendto", 0 },
 	[P_SEND_OUT] = { KS_SC_TP, "syscalls", "sys_exit_sendto", 0 },
 	[P_SENDMSG] = { KS_SC_TP, "syscalls", "sys_enter_sendmsg", 0 },
@@ -250,6 +258,12 @@ static int net_probed(void *vctx)
 		       "no send stage");
 	if (!ctx->has_send && ctx->filter->flags)
 		p_warn("net: a task filter sees sent packets through the send syscalls only: no egress rows");
+	ctx->has_ready = p[P_READY] > 0;
+	ctx->has_recv_len = p[P_RECV_LEN] > 0;
+	if (!ctx->has_ready)
+		p_warn("net: no sock:sk_data_ready tracepoint (before 6.10): no rx stage; reads are timed from the driver's receive");
+	if (!ctx->has_recv_len)
+		p_warn("net: no sock:sock_recv_length tracepoint (before 6.4): no read stage for UDP's linear datagrams");
 	load_reasons(ctx);
 	return 0;
 }
