@@ -138,6 +138,33 @@ t_eq "by stage: the hook, the best this kernel has" "tp_btf" "$(k_jq .hook)"
 t_eq "by stage: NET_RX softirq time per CPU" "true" "$(k_jq '[.rows[] | select(.stage == "softirq_rx" and .cpu >= 0)] | length > 0')"
 t_eq "by stage: read stage present" "true" "$(k_jq '[.rows[] | select(.stage == "read")] | length == 1')"
 
+# Drops by reason: an nftables rule in B drops D datagrams of one port; its counter and the drop
+# rows agree, by the kernel's reason.
+D=12
+if ! command -v nft >/dev/null 2>&1; then
+	t_skip "drops" "no nft (nftables) to drop packets"
+elif ! ip netns exec "$B" nft -f - <<EOF
+table inet ksight_net {
+	chain input {
+		type filter hook input priority 0; policy accept;
+		udp dport $((PORT + 2)) counter drop
+	}
+}
+EOF
+then
+	t_skip "drops" "nftables refuses the drop rule"
+else
+	PORT=$((PORT + 2))
+	k_start net --port $PORT -j
+	ip netns exec "$A" "$WORKLOADS/netudp" send "${NET}2" $PORT $D 100 >/dev/null
+	nft_n=$(ip netns exec "$B" nft list table inet ksight_net | awk '/counter packets/ { for (i = 1; i <= NF; i++) if ($i == "packets") print $(i + 1) }')
+	k_stop
+	t_eq "drops: nftables dropped them all" "$D" "$nft_n"
+	t_eq "drops: one drop row, by the kernel's reason" "NETFILTER_DROP $D" \
+		"$(k_jq '[.rows[] | select(.stage == "drop")] | map("\(.reason) \(.packets)") | join(",")')"
+	t_eq "drops: none of them read" "0" "$(k_jq '[.rows[] | select(.stage == "read") | .packets] | add // 0')"
+fi
+
 # bad input: exit 2 with one line, nothing loaded
 for bad in "--by disk" "--port 0" "--port 70000" "--proto icmp" "--dev a/b" "--dev 0123456789abcdefX" "--max-rows 0"; do
 	# shellcheck disable=SC2086
