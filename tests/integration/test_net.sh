@@ -1,5 +1,6 @@
-# Integration: `ksight net` between two network namespaces: exact per-flow packets and bytes at every stage (= `ip -s link`), a reader that sleeps 10 ms, a tbf qdisc's queueing.
+# Integration: `ksight net` between two network namespaces: exact per-flow packets and bytes at every stage (= `ip -s link`), a reader that sleeps 10 ms, a tbf qdisc's queueing against its rate and bpftrace, drops by reason.
 . tests/lib.sh
+. tests/integration/dist_ref.sh
 need_root net
 
 tfs=$(awk '$3=="tracefs" {print $2; exit}' /proc/mounts)
@@ -107,6 +108,16 @@ if ! tc -n "$A" qdisc add dev "$DA" root tbf rate $((R * 8))bit burst $BURST lim
 	t_skip "tbf" "tc refuses a tbf qdisc"
 else
 	PORT=$((PORT + 2))
+	# the bpftrace reference over the same packets: the qdisc stage the same way (stamps by skb)
+	bt_script() {
+		cat <<EOF
+tracepoint:net:net_dev_queue /str(args->name) == "$DA"/ { @q[args->skbaddr] = nsecs; }
+tracepoint:qdisc:qdisc_dequeue /@q[args->skbaddr]/ { @n = count(); @sum = sum(nsecs - @q[args->skbaddr]); delete(@q[args->skbaddr]); }
+END { clear(@q); }
+EOF
+	}
+	BT=no
+	command -v bpftrace >/dev/null 2>&1 && bt_start && BT=yes
 	k_start net --by flow --port $PORT -j
 	ip netns exec "$B" "$WORKLOADS/netudp" recv "${NET}2" $PORT $K >"$T_TMP/recv2.out" &
 	R_PID=$!
@@ -114,6 +125,7 @@ else
 	ip netns exec "$A" "$WORKLOADS/netudp" send "${NET}2" $PORT $K $S >/dev/null
 	wait $R_PID
 	k_stop
+	[ $BT = yes ] && t_interrupt $BT_PID
 	src=${NET}1:$((PORT + 1))
 	dst=${NET}2:$PORT
 	t_eq "tbf: every datagram went through the qdisc" "$K $((K * W))" \
@@ -124,6 +136,16 @@ else
 		t_pass "tbf: qdisc time $got ns, within 10% of the rate's $want ns" ||
 		t_fail "tbf: qdisc time within 10% of what the rate implies" "$got ns, expected $want ns"
 	t_eq "tbf: the receiver got them all" "received $K $((K * S))" "$(tail -1 "$T_TMP/recv2.out")"
+	if [ $BT = yes ]; then
+		bt_n=$(awk '/^@n:/ { print $2 }' "$T_TMP/ref.out")
+		bt_sum=$(awk '/^@sum:/ { print $2 }' "$T_TMP/ref.out")
+		t_eq "tbf: bpftrace saw the same packets leave the qdisc" "$K" "$bt_n"
+		# the two programs stamp the same events a few microseconds apart: 1% of 0.8 s covers it
+		d_near "$got" "$bt_sum" 0.01 0 && t_pass "tbf: qdisc time $got ns, bpftrace's $bt_sum ns" ||
+			t_fail "tbf: qdisc time as bpftrace measures it" "$got ns, bpftrace $bt_sum ns"
+	else
+		t_skip "tbf: bpftrace reference" "bpftrace missing or did not attach: $(head -3 "$T_TMP/ref.out" 2>/dev/null)"
+	fi
 fi
 
 # --by stage: softirq time per CPU, and the stages without flows
