@@ -260,7 +260,8 @@ static __always_inline bool parse(struct sk_buff *skb, struct ks_net_stamp *s, b
 		struct iphdr ip = {};
 
 		bpf_probe_read_kernel(&ip, sizeof(ip), l3);
-		bpf_probe_read_kernel(&b0, 1, l3);
+		/* version and ihl share the first byte: a bit-field CO-RE would relocate for nothing */
+		b0 = *(__u8 *)&ip;
 		s->family = AF_INET;
 		s->proto = ip.protocol;
 		__builtin_memcpy(s->saddr, &ip.saddr, 4);

@@ -144,9 +144,14 @@ EOF
 		"$(flow_val "$src" "$dst" qdisc packets) $(flow_val "$src" "$dst" qdisc bytes)"
 	want=$(awk -v k=$K -v w=$W -v r=$R -v b=$BURST 'BEGIN { for (i = 0; i < k; i++) { t = ((i + 1) * w - b) / r; if (t > 0) s += t } printf "%d", s * 1e9 }')
 	got=$(k_jq --arg s "$src" '.rows[] | select(.src == $s and .stage == "qdisc") | .time_ns.sum')
-	awk -v g="$got" -v w="$want" 'BEGIN { exit !(g >= 0.9 * w && g <= 1.1 * w) }' &&
-		t_pass "tbf: qdisc time $got ns, within 10% of the rate's $want ns" ||
-		t_fail "tbf: qdisc time within 10% of what the rate implies" "$got ns, expected $want ns"
+	if [ "${KSIGHT_ACCEL:-}" = tcg ]; then
+		# an emulated CPU runs tbf's dequeue timer late (the 6.1 guest measured 3.6 s for 0.78 s)
+		t_skip "tbf: qdisc time against the rate" "an emulated CPU (TCG) runs timers late: $got ns for $want ns"
+	else
+		awk -v g="$got" -v w="$want" 'BEGIN { exit !(g >= 0.9 * w && g <= 1.1 * w) }' &&
+			t_pass "tbf: qdisc time $got ns, within 10% of the rate's $want ns" ||
+			t_fail "tbf: qdisc time within 10% of what the rate implies" "$got ns, expected $want ns"
+	fi
 	t_eq "tbf: the receiver got them all" "received $K $((K * S))" "$(tail -1 "$T_TMP/recv2.out")"
 	if [ $BT = yes ]; then
 		bt_n=$(awk '/^@n:/ { print $2 }' "$T_TMP/ref.out")
