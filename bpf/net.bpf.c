@@ -88,13 +88,22 @@ struct {
 	__type(value, struct sockq_pos);
 } sockpos SEC(".maps");
 
-/* Threads inside a send syscall: the entry time, by tid. */
+/*
+ * Threads inside a send syscall: the entry time, and the socket of the
+ * first packet it queued.  A softirq that runs at the end of the send's
+ * own transmit (a veth peer's receive, answering with a TCP ACK) queues
+ * packets in the same thread: only those of the sending socket count.
+ */
+struct send_stamp {
+	__u64 ts;
+	__u64 sk;
+};
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct send_stamp);
 } sends SEC(".maps");
 
 /*
@@ -306,8 +315,13 @@ static __always_inline int on_queue(struct sk_buff *skb)
 	struct ks_net_stamp s = {};
 	__u64 now = bpf_ktime_get_ns(), key = (__u64)skb;
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 *sent = bpf_map_lookup_elem(&sends, &tid);
+	struct send_stamp *sent = bpf_map_lookup_elem(&sends, &tid);
+	__u64 sk = (__u64)BPF_CORE_READ(skb, sk);
 
+	if (sent && !sent->sk)
+		sent->sk = sk;
+	if (sent && (!sk || sent->sk != sk))
+		sent = NULL;
 	/* with a task filter, only packets its threads send: others carry no owner to test */
 	if (!sent && ks_filter.flags)
 		return 0;
@@ -317,7 +331,7 @@ static __always_inline int on_queue(struct sk_buff *skb)
 	s.mark = KS_NET_M_QUEUED;
 	if (sent) {
 		own(&s);
-		account(&s, KS_NET_SEND, 0, now - *sent, false);
+		account(&s, KS_NET_SEND, 0, now - sent->ts, false);
 	}
 	stamp_put(key, &s);
 	return 0;
@@ -363,12 +377,15 @@ static __always_inline int on_receive(struct sk_buff *skb)
 	__u32 zero = 0;
 	struct rx_cur *c;
 
+	/* a packet the filters leave out still replaces the last one: its sk_data_ready is not the last's */
+	c = bpf_map_lookup_elem(&rx_cur, &zero);
+	if (c)
+		c->skb = 0;
 	if (!parse(skb, &s, true))
 		return 0;
 	s.ts = bpf_ktime_get_ns();
 	s.mark = KS_NET_M_RX;
 	stamp_put(key, &s);
-	c = bpf_map_lookup_elem(&rx_cur, &zero);
 	if (c)
 		c->skb = key;
 	return 0;
@@ -539,14 +556,15 @@ KS_BTF_RAW_PROGS(net_soft_out, softirq_exit, on_softirq(vec, false), unsigned in
  */
 static __always_inline int send_enter(void)
 {
-	__u64 id = bpf_get_current_pid_tgid(), now;
+	__u64 id = bpf_get_current_pid_tgid();
+	struct send_stamp st = {};
 	__u32 tid = (__u32)id;
 	long err;
 
 	if (!ks_filter_pass(id))
 		return 0;
-	now = bpf_ktime_get_ns();
-	err = ks_map_update(&sends, &tid, &now, BPF_ANY, &counts.update_failed);
+	st.ts = bpf_ktime_get_ns();
+	err = ks_map_update(&sends, &tid, &st, BPF_ANY, &counts.update_failed);
 	if (err == -KS_E2BIG || err == -KS_ENOMEM)
 		__sync_fetch_and_add(&counts.sends_full, 1);
 	return 0;

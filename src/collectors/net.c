@@ -156,7 +156,7 @@ static void size_maps(struct net_ctx *ctx, struct ks_net *s)
 	taken = 2 * ks_map_bytes(BPF_MAP_TYPE_HASH, 2 * sizeof(__u64), sizeof(struct ks_net_stamp), stamps,
 				 BPF_F_NO_PREALLOC, b->ncpus) +
 		ks_map_bytes(BPF_MAP_TYPE_LRU_HASH, sizeof(__u64), 2 * sizeof(__u64), NET_SOCKS, 0, b->ncpus) +
-		ks_map_bytes(BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(__u64), NET_SENDS, BPF_F_NO_PREALLOC, b->ncpus);
+		ks_map_bytes(BPF_MAP_TYPE_HASH, sizeof(__u32), 2 * sizeof(__u64), NET_SENDS, BPF_F_NO_PREALLOC, b->ncpus);
 	share = 0.95 - (double)taken / (double)b->limit;
 	rows = ks_budget_rows(b, share > 0.01 ? share : 0.01,
 			      ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, sizeof(struct ks_net_key),
