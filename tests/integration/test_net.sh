@@ -178,6 +178,33 @@ t_eq "by stage: the hook, the best this kernel has" "tp_btf" "$(k_jq .hook)"
 t_eq "by stage: NET_RX softirq time per CPU" "true" "$(k_jq '[.rows[] | select(.stage == "softirq_rx" and .cpu >= 0)] | length > 0')"
 [ $INGRESS = yes ] && t_eq "by stage: read stage present" "true" "$(k_jq '[.rows[] | select(.stage == "read")] | length == 1')"
 
+# --by dev and --by comm with a task filter: the same datagrams by device, and by the task that
+# sent or read them (rx runs in softirq, where no task owns the packet: not counted under --comm)
+by_run() {
+	PORT=$((PORT + 2))
+	k_start net "$@" --port $PORT -j
+	ip netns exec "$B" "$WORKLOADS/netudp" recv "${NET}2" $PORT 6 -r >"$T_TMP/recv4.out" &
+	R_PID=$!
+	t_wait_for "$T_TMP/recv4.out" ready
+	ip netns exec "$A" "$WORKLOADS/netudp" send "${NET}2" $PORT 6 100 -w >/dev/null
+	wait $R_PID
+	k_stop
+}
+by_run --by dev
+t_eq "by dev: $DA sends the 6 datagrams, $DB the 6 replies" "6 6 6 12" \
+	"$(k_jq --arg a "$DA" --arg b "$DB" '[([.rows[] | select(.dev == $a and .stage == "send") | .packets] | add),
+		([.rows[] | select(.dev == $a and .stage == "xmit") | .packets] | add),
+		([.rows[] | select(.dev == $b and .stage == "xmit") | .packets] | add),
+		([.rows[] | select(.stage == "xmit") | .packets] | add)] | map(. // 0) | join(" ")')"
+by_run --by comm --comm netudp
+# UDP's reads need sock:sock_recv_length (6.4)
+reads=12
+[ $INGRESS = no ] && reads=0
+t_eq "by comm --comm: sent and read by netudp, none in softirq" "12 $reads 0" \
+	"$(k_jq '[([.rows[] | select(.comm == "netudp" and .stage == "send") | .packets] | add),
+		([.rows[] | select(.comm == "netudp" and .stage == "read") | .packets] | add),
+		([.rows[] | select(.stage == "rx") | .packets] | add)] | map(. // 0) | join(" ")')"
+
 # Drops by reason: an nftables rule in B drops D datagrams of one port; its counter and the drop
 # rows agree, by the kernel's reason.
 D=12
