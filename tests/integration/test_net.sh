@@ -63,6 +63,8 @@ exact_run() {
 	KSIGHT_HOOK=$h k_start net --by flow --port $PORT -j
 	tx0=$(link_stat "$A" "$DA" tx_packets) txb0=$(link_stat "$A" "$DA" tx_bytes)
 	rx0=$(link_stat "$B" "$DB" rx_packets) rxb0=$(link_stat "$B" "$DB" rx_bytes)
+	# emptied here, not by the child's redirection: a reused file still says "ready" until it runs
+	: >"$T_TMP/recv.out"
 	ip netns exec "$B" "$WORKLOADS/netudp" recv "${NET}2" $PORT $N -s 10000 -r >"$T_TMP/recv.out" &
 	R_PID=$!
 	t_wait_for "$T_TMP/recv.out" ready
@@ -113,7 +115,9 @@ exact_run raw_tp 8
 K=40
 S=1000
 W=$((S + 42))
-R=1000000
+# slow enough (2 Mbit/s: 4.2 ms a packet) that a sender held off the CPU for a few ms on a busy
+# machine barely changes the backlog (at 8 Mbit/s one suite run queued 594 ms for 775 ms)
+R=250000
 BURST=2000
 ip -n "$A" link set "$DA" mtu 1500
 if ! tc -n "$A" qdisc add dev "$DA" root tbf rate $((R * 8))bit burst $BURST limit 200000; then
@@ -131,6 +135,8 @@ EOF
 	BT=no
 	command -v bpftrace >/dev/null 2>&1 && bt_start && BT=yes
 	k_start net --by flow --port $PORT -j
+	# emptied here, not by the child's redirection: a reused file still says "ready" until it runs
+	: >"$T_TMP/recv2.out"
 	ip netns exec "$B" "$WORKLOADS/netudp" recv "${NET}2" $PORT $K >"$T_TMP/recv2.out" &
 	R_PID=$!
 	t_wait_for "$T_TMP/recv2.out" ready
@@ -142,7 +148,7 @@ EOF
 	dst=${NET}2:$PORT
 	t_eq "tbf: every datagram went through the qdisc" "$K $((K * W))" \
 		"$(flow_val "$src" "$dst" qdisc packets) $(flow_val "$src" "$dst" qdisc bytes)"
-	want=$(awk -v k=$K -v w=$W -v r=$R -v b=$BURST 'BEGIN { for (i = 0; i < k; i++) { t = ((i + 1) * w - b) / r; if (t > 0) s += t } printf "%d", s * 1e9 }')
+	want=$(awk -v k=$K -v w=$W -v r=$R -v b=$BURST 'BEGIN { for (i = 0; i < k; i++) { t = ((i + 1) * w - b) / r; if (t > 0) s += t } printf "%.0f", s * 1e9 }')
 	got=$(k_jq --arg s "$src" '.rows[] | select(.src == $s and .stage == "qdisc") | .time_ns.sum')
 	if [ "${KSIGHT_ACCEL:-}" = tcg ]; then
 		# under an emulated CPU neither side keeps time with the rate: the 6.1 guest measured 3.6 s
@@ -168,6 +174,8 @@ fi
 
 # --by stage: softirq time per CPU, and the stages without flows
 k_start net -j
+# emptied here, not by the child's redirection: a reused file still says "ready" until it runs
+: >"$T_TMP/recv3.out"
 ip netns exec "$B" "$WORKLOADS/netudp" recv "${NET}2" $PORT 5 >"$T_TMP/recv3.out" &
 R_PID=$!
 t_wait_for "$T_TMP/recv3.out" ready
@@ -183,6 +191,8 @@ t_eq "by stage: NET_RX softirq time per CPU" "true" "$(k_jq '[.rows[] | select(.
 by_run() {
 	PORT=$((PORT + 2))
 	k_start net "$@" --port $PORT -j
+	# emptied here, not by the child's redirection: a reused file still says "ready" until it runs
+	: >"$T_TMP/recv4.out"
 	ip netns exec "$B" "$WORKLOADS/netudp" recv "${NET}2" $PORT 6 -r >"$T_TMP/recv4.out" &
 	R_PID=$!
 	t_wait_for "$T_TMP/recv4.out" ready
