@@ -9,6 +9,7 @@ extern const struct ks_collector ks_wall_collector;
 extern const struct ks_collector ks_biolat_collector;
 extern const struct ks_collector ks_mem_collector;
 extern const struct ks_collector ks_tcp_collector;
+extern const struct ks_collector ks_net_collector;
 extern const struct ks_collector ks_funclat_collector;
 
 const struct ks_collector *const ks_collectors[] = {
@@ -19,6 +20,7 @@ const struct ks_collector *const ks_collectors[] = {
 	&ks_biolat_collector,
 	&ks_mem_collector,
 	&ks_tcp_collector,
+	&ks_net_collector,
 	&ks_funclat_collector,
 	NULL,
 };

@@ -58,7 +58,7 @@ modes() {
 		echo "$KS_BUDGET_MODES" | tr ' ' '\n'
 		return
 	fi
-	for c in syscalls runqlat offcpu wall biolat mem tcp; do
+	for c in syscalls runqlat offcpu wall biolat mem tcp net; do
 		echo "$c"
 		"$KSIGHT" "$c" -h 2>&1 | awk '/--by KEY/ { by = 1; next } by && /KEY:/ { sub(/.*KEY: */, ""); print; exit }' |
 			tr '|' '\n' | sed "s/^/$c:--by=/"

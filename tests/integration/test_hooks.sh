@@ -13,6 +13,7 @@ wall|-p 1|tp_btf raw_tp
 biolat|-p 1|tp_btf raw_tp tp
 mem|-p 1|tp_btf raw_tp tp
 tcp|-p 1|fentry tp_btf raw_tp tp kprobe
+net|-p 1|tp_btf raw_tp
 funclat|do_nanosleep -p 1|fentry kprobe
 '
 

@@ -81,6 +81,11 @@ TEST(tcp_docs_table_is_its_schema)
 	check_docs("tcp");
 }
 
+TEST(net_docs_table_is_its_schema)
+{
+	check_docs("net");
+}
+
 TEST(funclat_docs_table_is_its_schema)
 {
 	check_docs("funclat");
