@@ -785,15 +785,6 @@ static int take_row(uint32_t idx, const void *value, void *varg)
 	return 1;
 }
 
-/* The kernel's count of the runs it skipped of program @fd (recursion), 0 when it cannot tell. */
-static unsigned long long prog_missed(int fd)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.recursion_misses;
-}
-
 /* Runs the kernel skipped of the programs outside the skeleton: fentry's objects, or their adopted pins. */
 static unsigned long long fl_missed(void *vctx)
 {
@@ -804,7 +795,7 @@ static unsigned long long fl_missed(void *vctx)
 		if (ctx->fobj[i])
 			missed += ks_obj_missed(ctx->fobj[i]->obj);
 	for (int i = 0; i < ctx->npfds; i++)
-		missed += prog_missed(ctx->pfds[i]);
+		missed += ks_prog_missed(ctx->pfds[i]);
 	return missed;
 }
 

@@ -76,6 +76,11 @@ static bool may_trace(void)
 	return (eff >> KS_CAP_SYS_ADMIN & 1) || ((eff >> KS_CAP_BPF & 1) && (eff >> KS_CAP_PERFMON & 1));
 }
 
+const char *ks_priv_hint(int err)
+{
+	return (err == -EPERM || err == -EACCES) && !may_trace() ? "; run as root or with CAP_BPF and CAP_PERFMON" : "";
+}
+
 /* The doctor's feature for a hook, whose probe tells whether the kernel offers it at all. */
 static int feature_of(const char *hook)
 {
@@ -277,6 +282,14 @@ int ks_load_spec(const struct ks_load_spec *spec, void *ctx, void **skel, const 
 	return err;
 }
 
+unsigned long long ks_prog_missed(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.recursion_misses;
+}
+
 unsigned long long ks_obj_missed(struct bpf_object *obj)
 {
 	/* adopted: the pinned programs count, not ours (never loaded) */
@@ -285,12 +298,9 @@ unsigned long long ks_obj_missed(struct bpf_object *obj)
 	unsigned long long n = 0;
 
 	bpf_object__for_each_program(p, obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
 		int fd = adopted ? ks_pin_prog_get(obj, p) : bpf_program__fd(p);
 
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
-			n += info.recursion_misses;
+		n += ks_prog_missed(fd);
 		if (adopted && fd >= 0)
 			close(fd);
 	}

@@ -39,6 +39,12 @@ int ks_load_first(const char *const *hooks, int (*try)(void *ctx, const char *ho
  * line names the better ones that failed and why.
  */
 const char *ks_load_error(void);
+/*
+ * For an error @err (-errno) of a BPF map or program made outside the
+ * loader: "; run as root or with CAP_BPF and CAP_PERFMON" when it is a
+ * refusal and the process lacks them, else "" (the cause is elsewhere).
+ */
+const char *ks_priv_hint(int err);
 
 /*
  * How every bpftool skeleton starts (bpftool gen skeleton), so that core
@@ -134,6 +140,8 @@ struct ks_load_spec {
 /* Runs @spec for @ctx: 0 with *@skel loaded and attached and *@chosen its hook, or the last error. */
 int ks_load_spec(const struct ks_load_spec *spec, void *ctx, void **skel, const char **chosen);
 
+/* The kernel's count of the runs it skipped of program @fd (recursion), 0 when it cannot tell (also @fd < 0). */
+unsigned long long ks_prog_missed(int fd);
 /* Sum of recursion_misses of every loaded program of @obj (events the kernel skipped). */
 unsigned long long ks_obj_missed(struct bpf_object *obj);
 /* Misses since the previous call with the same @seen, which it updates. */

@@ -11,10 +11,21 @@
 #define PAD_TOP 40
 #define PAD_BOTTOM 20
 
-/* XML 1.0 allows no control characters and only UTF-8 here: sanitized, then quoted. */
-static void xml_text(FILE *out, const char *s)
+/*
+ * The first @n bytes of @s quoted for XML. @s is a frame's text, already
+ * sanitized once by ks_stacks_frame_text (valid UTF-8, no controls): sanitizing
+ * it again would show a byte 0xff as \\xff and a backslash as four.
+ */
+static void xml_put(FILE *out, const char *s, size_t n)
 {
-	ks_sanitize_put(out, s, ks_quote_xml);
+	for (size_t i = 0; i < n && s[i]; i++) {
+		const char *q = ks_quote_xml(s[i]);
+
+		if (q)
+			fputs(q, out);
+		else
+			fputc(s[i], out);
+	}
 }
 
 /* A colour per kind, varied by the name's hash so neighbours differ: user warm, kernel blue, JIT green. */
@@ -146,32 +157,22 @@ static size_t char_len(const char *s)
 /*
  * The label of a frame @pw pixels wide, written into the file so that a
  * viewer without script (an <img>, rsvg-convert) shows it: the script's
- * label() rule on the same text (data-n's, sanitized once more as every
- * attribute is), counted in characters, cut with "..", none under 3.
+ * label() rule on the same text (data-n's, the sanitized @name), counted in
+ * characters, cut with "..", none under 3.
  */
 static void label(FILE *out, const char *name, double pw)
 {
-	char buf[2048];
 	long fit = (long)((pw - 6) / 7), n = 0, k;
-	size_t len = ks_sanitize(name, buf, sizeof(buf));
+	size_t len = strlen(name), cut = 0;
 
 	if (fit < 3)
 		return;
 	for (size_t i = 0; i < len; n++)
-		i += char_len(buf + i);
+		i += char_len(name + i);
 	k = n <= fit ? n : fit - 2;
-	for (size_t i = 0; k > 0; k--) {
-		size_t cl = char_len(buf + i);
-
-		for (size_t j = 0; j < cl; j++, i++) {
-			const char *q = ks_quote_xml(buf[i]);
-
-			if (q)
-				fputs(q, out);
-			else
-				fputc(buf[i], out);
-		}
-	}
+	for (; k > 0; k--)
+		cut += char_len(name + cut);
+	xml_put(out, name, cut);
 	if (n > fit)
 		fputs("..", out);
 }
@@ -186,9 +187,9 @@ static void frame(const struct ks_stacks *st, FILE *out, uint32_t id, uint32_t d
 	ks_stacks_frame_text(st, id, name, sizeof(name));
 	colour(st->names[id], st->kinds[id], fill, sizeof(fill));
 	fprintf(out, "<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-d=\"%u\" data-n=\"", fx, fw, depth);
-	xml_text(out, name);
+	xml_put(out, name, sizeof(name));
 	fprintf(out, "\"><title>");
-	xml_text(out, name);
+	xml_put(out, name, sizeof(name));
 	fprintf(out, " (%llu %s, %.2f%%)</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"%s\" rx=\"2\"/>"
 		     "<text x=\"%.2f\" y=\"%u\">",
 		(unsigned long long)w, unit_word(st), fw * 100, fx * SVG_W, PAD_TOP + (maxdepth - depth) * FRAME_H,

@@ -858,8 +858,8 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 		ringfds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ks_rec_ring", 0, 0, (uint32_t)o->buf_size, NULL);
 		if (ringfds[i] < 0) {
 			err = -errno;
-			p_err("cannot create ring buffer %d of %llu bytes: %s", i, (unsigned long long)o->buf_size,
-			      strerror(-err));
+			p_err("cannot create ring buffer %d of %llu bytes: %s%s", i, (unsigned long long)o->buf_size,
+			      strerror(-err), ks_priv_hint(err));
 			goto out;
 		}
 	}
@@ -869,7 +869,7 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	if (!err)
 		err = ks_record__load(s);
 	if (err) {
-		p_err("cannot load the record BPF program: %s", strerror(-err));
+		p_err("cannot load the record BPF program: %s%s", strerror(-err), ks_priv_hint(err));
 		goto out;
 	}
 	load_report(s, now_s() - load_began);

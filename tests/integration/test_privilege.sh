@@ -135,6 +135,12 @@ as_user -all "$K" report "$RC_DIR/c.ksr" >"$T_TMP/rc.rep" 2>&1
 t_eq "record --collect: report as the user shows both collectors" "0 2" \
 	"$? $(grep -cE '^=== (syscalls|runqlat) ===' "$T_TMP/rc.rep")"
 
+# 1c. record with no capability at all: refused in one error line that names what is missing
+as_user -all "$K" record --collect syscalls -d 1 -o "$RC_DIR/none.ksr" >/dev/null 2>"$T_TMP/rn.err"
+_rc=$?
+t_eq "record --collect syscalls, no capability: fails in one error line naming CAP_BPF, no file" "fail 1 1 none" \
+	"$([ $_rc = 0 ] && echo exit0 || echo fail) $(grep -c 'error:' "$T_TMP/rn.err") $(grep -c 'error: .*CAP_BPF' "$T_TMP/rn.err") $([ -e "$RC_DIR/none.ksr" ] && echo left || echo none)$(grep -q CAP_BPF "$T_TMP/rn.err" || { echo; cat "$T_TMP/rn.err"; })"
+
 tfs=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
 
 # 1b'. tcp learns of its accept hooks (syscall events) from tracefs only: where this user cannot

@@ -1,5 +1,6 @@
 # Integration: runqlat's wait distribution against an independent reference (bpftrace, ktime stamps) over the same waits.
 . tests/lib.sh
+. tests/integration/dist_ref.sh
 need_root runqlat
 START_ID=$(t_prog_max_id)
 
@@ -18,19 +19,19 @@ TRIES=3
 # with bpftrace's nsecs (bpf_ktime_get_ns), in 100 ns linear buckets.  It attaches after ksight,
 # so its programs run after ksight's on both tracepoints and cannot delay ksight's stamps; it
 # aggregates in the kernel, as cheap at a wakeup as at a switch, so its own stamps are shifted
-# alike at both ends.
+# alike at both ends.  The threads are $T1 and $T2 (bt_start of dist_ref.sh calls this without arguments).
 bt_script() {
 	cat <<EOF
 tracepoint:sched:sched_wakeup, tracepoint:sched:sched_wakeup_new
-/args->pid == $1 || args->pid == $2/
+/args->pid == $T1 || args->pid == $T2/
 { if (@q[args->pid] == 0) { @q[args->pid] = nsecs; } }
 tracepoint:sched:sched_switch
 {
 	\$now = nsecs;
-	if ((args->prev_pid == $1 || args->prev_pid == $2) && (args->prev_state & 0xff) == 0) {
+	if ((args->prev_pid == $T1 || args->prev_pid == $T2) && (args->prev_state & 0xff) == 0) {
 		@q[args->prev_pid] = \$now;
 	}
-	if (args->next_pid == $1 || args->next_pid == $2) {
+	if (args->next_pid == $T1 || args->next_pid == $T2) {
 		\$t = @q[args->next_pid];
 		if (\$t) { @w = lhist(\$now - \$t, 0, 100000, 100); delete(@q[args->next_pid]); }
 	}
@@ -61,14 +62,9 @@ near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d
 dist_run() {
 	g_start "$T_TMP/pp.$$" "$WORKLOADS/pingpong" -g -n $N -c $CPU "$@" || return 1
 	set -- $G_LINE
-	PP_PID=$1
-	bt_script "$2" "$3" >"$T_TMP/ref.bt"
+	PP_PID=$1 T1=$2 T2=$3
 	k_start runqlat -j -p "$PP_PID" || { kill $PP_PID 2>/dev/null; return 1; }
-	: >"$T_TMP/ref.out"
-	bpftrace "$T_TMP/ref.bt" >"$T_TMP/ref.out" 2>&1 &
-	BT_PID=$!
-	t_wait_for "$T_TMP/ref.out" "Attaching" || { kill $BT_PID $PP_PID 2>/dev/null; k_stop; return 1; }
-	sleep 1 # bpftrace says "Attaching" before it has attached
+	bt_start || { kill $PP_PID 2>/dev/null; k_stop; return 1; }
 	kill -USR1 $PP_PID
 	t_wait_for "$G_FILE" done || { kill $BT_PID $PP_PID 2>/dev/null; k_stop; return 1; }
 	t_interrupt $BT_PID

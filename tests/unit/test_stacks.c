@@ -173,6 +173,25 @@ TEST(svg_one_rect_per_tree_node_and_escaped)
 	ks_stacks_free(&st);
 }
 
+/* a comm with byte 0xff and a backslash is escaped once (core/sanitize.h's rule), then quoted for XML: \xff and \\ */
+TEST(svg_names_sanitized_once)
+{
+	struct ks_stacks st;
+	char *out;
+
+	ks_stacks_init(&st, "samples", "count", 10000000);
+	add(&st, 1, (const char *const[]){ "a\xff\\b<", "main", NULL });
+	ks_stacks_sort(&st);
+	out = render(&st, ks_write_svg, NULL);
+	ASSERT_TRUE(out);
+	EXPECT_TRUE(strstr(out, "data-n=\"a\\xff\\\\b&lt;\""));
+	EXPECT_TRUE(strstr(out, "<title>a\\xff\\\\b&lt; (1 samples"));
+	EXPECT_TRUE(strstr(out, ">a\\xff\\\\b&lt;</text></g>"));
+	EXPECT_TRUE(!strstr(out, "\\\\xff") && !strstr(out, "\\\\\\"));
+	free(out);
+	ks_stacks_free(&st);
+}
+
 /* A minimal protobuf reader for the checks below. */
 struct rd {
 	const uint8_t *p, *end;
