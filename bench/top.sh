@@ -9,18 +9,19 @@
 # programs run in the traced tasks, not in its process: that cost is
 # in-kernel and shown on top's own screen when kernel.bpf_stats_enabled
 # is 1 (this script leaves the sysctl as it is: enabling it slows every
-# BPF program on the machine, other users' too).  perf top runs with its
-# defaults (4000 Hz cycles sampling on every CPU, -d 1 for a 1 s
-# refresh), so it is the anchor a user would reach for, not the same
-# work.  bpftop is not packaged for Debian 12, so it is left out.
+# BPF program on the machine, other users' too).  perf top samples the
+# software event cpu-clock (no PMU in most VMs) at its default 4000 Hz on
+# every CPU with -d 1 for a 1 s refresh: the anchor a user would reach
+# for, not the same work.  bpftop is not packaged for Debian 12 and
+# `cargo install bpftop` needs crates.io, so it is left out.
 #
 # With BPF_STATS=1 the sysctl is set to 1 for the run (and put back), and
 # the run time of top's programs over the same SECS (run_time_ns in the
 # fdinfo of its program fds) is reported too, as percent of one core.
 #
-# Environment: SECS (20), ROUNDS (3), KSIGHT (./ksight), BPF_STATS (0), OUT (build/bench/top.json).
+# Environment: SECS (60), ROUNDS (3), KSIGHT (./ksight), BPF_STATS (0), OUT (build/bench/top.json).
 set -u
-SECS=${SECS:-20}
+SECS=${SECS:-60}
 ROUNDS=${ROUNDS:-3}
 KSIGHT=${KSIGHT:-./ksight}
 OUT=${OUT:-build/bench/top.json}
@@ -54,12 +55,13 @@ cost() {
 }
 
 TMPF=$(mktemp)
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 ks=() pf=() kb=()
 for r in $(seq 1 "$ROUNDS"); do
 	ks+=("$(cost "$KSIGHT" top -i 1)")
 	kb+=("$([ "${BPF_STATS:-0}" = 1 ] && cat "$TMPF" || echo -)")
 	if command -v perf >/dev/null 2>&1; then
-		pf+=("$(cost perf top -d 1)")
+		pf+=("$(cost perf top -e cpu-clock -d 1)")
 	else
 		pf+=("-")
 	fi
@@ -68,6 +70,6 @@ done
 med() { printf '%s\n' "$@" | grep -v '^-$' | sort -g | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "null" }'; }
 rm -f "$TMPF"
 list() { (IFS=,; echo "$*") | sed 's/-/null/g'; }
-printf '{"secs":%s,"rounds":%s,"ksight_top_pct":[%s],"ksight_top_bpf_pct":[%s],"perf_top_pct":[%s],"ksight_top_median":%s,"ksight_top_bpf_median":%s,"perf_top_median":%s,"bpftop":"not packaged"}\n' \
+printf '{"secs":%s,"rounds":%s,"ksight_top_pct":[%s],"ksight_top_bpf_pct":[%s],"perf_top_pct":[%s],"ksight_top_median":%s,"ksight_top_bpf_median":%s,"perf_top_median":%s,"bpftop":"not packaged; cargo install needs crates.io","load_before":"%s","load_after":"%s"}\n' \
 	"$SECS" "$ROUNDS" "$(list "${ks[@]}")" "$(list "${kb[@]}")" "$(list "${pf[@]}")" \
-	"$(med "${ks[@]}")" "$(med "${kb[@]}")" "$(med "${pf[@]}")" | tee "$OUT"
+	"$(med "${ks[@]}")" "$(med "${kb[@]}")" "$(med "${pf[@]}")" "$LOAD0" "$(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT"
