@@ -9,6 +9,7 @@ extern const struct ks_collector ks_biolat_collector;
 extern const struct ks_collector ks_mem_collector;
 extern const struct ks_collector ks_tcp_collector;
 extern const struct ks_collector ks_funclat_collector;
+extern const struct ks_collector ks_netflow_collector;
 
 const struct ks_collector *const ks_collectors[] = {
 	&ks_syscalls_collector,
@@ -18,6 +19,7 @@ const struct ks_collector *const ks_collectors[] = {
 	&ks_mem_collector,
 	&ks_tcp_collector,
 	&ks_funclat_collector,
+	&ks_netflow_collector,
 	NULL,
 };
 
