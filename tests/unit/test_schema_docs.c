@@ -76,6 +76,11 @@ TEST(tcp_docs_table_is_its_schema)
 	check_docs("tcp");
 }
 
+TEST(netflow_docs_table_is_its_schema)
+{
+	check_docs("netflow");
+}
+
 TEST(funclat_docs_table_is_its_schema)
 {
 	check_docs("funclat");
