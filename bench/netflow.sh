@@ -99,7 +99,8 @@ run() {
 	kill -INT "$T_PID"
 	wait "$T_PID"
 	T_PID=""
-	[ $((c1 - c0)) -ge "$PKTS" ] || die "$1 at $2 ran $((c1 - c0)) times for $PKTS packets: bpf_stats switched off by another user?"
+	# veth may drop a few when its ring is full, before any program runs
+	[ $((c1 - c0)) -ge $((PKTS * 9 / 10)) ] || die "$1 at $2 ran $((c1 - c0)) times for $PKTS packets: bpf_stats switched off by another user?"
 	jq -nc --arg t "$1" --arg h "$2" --argjson r "$R" --argjson c $((c1 - c0)) --argjson ns $((t1 - t0)) \
 		'{tool: $t, hook: $h, round: $r, run_cnt: $c, run_time_ns: $ns, ns_per_packet: ($ns / $c)}' >>"$TMP/runs"
 }

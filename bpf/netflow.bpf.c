@@ -43,6 +43,14 @@ struct {
 	__type(value, struct ks_netflow_stat);
 } rows SEC(".maps");
 
+/* Each CPU's last flows, per half (struct ks_netflow_cache says why). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * KS_NETFLOW_CACHE_SETS);
+	__type(key, __u32);
+	__type(value, struct ks_netflow_cache);
+} cache SEC(".maps");
+
 /*
  * Copies @n bytes at @off of the packet into @dst: straight from the
  * linear data when they are in it (every header of a veth or NIC frame
@@ -68,7 +76,7 @@ struct {
  * refills asynchronously) is tried once more, then the packet counts as
  * lost.
  */
-static __always_inline struct ks_netflow_stat *row_get(struct ks_netflow_key *k)
+static __always_inline struct ks_netflow_stat *row_get(struct ks_netflow_key *k, __u64 n)
 {
 	struct ks_netflow_key o = { .flags = KS_NETFLOW_KEY_OTHER };
 	struct ks_netflow_stat *v;
@@ -87,12 +95,64 @@ static __always_inline struct ks_netflow_stat *row_get(struct ks_netflow_key *k)
 		o.dir = k->dir;
 		v = bpf_map_lookup_elem(&rows, &o);
 		if (v) {
-			__sync_fetch_and_add(&counts.to_other, 1);
+			__sync_fetch_and_add(&counts.to_other, n);
 			return v;
 		}
 	}
-	__sync_fetch_and_add(&counts.lost, 1);
+	__sync_fetch_and_add(&counts.lost, n);
 	return NULL;
+}
+
+/* Whether two keys are the same flow: six 8-byte compares. */
+static __always_inline bool same_key(const struct ks_netflow_key *a, const struct ks_netflow_key *b)
+{
+	const __u64 *x = (const void *)a, *y = (const void *)b;
+
+	return !((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4]) | (x[5] ^ y[5]));
+}
+
+/* The cache slot of @k: its six words folded to KS_NETFLOW_CACHE_SETS, in its half. */
+static __always_inline __u32 slot_of(const struct ks_netflow_key *k)
+{
+	const __u64 *x = (const void *)k;
+	__u64 h = x[0] ^ x[1] ^ x[2] ^ x[3] ^ x[4] ^ x[5];
+
+	h ^= h >> 32;
+	h ^= h >> 16;
+	h ^= h >> 8;
+	return k->gen * KS_NETFLOW_CACHE_SETS + (__u32)(h & (KS_NETFLOW_CACHE_SETS - 1));
+}
+
+/*
+ * Adds one packet of @len bytes to flow @k: to this CPU's cache slot when
+ * it holds @k, else the slot's counts go to their row and the slot takes @k.
+ */
+static __always_inline void count(struct ks_netflow_key *k, __u64 len)
+{
+	struct ks_netflow_cache *c;
+	struct ks_netflow_stat *v;
+	__u32 g = slot_of(k);
+
+	c = bpf_map_lookup_elem(&cache, &g);
+	if (!c)
+		return;
+	if (same_key(&c->key, k)) {
+		c->stat.packets++;
+		c->stat.bytes += len;
+		return;
+	}
+	if (c->stat.packets) {
+		v = bpf_map_lookup_elem(&rows, &c->key);
+		if (!v)
+			v = row_get(&c->key, c->stat.packets);
+		if (v) {
+			v->packets += c->stat.packets;
+			v->bytes += c->stat.bytes;
+		}
+	}
+	c->key = *k;
+	c->stat.packets = 1;
+	c->stat.bytes = len;
 }
 
 /* Whether an IP protocol carries ports in its first four bytes. */
@@ -110,7 +170,6 @@ static __always_inline bool has_ports(__u8 proto)
 #define NETFLOW_BODY(ctx, load, len, direction)                                                  \
 	({                                                                                       \
 		struct ks_netflow_key k = {};                                                    \
-		struct ks_netflow_stat *v;                                                       \
 		__u16 l3 = 0, ports[2] = {};                                                     \
 		__u32 off = ETH_HLEN;                                                            \
 		__u8 eth[ETH_HLEN], ip[40];                                                      \
@@ -164,13 +223,7 @@ static __always_inline bool has_ports(__u8 proto)
 				k.l3 = k.proto = 0;                                              \
 		}                                                                                \
 		k.gen = ks_gen & 1;                                                              \
-		v = bpf_map_lookup_elem(&rows, &k);                                              \
-		if (!v)                                                                          \
-			v = row_get(&k);                                                         \
-		if (v) {                                                                         \
-			v->packets++;                                                            \
-			v->bytes += (len);                                                       \
-		}                                                                                \
+		count(&k, (len));                                                                \
 	})
 
 #define KS_NF_VERDICT XDP_PASS

@@ -28,7 +28,7 @@ enum ks_netflow_dir {
  * IPv4 fragments after the first.  IPv4 addresses fill the first four
  * bytes.
  */
-struct ks_netflow_key {
+struct __attribute__((aligned(8))) ks_netflow_key {
 	__u32 gen;
 	__u16 flags; /* KS_NETFLOW_KEY_OTHER */
 	__u16 l3;
@@ -48,6 +48,21 @@ struct ks_netflow_stat {
 	__u64 bytes;   /* their length from the Ethernet header on */
 };
 _Static_assert(sizeof(struct ks_netflow_stat) == 16, "ks_netflow_stat layout");
+
+/*
+ * A per-CPU cache of the flows a CPU counted last, in front of the rows:
+ * KS_NETFLOW_CACHE_SETS slots a half (half g's at g * SETS), a flow in the
+ * slot its key's folded bits pick.  A packet of the flow a slot holds adds
+ * there, without the row's hash lookup; another flow's packet moves the
+ * slot's counts into their row and takes the slot; user space moves what
+ * is left at each drain.
+ */
+#define KS_NETFLOW_CACHE_SETS 64
+struct ks_netflow_cache {
+	struct ks_netflow_key key;
+	struct ks_netflow_stat stat;
+};
+_Static_assert(sizeof(struct ks_netflow_cache) == 64, "ks_netflow_cache layout");
 
 /* Filters set before load: 0 is "any". */
 struct ks_netflow_filter {

@@ -422,7 +422,64 @@ static int take_row(const void *key, const void *value, void *varg)
 	return 0;
 }
 
+/*
+ * Before the rows: each CPU's cached flows of the retired half go into
+ * their rows (made when missing; into "other" when the map is full, as the
+ * programs would), then the slots are emptied.  No program writes the
+ * retired half's slots any more (the flip and the wait before a drain).
+ */
+static int fold_slot(int cfd, int rfd, __u32 slot, __u32 gen, struct ks_netflow_cache *c,
+		     struct ks_netflow_stat *row, int n, bool clear)
+{
+	if (bpf_map_lookup_elem(cfd, &slot, c))
+		return -errno;
+	for (int i = 0; i < n && !clear; i++) {
+		struct ks_netflow_key k = c[i].key;
+
+		if (!c[i].stat.packets)
+			continue;
+		if (bpf_map_lookup_elem(rfd, &k, row))
+			memset(row, 0, (size_t)n * sizeof(*row));
+		row[i].packets += c[i].stat.packets;
+		row[i].bytes += c[i].stat.bytes;
+		if (!bpf_map_update_elem(rfd, &k, row, BPF_ANY))
+			continue;
+		/* full: the "other" row of its direction, made ahead */
+		memset(&k, 0, sizeof(k));
+		k.gen = gen;
+		k.dir = c[i].key.dir;
+		k.flags = KS_NETFLOW_KEY_OTHER;
+		if (bpf_map_lookup_elem(rfd, &k, row))
+			return -errno;
+		row[i].packets += c[i].stat.packets;
+		row[i].bytes += c[i].stat.bytes;
+		if (bpf_map_update_elem(rfd, &k, row, BPF_EXIST))
+			return -errno;
+	}
+	memset(c, 0, (size_t)n * sizeof(*c));
+	return bpf_map_update_elem(cfd, &slot, c, BPF_ANY) ? -errno : 0;
+}
+
+static int fold_cache(void *vctx, struct ks_report *r, unsigned int gen, enum ks_drain_mode mode)
+{
+	struct nf_ctx *ctx = vctx;
+	struct ks_netflow *s = ctx->sc.skel;
+	int cfd = bpf_map__fd(s->maps.cache), rfd = bpf_map__fd(s->maps.rows), n = ks_ncpus(), err = 0;
+	struct ks_netflow_cache *c = calloc((size_t)n, sizeof(*c));
+	struct ks_netflow_stat *row = calloc((size_t)n, sizeof(*row));
+
+	(void)r;
+	if (!c || !row)
+		err = -ENOMEM;
+	for (__u32 i = 0; i < KS_NETFLOW_CACHE_SETS && !err; i++)
+		err = fold_slot(cfd, rfd, gen * KS_NETFLOW_CACHE_SETS + i, gen, c, row, n, mode == KS_DRAIN_CLEAR);
+	free(c);
+	free(row);
+	return err;
+}
+
 static const struct ks_sc_map nf_maps[] = {
+	{ .drain = fold_cache },
 	{ "rows", sizeof(struct ks_netflow_key), sizeof(struct ks_netflow_stat), .percpu = true, .take = take_row,
 	  .keep = keep_row },
 };
@@ -434,7 +491,7 @@ static const struct ks_sc_counter nf_counters[] = {
 static const char *const nf_hooks[] = { KS_HOOK_XDP, KS_HOOK_TC, NULL };
 static const struct ks_sc_def nf_def = {
 	.name = "netflow", .hooks = nf_hooks, .skel = &ks_netflow_ops, .gen_at = offsetof(struct ks_netflow__bss, ks_gen),
-	.maps = nf_maps, .nmaps = 1, .counters = nf_counters, .ncounters = sizeof(nf_counters) / sizeof(nf_counters[0]),
+	.maps = nf_maps, .nmaps = 2, .counters = nf_counters, .ncounters = sizeof(nf_counters) / sizeof(nf_counters[0]),
 	.configure = configure, .loaded = precreate, .attached = nf_attach, .release = nf_release,
 };
 
