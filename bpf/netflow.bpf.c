@@ -70,11 +70,10 @@ struct {
 	})
 
 /*
- * The row of @k in this CPU's copy, made when missing.  A full map sends
- * the packet to "other", which user space makes ahead in both halves; an
- * allocation that fails (the allocator's per-CPU cache ran dry; it
- * refills asynchronously) is tried once more, then the packet counts as
- * lost.
+ * The row of @k in this CPU's copy, made when missing, for @n packets.  A
+ * full map sends them to "other", which user space makes ahead in both
+ * halves; an allocation that fails (the allocator's per-CPU cache ran dry;
+ * it refills asynchronously) is tried once more, then they count as lost.
  */
 static __always_inline struct ks_netflow_stat *row_get(struct ks_netflow_key *k, __u64 n)
 {
