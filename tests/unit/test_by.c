@@ -91,7 +91,7 @@ TEST(every_collector_declares_a_table)
 		EXPECT_TRUE(strstr(err, "invalid --by key 'nosuch': expected one of ") != NULL);
 		free(err);
 	}
-	EXPECT_EQ_INT(n, 6);
+	EXPECT_EQ_INT(n, 7);
 }
 
 TEST(collector_values_and_combined_keys)
