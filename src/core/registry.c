@@ -11,6 +11,7 @@ extern const struct ks_collector ks_mem_collector;
 extern const struct ks_collector ks_tcp_collector;
 extern const struct ks_collector ks_net_collector;
 extern const struct ks_collector ks_funclat_collector;
+extern const struct ks_collector ks_netflow_collector;
 
 const struct ks_collector *const ks_collectors[] = {
 	&ks_syscalls_collector,
@@ -22,6 +23,7 @@ const struct ks_collector *const ks_collectors[] = {
 	&ks_tcp_collector,
 	&ks_net_collector,
 	&ks_funclat_collector,
+	&ks_netflow_collector,
 	NULL,
 };
 

@@ -153,9 +153,10 @@ b_signal() {
 	fi
 }
 
-# b_targets COLLECTOR: the arguments a run of it needs (funclat: a libc function nobody calls)
+# b_targets COLLECTOR: the arguments a run of it needs (funclat: a libc function nobody calls; netflow: a device)
 b_targets() {
 	[ "$1" = funclat ] && echo "libc.so.6:mtrace"
+	[ "$1" = netflow ] && echo "--tc lo"
 	return 0
 }
 

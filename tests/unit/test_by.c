@@ -94,7 +94,7 @@ TEST(every_collector_declares_a_table)
 		EXPECT_TRUE(strstr(err, "invalid --by key 'nosuch': expected one of ") != NULL);
 		free(err);
 	}
-	EXPECT_TRUE(n >= 7);
+	EXPECT_TRUE(n >= 8);
 }
 
 TEST(collector_values_and_combined_keys)

@@ -86,6 +86,11 @@ TEST(net_docs_table_is_its_schema)
 	check_docs("net");
 }
 
+TEST(netflow_docs_table_is_its_schema)
+{
+	check_docs("netflow");
+}
+
 TEST(funclat_docs_table_is_its_schema)
 {
 	check_docs("funclat");
