@@ -214,11 +214,11 @@ for c in $COLLECTORS; do
 	# -o FILE: the report goes to FILE, stdout stays empty
 	if b_has "$c" --output; then
 		f=$T_TMP/report.txt
-		echo stale >"$f"
+		echo ks-stale-content >"$f"
 		"$KSIGHT" "$c" $T -d 0.2 -o "$f" >"$T_TMP/o.out" 2>"$T_TMP/o.err"
 		rc=$?
 		if [ "$rc" = 0 ] && ! [ -s "$T_TMP/o.out" ] && [ "$(tail -1 "$f" | cut -d' ' -f1)" = "lost:" ] &&
-			! grep -q stale "$f"; then
+			! grep -q ks-stale-content "$f"; then
 			t_pass "$c: -o FILE writes the text report to FILE"
 		else
 			t_fail "$c: -o FILE writes the text report to FILE" "rc $rc, stdout $(wc -c <"$T_TMP/o.out") bytes, file: $(head -2 "$f" | tr '\n' ' ')"
