@@ -67,7 +67,7 @@ tool_def() {
 	READY_ON=err
 	case $1 in
 	floor) CMD=("$FLOOR" "${FLOOR_HOOK[@]}" "$B/tcp_floor.bpf.o"); READY=tracing
-		DESC="empty programs on inet_sock_set_state, tcp_retransmit_skb, kfree_skb, tcp_probe, accept (${FLOOR_HOOK[1]:-first that loads}; ksight: $HOOK)" ;;
+		DESC="empty programs on inet_sock_set_state, tcp_retransmit_skb, kfree_skb, tcp_probe, consume_skb, sk_data_ready, accept (${FLOOR_HOOK[1]:-first that loads}; ksight: $HOOK)" ;;
 	ksight) CMD=("$KSIGHT" tcp -j -n 0); READY=tracing
 		DESC="ksight tcp (by flow: retransmits, drops, RTT and connect histograms; hook $HOOK)" ;;
 	ksight_pid) CMD=("$KSIGHT" tcp --by pid -j -n 0); READY=tracing

@@ -16,7 +16,9 @@ char LICENSE[] SEC("license") = "GPL";
 	SEC(kind "/tcp_retransmit_skb") int BPF_PROG(tcp_retrans__##v) { return 0; }         \
 	SEC(kind "/tcp_retransmit_synack") int BPF_PROG(tcp_synack__##v) { return 0; }       \
 	SEC(kind "/kfree_skb") int BPF_PROG(tcp_drop__##v) { return 0; }                     \
-	SEC(kind "/tcp_probe") int BPF_PROG(tcp_rtt__##v) { return 0; }
+	SEC(kind "/tcp_probe") int BPF_PROG(tcp_rtt__##v) { return 0; }                     \
+	SEC(kind "/consume_skb") int BPF_PROG(tcp_syn__##v) { return 0; }                   \
+	SEC(kind "/sk_data_ready") int BPF_PROG(tcp_ready__##v) { return 0; }
 
 FLOOR_TP(tp_btf, "tp_btf")
 FLOOR_TP(raw_tp, "raw_tp")
@@ -26,5 +28,7 @@ SEC("tracepoint/tcp/tcp_retransmit_skb") int tcp_retrans__tp(void *ctx) { return
 SEC("tracepoint/tcp/tcp_retransmit_synack") int tcp_synack__tp(void *ctx) { return 0; }
 SEC("tracepoint/skb/kfree_skb") int tcp_drop__tp(void *ctx) { return 0; }
 SEC("tracepoint/tcp/tcp_probe") int tcp_rtt__tp(void *ctx) { return 0; }
+SEC("tracepoint/skb/consume_skb") int tcp_syn__tp(void *ctx) { return 0; }
+SEC("tracepoint/sock/sk_data_ready") int tcp_ready__tp(void *ctx) { return 0; }
 SEC("tracepoint/syscalls/sys_exit_accept4") int tcp_accept4(void *ctx) { return 0; }
 SEC("tracepoint/syscalls/sys_exit_accept") int tcp_accept(void *ctx) { return 0; }

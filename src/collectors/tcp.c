@@ -496,7 +496,7 @@ static int take_row(const void *key, const void *value, void *varg)
 	const struct ks_sc_drain *a = varg;
 	struct ks_hist *rtt = ks_hist_of_u32(v->rtt, KS_TCP_RTT_SLOTS, v->rtt_sum, v->rtt_max);
 	struct ks_hist *conn = ks_hist_of_u32(v->conn, KS_TCP_CONN_SLOTS, v->conn_sum, v->conn_max);
-	bool active = row_active(v);
+	bool active = row_active(v), probed;
 	struct ks_row *row;
 
 	if (!rtt || !conn) {
@@ -524,10 +524,13 @@ static int take_row(const void *key, const void *value, void *varg)
 	ks_row_col(row, &tcp_cols[C_CONNECT_FAILS], v->connect_fails);
 	ks_row_col(row, &tcp_cols[C_LISTEN_OVERFLOWS], v->listen_overflows);
 	ks_row_col(row, &tcp_cols[C_LISTEN_DROPS], v->listen_drops);
-	ks_row_col(row, &tcp_cols[C_CWND_MIN], v->cwnd_min);
-	ks_row_col(row, &tcp_cols[C_CWND_MAX], v->cwnd_max);
-	ks_row_col(row, &tcp_cols[C_CWND_LAST], v->cwnd_last);
-	ks_row_col(row, &tcp_cols[C_SSTHRESH_LAST], v->ssthresh_last);
+	/* a window is never 0 segments: 0 means no tcp_probe in this interval (only drops or retransmits),
+	 * which must not overwrite the flow's last window in serve's and record --collect's totals */
+	probed = v->cwnd_max != 0;
+	ks_row_gauge(row, &tcp_cols[C_CWND_MIN], probed, v->cwnd_min, KS_GAUGE_MIN);
+	ks_row_gauge(row, &tcp_cols[C_CWND_MAX], probed, v->cwnd_max, KS_GAUGE_MAX);
+	ks_row_gauge(row, &tcp_cols[C_CWND_LAST], probed, v->cwnd_last, KS_GAUGE_LAST);
+	ks_row_gauge(row, &tcp_cols[C_SSTHRESH_LAST], probed, v->ssthresh_last, KS_GAUGE_LAST);
 	/* trouble first: retransmitted and dropped segments, refused connections, then activity */
 	row->sort = ((v->retrans_segs + v->drops + v->listen_drops) << 24) + rtt->count + v->connects;
 	/* a row without samples carries no histogram: "-" in text, absent in JSON */

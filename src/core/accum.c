@@ -107,6 +107,20 @@ static bool row_changed(const struct ks_row *d)
 	return false;
 }
 
+/*
+ * Gauge @d of a window into its running value @t: a window without a sample
+ * keeps what the last one with a sample left; min and max gauges take the
+ * smallest and largest real values, the others the newest.
+ */
+static void merge_gauge(struct ks_val *t, const struct ks_val *d)
+{
+	if (d->none)
+		return;
+	if (t->none || d->merge == KS_GAUGE_LAST || (d->merge == KS_GAUGE_MIN ? d->v < t->v : d->v > t->v))
+		t->v = d->v;
+	t->none = false;
+}
+
 /* Adds delta row @d into cumulative row @t. */
 static int merge_row(struct ks_row *t, const struct ks_row *d)
 {
@@ -119,11 +133,12 @@ static int merge_row(struct ks_row *t, const struct ks_row *d)
 			if (!strcmp(t->vals[j].name, d->vals[v].name))
 				break;
 		if (j == t->nvals) {
-			ks_row_val(t, d->vals[v].name, d->vals[v].kind, d->vals[v].v);
+			if (!ks_row_val(t, d->vals[v].name, d->vals[v].kind, d->vals[v].v))
+				t->vals[t->nvals - 1].none = d->vals[v].none;
 			continue;
 		}
 		if (d->vals[v].kind == KS_VAL_GAUGE)
-			t->vals[j].v = d->vals[v].v;
+			merge_gauge(&t->vals[j], &d->vals[v]);
 		else
 			t->vals[j].v += d->vals[v].v;
 	}

@@ -8,7 +8,8 @@
 /*
  * Rows are matched by their key tuple (names and values).  Counters,
  * durations, byte counts, breakdowns and histograms are added; gauges take
- * the latest value.  Past @max_rows distinct rows a new key is folded into
+ * the latest value (ks_row_gauge's: the latest, smallest or largest of the
+ * windows that had a sample).  Past @max_rows distinct rows a new key is folded into
  * one "other" row and counted; a row that no delta changed for @ttl_marks
  * marks is dropped (its series ends) and counted.
  */

@@ -143,6 +143,17 @@ int ks_row_col(struct ks_row *row, const struct ks_column *col, uint64_t v)
 	return ks_row_val(row, col->name, kinds[col->kind], v);
 }
 
+int ks_row_gauge(struct ks_row *row, const struct ks_column *col, bool has, uint64_t v, enum ks_gauge_merge merge)
+{
+	int err = ks_row_val(row, col->name, KS_VAL_GAUGE, has ? v : 0);
+
+	if (!err) {
+		row->vals[row->nvals - 1].none = !has;
+		row->vals[row->nvals - 1].merge = merge;
+	}
+	return err;
+}
+
 int ks_row_sub_add(struct ks_row *row, const char *name, uint64_t count)
 {
 	struct ks_sub *n = realloc(row->sub, (size_t)(row->nsub + 1) * sizeof(*n));

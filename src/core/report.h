@@ -32,10 +32,20 @@ enum ks_val_kind {
 	KS_VAL_BYTES, /* a byte count, summed */
 };
 
+/* How an accumulator combines a gauge's windows (ks_row_gauge); KS_GAUGE_LAST is every other gauge's rule. */
+enum ks_gauge_merge {
+	KS_GAUGE_LAST, /* the newest window's value */
+	KS_GAUGE_MIN,  /* the smallest of the windows' values */
+	KS_GAUGE_MAX,  /* the largest */
+};
+
 struct ks_val {
 	const char *name;
 	enum ks_val_kind kind;
 	uint64_t v;
+	/* appended: a gauge the window had no sample of (v is 0 then), which must not overwrite the last real one */
+	bool none;
+	enum ks_gauge_merge merge;
 };
 
 /* What a histogram's (or a column's) values measure, for the text rendering. */
@@ -165,6 +175,12 @@ int ks_row_key_num(struct ks_row *row, const char *name, int64_t v);
 int ks_row_val(struct ks_row *row, const char *name, enum ks_val_kind kind, uint64_t v);
 /* A value of a declared column (the kind and name come from @col). */
 int ks_row_col(struct ks_row *row, const struct ks_column *col, uint64_t v);
+/*
+ * A gauge column @col that a row can leave without a sample in one window
+ * (@has false: @v is ignored and written as 0); accumulated by @merge over
+ * the windows that had one, e.g. tcp's cwnd_min with KS_GAUGE_MIN.
+ */
+int ks_row_gauge(struct ks_row *row, const struct ks_column *col, bool has, uint64_t v, enum ks_gauge_merge merge);
 int ks_row_sub_add(struct ks_row *row, const char *name, uint64_t count);
 /* Adds an extra histogram; takes ownership of @h (freed on -ENOSPC too). */
 int ks_row_xhist(struct ks_row *row, const char *name, enum ks_unit unit, struct ks_hist *h);

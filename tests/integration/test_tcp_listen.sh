@@ -171,4 +171,80 @@ if [ -n "$ss_ssth" ]; then
 else
 	t_fail "cwnd: the loss set a slow-start threshold" "ss -ti: $SS"
 fi
+
+# A gauge with no sample in an interval keeps its last value: a flow whose segments are
+# acknowledged (tcp_probe sets its cwnd), then whose every packet to the peer is dropped,
+# so that its next intervals see retransmits only, with no tcp_probe.  serve's totals keep
+# the window of the last sample (before the fix: 0, written by the retransmits' interval).
+GPORT=5303
+cat >"$T_TMP/gauge.py" <<'EOF2'
+import os, socket, sys, threading, time, fcntl, struct, termios
+addr, port, st = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+l = socket.socket()
+l.bind((addr, port))
+l.listen(1)
+# both ends reset at exit (linger 0): no orphan retransmits its FIN past the test
+lin = struct.pack("ii", 1, 0)
+def serve():
+    s, _ = l.accept()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, lin)
+    while s.recv(1 << 16):
+        pass
+threading.Thread(target=serve, daemon=True).start()
+c = socket.create_connection((addr, port))
+c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, lin)
+for _ in range(32):
+    c.sendall(b"x" * 4096)
+end = time.time() + 30
+while struct.unpack("i", fcntl.ioctl(c, termios.TIOCOUTQ, b"\0\0\0\0"))[0] and time.time() < end:
+    time.sleep(0.01)
+open(st, "w").write("%d acked\n" % c.getsockname()[1])
+while "go" not in open(st).read():
+    time.sleep(0.02)
+c.send(b"z")
+while os.path.exists(st):
+    time.sleep(0.02)
+os._exit(0)
+EOF2
+# VALUE of ksight_tcp_NAME for the flow's row in serve's /metrics (empty: none yet)
+gmetric() {
+	t_get "$URL" | awk -v m="ksight_tcp_$1" -v l="local=\"$ADDR:$GPORT_C\"" -v r="remote=\"$ADDR:$GPORT\"" \
+		'index($0, m "{") == 1 && index($0, l) && index($0, r) { print $NF; exit }'
+}
+# gmetric_wait NAME MIN: waits up to T_WAIT s for the flow's NAME to reach MIN; prints it
+gmetric_wait() {
+	_gi=0
+	while :; do
+		_gv=$(gmetric "$1")
+		[ -n "$_gv" ] && [ "${_gv%.*}" -ge "$2" ] && break
+		_gi=$((_gi + 1))
+		[ $_gi -gt $((T_WAIT * 10)) ] && break
+		sleep 0.1
+	done
+	echo "$_gv"
+}
+t_serve_start "$T_TMP/serve.err" "" "gauge: serve starts" --collectors tcp --by tcp=flow
+: >"$T_TMP/gauge.st"
+ip netns exec "$N" python3 "$T_TMP/gauge.py" "$ADDR" $GPORT "$T_TMP/gauge.st" &
+G_PID=$!
+t_wait_for "$T_TMP/gauge.st" acked || t_fail "gauge: the flow's data is acknowledged" "$(cat "$T_TMP/gauge.st")"
+GPORT_C=$(cut -d' ' -f1 "$T_TMP/gauge.st")
+before=$(gmetric_wait cwnd_last 1)
+ip netns exec "$N" nft add rule inet ksight_tl input tcp dport $GPORT drop
+echo go >>"$T_TMP/gauge.st"
+# two retransmits (RTO >= 200 ms, then doubling) drained into serve's totals
+retr=$(gmetric_wait retransmits_total 2)
+after=$(gmetric cwnd_last)
+gmin=$(gmetric cwnd_min)
+gmax=$(gmetric cwnd_max)
+rm -f "$T_TMP/gauge.st"
+wait $G_PID
+kill -TERM $S_PID
+wait $S_PID
+echo "gauge: cwnd_last $before before the drops, $after after $retr retransmits; min $gmin max $gmax"
+t_in "gauge: the flow retransmitted" 2 1000000 "${retr%.*}"
+t_in "gauge: the flow had a window before the drops" 1 1000000 "$before"
+t_eq "gauge: cwnd_last after retransmit-only intervals is the last sample's" "$before" "$after"
+t_in "gauge: cwnd_min is a real window, not an empty interval's 0" 1 "$after" "$gmin"
+t_in "gauge: cwnd_max is at least the last window" "$after" 1000000 "$gmax"
 exit $T_FAILED

@@ -1,4 +1,4 @@
-/* Unit tests of the cumulative accumulator on synthetic delta reports: monotonic counters, the cap's other row, the time-to-live. */
+/* Unit tests of the cumulative accumulator on synthetic delta reports: monotonic counters, the cap's other row, the time-to-live, gauges without a sample. */
 #include "test.h"
 #include "core/accum.h"
 
@@ -203,4 +203,46 @@ TEST(lost_less_takes_off_the_saved_losses)
 	EXPECT_EQ_U64(d.lost, 7);
 	ks_report_free(&saved);
 	ks_report_free(&d);
+}
+
+/*
+ * Gauges a window can leave without a sample (tcp's cwnd with only retransmits in it): the
+ * empty window's 0 keeps the last real value; min and max gauges take the smallest and
+ * largest real values, the others the newest; a row's first window may be the empty one.
+ */
+TEST(sampleless_gauges_keep_the_last_real_value)
+{
+	static const struct ks_column cmin = { "cwnd_min", KS_COL_GAUGE, KS_UNIT_COUNT, "" };
+	static const struct ks_column cmax = { "cwnd_max", KS_COL_GAUGE, KS_UNIT_COUNT, "" };
+	static const struct ks_column clast = { "cwnd_last", KS_COL_GAUGE, KS_UNIT_COUNT, "" };
+	/* per window: has a sample, min, max, last */
+	static const struct { bool has; uint64_t lo, hi, last; } win[] = {
+		{ false, 0, 0, 0 }, { true, 8, 20, 12 }, { false, 0, 0, 0 }, { true, 10, 30, 10 }, { false, 0, 0, 0 },
+	};
+	static const uint64_t want[][3] = { { 0, 0, 0 }, { 8, 20, 12 }, { 8, 20, 12 }, { 8, 30, 10 }, { 8, 30, 10 } };
+	struct ks_accum a;
+
+	ks_accum_init(&a, "tcp", 0, 0);
+	for (int m = 0; m < 5; m++) {
+		struct ks_report d, snap;
+		struct ks_row *w;
+
+		ks_report_init(&d, "tcp", NULL);
+		w = ks_report_add_row(&d);
+		ASSERT_EQ_INT(w != NULL, 1);
+		ks_row_key_str(w, "comm", "flow");
+		ks_row_val(w, "retransmits", KS_VAL_COUNT, 1);
+		ks_row_gauge(w, &cmin, win[m].has, win[m].lo, KS_GAUGE_MIN);
+		ks_row_gauge(w, &cmax, win[m].has, win[m].hi, KS_GAUGE_MAX);
+		ks_row_gauge(w, &clast, win[m].has, win[m].last, KS_GAUGE_LAST);
+		ASSERT_EQ_INT(ks_accum_add(&a, &d), 0);
+		ks_report_free(&d);
+		ASSERT_EQ_INT(ks_accum_snapshot(&a, &snap), 0);
+		EXPECT_EQ_U64(val(find_row(&snap, "flow", -1), "cwnd_min"), want[m][0]);
+		EXPECT_EQ_U64(val(find_row(&snap, "flow", -1), "cwnd_max"), want[m][1]);
+		EXPECT_EQ_U64(val(find_row(&snap, "flow", -1), "cwnd_last"), want[m][2]);
+		EXPECT_EQ_U64(val(find_row(&snap, "flow", -1), "retransmits"), (uint64_t)m + 1);
+		ks_report_free(&snap);
+	}
+	ks_accum_free(&a);
 }
