@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -65,15 +66,92 @@ struct prom_sample *prom_sample_add(struct prom_family *f)
 	return &f->s[f->n++];
 }
 
+/* A sample's labels live in one of these; @refs samples point at @l. */
+struct lblock {
+	int refs, cap;
+	struct prom_label l[];
+};
+
+#define LBLOCK_FIRST 4 /* most rows have one to three key labels */
+
+static struct lblock *lblock_of(const struct prom_sample *s)
+{
+	return s->labels ? (struct lblock *)((char *)s->labels - offsetof(struct lblock, l)) : NULL;
+}
+
+void prom_sample_free(struct prom_sample *s)
+{
+	struct lblock *b = lblock_of(s);
+
+	if (b && !--b->refs) {
+		for (int i = 0; i < s->nlabels; i++)
+			free(b->l[i].full);
+		free(b);
+	}
+	s->labels = NULL;
+	s->nlabels = 0;
+}
+
+/* @dst (no labels yet) shares @src's labels: a row's samples all carry the same. */
+static void sample_share(struct prom_sample *dst, const struct prom_sample *src)
+{
+	struct lblock *b = lblock_of(src);
+
+	if (!b)
+		return;
+	b->refs++;
+	dst->labels = src->labels;
+	dst->nlabels = src->nlabels;
+}
+
+/* Makes @s's labels its own (copied when shared) with room for @need: 0 or -ENOMEM. */
+static int labels_own(struct prom_sample *s, int need)
+{
+	struct lblock *b = lblock_of(s), *n;
+	int cap = need <= LBLOCK_FIRST ? LBLOCK_FIRST : PROM_LABELS;
+
+	if (b && b->refs == 1 && b->cap >= need)
+		return 0;
+	if (b && b->refs == 1) {
+		n = realloc(b, sizeof(*n) + (size_t)cap * sizeof(n->l[0]));
+		if (!n)
+			return -ENOMEM;
+		n->cap = cap;
+		s->labels = n->l;
+		return 0;
+	}
+	n = malloc(sizeof(*n) + (size_t)cap * sizeof(n->l[0]));
+	if (!n)
+		return -ENOMEM;
+	n->refs = 1;
+	n->cap = cap;
+	for (int i = 0; i < s->nlabels; i++) {
+		n->l[i] = s->labels[i];
+		if (n->l[i].full && !(n->l[i].full = strdup(n->l[i].full))) {
+			struct prom_sample part = { .nlabels = i, .labels = n->l };
+
+			prom_sample_free(&part);
+			return -ENOMEM;
+		}
+	}
+	if (b)
+		b->refs--;
+	s->labels = n->l;
+	return 0;
+}
+
 int prom_label(struct prom_sample *s, const char *name, const char *value)
 {
 	struct prom_label *l;
 
 	if (s->nlabels >= PROM_LABELS)
 		return -ENOSPC;
+	if (labels_own(s, s->nlabels + 1))
+		return -ENOMEM;
 	l = &s->labels[s->nlabels++];
 	snprintf(l->name, sizeof(l->name), "%s", name);
 	prom_sanitize(l->name);
+	l->full = NULL;
 	/* any process names itself: one invalid UTF-8 value makes Prometheus refuse the whole page, in every format */
 	ks_sanitize(value, l->value, sizeof(l->value));
 	return 0;
@@ -81,20 +159,23 @@ int prom_label(struct prom_sample *s, const char *name, const char *value)
 
 int prom_label_full(struct prom_sample *s, const char *name, const char *value)
 {
-	struct prom_label *l = NULL;
+	struct prom_label *l;
 	size_t len = ks_sanitized_len(value);
 	char *full = NULL;
+	int i;
 
-	for (int i = 0; i < s->nlabels && !l; i++)
+	for (i = 0; i < s->nlabels; i++)
 		if (!strcmp(s->labels[i].name, name))
-			l = &s->labels[i];
-	if (!l) {
+			break;
+	if (i == s->nlabels) {
 		int err = prom_label(s, name, "");
 
 		if (err)
 			return err;
-		l = &s->labels[s->nlabels - 1];
+	} else if (labels_own(s, s->nlabels)) {
+		return -ENOMEM;
 	}
+	l = &s->labels[i];
 	if (len >= sizeof(l->value) && !(full = malloc(len + 1)))
 		return -ENOMEM;
 	free(l->full);
@@ -137,8 +218,7 @@ void prom_set_free(struct prom_set *set)
 {
 	for (int i = 0; i < set->n; i++) {
 		for (int j = 0; j < set->f[i].n; j++)
-			for (int l = 0; l < set->f[i].s[j].nlabels; l++)
-				free(set->f[i].s[j].labels[l].full);
+			prom_sample_free(&set->f[i].s[j]);
 		free(set->f[i].s);
 	}
 	free(set->f);
@@ -236,7 +316,8 @@ static int row_labels(struct prom_sample *s, const struct ks_row *row)
 	return 0;
 }
 
-static int add_hist(struct prom_set *set, const struct ks_report *r, const struct ks_row *row, const char *hname,
+/* @proto holds the row's labels, built once (row_labels) and shared by each of its samples. */
+static int add_hist(struct prom_set *set, const struct ks_report *r, const struct prom_sample *proto, const char *hname,
 		    enum ks_unit unit, const struct ks_hist *h, const char *help)
 {
 	char name[PROM_NAME], buf[256];
@@ -253,7 +334,7 @@ static int add_hist(struct prom_set *set, const struct ks_report *r, const struc
 		return -ENOMEM;
 	f->unit = unit;
 	f->div = div;
-	row_labels(s, row);
+	sample_share(s, proto);
 	s->hist = h;
 	return 0;
 }
@@ -261,7 +342,9 @@ static int add_hist(struct prom_set *set, const struct ks_report *r, const struc
 static int add_row(struct prom_set *set, const struct ks_report *r, const struct ks_row *row)
 {
 	char name[PROM_NAME], help[256];
-	int err = 0;
+	struct prom_sample proto = { 0 };
+	/* labels past PROM_LABELS are left off, as ever; only memory fails the row */
+	int err = row_labels(&proto, row) == -ENOMEM ? -ENOMEM : 0;
 
 	for (int v = 0; v < row->nvals && !err; v++) {
 		const struct ks_val *val = &row->vals[v];
@@ -283,16 +366,18 @@ static int add_row(struct prom_set *set, const struct ks_report *r, const struct
 		else
 			snprintf(help, sizeof(help), "%s of %s", val->name, r->collector);
 		f = prom_family(set, name, help, type);
-		if (!f || !(s = prom_sample_add(f)))
-			return -ENOMEM;
-		row_labels(s, row);
+		if (!f || !(s = prom_sample_add(f))) {
+			err = -ENOMEM;
+			break;
+		}
+		sample_share(s, &proto);
 		s->value = (double)val->v / div;
 	}
 	if (row->hist && r->hist_name && !err)
-		err = add_hist(set, r, row, r->hist_name, r->hist_unit, row->hist, r->schema ? r->schema->hist_help : NULL);
+		err = add_hist(set, r, &proto, r->hist_name, r->hist_unit, row->hist, r->schema ? r->schema->hist_help : NULL);
 	for (int x = 0; x < row->nxhist && !err; x++)
-		err = add_hist(set, r, row, row->xhist[x].name, row->xhist[x].unit, row->xhist[x].h, NULL);
-	if (row->nsub && r->sub_name) {
+		err = add_hist(set, r, &proto, row->xhist[x].name, row->xhist[x].unit, row->xhist[x].h, NULL);
+	if (row->nsub && r->sub_name && !err) {
 		char label[32];
 
 		snprintf(label, sizeof(label), "%s", r->sub_name);
@@ -303,13 +388,17 @@ static int add_row(struct prom_set *set, const struct ks_report *r, const struct
 			struct prom_family *f = prom_family(set, name, help, PROM_COUNTER);
 			struct prom_sample *s = f ? prom_sample_add(f) : NULL;
 
-			if (!s)
-				return -ENOMEM;
-			row_labels(s, row);
+			if (!s) {
+				err = -ENOMEM;
+				break;
+			}
+			sample_share(s, &proto);
+			/* the breakdown's label on top: this sample's labels become its own */
 			prom_label(s, label, row->sub[i].name);
 			s->value = (double)row->sub[i].count;
 		}
 	}
+	prom_sample_free(&proto);
 	return err;
 }
 

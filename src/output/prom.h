@@ -30,9 +30,15 @@ static inline const char *prom_label_value(const struct prom_label *l)
 	return l->full ? l->full : l->value;
 }
 
+/*
+ * @labels is a refcounted block (prom.c) that the samples of one row share:
+ * a row's eleven series hold one copy of its labels, not eleven (a sample
+ * with the labels inline took 2 KiB, most of serve's memory per series).
+ * prom_label and prom_label_full copy a shared block before changing it.
+ */
 struct prom_sample {
 	int nlabels;
-	struct prom_label labels[PROM_LABELS];
+	struct prom_label *labels;   /* NULL when none */
 	double value;		     /* counters and gauges */
 	const struct ks_hist *hist;  /* histograms: not owned, raw values in the family's unit */
 };
@@ -66,10 +72,12 @@ struct prom_set {
 struct prom_family *prom_family(struct prom_set *set, const char *name, const char *help, enum prom_type type);
 /* A new sample of @f with no labels, or NULL when out of memory. */
 struct prom_sample *prom_sample_add(struct prom_family *f);
+/* Drops @s's hold on its labels (a sample of a set is freed by prom_set_free). */
+void prom_sample_free(struct prom_sample *s);
 /*
  * Adds a label, its name made valid ([a-zA-Z_][a-zA-Z0-9_]*) and its value
  * sanitized (core/sanitize.h: valid UTF-8, no control bytes, cut between
- * characters), so all three encodings hold valid values; -ENOSPC past PROM_LABELS.
+ * characters), so all three encodings hold valid values; -ENOSPC past PROM_LABELS, -ENOMEM.
  */
 int prom_label(struct prom_sample *s, const char *name, const char *value);
 /*

@@ -163,4 +163,5 @@ TEST(prom_label_values)
 	EXPECT_EQ_INT(prom_label(&s, "path", long_name), 0);
 	EXPECT_TRUE(clean(s.labels[1].value));
 	EXPECT_EQ_INT((int)strlen(s.labels[1].value) % 4, 0);
+	prom_sample_free(&s);
 }
