@@ -49,11 +49,12 @@ struct {
  * is counted (stamps_full) rather than silently evicting another
  * packet's stamp as an LRU would; stamps whose packet left by a path no
  * tracepoint shows are evicted by user space (counts.stale).
+ * Preallocated, as sockq and sends are: an element allocated per packet
+ * (BPF_F_NO_PREALLOC) cost a third of a packet's time (bench/net.sh).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct ks_net_stamp);
 } stamps SEC(".maps");
@@ -72,7 +73,6 @@ struct sockq_key {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct sockq_key);
 	__type(value, struct ks_net_stamp);
 } sockq SEC(".maps");
@@ -101,7 +101,6 @@ struct send_stamp {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct send_stamp);
 } sends SEC(".maps");
@@ -234,17 +233,22 @@ static __always_inline void own(struct ks_net_stamp *s)
  * send), the ports after it.  False when a --port/--proto/--dev filter
  * leaves the packet out.
  */
-static __always_inline bool parse(struct sk_buff *skb, struct ks_net_stamp *s, bool rx)
+static __always_inline bool parse(struct sk_buff *skb, struct ks_net_stamp *s, bool rx, bool trusted)
 {
-	unsigned char *head = BPF_CORE_READ(skb, head);
+	/* under tp_btf, plain loads (KS_RD): a probe read's helper call each cost more than the rest of parse */
+	unsigned char *head = KS_RD(trusted, skb, head);
 	unsigned char *l3, *l4 = NULL;
-	__u16 proto = bpf_ntohs(BPF_CORE_READ(skb, protocol));
-	__u16 th = BPF_CORE_READ(skb, transport_header);
-	struct net_device *dev = BPF_CORE_READ(skb, dev);
+	__u16 proto = bpf_ntohs(KS_RD(trusted, skb, protocol));
+	__u16 th = KS_RD(trusted, skb, transport_header);
 	__u16 ports[2] = {};
 	__u8 b0 = 0;
 
-	bpf_probe_read_kernel_str(s->dev, sizeof(s->dev), dev->name);
+	/* the name only where --by dev or --dev needs it: a string read per packet costs */
+	if (by_mode == KS_NET_BY_DEV || dev_filter[0]) {
+		struct net_device *dev = KS_RD(trusted, skb, dev);
+
+		bpf_probe_read_kernel_str(s->dev, sizeof(s->dev), dev->name);
+	}
 	if (dev_filter[0]) {
 		for (int i = 0; i < KS_COMM_LEN; i++) {
 			if (s->dev[i] != dev_filter[i])
@@ -254,14 +258,14 @@ static __always_inline bool parse(struct sk_buff *skb, struct ks_net_stamp *s, b
 		}
 	}
 	if (rx) {
-		unsigned char *data = BPF_CORE_READ(skb, data);
+		unsigned char *data = KS_RD(trusted, skb, data);
 
 		l3 = data;
 		/* the device counted the L2 header eth_type_trans pulled */
-		s->len = BPF_CORE_READ(skb, len) + (__u32)(data - head - BPF_CORE_READ(skb, mac_header));
+		s->len = KS_RD(trusted, skb, len) + (__u32)(data - head - KS_RD(trusted, skb, mac_header));
 	} else {
-		l3 = head + BPF_CORE_READ(skb, network_header);
-		s->len = BPF_CORE_READ(skb, len);
+		l3 = head + KS_RD(trusted, skb, network_header);
+		s->len = KS_RD(trusted, skb, len);
 		if (th != NO_HEADER)
 			l4 = head + th;
 	}
@@ -310,13 +314,13 @@ static __always_inline void stamp_put(__u64 skb, struct ks_net_stamp *s)
 }
 
 /* net:net_dev_queue: the send stage of the sending thread's packet ends; the qdisc's begins. */
-static __always_inline int on_queue(struct sk_buff *skb)
+static __always_inline int on_queue(struct sk_buff *skb, bool trusted)
 {
 	struct ks_net_stamp s = {};
 	__u64 now = bpf_ktime_get_ns(), key = (__u64)skb;
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct send_stamp *sent = bpf_map_lookup_elem(&sends, &tid);
-	__u64 sk = (__u64)BPF_CORE_READ(skb, sk);
+	__u64 sk = (__u64)KS_RD(trusted, skb, sk);
 
 	if (sent && !sent->sk)
 		sent->sk = sk;
@@ -325,7 +329,7 @@ static __always_inline int on_queue(struct sk_buff *skb)
 	/* with a task filter, only packets its threads send: others carry no owner to test */
 	if (!sent && ks_filter.flags)
 		return 0;
-	if (!parse(skb, &s, false))
+	if (!parse(skb, &s, false, trusted))
 		return 0;
 	s.ts = now;
 	s.mark = KS_NET_M_QUEUED;
@@ -338,7 +342,7 @@ static __always_inline int on_queue(struct sk_buff *skb)
 }
 
 /* qdisc:qdisc_dequeue: the qdisc let go of @skb and the list behind it (bulk dequeue). */
-static __always_inline int on_dequeue(struct sk_buff *skb, int n)
+static __always_inline int on_dequeue(struct sk_buff *skb, int n, bool trusted)
 {
 	__u64 now = bpf_ktime_get_ns();
 
@@ -351,7 +355,7 @@ static __always_inline int on_dequeue(struct sk_buff *skb, int n)
 			s->ts = now;
 			s->mark = KS_NET_M_DEQUEUED;
 		}
-		skb = BPF_CORE_READ(skb, next);
+		skb = KS_RD(trusted, skb, next);
 	}
 	return 0;
 }
@@ -370,7 +374,7 @@ static __always_inline int on_xmit(struct sk_buff *skb, int rc)
 }
 
 /* net:netif_receive_skb: the stack takes a packet from the driver. */
-static __always_inline int on_receive(struct sk_buff *skb)
+static __always_inline int on_receive(struct sk_buff *skb, bool trusted)
 {
 	struct ks_net_stamp s = {};
 	__u64 key = (__u64)skb;
@@ -381,7 +385,7 @@ static __always_inline int on_receive(struct sk_buff *skb)
 	c = bpf_map_lookup_elem(&rx_cur, &zero);
 	if (c)
 		c->skb = 0;
-	if (!parse(skb, &s, true))
+	if (!parse(skb, &s, true, trusted))
 		return 0;
 	s.ts = bpf_ktime_get_ns();
 	s.mark = KS_NET_M_RX;
@@ -447,7 +451,7 @@ static __always_inline int on_recv(const struct sock *sk, int ret, int flags)
 }
 
 /* sock:sk_data_ready: the packet this CPU receives is queued to socket @sk. */
-static __always_inline int on_ready(const struct sock *sk)
+static __always_inline int on_ready(const struct sock *sk, bool trusted)
 {
 	__u32 zero = 0;
 	struct rx_cur *c = bpf_map_lookup_elem(&rx_cur, &zero);
@@ -467,7 +471,7 @@ static __always_inline int on_ready(const struct sock *sk)
 		account(s, KS_NET_RX, 0, now - s->ts, false);
 	s->ts = now;
 	s->mark = KS_NET_M_SOCK;
-	if (udp_reads && s->proto == IPPROTO_UDP && BPF_CORE_READ(sk, sk_protocol) == IPPROTO_UDP)
+	if (udp_reads && s->proto == IPPROTO_UDP && KS_RD(trusted, sk, sk_protocol) == IPPROTO_UDP)
 		sockq_push(sk, key, s);
 	return 0;
 }
@@ -535,12 +539,12 @@ static __always_inline int on_softirq(unsigned int vec, bool entry)
 	return 0;
 }
 
-KS_BTF_RAW_PROGS(net_queue, net_dev_queue, on_queue(skb), struct sk_buff *skb)
-KS_BTF_RAW_PROGS(net_dequeue, qdisc_dequeue, on_dequeue(skb, packets), struct Qdisc *q, const struct netdev_queue *txq,
+KS_BTF_RAW_PROGS(net_queue, net_dev_queue, on_queue(skb, trusted), struct sk_buff *skb)
+KS_BTF_RAW_PROGS(net_dequeue, qdisc_dequeue, on_dequeue(skb, packets, trusted), struct Qdisc *q, const struct netdev_queue *txq,
 		 int packets, struct sk_buff *skb)
 KS_BTF_RAW_PROGS(net_xmit, net_dev_xmit, on_xmit(skb, rc), struct sk_buff *skb, int rc)
-KS_BTF_RAW_PROGS(net_receive, netif_receive_skb, on_receive(skb), struct sk_buff *skb)
-KS_BTF_RAW_PROGS(net_ready, sk_data_ready, on_ready(sk), const struct sock *sk)
+KS_BTF_RAW_PROGS(net_receive, netif_receive_skb, on_receive(skb, trusted), struct sk_buff *skb)
+KS_BTF_RAW_PROGS(net_ready, sk_data_ready, on_ready(sk, trusted), const struct sock *sk)
 KS_BTF_RAW_PROGS(net_recv, sock_recv_length, on_recv(sk, ret, flags), struct sock *sk, int ret, int flags)
 KS_BTF_RAW_PROGS(net_copy, skb_copy_datagram_iovec, on_copy(skb), const struct sk_buff *skb)
 KS_BTF_RAW_PROGS(net_free, kfree_skb, on_free(skb, reason), struct sk_buff *skb, void *location,
@@ -574,8 +578,8 @@ static __always_inline int send_exit(void)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
-	if (bpf_map_lookup_elem(&sends, &tid))
-		ks_map_delete(&sends, &tid, &counts.update_failed);
+	/* no lookup first: the enter stored it, and a missing key is no failure (ks_map_failed) */
+	ks_map_delete(&sends, &tid, &counts.update_failed);
 	return 0;
 }
 

@@ -149,14 +149,13 @@ static void size_maps(struct net_ctx *ctx, struct ks_net *s)
 	double share;
 
 	stamps = ks_budget_rows(b, 0.125,
-				ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, sizeof(__u64), sizeof(struct ks_net_stamp),
-						    BPF_F_NO_PREALLOC),
+				ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, sizeof(__u64), sizeof(struct ks_net_stamp), 0),
 				NET_STAMPS_MIN, NET_STAMPS_MAX, true);
 	/* stamps twice: by skb, and by socket queue (UDP) */
-	taken = 2 * ks_map_bytes(BPF_MAP_TYPE_HASH, 2 * sizeof(__u64), sizeof(struct ks_net_stamp), stamps,
-				 BPF_F_NO_PREALLOC, b->ncpus) +
+	taken = 2 * ks_map_bytes(BPF_MAP_TYPE_HASH, 2 * sizeof(__u64), sizeof(struct ks_net_stamp), stamps, 0,
+				 b->ncpus) +
 		ks_map_bytes(BPF_MAP_TYPE_LRU_HASH, sizeof(__u64), 2 * sizeof(__u64), NET_SOCKS, 0, b->ncpus) +
-		ks_map_bytes(BPF_MAP_TYPE_HASH, sizeof(__u32), 2 * sizeof(__u64), NET_SENDS, BPF_F_NO_PREALLOC, b->ncpus);
+		ks_map_bytes(BPF_MAP_TYPE_HASH, sizeof(__u32), 2 * sizeof(__u64), NET_SENDS, 0, b->ncpus);
 	share = 0.95 - (double)taken / (double)b->limit;
 	rows = ks_budget_rows(b, share > 0.01 ? share : 0.01,
 			      ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, sizeof(struct ks_net_key),

@@ -1,4 +1,4 @@
-# Integration: `ksight net` between two network namespaces: exact per-flow packets and bytes at every stage (= `ip -s link`), a reader that sleeps 10 ms, a tbf qdisc's queueing against its rate and bpftrace, drops by reason.
+# Integration: `ksight net` between two network namespaces: exact per-flow packets and bytes at every stage (= `ip -s link`), a reader that sleeps 10 ms (its read stage within the reader's own bounds), a tbf qdisc's queueing against its rate and bpftrace, drops by reason.
 . tests/lib.sh
 . tests/integration/dist_ref.sh
 need_root net
@@ -98,10 +98,17 @@ exact_run() {
 	t_eq "$h: the replies: $N of 43 bytes, sent and read" "$N $((N * 43)) $N" \
 		"$(flow_val "$dst" "$src" xmit packets) $(flow_val "$dst" "$src" xmit bytes) $(flow_val "$dst" "$src" read packets)"
 	t_eq "$h: protocol" "udp" "$(k_jq --arg s "$src" '[.rows[] | select(.src == $s) | .proto] | unique | join(",")')"
-	# the reader sleeps 10 ms once each datagram is queued: its median wait within 15%
-	p50=$(k_jq --arg s "$src" '.rows[] | select(.src == $s and .stage == "read") | .time_ns.p50')
-	[ "$p50" -ge 8500000 ] && [ "$p50" -le 11500000 ] && t_pass "$h: read stage: median $p50 ns, ~10 ms" ||
-		t_fail "$h: read stage: median ~10 ms" "$p50 ns"
+	# the reader sleeps 10 ms once each datagram is queued; on a busy machine it sleeps longer, so the
+	# read stage's total is checked against the receiver's own bounds on the same datagrams' waits
+	# (netudp's do_recv): from poll's return to the read's start, and from the kernel's receive stamp
+	# (wall clock: 0.1% for NTP's slew) to the read's return
+	# shellcheck disable=SC2046
+	set -- $(grep '^waits ' "$T_TMP/recv.out")
+	lo=${2:-0} hi=${3:-0}
+	sum=$(k_jq --arg s "$src" '.rows[] | select(.src == $s and .stage == "read") | .time_ns.sum')
+	awk -v s="$sum" -v lo="$lo" -v hi="$hi" -v n="$N" 'BEGIN { exit !(lo >= n * 10000000 && s >= lo && s <= hi * 1.001) }' &&
+		t_pass "$h: read stage: $sum ns in all, within the receiver's own $lo..$hi ns" ||
+		t_fail "$h: read stage within the receiver's own bounds ($lo..$hi ns, at least the sleeps)" "$sum ns"
 	p50=$(k_jq --arg s "$src" '.rows[] | select(.src == $s and .stage == "rx") | .time_ns.p50')
 	[ "$p50" -lt 5000000 ] && t_pass "$h: rx stage: driver to socket well under the sleep ($p50 ns)" ||
 		t_fail "$h: rx stage: driver to socket well under the sleep" "$p50 ns"

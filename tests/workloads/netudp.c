@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,7 +19,9 @@
  * netudp recv ADDR PORT N [-s US] [-r]: reads N datagrams on ADDR:PORT;
  *   with -s it waits until one is queued, then sleeps US microseconds
  *   before reading it; with -r it replies one byte to each.  Prints
- *   "ready" once bound, "received N BYTES" at the end.
+ *   "ready" once bound, "received N BYTES" at the end; with -s, before it,
+ *   "waits LO HI": bounds in ns, summed over the datagrams, of the time
+ *   each spent queued to the socket (see do_recv).
  */
 static void usage(void)
 {
@@ -88,13 +91,47 @@ static int do_send(int argc, char **argv)
 	return 0;
 }
 
+static long long now_ns(clockid_t c)
+{
+	struct timespec t;
+
+	clock_gettime(c, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* The kernel's receive stamp (SO_TIMESTAMPNS, CLOCK_REALTIME) of the datagram @m holds; 0 when missing. */
+static long long rx_stamp(struct msghdr *m)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec t;
+
+			memcpy(&t, CMSG_DATA(c), sizeof(t));
+			return t.tv_sec * 1000000000LL + t.tv_nsec;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The time a datagram waits in the socket's queue (from its queueing,
+ * sk_data_ready, to the return of its read) lies between two bounds the
+ * receiver measures itself, exact however late the scheduler runs it:
+ * at least from the return of the poll that found it queued to the start
+ * of the read; at most from the kernel's receive stamp, taken before it is
+ * queued, to the return of the read.
+ */
 static int do_recv(int argc, char **argv)
 {
 	static char buf[65536];
+	union {
+		char b[CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} ctl;
 	struct sockaddr_in at, peer;
-	socklen_t plen;
 	long n, total = 0, sleep_us = 0;
-	int fd, reply = 0;
+	long long lo = 0, hi = 0;
+	int fd, reply = 0, on = 1;
 
 	if (argc < 5)
 		usage();
@@ -112,9 +149,16 @@ static int do_recv(int argc, char **argv)
 		perror("netudp: bind");
 		return 1;
 	}
+	if (sleep_us && setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on))) {
+		perror("netudp: SO_TIMESTAMPNS");
+		return 1;
+	}
 	printf("ready\n");
 	fflush(stdout);
 	for (long i = 0; i < n; i++) {
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr m = { .msg_name = &peer, .msg_namelen = sizeof(peer), .msg_iov = &iov, .msg_iovlen = 1 };
+		long long t_poll = 0, t_read = 0, stamp;
 		ssize_t got;
 
 		if (sleep_us) {
@@ -125,21 +169,36 @@ static int do_recv(int argc, char **argv)
 				fprintf(stderr, "netudp: nothing to read after %ld datagrams\n", i);
 				return 1;
 			}
+			t_poll = now_ns(CLOCK_MONOTONIC);
 			while (nanosleep(&ts, &ts) && errno == EINTR)
 				;
+			m.msg_control = ctl.b;
+			m.msg_controllen = sizeof(ctl.b);
+			t_read = now_ns(CLOCK_MONOTONIC);
 		}
-		plen = sizeof(peer);
-		got = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&peer, &plen);
+		got = recvmsg(fd, &m, 0);
 		if (got < 0) {
 			fprintf(stderr, "netudp: recv after %ld datagrams: %s\n", i, strerror(errno));
 			return 1;
 		}
+		if (sleep_us) {
+			/* the stamp is wall-clock time: its age is taken on the same clock */
+			stamp = rx_stamp(&m);
+			if (!stamp) {
+				fprintf(stderr, "netudp: datagram %ld has no receive stamp\n", i);
+				return 1;
+			}
+			hi += now_ns(CLOCK_REALTIME) - stamp;
+			lo += t_read - t_poll;
+		}
 		total += got;
-		if (reply && sendto(fd, buf, 1, 0, (struct sockaddr *)&peer, plen) != 1) {
+		if (reply && sendto(fd, buf, 1, 0, (struct sockaddr *)&peer, m.msg_namelen) != 1) {
 			perror("netudp: reply");
 			return 1;
 		}
 	}
+	if (sleep_us)
+		printf("waits %lld %lld\n", lo, hi);
 	printf("received %ld %ld\n", n, total);
 	return 0;
 }
