@@ -209,14 +209,15 @@ int ks_write_svg(const struct ks_stacks *st, FILE *out)
  * their callers' width), so a reader knows what the gaps hold.
  */
 static void narrow_note(const struct ks_stacks *st, FILE *out, const struct ks_svg_opts *o, uint64_t nleft,
-			uint64_t hidden, uint32_t maxdepth)
+			uint64_t hidden)
 {
 	if (!nleft)
 		return;
-	fprintf(out, "<text id=\"narrow\" x=\"10\" y=\"%u\">%llu frames narrower than %g px left out "
+	/* under the title, left of where the search box opens: the bottom line is the "all" bar's */
+	fprintf(out, "<text id=\"narrow\" x=\"10\" y=\"35\">%llu frames narrower than %g px left out "
 		     "(%llu %s, %.2f%%, drawn as their callers' width)</text>\n",
-		PAD_TOP + (maxdepth + 1) * FRAME_H + 12, (unsigned long long)nleft, o->min_px, (unsigned long long)hidden,
-		unit_word(st), 100.0 * (double)hidden / (double)st->total);
+		(unsigned long long)nleft, o->min_px, (unsigned long long)hidden, unit_word(st),
+		100.0 * (double)hidden / (double)st->total);
 }
 
 int ks_write_svg_opt(const struct ks_stacks *st, FILE *out, const struct ks_svg_opts *o)
@@ -291,7 +292,7 @@ int ks_write_svg_opt(const struct ks_stacks *st, FILE *out, const struct ks_svg_
 		     "<text x=\"3\" y=\"%u\">all</text></g>\n",
 		(unsigned long long)st->total, unit_word(st), PAD_TOP + (maxdepth + 0) * FRAME_H + FRAME_H, SVG_W,
 		FRAME_H - 1, PAD_TOP + (maxdepth + 1) * FRAME_H + 11);
-	narrow_note(st, out, o, nleft, hidden + narrow[0], maxdepth);
+	narrow_note(st, out, o, nleft, hidden + narrow[0]);
 end:
 	fputs("</svg>\n", out);
 	free(path);
