@@ -28,7 +28,8 @@ for r in $(seq "$ROUNDS"); do
 	"$KSIGHT" report "$TMP/r.ksr" --html "$TMP/r.html" || exit 1
 	echo $((($(date +%s%N) - s) / 1000000))
 done >"$TMP/ms"
-echo "report --html: median $(median <"$TMP/ms") ms of $ROUNDS ($(tr '\n' ' ' <"$TMP/ms")), $(stat -c %s "$TMP/r.html") bytes, $(grep -c 'data-lo=' "$TMP/r.html") heatmap cells"
+echo "report --html: median $(median <"$TMP/ms") ms of $ROUNDS ($(tr '\n' ' ' <"$TMP/ms")), $(stat -c %s "$TMP/r.html") bytes, $(grep -c 'data-lo=' "$TMP/r.html") heatmap cells, $(grep -c '<g class="f"' "$TMP/r.html") flame graph frames"
+grep -o '<text id="narrow"[^>]*>[^<]*' "$TMP/r.html" | sed 's/.*>/flame graph: /'
 if [ -d "$NODE_DIR/node_modules/playwright-core" ]; then
 	cat >"$TMP/open.js" <<'JS'
 const { chromium } = require('playwright-core');

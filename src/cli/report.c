@@ -1,5 +1,6 @@
 /* `ksight report` and `ksight info`: read a recording (no root, no libbpf): events in time order, latency pairs, the manifest and losses. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,6 +393,13 @@ int cmd_report(int argc, char **argv)
 		ks_recording_free(&rec);
 		return 2;
 	}
+	/*
+	 * --html parses every interval report into a JSON tree freed at once:
+	 * glibc's fast bins then consolidate at each large free (~10% of a 90 s
+	 * session's page), so this one-shot process does without them
+	 */
+	if (ctx.html)
+		mallopt(M_MXFAST, 0);
 	/* the reports read back before the page is opened: a stranger's bad one leaves OUT as it was */
 	err = ctx.html ? ks_rec_reports_load(&rr, &rec, why, sizeof(why)) : 0;
 	if (err) {

@@ -66,15 +66,39 @@ static enum ks_val_kind val_kind(const struct ks_schema *s, const char *name)
 	return KS_VAL_COUNT;
 }
 
-static int add_row(struct ks_rec_reports *rr, struct ks_report *r, const struct ks_schema *s, json_object *o)
+/*
+ * The names a collector's rows hold, by their place in the row: its rows
+ * name the same fields in the same order, so one strcmp against the name
+ * seen at that place saves intern()'s hash and lookup for nearly every field.
+ */
+#define SEEN_FIELDS 64
+struct seen {
+	const char *at[SEEN_FIELDS];
+};
+
+static const char *field_name(struct ks_rec_reports *rr, struct seen *seen, size_t pos, const char *jname)
+{
+	const char *name;
+
+	if (pos < SEEN_FIELDS && seen->at[pos] && !strcmp(seen->at[pos], jname))
+		return seen->at[pos];
+	name = intern(rr, jname);
+	if (name && pos < SEEN_FIELDS)
+		seen->at[pos] = name;
+	return name;
+}
+
+static int add_row(struct ks_rec_reports *rr, struct seen *seen, struct ks_report *r, const struct ks_schema *s,
+		   json_object *o)
 {
 	struct ks_row *row = ks_report_add_row(r);
+	size_t pos = 0;
 	int err = 0;
 
 	if (!row)
 		return -ENOMEM;
 	json_object_object_foreach(o, jname, v) {
-		const char *name = intern(rr, jname);
+		const char *name = field_name(rr, seen, pos++, jname);
 		json_object *b;
 
 		if (!name)
@@ -117,6 +141,7 @@ static int add_row(struct ks_rec_reports *rr, struct ks_report *r, const struct 
 static int doc_report(struct ks_rec_reports *rr, struct ks_report *r, const char *collector, json_object *doc,
 		      int64_t realtime_off)
 {
+	struct seen seen = { { NULL } };
 	const struct ks_collector *kc = ks_collector_find(collector);
 	const struct ks_schema *s = kc ? kc->schema : NULL;
 	json_object *rows, *v, *t;
@@ -144,7 +169,7 @@ static int doc_report(struct ks_rec_reports *rr, struct ks_report *r, const char
 
 		if (!json_object_is_type(o, json_type_object))
 			return -EBADMSG;
-		err = add_row(rr, r, s, o);
+		err = add_row(rr, &seen, r, s, o);
 		if (err)
 			return err;
 	}
@@ -155,6 +180,7 @@ int ks_rec_reports_load(struct ks_rec_reports *out, const struct ks_recording *r
 {
 	int64_t off = (int64_t)(ks_rec_manifest_u64(rec, "clock.start.realtime_ns") -
 				ks_rec_manifest_u64(rec, "clock.start.monotonic_ns"));
+	struct json_tokener *tok;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -162,17 +188,20 @@ int ks_rec_reports_load(struct ks_rec_reports *out, const struct ks_recording *r
 	out->totals = calloc(rec->nreps + 1, sizeof(*out->totals));
 	if (!out->series || !out->totals)
 		return -ENOMEM;
+	/* one tokener for every document (reset between them), not one allocated per report */
+	tok = json_tokener_new();
+	if (!tok)
+		return -ENOMEM;
 	for (size_t i = 0; i < rec->nreps && !err; i++) {
 		const struct ks_rec_report_view *v = &rec->reps[i].v;
-		struct json_tokener *tok = json_tokener_new();
-		json_object *doc = tok ? json_tokener_parse_ex(tok, v->json, (int)v->json_len) : NULL;
+		json_object *doc;
 		struct ks_report r;
 
-		json_tokener_free(tok);
-		if (!tok)
-			return -ENOMEM;
+		json_tokener_reset(tok);
+		doc = json_tokener_parse_ex(tok, v->json, (int)v->json_len);
 		if (!doc || !json_object_is_type(doc, json_type_object)) {
 			json_object_put(doc);
+			json_tokener_free(tok);
 			snprintf(why, whylen, "report %zu of %s is not a JSON object", i + 1, v->collector);
 			return -EBADMSG;
 		}
@@ -195,6 +224,7 @@ int ks_rec_reports_load(struct ks_rec_reports *out, const struct ks_recording *r
 		err = ks_series_add(out->series, &r);
 		ks_report_free(&r);
 	}
+	json_tokener_free(tok);
 	return err;
 }
 

@@ -102,6 +102,14 @@ void ks_stacks_sort(struct ks_stacks *st);
 int ks_write_folded(const struct ks_stacks *st, FILE *out);
 /* A self-contained interactive SVG flame graph (search, click to zoom). */
 int ks_write_svg(const struct ks_stacks *st, FILE *out);
+/* How ks_write_svg_opt draws; all zero: as ks_write_svg. */
+struct ks_svg_opts {
+	/* frames narrower than this many pixels of the graph's width are left out (flamegraph.pl's --minwidth), their
+	 * count and share said under the graph: a page of a long session otherwise holds tens of thousands of frames no
+	 * one can see; 0: every frame */
+	double min_px;
+};
+int ks_write_svg_opt(const struct ks_stacks *st, FILE *out, const struct ks_svg_opts *o);
 /* A gzip'd profile.proto (pprof) profile. */
 int ks_write_pprof(const struct ks_stacks *st, FILE *out);
 /* The name of @id as folded output writes it (with its kind's suffix) into @buf. */

@@ -200,8 +200,30 @@ static void frame(const struct ks_stacks *st, FILE *out, uint32_t id, uint32_t d
 
 int ks_write_svg(const struct ks_stacks *st, FILE *out)
 {
+	return ks_write_svg_opt(st, out, &(struct ks_svg_opts){ 0 });
+}
+
+/*
+ * The note under a graph drawn with a minimum width: how many frames are left
+ * out and the share of the total under the outermost of them (drawn only as
+ * their callers' width), so a reader knows what the gaps hold.
+ */
+static void narrow_note(const struct ks_stacks *st, FILE *out, const struct ks_svg_opts *o, uint64_t nleft,
+			uint64_t hidden)
+{
+	if (!nleft)
+		return;
+	/* under the title, left of where the search box opens: the bottom line is the "all" bar's */
+	fprintf(out, "<text id=\"narrow\" x=\"10\" y=\"35\">%llu frames narrower than %g px left out "
+		     "(%llu %s, %.2f%%, drawn as their callers' width)</text>\n",
+		(unsigned long long)nleft, o->min_px, (unsigned long long)hidden, unit_word(st),
+		100.0 * (double)hidden / (double)st->total);
+}
+
+int ks_write_svg_opt(const struct ks_stacks *st, FILE *out, const struct ks_svg_opts *o)
+{
 	uint32_t maxdepth = 0, *path = NULL, plen = 0;
-	uint64_t *pstart = NULL, x = 0;
+	uint64_t *pstart = NULL, *narrow = NULL, x = 0, min_w = 0, nleft = 0, hidden = 0;
 	int err = 0;
 
 	for (size_t i = 0; i < st->n; i++)
@@ -227,10 +249,14 @@ int ks_write_svg(const struct ks_stacks *st, FILE *out)
 		goto end;
 	path = calloc(maxdepth + 1, sizeof(*path));
 	pstart = calloc(maxdepth + 1, sizeof(*pstart));
-	if (!path || !pstart) {
+	narrow = calloc(maxdepth + 2, sizeof(*narrow)); /* by depth: the width of a frame's children left out */
+	if (!path || !pstart || !narrow) {
 		err = -ENOMEM;
 		goto end;
 	}
+	/* the smallest width drawn, in the total's units: a frame of w is w / total * SVG_W pixels */
+	if (o->min_px > 0)
+		min_w = (uint64_t)(o->min_px * (double)st->total / SVG_W + 0.999999);
 	/* the stacks are sorted: a frame spans the run of stacks that share the path to it */
 	for (size_t i = 0; i <= st->n; i++) {
 		const struct ks_stack *s = i < st->n ? &st->s[i] : NULL;
@@ -239,8 +265,19 @@ int ks_write_svg(const struct ks_stacks *st, FILE *out)
 		while (s && c < plen && c < s->n && path[c] == s->frames[c])
 			c++;
 		while (plen > c) {
+			uint64_t w;
+
 			plen--;
-			frame(st, out, path[plen], plen, maxdepth, pstart[plen], x - pstart[plen]);
+			w = x - pstart[plen];
+			/* a child is never wider than its caller: a frame left out has all its callees left out */
+			if (w < min_w) {
+				nleft++;
+				narrow[plen] += w;
+			} else {
+				hidden += narrow[plen + 1];
+				frame(st, out, path[plen], plen, maxdepth, pstart[plen], w);
+			}
+			narrow[plen + 1] = 0;
 		}
 		if (!s)
 			break;
@@ -255,9 +292,11 @@ int ks_write_svg(const struct ks_stacks *st, FILE *out)
 		     "<text x=\"3\" y=\"%u\">all</text></g>\n",
 		(unsigned long long)st->total, unit_word(st), PAD_TOP + (maxdepth + 0) * FRAME_H + FRAME_H, SVG_W,
 		FRAME_H - 1, PAD_TOP + (maxdepth + 1) * FRAME_H + 11);
+	narrow_note(st, out, o, nleft, hidden + narrow[0]);
 end:
 	fputs("</svg>\n", out);
 	free(path);
 	free(pstart);
+	free(narrow);
 	return err ? err : ks_stream_status(out);
 }

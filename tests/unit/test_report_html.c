@@ -133,3 +133,36 @@ TEST(page_with_everything_quotes_every_name)
 	ks_report_free(&total);
 	ks_series_free(s);
 }
+
+TEST(page_flame_leaves_out_frames_under_a_pixel)
+{
+	struct ks_stacks on;
+	char *html, *svg = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	/* 2002 samples on 1200 px: a sample is 0.6 px, so the 1-sample frames (cold, other and its x) are under a pixel */
+	ks_stacks_init(&on, "samples", "count", 10000000);
+	frames(&on, 2000, (const char *const[]){ "app", "main", "hot", NULL });
+	frames(&on, 1, (const char *const[]){ "app", "main", "cold", NULL });
+	frames(&on, 1, (const char *const[]){ "app", "other", "x", NULL });
+	ks_stacks_sort(&on);
+	html = render(&(struct ks_html_in){ .title = "f", .oncpu = &on });
+	ASSERT_TRUE(html != NULL);
+	EXPECT_EQ_U64(count(html, "<g class=\"f\""), 3); /* app, main, hot */
+	EXPECT_TRUE(strstr(html, "<title>hot (2000 samples"));
+	EXPECT_EQ_U64(count(html, "<title>cold ("), 0);
+	EXPECT_EQ_U64(count(html, "<title>x ("), 0);
+	/* three frames left out; the samples under the outermost of them (cold, other): 2 of 2002 */
+	EXPECT_TRUE(strstr(html, ">3 frames narrower than 1 px left out (2 samples, 0.10%, drawn as their callers' width)</text>"));
+	free(html);
+	/* the standalone SVG (profile --svg) keeps every frame and says nothing */
+	m = open_memstream(&svg, &len);
+	ASSERT_TRUE(m != NULL);
+	EXPECT_EQ_INT(ks_write_svg(&on, m), 0);
+	fclose(m);
+	EXPECT_EQ_U64(count(svg, "<g class=\"f\""), 6);
+	EXPECT_EQ_U64(count(svg, "narrower"), 0);
+	free(svg);
+	ks_stacks_free(&on);
+}
