@@ -25,8 +25,9 @@ feature_of() {
 	esac
 }
 
-# Every collector of the binary has a line in the table
-listed=$("$KSIGHT" -h 2>&1 | awk '/^Collectors:/ {c = 1; next} c && NF == 0 {c = 0} c {print $1}' | sort | tr '\n' ' ')
+# Every collector of the binary has a line in the table, but netflow: its hook (xdp or tc) is
+# the one the user names (--xdp DEV, --tc DEV), not a variant chosen here (test_netflow checks it)
+listed=$("$KSIGHT" -h 2>&1 | awk '/^Collectors:/ {c = 1; next} c && NF == 0 {c = 0} c && $1 != "netflow" {print $1}' | sort | tr '\n' ' ')
 t_eq "the table lists every collector" "$listed" "$(echo "$COLLECTORS" | awk -F'|' 'NF {print $1}' | sort | tr '\n' ' ')"
 
 # What this kernel must offer, when the kernel matrix says (tests/kernels/*.conf)
