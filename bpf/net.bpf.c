@@ -14,8 +14,13 @@
 #define NET_RX_SOFTIRQ 3
 /* an skb's transport_header not set (skb_transport_header_was_set) */
 #define NO_HEADER 0xffff
-/* qdisc_dequeue hands a list of up to this many skbs (bulk dequeue): more are left unstamped */
-#define DEQ_BULK_MAX 8
+/*
+ * qdisc_dequeue hands a list of this many skbs at most (bulk dequeue):
+ * try_bulk_dequeue_skb_slow makes 9 (the first and 8 more), BQL's
+ * try_bulk_dequeue_skb as many as the device's byte limit allows; the
+ * rest of a longer list are counted as lost.
+ */
+#define DEQ_BULK_MAX 16
 
 /* Configuration, fixed before load so the verifier prunes unused modes. */
 const volatile __u32 by_mode = KS_NET_BY_STAGE;
@@ -341,10 +346,14 @@ static __always_inline int on_queue(struct sk_buff *skb, bool trusted)
 	return 0;
 }
 
-/* qdisc:qdisc_dequeue: the qdisc let go of @skb and the list behind it (bulk dequeue). */
+/* qdisc:qdisc_dequeue: the qdisc let go of @skb and the @n - 1 behind it (skb->next), all at once. */
 static __always_inline int on_dequeue(struct sk_buff *skb, int n, bool trusted)
 {
 	__u64 now = bpf_ktime_get_ns();
+
+	/* their qdisc stage goes uncounted (their xmit is timed from the queue) */
+	if (n > DEQ_BULK_MAX)
+		__sync_fetch_and_add(&counts.lost, n - DEQ_BULK_MAX);
 
 	for (int i = 0; i < DEQ_BULK_MAX && i < n && skb; i++) {
 		__u64 key = (__u64)skb;

@@ -1,4 +1,4 @@
-# Integration: `ksight net` between two network namespaces: exact per-flow packets and bytes at every stage (= `ip -s link`), a reader that sleeps 10 ms (its read stage within the reader's own bounds), a tbf qdisc's queueing against its rate and bpftrace, drops by reason.
+# Integration: `ksight net` between two network namespaces: exact per-flow packets and bytes at every stage (= `ip -s link`), a reader that sleeps 10 ms (its read stage within the reader's own bounds), a tbf qdisc's queueing against its rate and bpftrace, its bulk dequeues (lists of 9) counted packet by packet, drops by reason.
 . tests/lib.sh
 . tests/integration/dist_ref.sh
 need_root net
@@ -176,6 +176,65 @@ EOF
 			t_fail "tbf: qdisc time as bpftrace measures it" "$got ns, bpftrace $bt_sum ns"
 	else
 		t_skip "tbf: bpftrace reference" "bpftrace missing or did not attach: $(head -3 "$T_TMP/ref.out" 2>/dev/null)"
+	fi
+
+	# Bulk dequeue, forced: a tbf of 800 bit/s lets the first of K - 1 datagrams through and holds
+	# the rest (10 s a packet); once they are all queued the rate goes to 1 Gbit/s with a bucket of
+	# 96 packets, and a last datagram runs the qdisc: each dequeue_skb() hands a list of 9 (veth
+	# has 2 tx queues: try_bulk_dequeue_skb_slow), the tracepoint naming the first skb only.
+	PORT=$((PORT + 2))
+	tc -n "$A" qdisc replace dev "$DA" root tbf rate 800bit burst 1100 limit 200000
+	# the bpftrace reference walks the list too (skb->next, as many as the tracepoint's packets)
+	bt_script() {
+		cat <<EOF
+tracepoint:net:net_dev_queue /str(args->name) == "$DA"/ { @q[(uint64)args->skbaddr] = nsecs; }
+tracepoint:qdisc:qdisc_dequeue /args->packets > 0/ {
+	@max = max(args->packets);
+	\$s = (struct sk_buff *)args->skbaddr;
+	\$i = 0;
+	unroll(16) {
+		if (\$i < args->packets && \$s != 0) {
+			if (@q[(uint64)\$s]) { @n = count(); delete(@q[(uint64)\$s]); }
+			\$s = \$s->next;
+			\$i++;
+		}
+	}
+}
+END { clear(@q); }
+EOF
+	}
+	BT=no
+	command -v bpftrace >/dev/null 2>&1 && bt_start && BT=yes
+	k_start net --by flow --port $PORT -j
+	# emptied here, not by the child's redirection: a reused file still says "ready" until it runs
+	: >"$T_TMP/recv5.out"
+	ip netns exec "$B" "$WORKLOADS/netudp" recv "${NET}2" $PORT $K >"$T_TMP/recv5.out" &
+	R_PID=$!
+	t_wait_for "$T_TMP/recv5.out" ready
+	ip netns exec "$A" "$WORKLOADS/netudp" send "${NET}2" $PORT $((K - 1)) $S >/dev/null
+	# until the qdisc holds K - 2 of them (tc -s: "backlog Nb Mp")
+	i=0
+	until [ "$(tc -n "$A" -s qdisc show dev "$DA" | sed -n 's/.*backlog [0-9]*b \([0-9]*\)p.*/\1/p')" = $((K - 2)) ]; do
+		i=$((i + 1))
+		[ $i -gt $((T_WAIT * 20)) ] && break
+		sleep 0.05
+	done
+	tc -n "$A" qdisc change dev "$DA" root tbf rate 1gbit burst 100000 limit 200000
+	ip netns exec "$A" "$WORKLOADS/netudp" send "${NET}2" $PORT 1 $S >/dev/null
+	wait $R_PID
+	k_stop
+	[ $BT = yes ] && t_interrupt $BT_PID
+	src=${NET}1:$((PORT + 1))
+	dst=${NET}2:$PORT
+	t_eq "tbf bulk: the receiver got them all" "received $K $((K * S))" "$(tail -1 "$T_TMP/recv5.out")"
+	t_eq "tbf bulk: every datagram went through the qdisc, each of a list counted" "$K $((K * W))" \
+		"$(flow_val "$src" "$dst" qdisc packets) $(flow_val "$src" "$dst" qdisc bytes)"
+	t_eq "tbf bulk: nothing lost" "0 0" "$(k_jq '.lost_by | "\(.lost) \(.stamps_full)"')"
+	if [ $BT = yes ]; then
+		t_eq "tbf bulk: bpftrace saw lists of 9 and every packet in them" "9 $K" \
+			"$(awk '/^@max:/ { m = $2 } /^@n:/ { n = $2 } END { print m, n }' "$T_TMP/ref.out")"
+	else
+		t_skip "tbf bulk: bpftrace reference" "bpftrace missing or did not attach: $(head -3 "$T_TMP/ref.out" 2>/dev/null)"
 	fi
 fi
 
