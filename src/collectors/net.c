@@ -49,8 +49,6 @@ struct net_ctx {
 	bool has_ready; /* sock:sk_data_ready exists (6.10+): the rx stage */
 	bool has_recv_len; /* sock:sock_recv_length exists (6.4+): UDP's reads */
 	const struct ks_filter *filter;
-	struct btf *btf;		/* vmlinux, for drop reason names */
-	const struct btf_type *reasons; /* enum skb_drop_reason, or NULL */
 };
 
 static const struct ks_optdef net_opts[] = {
@@ -231,21 +229,6 @@ static const struct ks_sc_probe net_probes[] = {
 	[P_SENDMMSG] = { KS_SC_TP, "syscalls", "sys_enter_sendmmsg", 0 },
 };
 
-/* The kernel's names of drop reasons, from its BTF: enum skb_drop_reason. */
-static void load_reasons(struct net_ctx *ctx)
-{
-	int id;
-
-	ctx->btf = btf__load_vmlinux_btf();
-	if (!ctx->btf) {
-		p_info("net: no kernel BTF: drop reasons are shown as numbers");
-		return;
-	}
-	id = btf__find_by_name_kind(ctx->btf, "skb_drop_reason", BTF_KIND_ENUM);
-	if (id > 0)
-		ctx->reasons = btf__type_by_id(ctx->btf, id);
-}
-
 static int net_probed(void *vctx)
 {
 	struct net_ctx *ctx = vctx;
@@ -263,30 +246,9 @@ static int net_probed(void *vctx)
 		p_warn("net: no sock:sk_data_ready tracepoint (before 6.10): no rx stage; reads are timed from the driver's receive");
 	if (!ctx->has_recv_len)
 		p_warn("net: no sock:sock_recv_length tracepoint (before 6.4): no read stage for UDP's linear datagrams");
-	load_reasons(ctx);
+	if (!ks_drop_reasons_load())
+		p_info("net: no kernel BTF: drop reasons are shown as numbers");
 	return 0;
-}
-
-static const char *reason_name(const struct net_ctx *ctx, __u32 code, char *buf, size_t len)
-{
-	static const char prefix[] = "SKB_DROP_REASON_";
-
-	if (ctx->reasons) {
-		const struct btf_enum *e = btf_enum(ctx->reasons);
-
-		for (int i = 0; i < btf_vlen(ctx->reasons); i++, e++) {
-			const char *n = btf__name_by_offset(ctx->btf, e->name_off);
-
-			if ((__u32)e->val != code || !n)
-				continue;
-			if (!strncmp(n, prefix, sizeof(prefix) - 1))
-				n += sizeof(prefix) - 1;
-			snprintf(buf, len, "%s", n);
-			return buf;
-		}
-	}
-	snprintf(buf, len, "%u", code);
-	return buf;
 }
 
 static const struct ks_sc_def net_def;
@@ -346,7 +308,7 @@ static void row_keys(struct net_ctx *ctx, struct ks_row *row, const struct ks_ne
 		/* only here: a report row has room for 4 keys, and a flow takes 3 */
 		ks_row_key_num(row, "cpu", k->stage >= KS_NET_SOFTIRQ_RX && !other ? (int64_t)k->sub : -1);
 		ks_row_key_str(row, "reason",
-			       k->stage == KS_NET_DROP && !other ? reason_name(ctx, k->sub, b, sizeof(b)) : "-");
+			       k->stage == KS_NET_DROP && !other ? ks_drop_reason_name(k->sub, b, sizeof(b)) : "-");
 		break;
 	case KS_NET_BY_FLOW:
 		if (other || !pkt) {
@@ -489,14 +451,12 @@ static const struct ks_sc_counter net_counters[] = {
 	[N_TO_OTHER] = { "to_other", offsetof(struct ks_net__bss, counts.to_other), KS_SC_COUNTER },
 };
 static const char *const net_hooks[] = { KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, NULL };
-static void net_release(void *vctx);
 static const struct ks_sc_def net_def = {
 	.name = "net", .hooks = net_hooks, .skel = &ks_net_ops, .gen_at = offsetof(struct ks_net__bss, ks_gen),
 	.maps = net_maps, .nmaps = 1, .counters = net_counters,
 	.ncounters = sizeof(net_counters) / sizeof(net_counters[0]),
 	.probes = net_probes, .nprobes = sizeof(net_probes) / sizeof(net_probes[0]),
 	.probed = net_probed, .configure = configure, .loaded = precreate, .attached = loaded_notes,
-	.release = net_release,
 };
 
 static int net_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
@@ -508,14 +468,6 @@ static int net_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mo
 
 /* --pin: to_other is cumulative in .bss; the restart reports it from the read its saved totals hold */
 static const size_t net_cursor[] = { offsetof(struct net_ctx, sc.seen[N_TO_OTHER]) };
-
-static void net_release(void *vctx)
-{
-	struct net_ctx *ctx = vctx;
-
-	btf__free(ctx->btf);
-	ctx->btf = NULL;
-}
 
 const struct ks_collector ks_net_collector = {
 	.spec = {

@@ -44,8 +44,6 @@ struct tcp_ctx {
 	bool drop_rx_sk;  /* kfree_skb passes rx_sk (6.11+): dropped last ACKs of handshakes counted */
 	const struct ks_filter *filter;
 	uint32_t rows_fit;	/* rows per half the budget holds (<= max_rows) */
-	struct btf *btf;	      /* vmlinux, for drop reason names */
-	const struct btf_type *reasons; /* enum skb_drop_reason, or NULL */
 };
 
 static const struct ks_optdef tcp_opts[] = {
@@ -259,43 +257,6 @@ static int loaded_notes(void *vctx)
 	return 0;
 }
 
-/* The kernel's names of drop reasons, from its BTF: enum skb_drop_reason. */
-static void load_reasons(struct tcp_ctx *ctx)
-{
-	int id;
-
-	ctx->btf = btf__load_vmlinux_btf();
-	if (!ctx->btf) {
-		p_info("tcp: no kernel BTF: drop reasons are shown as numbers");
-		return;
-	}
-	id = btf__find_by_name_kind(ctx->btf, "skb_drop_reason", BTF_KIND_ENUM);
-	if (id > 0)
-		ctx->reasons = btf__type_by_id(ctx->btf, id);
-}
-
-static const char *reason_name(const struct tcp_ctx *ctx, __u32 code, char *buf, size_t len)
-{
-	static const char prefix[] = "SKB_DROP_REASON_";
-
-	if (ctx->reasons) {
-		const struct btf_enum *e = btf_enum(ctx->reasons);
-
-		for (int i = 0; i < btf_vlen(ctx->reasons); i++, e++) {
-			const char *n = btf__name_by_offset(ctx->btf, e->name_off);
-
-			if ((__u32)e->val != code || !n)
-				continue;
-			if (!strncmp(n, prefix, sizeof(prefix) - 1))
-				n += sizeof(prefix) - 1;
-			snprintf(buf, len, "%s", n);
-			return buf;
-		}
-	}
-	snprintf(buf, len, "%u", code);
-	return buf;
-}
-
 /* What tcp asks of the kernel, probed once before its load (tcp_probed reads the answers). */
 enum { P_PROBE = 3, P_PROBE_SK, P_RETRANS_NARGS, P_SYNACK, P_ACCEPT4, P_ACCEPT, P_READY, P_DROP_NARGS };
 static const struct ks_sc_probe tcp_probes[] = {
@@ -335,8 +296,8 @@ static int tcp_probed(void *vctx)
 	} else if (!ctx->has_accept) {
 		p_warn("tcp: no syscalls:sys_exit_accept* tracepoints (CONFIG_FTRACE_SYSCALLS); accepted sockets have no owner");
 	}
-	if (ctx->by == KS_TCP_BY_REASON)
-		load_reasons(ctx);
+	if (ctx->by == KS_TCP_BY_REASON && !ks_drop_reasons_load())
+		p_info("tcp: no kernel BTF: drop reasons are shown as numbers");
 	return 0;
 }
 
@@ -424,7 +385,7 @@ static void row_keys(struct tcp_ctx *ctx, struct ks_row *row, const struct ks_tc
 		ks_row_key_num(row, "port", special ? -1 : (int64_t)k->id);
 		break;
 	case KS_TCP_BY_REASON:
-		ks_row_key_str(row, "reason", special ? special : reason_name(ctx, k->id, b, sizeof(b)));
+		ks_row_key_str(row, "reason", special ? special : ks_drop_reason_name(k->id, b, sizeof(b)));
 		ks_row_key_num(row, "code", special ? -1 : (int64_t)k->id);
 		break;
 	}
@@ -558,13 +519,11 @@ static const struct ks_sc_counter tcp_counters[] = {
 	[N_TO_OTHER] = { "to_other", offsetof(struct ks_tcp__bss, counts.to_other), KS_SC_COUNTER },
 };
 static const char *const tcp_hooks[] = { KS_HOOK_FENTRY, KS_HOOK_TP_BTF, KS_HOOK_RAW_TP, KS_HOOK_TP, KS_HOOK_KPROBE, NULL };
-static void tcp_release(void *vctx);
 static const struct ks_sc_def tcp_def = {
 	.name = "tcp", .hooks = tcp_hooks, .skel = &ks_tcp_ops, .gen_at = offsetof(struct ks_tcp__bss, ks_gen),
 	.maps = tcp_maps, .nmaps = 1, .counters = tcp_counters, .ncounters = 5,
 	.probes = tcp_probes, .nprobes = sizeof(tcp_probes) / sizeof(tcp_probes[0]),
 	.probed = tcp_probed, .configure = configure, .loaded = precreate, .attached = loaded_notes,
-	.release = tcp_release,
 };
 
 /*
@@ -580,14 +539,6 @@ static int tcp_drain_mode(void *vctx, struct ks_report *r, enum ks_drain_mode mo
 
 /* --pin: to_other is cumulative in .bss; the restart reports it from the read its saved totals hold */
 static const size_t tcp_cursor[] = { offsetof(struct tcp_ctx, sc.seen[N_TO_OTHER]) };
-
-static void tcp_release(void *vctx)
-{
-	struct tcp_ctx *ctx = vctx;
-
-	btf__free(ctx->btf);
-	ctx->btf = NULL;
-}
 
 const struct ks_collector ks_tcp_collector = {
 	.spec = {

@@ -599,6 +599,48 @@ struct btf *ks_kernel_btf(void)
 	return vmlinux_btf;
 }
 
+static const struct btf_type *drop_reasons; /* enum skb_drop_reason, or NULL */
+
+static void drop_reasons_once(void)
+{
+	struct btf *vmlinux = ks_kernel_btf();
+	int id = vmlinux ? btf__find_by_name_kind(vmlinux, "skb_drop_reason", BTF_KIND_ENUM) : -1;
+
+	if (id > 0)
+		drop_reasons = btf__type_by_id(vmlinux, id);
+}
+
+bool ks_drop_reasons_load(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, drop_reasons_once);
+	return ks_kernel_btf() != NULL;
+}
+
+const char *ks_drop_reason_name(uint32_t code, char *buf, size_t len)
+{
+	static const char prefix[] = "SKB_DROP_REASON_";
+
+	ks_drop_reasons_load();
+	if (drop_reasons) {
+		const struct btf_enum *e = btf_enum(drop_reasons);
+
+		for (int i = 0; i < btf_vlen(drop_reasons); i++, e++) {
+			const char *n = btf__name_by_offset(ks_kernel_btf(), e->name_off);
+
+			if ((uint32_t)e->val != code || !n)
+				continue;
+			if (!strncmp(n, prefix, sizeof(prefix) - 1))
+				n += sizeof(prefix) - 1;
+			snprintf(buf, len, "%s", n);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%u", code);
+	return buf;
+}
+
 int ks_tp_nargs(const char *tp)
 {
 	struct btf *vmlinux = ks_kernel_btf();

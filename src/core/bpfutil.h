@@ -131,6 +131,14 @@ int ks_cursor_set_u64(uint64_t *const *fields, int n, const void *buf, size_t le
 struct btf;
 /* The kernel's BTF, loaded once and kept for the process: NULL with errno set when it has none. */
 struct btf *ks_kernel_btf(void);
+/*
+ * Makes the kernel's names of drop reasons (enum skb_drop_reason, from its
+ * BTF) ready for ks_drop_reason_name: false when the kernel has no BTF
+ * (the names are then numbers).
+ */
+bool ks_drop_reasons_load(void);
+/* Drop reason @code's name without its SKB_DROP_REASON_ prefix into @buf (the number when unknown); @buf. */
+const char *ks_drop_reason_name(uint32_t code, char *buf, size_t len);
 
 /*
  * Number of arguments of tracepoint @tp as tp_btf and raw_tp programs see
