@@ -524,51 +524,68 @@ const struct ks_rec_event *ks_rec_next_event(const void *payload, uint32_t len, 
 	return e;
 }
 
-int ks_rec_report_append(struct ks_rec_writer *w, struct ks_rec_chunk *c, const char *head, size_t head_len,
-			 const char *json, size_t json_len, const char *text, size_t text_len)
+int ks_rec_deflated_append(struct ks_rec_writer *w, struct ks_rec_chunk *c, uint32_t type, const char *head,
+			   size_t head_len, struct ks_rec_kv *kv, const void *body, size_t body_len)
 {
-	struct ks_rec_kv kv = { 0 };
-	size_t raw = json_len + text_len, len;
-	uLongf zlen = compressBound((uLong)raw);
+	uLongf zlen = compressBound((uLong)body_len);
 	unsigned char *z = NULL;
-	char *p = NULL, *body = NULL;
-	int err = -ENOMEM;
+	char *p = NULL;
+	size_t len;
+	int err = -EFBIG;
 
-	/* the renderings deflated: a report's JSON is mostly histogram buckets (58 KiB of syscalls' in 14 KiB) */
-	body = malloc(raw ? raw : 1);
+	if (body_len > KS_REC_MAX_PAYLOAD)
+		goto cleanup;
+	err = -ENOMEM;
 	z = malloc(zlen);
-	if (!body || !z)
+	if (!z)
 		goto cleanup;
-	memcpy(body, json, json_len);
-	memcpy(body + json_len, text, text_len);
-	if (compress2(z, &zlen, (const Bytef *)body, (uLong)raw, 6) != Z_OK) {
-		err = -EINVAL;
+	err = -EINVAL;
+	if (compress2(z, &zlen, body_len ? (const Bytef *)body : (const Bytef *)"", (uLong)body_len, 6) != Z_OK)
 		goto cleanup;
-	}
-	ks_rec_kv_add(&kv, "json_len", "%zu", json_len);
-	ks_rec_kv_add(&kv, "text_len", "%zu", text_len);
-	ks_rec_kv_add(&kv, "zlib_len", "%lu", (unsigned long)zlen);
-	err = kv.err;
+	ks_rec_kv_add(kv, "zlib_len", "%lu", (unsigned long)zlen);
+	err = kv->err;
 	if (err)
 		goto cleanup;
-	len = head_len + kv.len + 1 + zlen;
+	len = head_len + kv->len + 1 + zlen;
 	err = -EFBIG;
-	if (len > KS_REC_MAX_PAYLOAD || raw > KS_REC_MAX_PAYLOAD)
+	if (len > KS_REC_MAX_PAYLOAD)
 		goto cleanup;
 	err = -ENOMEM;
 	p = malloc(len);
 	if (!p)
 		goto cleanup;
-	/* the lines, the empty line that ends them, then the two renderings back to back, deflated */
+	/* the lines, the empty line that ends them, then the body deflated */
 	memcpy(p, head, head_len);
-	memcpy(p + head_len, kv.buf, kv.len);
-	p[head_len + kv.len] = '\n';
-	memcpy(p + head_len + kv.len + 1, z, zlen);
-	c->type = KS_REC_REPORT;
+	memcpy(p + head_len, kv->buf, kv->len);
+	p[head_len + kv->len] = '\n';
+	memcpy(p + head_len + kv->len + 1, z, zlen);
+	c->type = type;
 	err = ks_rec_append(w, c, p, (uint32_t)len);
 cleanup:
 	free(p);
 	free(z);
+	return err;
+}
+
+int ks_rec_report_append(struct ks_rec_writer *w, struct ks_rec_chunk *c, const char *head, size_t head_len,
+			 const char *json, size_t json_len, const char *text, size_t text_len)
+{
+	struct ks_rec_kv kv = { 0 };
+	size_t raw = json_len + text_len;
+	char *body;
+	int err = -EFBIG;
+
+	if (raw > KS_REC_MAX_PAYLOAD)
+		return err;
+	/* the renderings deflated: a report's JSON is mostly histogram buckets (58 KiB of syscalls' in 14 KiB) */
+	body = malloc(raw ? raw : 1);
+	if (!body)
+		return -ENOMEM;
+	memcpy(body, json, json_len);
+	memcpy(body + json_len, text, text_len);
+	ks_rec_kv_add(&kv, "json_len", "%zu", json_len);
+	ks_rec_kv_add(&kv, "text_len", "%zu", text_len);
+	err = ks_rec_deflated_append(w, c, KS_REC_REPORT, head, head_len, &kv, body, raw);
 	free(body);
 	ks_rec_kv_free(&kv);
 	return err;

@@ -115,6 +115,16 @@ void ks_rec_kv_add(struct ks_rec_kv *kv, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void ks_rec_kv_free(struct ks_rec_kv *kv);
 
+/*
+ * Appends a chunk of type @type that reads as @head's lines, @kv's lines
+ * and zlib_len, the empty line, then @body deflated (zlib, zlib_len
+ * bytes): KS_REC_REPORT's and KS_REC_STACKS' shape.  0 or -errno
+ * (-EFBIG past KS_REC_MAX_PAYLOAD, before or after deflating; @kv's
+ * error when it has one).
+ */
+int ks_rec_deflated_append(struct ks_rec_writer *w, struct ks_rec_chunk *c, uint32_t type, const char *head,
+			   size_t head_len, struct ks_rec_kv *kv, const void *body, size_t body_len);
+
 /* Reader: scans the whole file once, keeping the intact chunks. */
 struct ks_rec_chunkref {
 	struct ks_rec_chunk hdr;
