@@ -57,6 +57,8 @@ offcpu|
 biolat|
 mem|--by pid
 tcp|--by flow
+wall|
+net|--by stage
 '
 
 # run_one CAPS NAME ARGS: one run of collector NAME as $U; sets R_RC, R_ROWS, R_OUT, R_ERR
