@@ -287,3 +287,32 @@ t_prompoll() {
 		sleep 0.5
 	done
 }
+
+# t_netns_pair WHAT: two network namespaces NS_A and NS_B joined by a veth pair (NS_DA in A,
+# NS_DB in B), addresses ${NS_NET}1 and ${NS_NET}2/24, IPv4 only with static neighbours: no
+# ARP, ND or MLD packet of their own, so the devices carry the test's packets alone.  Sets
+# T_CLEANUP to remove them; a machine that cannot make them SKIPs WHAT and ends the test.
+t_netns_pair() {
+	NS_A=ksight-$1-a-$$
+	NS_B=ksight-$1-b-$$
+	NS_DA=ksa$$
+	NS_DB=ksb$$
+	NS_NET=10.197.$(($$ % 250)).
+	if ! ip netns list >/dev/null 2>&1; then
+		t_skip "$1" "no 'ip netns' (iproute2)"
+		exit 0
+	fi
+	T_CLEANUP='ip netns del "$NS_A" 2>/dev/null; ip netns del "$NS_B" 2>/dev/null'
+	if ! { ip netns add "$NS_A" && ip netns add "$NS_B" &&
+		ip netns exec "$NS_A" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 &&
+		ip netns exec "$NS_B" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 &&
+		ip link add "$NS_DA" address 02:00:00:00:0b:01 type veth peer name "$NS_DB" address 02:00:00:00:0b:02 &&
+		ip link set "$NS_DA" netns "$NS_A" && ip link set "$NS_DB" netns "$NS_B" &&
+		ip -n "$NS_A" addr add "${NS_NET}1/24" dev "$NS_DA" && ip -n "$NS_B" addr add "${NS_NET}2/24" dev "$NS_DB" &&
+		ip -n "$NS_A" neigh add "${NS_NET}2" lladdr 02:00:00:00:0b:02 dev "$NS_DA" nud permanent &&
+		ip -n "$NS_B" neigh add "${NS_NET}1" lladdr 02:00:00:00:0b:01 dev "$NS_DB" nud permanent &&
+		ip -n "$NS_A" link set "$NS_DA" up && ip -n "$NS_B" link set "$NS_DB" up; }; then
+		t_skip "$1" "cannot make the network namespaces and veth pair"
+		exit 0
+	fi
+}

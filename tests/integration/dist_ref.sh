@@ -48,3 +48,12 @@ bt_start() {
 		sleep 0.05
 	done
 }
+
+# map_pcts FILE MAP: "count p50 p90 p99" (nearest rank, as ksight ranks) of the exact values
+# bpftrace printed in FILE as the map @MAP of counts ("@MAP[VALUE]: COUNT"); "0 0 0 0" when none.
+map_pcts() {
+	sed -n "s/^@$2\\[\\([0-9]*\\)\\]: \\([0-9]*\\)\$/\\1 \\2/p" "$1" | sort -n | awk '{ v[++m] = $1; c[m] = $2; n += $2 }
+		function pct(q,   r, acc, i) { r = int(q * n); if (r < q * n) r++
+			for (i = 1; i <= m; i++) { acc += c[i]; if (acc >= r) return v[i] } }
+		END { if (!n) { print "0 0 0 0"; exit } printf "%d %d %d %d\n", n, pct(0.5), pct(0.9), pct(0.99) }'
+}
