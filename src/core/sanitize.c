@@ -1,4 +1,5 @@
 /* The sanitizer every output runs names through: valid UTF-8 without control characters, one-to-one (see sanitize.h). */
+#include <errno.h>
 #include <string.h>
 #include "core/sanitize.h"
 
@@ -101,6 +102,42 @@ size_t ks_sanitized_len(const char *s)
 		s += used;
 	}
 	return o;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int ks_unsanitize(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	while (*s) {
+		int hi = s[0] == '\\' && s[1] == 'x' ? hexval(s[2]) : -1;
+		int lo = hi >= 0 ? hexval(s[3]) : -1;
+		char c = *s;
+		size_t used = 1;
+
+		if (s[0] == '\\' && s[1] == '\\') {
+			used = 2;
+		} else if (lo >= 0 && (hi | lo)) {
+			c = (char)(hi << 4 | lo);
+			used = 4;
+		}
+		if (o + 1 >= len)
+			return -ENOSPC;
+		buf[o++] = c;
+		s += used;
+	}
+	if (!len)
+		return -ENOSPC;
+	buf[o] = 0;
+	return (int)o;
 }
 
 void ks_sanitize_put(FILE *out, const char *s, ks_quote_fn *quote)

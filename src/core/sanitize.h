@@ -45,6 +45,15 @@ size_t ks_sanitize(const char *s, char *buf, size_t len);
 /* Length of @s sanitized, without the NUL. */
 size_t ks_sanitized_len(const char *s);
 
+/*
+ * The inverse: @s, a sanitized text read back (a recording's JSON holds
+ * names sanitized), into @buf as the original bytes: "\\" a backslash,
+ * "\xNN" byte NN (but "\x00", which no name holds, and any other backslash
+ * stay as they are).  Returns the length written, or -ENOSPC when the bytes
+ * and their NUL do not fit in @len.
+ */
+int ks_unsanitize(const char *s, char *buf, size_t len);
+
 /* A format's quoting of one character of sanitized text: its replacement, or NULL to write it as is. */
 typedef const char *ks_quote_fn(char c);
 /* Writes @s sanitized to @out, each byte of the result quoted by @quote (NULL: none). */

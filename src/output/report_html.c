@@ -103,8 +103,14 @@ static void write_manifest(const struct ks_html_in *in, FILE *out)
 
 static void key_val(FILE *out, const struct ks_key *k)
 {
+	/* a cut key is at most ~100 bytes, each sanitized in at most 8 */
+	char raw[1024];
+
 	if (k->is_num)
 		fprintf(out, "%" PRId64, k->num);
+	/* the recording's JSON holds the key sanitized: its bytes again, or esc() doubles each escape */
+	else if (ks_unsanitize(k->str, raw, sizeof(raw)) >= 0)
+		esc(out, raw);
 	else
 		esc(out, k->str);
 }

@@ -1,4 +1,5 @@
 /* Unit tests of the one sanitizer every output runs names through: invalid UTF-8 and control bytes as \xNN, one-to-one, cut between characters. */
+#include <errno.h>
 #include "test.h"
 #include "core/parse.h"
 #include "core/sanitize.h"
@@ -164,4 +165,22 @@ TEST(prom_label_values)
 	EXPECT_TRUE(clean(s.labels[1].value));
 	EXPECT_EQ_INT((int)strlen(s.labels[1].value) % 4, 0);
 	prom_sample_free(&s);
+}
+
+/* ks_unsanitize reads the bytes back from the sanitized text (a recording's JSON): the round trip is exact. */
+TEST(unsanitize_round_trip)
+{
+	static const char *const names[] = { "h\xff\"q\\b\x1b" "e", "bad\xffname\n}", "c1\xc2\x9b", "fire\xf0\x9f\x94\xa5", "plain", "" };
+	char san[256], back[256];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		ks_sanitize(names[i], san, sizeof(san));
+		EXPECT_EQ_INT(ks_unsanitize(san, back, sizeof(back)), (int)strlen(names[i]));
+		EXPECT_EQ_STR(back, names[i]);
+	}
+	/* what no sanitizer writes stays as it is: a lone backslash, \x00, \x with no hex */
+	EXPECT_EQ_INT(ks_unsanitize("a\\x00b\\qc\\xzz\\", back, sizeof(back)), 14);
+	EXPECT_EQ_STR(back, "a\\x00b\\qc\\xzz\\");
+	EXPECT_EQ_INT(ks_unsanitize("abcd", back, 4), -ENOSPC);
+	EXPECT_EQ_INT(ks_unsanitize("abc", back, 4), 3);
 }
