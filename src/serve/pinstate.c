@@ -15,6 +15,10 @@
 #define MAGIC "ksightst"
 /* 2: each collector's drains, sequence id and cursor after its name (issue 14); 1 is still read */
 #define VERSION 2u
+/* a value's kind in the low byte, then its no-sample bit and its merge rule (struct ks_val) */
+#define VAL_KIND_MASK 0xffu
+#define VAL_NONE_SHIFT 8
+#define VAL_MERGE_SHIFT 9
 
 struct hdr {
 	char magic[8];
@@ -104,7 +108,9 @@ static void put_row(struct buf *b, const struct ks_row *r)
 	put_u32(b, (uint32_t)r->nvals);
 	for (int v = 0; v < r->nvals; v++) {
 		put_str(b, r->vals[v].name);
-		put_u32(b, r->vals[v].kind);
+		/* a gauge's no-sample bit and merge rule above the kind: a copy without them reads as before */
+		put_u32(b, r->vals[v].kind | (uint32_t)r->vals[v].none << VAL_NONE_SHIFT |
+				   (uint32_t)r->vals[v].merge << VAL_MERGE_SHIFT);
 		put_u64(b, r->vals[v].v);
 	}
 	put_u32(b, r->hist != NULL);
@@ -259,9 +265,19 @@ static void get_row(struct ks_pinstate *ps, struct buf *b, struct ks_report *r)
 	n = get_n(b, KS_ROW_VALS);
 	for (uint32_t v = 0; v < n; v++) {
 		struct ks_val *val = &row->vals[row->nvals++];
+		uint32_t kind;
 
 		val->name = intern(ps, b);
-		val->kind = (enum ks_val_kind)get_n(b, KS_VAL_BYTES);
+		kind = get_u32(b);
+		/*
+		 * without the no-sample bit a restored gauge that had no sample
+		 * read as a real 0, which a min then kept for good (cwnd_min 0)
+		 */
+		val->kind = (enum ks_val_kind)(kind & VAL_KIND_MASK);
+		val->none = (kind >> VAL_NONE_SHIFT) & 1;
+		val->merge = (enum ks_gauge_merge)(kind >> VAL_MERGE_SHIFT & 3);
+		if (val->kind > KS_VAL_BYTES || val->merge > KS_GAUGE_MAX || kind >> (VAL_MERGE_SHIFT + 2))
+			b->err = -EBADMSG;
 		val->v = get_u64(b);
 	}
 	if (get_u32(b))
