@@ -51,6 +51,11 @@ else
 fi
 echo "# budget: $KS_BUDGET_MIB MiB worst case per mode, $KS_BUDGET_LOAD_MIB MiB at load in default modes; $HOW"
 
+# netflow counts on a device the user names: a veth pair of the test's own, at XDP and tcx
+BDEV=ksbud$$
+ip link add $BDEV type veth peer name ksbuq$$ 2>/dev/null && ip link set $BDEV up || BDEV=
+[ -n "$BDEV" ] && T_CLEANUP="ip link del $BDEV 2>/dev/null"
+
 # The modes: each collector alone, with each --by KEY its help lists, and the options that
 # change its maps.
 modes() {
@@ -58,11 +63,17 @@ modes() {
 		echo "$KS_BUDGET_MODES" | tr ' ' '\n'
 		return
 	fi
-	for c in syscalls runqlat offcpu wall biolat mem tcp net; do
-		echo "$c"
+	for c in syscalls runqlat offcpu wall biolat mem tcp net netflow; do
+		a=
+		if [ $c = netflow ]; then
+			[ -n "$BDEV" ] || continue
+			a=--xdp=$BDEV
+		fi
+		echo "$c${a:+:$a}"
 		"$KSIGHT" "$c" -h 2>&1 | awk '/--by KEY/ { by = 1; next } by && /KEY:/ { sub(/.*KEY: */, ""); print; exit }' |
-			tr '|' '\n' | sed "s/^/$c:--by=/"
+			tr '|' '\n' | sed "s/^/$c:${a:+$a=}--by=/"
 		case $c in
+		netflow) echo "$c:--tc=$BDEV=--both" ;;
 		syscalls) printf '%s\n' "$c:-L" "$c:--errors" "$c:--stacks" ;;
 		biolat) printf '%s\n' "$c:-Q" "$c:--stacks" ;;
 		offcpu) echo "$c:--stacks" ;;
@@ -187,7 +198,7 @@ for m in $(modes); do
 	c=${m%%:*}
 	args=
 	[ "$m" != "$c" ] && args=$(echo "${m#*:}" | tr '=' ' ')
-	label=$(echo "$c $args" | sed "s|$WORKLOADS/||g; s/ *$//")
+	label=$(echo "$c $args" | sed "s|$WORKLOADS/||g; ${BDEV:+s/$BDEV/DEV/g;} s/ *$//")
 	# shellcheck disable=SC2086
 	if ! b_start "$c" $args 2>"$T_TMP/start.err"; then
 		why=$(grep -v '^ksight: tracing' "$K_ERR" | head -1)
@@ -234,7 +245,7 @@ for m in $(modes); do
 	fi
 	over=
 	[ "$worst" -gt $((KS_BUDGET_MIB << 20)) ] && over="worst case $(mib "$worst") MiB > $KS_BUDGET_MIB MiB"
-	if [ "$label" = "$c" ] && [ "$c" != serve ] && [ "$load" -gt $((KS_BUDGET_LOAD_MIB << 20)) ]; then
+	if { [ "$label" = "$c" ] || [ "$label" = "netflow --xdp DEV" ]; } && [ "$c" != serve ] && [ "$load" -gt $((KS_BUDGET_LOAD_MIB << 20)) ]; then
 		over="${over:+$over, }at load $(mib "$load") MiB > $KS_BUDGET_LOAD_MIB MiB"
 	fi
 	nums="worst $(mib "$worst") MiB, at load $(mib "$load") MiB at $CPUS CPUs; largest map $largest"

@@ -23,24 +23,8 @@ fi
 
 # Two namespaces joined by a veth pair, IPv4 only with static neighbours: no ARP, ND or MLD
 # packet of their own, so the devices' counters move by the test's datagrams alone.
-A=ksight-net-a-$$
-B=ksight-net-b-$$
-DA=ksna$$
-DB=ksnb$$
-NET=10.198.$(($$ % 250)).
-T_CLEANUP='ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null'
-if ! { ip netns add "$A" && ip netns add "$B" &&
-	ip netns exec "$A" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 &&
-	ip netns exec "$B" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 &&
-	ip link add "$DA" address 02:00:00:00:0a:01 type veth peer name "$DB" address 02:00:00:00:0a:02 &&
-	ip link set "$DA" netns "$A" && ip link set "$DB" netns "$B" &&
-	ip -n "$A" addr add "${NET}1/24" dev "$DA" && ip -n "$B" addr add "${NET}2/24" dev "$DB" &&
-	ip -n "$A" neigh add "${NET}2" lladdr 02:00:00:00:0a:02 dev "$DA" nud permanent &&
-	ip -n "$B" neigh add "${NET}1" lladdr 02:00:00:00:0a:01 dev "$DB" nud permanent &&
-	ip -n "$A" link set "$DA" up && ip -n "$B" link set "$DB" up; }; then
-	t_skip net "cannot make the network namespaces and veth pair"
-	exit 0
-fi
+t_netns_pair net
+A=$NS_A B=$NS_B DA=$NS_DA DB=$NS_DB NET=$NS_NET
 
 # COUNTER (tx_packets, rx_bytes, ...) of device DEV in namespace NS
 link_stat() {
