@@ -99,7 +99,6 @@ dist_run() {
 	ip netns exec "$A" "$WORKLOADS/netudp" send "${NET}2" $PORT $K $S >/dev/null
 	wait $R_PID
 	t_interrupt $BT_PID
-	[ -n "${KS_DEBUG:-}" ] && cp "$T_TMP/ref.out" "$KS_DEBUG.$i" && cp "$K_OUT" "$KS_DEBUG.ks.$i"
 	k_stop
 	for st in $STAGES; do
 		eval "REF_$st=\$(map_pcts \"\$T_TMP/ref.out\" $st)"
