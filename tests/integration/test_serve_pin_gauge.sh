@@ -36,11 +36,11 @@ PY
 }
 # series SERIES: its value on a text scrape (empty when absent)
 series() { curl -s --max-time 5 "$URL?format=text" | sed -n "s/^$1 //p"; }
-# poll SERIES: waits (up to 20 s) until SERIES has a value; prints it
+# poll SERIES [MIN]: waits (up to 20 s) until SERIES has a value (at least MIN when given); prints it
 poll() {
 	for _ in $(seq 1 80); do
 		_v=$(series "$1")
-		[ -n "$_v" ] && break
+		[ -n "$_v" ] && { [ -z "$2" ] || [ "$_v" -ge "$2" ] 2>/dev/null; } && break
 		sleep 0.25
 	done
 	echo "$_v"
@@ -56,7 +56,8 @@ t_eq "SIGTERM under --pin: exit 0" 0 $?
 start 2
 t_eq "after the restart: the failed connect kept" 1 "$(series "ksight_tcp_connect_fails_total{comm=\"$NAME\"}")"
 tcp transfer
-max=$(poll "ksight_tcp_cwnd_max{comm=\"$NAME\"}")
+# the restored row shows its gauges as 0 until a sample comes: wait for the transfer's drain
+max=$(poll "ksight_tcp_cwnd_max{comm=\"$NAME\"}" 1)
 t_ok "after the restart: the transfer's cwnd_max ($max)" test "${max:-0}" -gt 0
 min=$(series "ksight_tcp_cwnd_min{comm=\"$NAME\"}")
 t_ok "after the restart: cwnd_min is the transfer's ($min), not the saved row's 0" test "${min:-0}" -gt 0
