@@ -356,6 +356,9 @@ static int add_row(struct prom_set *set, const struct ks_report *r, const struct
 		struct prom_family *f;
 		struct prom_sample *s;
 
+		/* a gauge with no sample yet (tcp's cwnd before one is seen) has no value: a 0 would be a false reading */
+		if (val->none)
+			continue;
 		if (col) {
 			unit = col->kind == KS_COL_DURATION ? KS_UNIT_NS : col->kind == KS_COL_BYTES ? KS_UNIT_BYTES : col->unit;
 			type = col->kind == KS_COL_GAUGE ? PROM_GAUGE : PROM_COUNTER;
