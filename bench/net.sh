@@ -132,14 +132,14 @@ for c in $cols; do printf " %22s" "$c ns/run (/trip)"; done
 echo
 for s in $(awk '$3 != "total" { print $3 }' "$TMP/all" | sort -u); do
 	printf "  %-11s" "$s"
-	for c in $cols; do printf " %22s" "$(med $c $s 4) ($(med $c $s 5))"; done
+	for c in $cols; do printf " %22s" "$(med "$c" "$s" 4) ($(med "$c" "$s" 5))"; done
 	echo
 done
 printf "  %-11s" "per trip"
-for c in $cols; do printf " %22s" "$(med $c total 5)"; done
+for c in $cols; do printf " %22s" "$(med "$c" total 5)"; done
 echo
 f=$(med floor total 5) b=$(med bpftrace total 5)
 for c in ${BASE:+base} ksight; do
-	k=$(med $c total 5)
-	awk -v c=$c -v f="$f" -v k="$k" -v b="$b" 'BEGIN { if (b > f) printf "per packet: %s %.0f ns, bpftrace %.0f ns, floor %.0f ns; over the floor %.2f of bpftrace'"'"'s (target <= 0.5)\n", c, k / 2, b / 2, f / 2, (k - f) / (b - f) }'
+	k=$(med "$c" total 5)
+	awk -v c="$c" -v f="$f" -v k="$k" -v b="$b" 'BEGIN { if (b > f) printf "per packet: %s %.0f ns, bpftrace %.0f ns, floor %.0f ns; over the floor %.2f of bpftrace'"'"'s (target <= 0.5)\n", c, k / 2, b / 2, f / 2, (k - f) / (b - f) }'
 done
