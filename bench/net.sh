@@ -3,13 +3,14 @@
 # by thread, by CPU), on a loopback UDP ping-pong (netudp: a datagram and its one-byte reply per round trip): each program's run time and
 # runs (BPF run-time statistics, held on by bench/wall_stats' fd so kernel.bpf_stats_enabled is left alone), over an empty-program floor on
 # the same tracepoints (bench/net_floor.bpf.c), in alternating rounds; medians.
-# Usage: bench/net.sh [REPS] [ROUND_TRIPS]
+# Usage: bench/net.sh [REPS] [ROUND_TRIPS]; KSIGHT_BASE=BINARY adds another build of ksight to the same rounds ("base": before/after).
 cd "$(dirname "$0")/.." || exit 1
 . bench/lib.sh
 REPS=${1:-5}
 N=${2:-20000}
 B=build/bench
 KS=${KSIGHT_BIN:-./ksight}
+BASE=${KSIGHT_BASE:-}
 PORT=$((30000 + $$ % 20000))
 TMP=$(mktemp -d)
 PIDS=
@@ -56,6 +57,7 @@ start() {
 	case $1 in
 	floor) $B/objfloor "$B/bpf/net_floor.bpf.o" >/dev/null 2>"$TMP/f.log" & PIDS=$!; ready "$TMP/f.log" tracing ;;
 	ksight) $KS net >/dev/null 2>"$TMP/k.log" & PIDS=$!; ready "$TMP/k.log" tracing ;;
+	base) $BASE net >/dev/null 2>"$TMP/k.log" & PIDS=$!; ready "$TMP/k.log" tracing ;;
 	bpftrace) bpftrace "$TMP/ref.bt" >/dev/null 2>"$TMP/b.log" & PIDS=$!
 		# bpftrace prints "Attaching N probes..." before it attaches: wait for its 15 perf events
 		for _ in $(seq 1 600); do
@@ -107,8 +109,8 @@ canon() {
 
 for rep in $(seq 1 "$REPS"); do
 	# alternating order: no tracer always runs first, after the machine's quiet spell
-	order="floor ksight bpftrace"
-	[ $((rep % 2)) = 0 ] && order="bpftrace ksight floor"
+	order="floor ${BASE:+base }ksight bpftrace"
+	[ $((rep % 2)) = 0 ] && order="bpftrace ksight ${BASE:+base }floor"
 	for c in $order; do
 		start $c || { stop; continue; }
 		progs $c | canon | sort >"$TMP/before"
@@ -124,10 +126,20 @@ done
 median() { sort -n | awk '{a[NR] = $1} END { if (NR) print a[int((NR + 1) / 2)]; else print "-" }'; }
 med() { awk -v c="$1" -v s="$2" -v f="$3" '$1 == c && $3 == s { print $f }' "$TMP/all" | median; }
 echo "in-kernel cost, medians of $REPS alternating rounds of $N loopback round trips (2 datagrams each):"
-printf "  %-10s %22s %22s %22s\n" program "floor ns/run (/trip)" "ksight ns/run (/trip)" "bpftrace ns/run (/trip)"
+cols="floor ${BASE:+base }ksight bpftrace"
+printf "  %-11s" program
+for c in $cols; do printf " %22s" "$c ns/run (/trip)"; done
+echo
 for s in $(awk '$3 != "total" { print $3 }' "$TMP/all" | sort -u); do
-	printf "  %-10s %22s %22s %22s\n" "$s" "$(med floor $s 4) ($(med floor $s 5))" "$(med ksight $s 4) ($(med ksight $s 5))" "$(med bpftrace $s 4) ($(med bpftrace $s 5))"
+	printf "  %-11s" "$s"
+	for c in $cols; do printf " %22s" "$(med "$c" "$s" 4) ($(med "$c" "$s" 5))"; done
+	echo
 done
-f=$(med floor total 5) k=$(med ksight total 5) b=$(med bpftrace total 5)
-printf "  %-10s %22s %22s %22s\n" "per trip" "$f" "$k" "$b"
-awk -v f="$f" -v k="$k" -v b="$b" 'BEGIN { if (b > f) printf "per packet: ksight %.0f ns, bpftrace %.0f ns, floor %.0f ns; over the floor %.2f of bpftrace'"'"'s (target <= 0.5)\n", k / 2, b / 2, f / 2, (k - f) / (b - f) }'
+printf "  %-11s" "per trip"
+for c in $cols; do printf " %22s" "$(med "$c" total 5)"; done
+echo
+f=$(med floor total 5) b=$(med bpftrace total 5)
+for c in ${BASE:+base} ksight; do
+	k=$(med "$c" total 5)
+	awk -v c="$c" -v f="$f" -v k="$k" -v b="$b" 'BEGIN { if (b > f) printf "per packet: %s %.0f ns, bpftrace %.0f ns, floor %.0f ns; over the floor %.2f of bpftrace'"'"'s (target <= 0.5)\n", c, k / 2, b / 2, f / 2, (k - f) / (b - f) }'
+done

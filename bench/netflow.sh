@@ -12,8 +12,8 @@
 #
 # Environment: ROUNDS (7), PKTS datagrams a run (50000), FLOWS distinct
 # source ports they cycle over (16), HOOKS (xdp tc), KSIGHT (./ksight), KSIGHT_ARGS (more
-# options, e.g. "--port 7": parsing alone, no packet counted), OUT
-# (build/bench/netflow.json).
+# options, e.g. "--port 7": parsing alone, no packet counted), KSIGHT_BASE (another build of
+# ksight run in the same rounds: before/after), OUT (build/bench/netflow.json).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 die() { echo "bench: $*" >&2; exit 1; }
@@ -24,6 +24,7 @@ FLOWS=${FLOWS:-16}
 HOOKS=${HOOKS:-xdp tc}
 KSIGHT=${KSIGHT:-./ksight}
 KSIGHT_ARGS=${KSIGHT_ARGS:-}
+KSIGHT_BASE=${KSIGHT_BASE:-}
 FLOOR=build/bench/netflow_floor
 OUT=${OUT:-build/bench/netflow.json}
 
@@ -71,6 +72,7 @@ start() {
 	case $1 in
 	floor) ip netns exec "$B" "$FLOOR" "$2" nfbb$$ 2>"$TMP/err" & ;;
 	ksight) ip netns exec "$B" "$KSIGHT" netflow --"$2" nfbb$$ -j $KSIGHT_ARGS >"$TMP/out" 2>"$TMP/err" & ;;
+	base) ip netns exec "$B" "$KSIGHT_BASE" netflow --"$2" nfbb$$ -j $KSIGHT_ARGS >"$TMP/out" 2>"$TMP/err" & ;;
 	esac
 	T_PID=$!
 	for ((i = 0; i < 600; i++)); do
@@ -109,7 +111,11 @@ echo 1 >/proc/sys/kernel/bpf_stats_enabled
 : >"$TMP/runs"
 for ((R = 0; R < ROUNDS; R++)); do
 	for hook in $HOOKS; do
-		if ((R % 2)); then run ksight "$hook"; run floor "$hook"; else run floor "$hook"; run ksight "$hook"; fi
+		if ((R % 2)); then
+			run ksight "$hook"; [ -n "$KSIGHT_BASE" ] && run base "$hook"; run floor "$hook"
+		else
+			run floor "$hook"; [ -n "$KSIGHT_BASE" ] && run base "$hook"; run ksight "$hook"
+		fi
 	done
 	echo "bench: round $((R + 1)) of $ROUNDS done" >&2
 done
@@ -125,8 +131,9 @@ jq -s --argjson pkts "$PKTS" --argjson flows "$FLOWS" --arg load "$(cut -d' ' -f
 		(map(select(.tool == "floor") | {(.round | tostring): .ns_per_packet}) | add) as $f |
 		{ floor_ns: (map(select(.tool == "floor") | .ns_per_packet) | median),
 		  netflow_ns: (map(select(.tool == "ksight") | .ns_per_packet) | median),
-		  extra_ns: (map(select(.tool == "ksight") | .ns_per_packet - $f[.round | tostring]) | median) }) }) | from_entries),
+		  extra_ns: (map(select(.tool == "ksight") | .ns_per_packet - $f[.round | tostring]) | median),
+		  base_extra_ns: (map(select(.tool == "base") | .ns_per_packet - $f[.round | tostring]) | median) }) }) | from_entries),
 	  runs: . }' "$TMP/runs" >"$OUT"
-jq -r '.hooks as $h | "hook  floor_ns  netflow_ns  extra_ns (median of \(.runs | length / 2 / ($h | length)) paired rounds; goal < 30)",
-	(.hooks | to_entries[] | "\(.key)\t\(.value.floor_ns * 10 | round / 10)\t\(.value.netflow_ns * 10 | round / 10)\t\(.value.extra_ns * 10 | round / 10)")' "$OUT"
+jq -r '.hooks as $h | "hook  floor_ns  netflow_ns  extra_ns  base_extra_ns (median of \([.runs[] | select(.tool == "floor")] | length / ($h | length)) paired rounds; goal < 30)",
+	(.hooks | to_entries[] | "\(.key)\t\(.value.floor_ns * 10 | round / 10)\t\(.value.netflow_ns * 10 | round / 10)\t\(.value.extra_ns * 10 | round / 10)\t\(if .value.base_extra_ns then .value.base_extra_ns * 10 | round / 10 else "-" end)")' "$OUT"
 echo "bench: wrote $OUT" >&2

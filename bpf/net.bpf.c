@@ -50,6 +50,23 @@ struct {
 } rows SEC(".maps");
 
 /*
+ * By stage (the default), the rows of every stage but drops: one copy per
+ * CPU, element gen * KS_NET_STAGES + stage, summed by user space (softirq
+ * rows split by the CPU that holds them).  An array element costs no key
+ * hash and no lock, and no CPU writes another's: the shared rows' atomic
+ * adds were most of what net cost a packet (bench/net.sh).  Plain adds:
+ * each of these stages is ended in one context on a CPU (bottom halves
+ * off, softirq, or a task's read), so no program interrupts another
+ * adding to the same element.  Drops, ended anywhere, keep the hash.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * KS_NET_STAGES);
+	__type(key, __u32);
+	__type(value, struct ks_net_stat);
+} stage_rows SEC(".maps");
+
+/*
  * Packets in flight, by skb address: a plain hash, so that a full table
  * is counted (stamps_full) rather than silently evicting another
  * packet's stamp as an LRU would; stamps whose packet left by a path no
@@ -94,29 +111,36 @@ struct {
 } sockpos SEC(".maps");
 
 /*
- * Threads inside a send syscall: the entry time, and the socket of the
- * first packet it queued.  A softirq that runs at the end of the send's
- * own transmit (a veth peer's receive, answering with a TCP ACK) queues
- * packets in the same thread: only those of the sending socket count.
+ * Threads inside a send syscall: the entry time (0: not in one), and the
+ * socket of the first packet it queued.  A softirq that runs at the end
+ * of the send's own transmit (a veth peer's receive, answering with a TCP
+ * ACK) queues packets in the same thread: only those of the sending
+ * socket count.  Task storage, made at a thread's first send and gone
+ * with the thread: a hash keyed by thread id cost its key hash, bucket
+ * lock and element allocation at every send's entry and exit (bench/net.sh).
  */
 struct send_stamp {
 	__u64 ts;
 	__u64 sk;
 };
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct send_stamp);
 } sends SEC(".maps");
 
 /*
  * The packet this CPU's receive path works on, from netif_receive_skb
  * to the sk_data_ready that queues it: that tracepoint names the socket,
- * not the skb, and the two run in one softirq on one CPU.
+ * not the skb, and the two run in one softirq on one CPU.  With
+ * sk_data_ready its stamp waits here, not in stamps: a UDP packet then
+ * goes from here to its socket's queue, and never costs a hash update
+ * and delete in stamps (a third of what ready and receive cost, bench/net.sh).
  */
 struct rx_cur {
 	__u64 skb;
+	struct ks_net_stamp s;
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -175,6 +199,23 @@ static __always_inline void account(const struct ks_net_stamp *s, __u16 stage, _
 	struct ks_net_key k = {};
 	struct ks_net_stat *st;
 
+	if (by_mode == KS_NET_BY_STAGE && stage != KS_NET_DROP) {
+		__u32 idx = (ks_gen & 1) * KS_NET_STAGES + stage;
+
+		st = bpf_map_lookup_elem(&stage_rows, &idx);
+		if (!st)
+			return;
+		st->packets++;
+		if (s)
+			st->bytes += s->len;
+		if (err)
+			st->errors++;
+		st->sum += ns;
+		if (ns > st->max)
+			st->max = ns;
+		st->slots[ks_hist_slot_max(ns, KS_NET_SLOTS)]++;
+		return;
+	}
 	k.gen = ks_gen & 1;
 	k.stage = stage;
 	/* the CPU and the drop reason split rows by stage only: a report row has room for 4 keys */
@@ -233,7 +274,19 @@ static __always_inline void own(struct ks_net_stamp *s)
 }
 
 /*
- * Reads the addressing of @skb into @s: the IP header at @l3 (skb->data
+ * Whether a stamp needs the packet's addressing: for a flow's key or a
+ * --port/--proto filter only.  Other modes key a packet by its stage,
+ * device or task and count its length, which the skb holds: the headers'
+ * two probe reads were a fifth of what net cost a packet (bench/net.sh).
+ */
+static __always_inline bool want_headers(void)
+{
+	return by_mode == KS_NET_BY_FLOW || port_filter || proto_filter;
+}
+
+/*
+ * Reads the length of @skb into @s and, where want_headers(), its
+ * addressing: the IP header at @l3 (skb->data
  * on receive, where eth_type_trans left it; head + network_header on
  * send), the ports after it.  False when a --port/--proto/--dev filter
  * leaves the packet out.
@@ -274,6 +327,8 @@ static __always_inline bool parse(struct sk_buff *skb, struct ks_net_stamp *s, b
 		if (th != NO_HEADER)
 			l4 = head + th;
 	}
+	if (!want_headers())
+		return true;
 	if (proto == ETH_P_IP) {
 		struct iphdr ip = {};
 
@@ -323,10 +378,11 @@ static __always_inline int on_queue(struct sk_buff *skb, bool trusted)
 {
 	struct ks_net_stamp s = {};
 	__u64 now = bpf_ktime_get_ns(), key = (__u64)skb;
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct send_stamp *sent = bpf_map_lookup_elem(&sends, &tid);
+	struct send_stamp *sent = bpf_task_storage_get(&sends, bpf_get_current_task_btf(), 0, 0);
 	__u64 sk = (__u64)KS_RD(trusted, skb, sk);
 
+	if (sent && !sent->ts)
+		sent = NULL;
 	if (sent && !sent->sk)
 		sent->sk = sk;
 	if (sent && (!sk || sent->sk != sk))
@@ -398,14 +454,30 @@ static __always_inline int on_receive(struct sk_buff *skb, bool trusted)
 		return 0;
 	s.ts = bpf_ktime_get_ns();
 	s.mark = KS_NET_M_RX;
-	stamp_put(key, &s);
-	if (c)
-		c->skb = key;
+	if (!c)
+		return 0;
+	c->skb = key;
+	if (has_ready)
+		c->s = s;
+	else
+		stamp_put(key, &s);
 	return 0;
 }
 
+/* The stamp of @skb when it waits in this CPU's rx_cur (received, not yet queued to a socket); NULL when not. */
+static __always_inline struct rx_cur *rx_waiting(__u64 skb)
+{
+	__u32 zero = 0;
+	struct rx_cur *c;
+
+	if (!has_ready)
+		return NULL;
+	c = bpf_map_lookup_elem(&rx_cur, &zero);
+	return c && c->skb == skb ? c : NULL;
+}
+
 /* A UDP packet's stamp @s moves from its skb to the tail of socket @sk's queue. */
-static __always_inline void sockq_push(const struct sock *sk, __u64 skb, struct ks_net_stamp *s)
+static __always_inline void sockq_push(const struct sock *sk, struct ks_net_stamp *s)
 {
 	struct sockq_pos zero_pos = {}, *pos;
 	struct sockq_key k = { .sk = (__u64)sk };
@@ -417,7 +489,6 @@ static __always_inline void sockq_push(const struct sock *sk, __u64 skb, struct 
 		pos = bpf_map_lookup_elem(&sockpos, &k.sk);
 		if (!pos) {
 			__sync_fetch_and_add(&counts.stamps_full, 1);
-			ks_map_delete(&stamps, &skb, &counts.update_failed);
 			return;
 		}
 	}
@@ -425,7 +496,6 @@ static __always_inline void sockq_push(const struct sock *sk, __u64 skb, struct 
 	err = ks_map_update(&sockq, &k, s, BPF_ANY, &counts.update_failed);
 	if (err == -KS_E2BIG || err == -KS_ENOMEM)
 		__sync_fetch_and_add(&counts.stamps_full, 1);
-	ks_map_delete(&stamps, &skb, &counts.update_failed);
 }
 
 /* The read of a stamped packet @s by the current task ends its time in the socket's queue. */
@@ -459,7 +529,7 @@ static __always_inline int on_recv(const struct sock *sk, int ret, int flags)
 	return 0;
 }
 
-/* sock:sk_data_ready: the packet this CPU receives is queued to socket @sk. */
+/* sock:sk_data_ready (only where it exists: has_ready): the packet this CPU receives is queued to socket @sk. */
 static __always_inline int on_ready(const struct sock *sk, bool trusted)
 {
 	__u32 zero = 0;
@@ -471,17 +541,18 @@ static __always_inline int on_ready(const struct sock *sk, bool trusted)
 		return 0;
 	key = c->skb;
 	c->skb = 0;
-	s = bpf_map_lookup_elem(&stamps, &key);
-	if (!s || s->mark != KS_NET_M_RX)
-		return 0;
+	s = &c->s;
 	now = bpf_ktime_get_ns();
 	/* in softirq no task owns the packet yet: with a task filter it counts at its read only */
 	if (!ks_filter.flags)
 		account(s, KS_NET_RX, 0, now - s->ts, false);
 	s->ts = now;
 	s->mark = KS_NET_M_SOCK;
-	if (udp_reads && s->proto == IPPROTO_UDP && KS_RD(trusted, sk, sk_protocol) == IPPROTO_UDP)
-		sockq_push(sk, key, s);
+	/* UDP's read is its socket's next sock_recv_length; others' the copy of this skb */
+	if (udp_reads && (!want_headers() || s->proto == IPPROTO_UDP) && KS_RD(trusted, sk, sk_protocol) == IPPROTO_UDP)
+		sockq_push(sk, s);
+	else
+		stamp_put(key, s);
 	return 0;
 }
 
@@ -502,8 +573,16 @@ static __always_inline int on_copy(const struct sk_buff *skb)
 static __always_inline int on_free(struct sk_buff *skb, __u32 reason)
 {
 	__u64 key = (__u64)skb;
-	struct ks_net_stamp *s = bpf_map_lookup_elem(&stamps, &key);
+	struct rx_cur *c = rx_waiting(key);
+	struct ks_net_stamp *s;
 
+	if (c) {
+		c->skb = 0;
+		if (reason > 1)
+			account(&c->s, KS_NET_DROP, reason, bpf_ktime_get_ns() - c->s.ts, false);
+		return 0;
+	}
+	s = bpf_map_lookup_elem(&stamps, &key);
 	if (!s)
 		return 0;
 	if (reason > 1)
@@ -516,7 +595,12 @@ static __always_inline int on_free(struct sk_buff *skb, __u32 reason)
 static __always_inline int on_consume(struct sk_buff *skb)
 {
 	__u64 key = (__u64)skb;
+	struct rx_cur *c = rx_waiting(key);
 
+	if (c) {
+		c->skb = 0;
+		return 0;
+	}
 	if (bpf_map_lookup_elem(&stamps, &key))
 		ks_map_delete(&stamps, &key, &counts.update_failed);
 	return 0;
@@ -569,26 +653,27 @@ KS_BTF_RAW_PROGS(net_soft_out, softirq_exit, on_softirq(vec, false), unsigned in
  */
 static __always_inline int send_enter(void)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct send_stamp st = {};
-	__u32 tid = (__u32)id;
-	long err;
+	struct send_stamp *st;
 
-	if (!ks_filter_pass(id))
+	if (!ks_filter_pass(bpf_get_current_pid_tgid()))
 		return 0;
-	st.ts = bpf_ktime_get_ns();
-	err = ks_map_update(&sends, &tid, &st, BPF_ANY, &counts.update_failed);
-	if (err == -KS_E2BIG || err == -KS_ENOMEM)
+	st = bpf_task_storage_get(&sends, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		/* no memory for the thread's storage (or its lock busy): the send stage of this send goes uncounted */
 		__sync_fetch_and_add(&counts.sends_full, 1);
+		return 0;
+	}
+	st->ts = bpf_ktime_get_ns();
+	st->sk = 0;
 	return 0;
 }
 
 static __always_inline int send_exit(void)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct send_stamp *st = bpf_task_storage_get(&sends, bpf_get_current_task_btf(), 0, 0);
 
-	/* no lookup first: the enter stored it, and a missing key is no failure (ks_map_failed) */
-	ks_map_delete(&sends, &tid, &counts.update_failed);
+	if (st)
+		st->ts = 0;
 	return 0;
 }
 

@@ -97,7 +97,7 @@ struct ks_net_counts {
 	__u64 to_other;	     /* events put in the "other" row: no room for their own */
 	__u64 lost;	     /* not counted: no row could be made */
 	__u64 stamps_full;   /* a packet not stamped: the stamp table was full; its later stages go uncounted */
-	__u64 sends_full;    /* a send not stamped: the thread table was full; its send stage goes uncounted */
+	__u64 sends_full;    /* a send not stamped: no thread storage could be made; its send stage goes uncounted */
 	__u64 update_failed; /* a row or stamp not stored or not removed: the hash map's lock refused */
 	__u64 stale;	     /* stamps evicted by user space: older than the stale age, their packet lost from view */
 };

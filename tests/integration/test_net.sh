@@ -236,6 +236,26 @@ t_eq "by stage: the hook, the best this kernel has" "tp_btf" "$(k_jq .hook)"
 t_eq "by stage: NET_RX softirq time per CPU" "true" "$(k_jq '[.rows[] | select(.stage == "softirq_rx" and .cpu >= 0)] | length > 0')"
 [ $INGRESS = yes ] && t_eq "by stage: read stage present" "true" "$(k_jq '[.rows[] | select(.stage == "read")] | length == 1')"
 
+# --by stage with a task filter and no --port (no header read): netudp's 6 datagrams of 100 bytes
+# and their 6 replies of 1, exact at send, xmit and read (bytes: + UDP, IPv4, Ethernet), in the
+# per-CPU stage rows; the send stamps in task storage (bench/net.sh: what each saves)
+PORT=$((PORT + 2))
+k_start net --comm netudp -j
+: >"$T_TMP/recv6.out"
+ip netns exec "$B" "$WORKLOADS/netudp" recv "${NET}2" $PORT 6 -r >"$T_TMP/recv6.out" &
+R_PID=$!
+t_wait_for "$T_TMP/recv6.out" ready
+ip netns exec "$A" "$WORKLOADS/netudp" send "${NET}2" $PORT 6 100 -w >/dev/null
+wait $R_PID
+k_stop
+want="send 12 1110,xmit 12 1110"
+[ $INGRESS = yes ] && want="$want,read 12 1110"
+t_eq "by stage --comm: netudp's packets and bytes at each stage, none in softirq's rx" "$want" \
+	"$(k_jq '[.rows[] | select(.stage == "send" or .stage == "xmit" or .stage == "read" or .stage == "rx") |
+		"\(.stage) \(.packets) \(.bytes)"] | join(",")')"
+t_eq "by stage: stage rows per CPU, send stamps in task storage" "percpu_array task_storage" \
+	"$(k_jq '[.maps.by_map[] | select(.name == "stage_rows" or .name == "sends") | .type] | join(" ")')"
+
 # --by dev and --by comm with a task filter: the same datagrams by device, and by the task that
 # sent or read them (rx runs in softirq, where no task owns the packet: not counted under --comm)
 by_run() {
