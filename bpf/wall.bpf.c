@@ -235,6 +235,8 @@ static __always_inline void enter(struct task_struct *t, __u32 tid, struct ks_sc
 		r->pid = KS_RD(trusted, t, tgid);
 		r->last = st;
 		r->last_ts = now;
+		r->utime = KS_RD(trusted, t, utime);
+		r->stime = KS_RD(trusted, t, stime);
 		if (wall_cgroup)
 			r->cgroup_id = ks_task_cgroup_id(t, trusted);
 	}

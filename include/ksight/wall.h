@@ -45,8 +45,10 @@ struct ks_wall_stat {
 	__u64 last_ts;
 	__u64 cgroup_id; /* by cgroup only, else 0 */
 	__u64 ns[KS_WALL_STATES];
+	/* the thread's task_struct utime and stime (ns, by ticks) at its last transition: the on-CPU split */
+	__u64 utime, stime;
 };
 
-_Static_assert(sizeof(struct ks_wall_stat) == 120, "ks_wall_stat layout");
+_Static_assert(sizeof(struct ks_wall_stat) == 136, "ks_wall_stat layout");
 
 #endif /* KSIGHT_WALL_H */
