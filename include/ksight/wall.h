@@ -22,6 +22,14 @@ enum ks_wall_state {
 	KS_WALL_STATES = 10,
 };
 
+/*
+ * wall --stacks: the state of a stack row (ks_prof_key.sc - 1).  Off-CPU
+ * rows take the KS_WALL_* state the thread left its CPU in (or was woken
+ * to: runnable); on-CPU samples KS_WALL_ONCPU when they interrupted the
+ * kernel (cpu_sys) and KS_WALL_STACK_USER when user mode (cpu_user).
+ */
+#define KS_WALL_STACK_USER KS_WALL_STATES
+
 /* The blocking syscall a thread is in, remembered at sys_enter (bits 8..15 of its slot's flags). */
 enum ks_wall_sys {
 	KS_WALL_SYS_NONE = 0,

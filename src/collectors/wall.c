@@ -263,6 +263,20 @@ static const struct ks_by_word wall_by_words[] = {
 	{ NULL, KS_SCHED_BY_TID },
 };
 
+/* --stacks is a mode of its own (src/cli/profile.c: cmd_wall); listed here for -h */
+static const struct ks_optdef wall_opts[] = {
+	{ "stacks", 300, NULL, "the time by state and stack instead: see 'ksight wall --stacks -h'" },
+	{ 0 },
+};
+
+/* Reached from `ksight run` only: `ksight wall --stacks` never gets here. */
+static int wall_parse_opt(void *ctx, int id, const char *arg)
+{
+	(void)ctx, (void)id, (void)arg;
+	p_err("wall: --stacks works with 'ksight wall' alone, not in 'ksight run'");
+	return -EINVAL;
+}
+
 KS_SKEL_OPS(ks_wall);
 
 static int wall_configure(void *vctx, void *skel, const char *hook)
@@ -346,8 +360,10 @@ const struct ks_collector ks_wall_collector = {
 			   "lock, network/pipe, sleep, other sleep, adding up to the window.",
 		.common = KS_O_COLLECTOR,
 		.by_words = wall_by_words,
+		.opts = wall_opts,
 	},
 	.ctx_size = sizeof(struct wall_ctx),
+	.parse_opt = wall_parse_opt,
 	.open = wall_open,
 	.hook = ks_sc_hook,
 	.mark = wall_mark,
