@@ -733,6 +733,30 @@ int BPF_PROG(on_wall_wakeup, struct task_struct *p)
 	return 0;
 }
 
+/*
+ * wall --stacks: a new thread waits for its first run; no stack of its own
+ * yet (current is its parent): its wait counts under its name alone.  The
+ * filter is asked with its ids (its cgroup and name are its parent's).
+ */
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(on_wall_wakeup_new, struct task_struct *p)
+{
+	__u32 tid = p->pid;
+	struct ks_prof_start s = {};
+
+	if (!tid || !ks_filter_pass(((__u64)p->tgid << 32) | tid))
+		return 0;
+	s.ts = bpf_ktime_get_ns();
+	s.pid = p->tgid;
+	s.kstack = s.ustack = -14; /* -EFAULT: none, as take_stacks says it */
+	s.sgen = ks_gen & 1;
+	s.sc = KS_WALL_RUNNABLE + 1;
+	bpf_probe_read_kernel_str(s.comm, sizeof(s.comm), p->comm);
+	if (bpf_map_update_elem(&off_starts, &tid, &s, BPF_ANY))
+		__sync_fetch_and_add(&stats.counts_full, 1);
+	return 0;
+}
+
 /* syscalls --stacks: time in a syscall (sc_nr, or every one when < 0) by the caller's stacks, taken at entry. */
 const volatile __s32 sc_nr = -1;
 

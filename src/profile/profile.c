@@ -99,8 +99,8 @@ struct prof_run {
 	int err;
 };
 
-/* Links a run keeps: one per CPU (perf events; at least two: the tracepoint modes), and wall's two tracepoints after them. */
-#define NLINKS(ncpu) (((ncpu) < 2 ? 2 : (ncpu)) + 2)
+/* Links a run keeps: one per CPU (perf events; at least two: the tracepoint modes), and wall's three tracepoints after them. */
+#define NLINKS(ncpu) (((ncpu) < 2 ? 2 : (ncpu)) + 3)
 
 /*
  * A row of the counts as drained: the stacks are numbers in prof_run.ips,
@@ -636,6 +636,34 @@ static int keep_open_intervals(struct prof_run *pr)
 }
 
 /*
+ * wall --stacks, after detaching: each interval still open is counted to
+ * the run's end @end_ns (bpf_ktime_get_ns's clock) under its state and
+ * stacks, as wall cuts a state open at the window's end.  The programs are
+ * gone, so the map stands still and get_next_key walks it whole.
+ */
+static int count_open_intervals(struct prof_run *pr, uint64_t end_ns)
+{
+	int fd = bpf_map__fd(pr->skel->maps.off_starts), err = 0;
+	uint32_t tid, *prev = NULL;
+	struct ks_prof_start st;
+
+	memset(pr->sid_ips, 0, pr->nids * sizeof(*pr->sid_ips)); /* no memo of a drain's half: read each stack */
+	pr->old = 2;
+	while (!err && !bpf_map_get_next_key(fd, prev, &tid)) {
+		prev = &tid;
+		if (bpf_map_lookup_elem(fd, &tid, &st) || st.ts >= end_ns)
+			continue;
+		struct ks_prof_key k = { .pid = st.pid, .kstack = st.kstack, .ustack = st.ustack, .sc = st.sc,
+					 .sgen = st.sgen, .tid = pr->o->pprof ? tid : 0 };
+		uint64_t v = end_ns - st.ts;
+
+		memcpy(k.comm, st.comm, sizeof(k.comm));
+		err = count_row(&k, &v, pr);
+	}
+	return err;
+}
+
+/*
  * Deletes every stack of the old half that nothing references any more.
  * The ids are gathered first: get_next_key from an id just deleted starts
  * over at the first one.
@@ -824,12 +852,16 @@ static int attach_all(struct prof_run *pr, struct bpf_link **links, int ncpu)
 	}
 	/* wall: the off-CPU states at sched_switch and sched_wakeup, after the CPUs' links; then the samples */
 	if (o->wall) {
-		links[NLINKS(ncpu) - 2] = bpf_program__attach(pr->skel->progs.on_switch);
-		links[NLINKS(ncpu) - 1] = links[NLINKS(ncpu) - 2] ? bpf_program__attach(pr->skel->progs.on_wall_wakeup) : NULL;
-		if (!links[NLINKS(ncpu) - 1]) {
-			err = -errno;
-			p_err("cannot attach to sched_switch/sched_wakeup: %s", strerror(-err));
-			return err;
+		struct bpf_program *progs[3] = { pr->skel->progs.on_switch, pr->skel->progs.on_wall_wakeup,
+						  pr->skel->progs.on_wall_wakeup_new };
+
+		for (int i = 0; i < 3; i++) {
+			links[NLINKS(ncpu) - 3 + i] = bpf_program__attach(progs[i]);
+			if (!links[NLINKS(ncpu) - 3 + i]) {
+				err = -errno;
+				p_err("cannot attach to sched_switch/sched_wakeup/sched_wakeup_new: %s", strerror(-err));
+				return err;
+			}
 		}
 	}
 	if (o->event) {
@@ -1140,6 +1172,7 @@ int ks_profile_start(const struct ks_profile_opts *o, struct ks_profile_result *
 	bpf_program__set_autoload(pr->skel->progs.on_sample, !o->offcpu && !o->syscalls && !o->bio);
 	bpf_program__set_autoload(pr->skel->progs.on_switch, o->offcpu || o->wall);
 	bpf_program__set_autoload(pr->skel->progs.on_wall_wakeup, o->wall);
+	bpf_program__set_autoload(pr->skel->progs.on_wall_wakeup_new, o->wall);
 	pr->skel->rodata->wall_states = o->wall;
 	bpf_program__set_autoload(pr->skel->progs.on_sys_enter, o->syscalls);
 	bpf_program__set_autoload(pr->skel->progs.on_sys_exit, o->syscalls);
@@ -1228,12 +1261,15 @@ int ks_profiler_finish(struct ks_profiler *p, double start)
 	struct ring_buffer *rb = p->rb;
 	int ncpu = p->ncpu, err = 0;
 	struct timespec t0;
+	uint64_t end_ns;
 
 	res->duration_s = now_s() - start;
 	res->st.duration_ns = (uint64_t)(res->duration_s * 1e9);
 	/* pprof's time_nanos: the wall clock when the window opened (the loop's start), read back from now */
 	clock_gettime(CLOCK_REALTIME, &t0);
 	res->st.time_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec - res->st.duration_ns;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	end_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
 	for (int i = 0; i < NLINKS(ncpu); i++) {
 		bpf_link__destroy(links[i]);
 		links[i] = NULL;
@@ -1241,6 +1277,8 @@ int ks_profiler_finish(struct ks_profiler *p, double start)
 	pr->final = true;
 	/* programs detached may still be running: their samples are waited for */
 	ks_sync_programs();
+	if (o->wall)
+		err = count_open_intervals(pr, end_ns);
 	ring_buffer__consume(rb);
 	if (!err)
 		err = pr->err;
