@@ -183,7 +183,8 @@ static int carry_on(struct wall_ctx *ctx, bool commit)
 	}
 	/* the threads with events: their carried reading, if any, is where the window began */
 	for (size_t i = 0; i < nseen; i++)
-		split_cpu(&ctx->win[i], bsearch(&ctx->win[i], ctx->carry, ctx->ncarry, sizeof(*ctx->carry), by_tid));
+		split_cpu(&ctx->win[i],
+			  ctx->ncarry ? bsearch(&ctx->win[i], ctx->carry, ctx->ncarry, sizeof(*ctx->carry), by_tid) : NULL);
 	if (!commit)
 		return 0;
 	qsort(ctx->win, ctx->nwin, sizeof(*ctx->win), by_tid);
