@@ -2,12 +2,15 @@
 #include "common.bpf.h"
 #include "compat.bpf.h"
 #include "ksight/profile.h"
+#include "wall_state.bpf.h"
 
 const volatile __u32 mode = KS_PROF_FP;
 const volatile bool want_kernel = true;
 const volatile bool want_user = true;
 /* --pprof: counts by thread (its samples name the tid); else by process, fewer rows to drain */
 const volatile bool want_tid = false;
+/* wall --stacks: samples and off-CPU intervals by the state of `ksight wall` (ks_prof_key.sc = state + 1) */
+const volatile bool wall_states = false;
 
 struct ks_prof_stats stats = {};
 
@@ -586,8 +589,37 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (mode == KS_PROF_DWARF)
 		return dwarf_sample(ctx, pid_tgid, k.kstack, k.gen);
 	bpf_get_current_comm(k.comm, sizeof(k.comm));
+	/* wall --stacks: the state is the mode the sample interrupted (x86: cs's privilege level) */
+	if (wall_states) {
+		/* the context is read whole words only: cs is a u16 with its padding (v6.7+) */
+		__u64 cs = *(volatile __u64 *)((void *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
+
+		k.sc = ((cs & 3) ? KS_WALL_STACK_USER : KS_WALL_ONCPU) + 1;
+	}
 	count_add(&k, 1);
 	return 0;
+}
+
+/* PF_KTHREAD (include/linux/sched.h): a kernel thread has no system call to tell */
+#define PF_KTHREAD 0x00200000
+
+/*
+ * wall --stacks: the state @prev (current) leaves its CPU in.  The system
+ * call it sleeps in is read from its saved registers (x86_64: orig_ax the
+ * number, -1 outside one; si futex's op), where bpf/wall.bpf.c remembers
+ * it at sys_enter: the same classes without two more programs per call.
+ */
+static __always_inline __u32 wall_state_out(struct task_struct *prev, bool preempt, unsigned int state)
+{
+	__u16 sys = KS_WALL_SYS_NONE;
+
+	if (!preempt && state && !(BPF_CORE_READ(prev, flags) & PF_KTHREAD)) {
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+		long nr = BPF_CORE_READ(regs, orig_ax);
+
+		sys = sys_class(nr, nr == NR_FUTEX ? BPF_CORE_READ(regs, si) : 0);
+	}
+	return state_out(prev, preempt, state, sys);
 }
 
 /* offcpu and syscalls --stacks: the interval each thread is in, by tid. */
@@ -661,17 +693,67 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 			}
 		}
 	}
-	if (tid && !preempt && state && !(state & 0x80 /* TASK_DEAD */) && ks_filter_pass(pid_tgid)) {
+	/* wall: a preempted thread's wait for a CPU is a state too */
+	if (tid && (wall_states || (!preempt && state)) && !(state & 0x80 /* TASK_DEAD */) && ks_filter_pass(pid_tgid)) {
 		__sync_fetch_and_add(&stats.samples, 1);
 		s.ts = now;
 		s.pid = pid_tgid >> 32;
 		s.sgen = ks_gen & 1;
+		if (wall_states)
+			s.sc = wall_state_out(prev, preempt, state) + 1;
 		take_stacks(ctx, s.sgen, s.pid, &s.kstack, &s.ustack, true);
 		bpf_get_current_comm(s.comm, sizeof(s.comm));
 		if (bpf_map_update_elem(&off_starts, &tid, &s, BPF_ANY))
 			__sync_fetch_and_add(&stats.counts_full, 1);
 	}
 	end_interval(ntid, now);
+	return 0;
+}
+
+/*
+ * wall --stacks: a blocked thread woken becomes runnable; its blocked
+ * interval ends here and its wait for a CPU begins, under the same stacks
+ * (taken when it left the CPU).  A wakeup of one already runnable changes
+ * nothing.
+ */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(on_wall_wakeup, struct task_struct *p)
+{
+	__u32 tid = p->pid;
+	struct ks_prof_start *st = bpf_map_lookup_elem(&off_starts, &tid), s;
+
+	if (!st || st->sc == KS_WALL_RUNNABLE + 1 || st->sc == KS_WALL_THROTTLED + 1)
+		return 0;
+	s = *st;
+	s.ts = bpf_ktime_get_ns();
+	end_interval(tid, s.ts);
+	s.sc = KS_WALL_RUNNABLE + 1;
+	if (bpf_map_update_elem(&off_starts, &tid, &s, BPF_ANY))
+		__sync_fetch_and_add(&stats.counts_full, 1);
+	return 0;
+}
+
+/*
+ * wall --stacks: a new thread waits for its first run; no stack of its own
+ * yet (current is its parent): its wait counts under its name alone.  The
+ * filter is asked with its ids (its cgroup and name are its parent's).
+ */
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(on_wall_wakeup_new, struct task_struct *p)
+{
+	__u32 tid = p->pid;
+	struct ks_prof_start s = {};
+
+	if (!tid || !ks_filter_pass(((__u64)p->tgid << 32) | tid))
+		return 0;
+	s.ts = bpf_ktime_get_ns();
+	s.pid = p->tgid;
+	s.kstack = s.ustack = -14; /* -EFAULT: none, as take_stacks says it */
+	s.sgen = ks_gen & 1;
+	s.sc = KS_WALL_RUNNABLE + 1;
+	bpf_probe_read_kernel_str(s.comm, sizeof(s.comm), p->comm);
+	if (bpf_map_update_elem(&off_starts, &tid, &s, BPF_ANY))
+		__sync_fetch_and_add(&stats.counts_full, 1);
 	return 0;
 }
 

@@ -22,6 +22,14 @@ enum ks_wall_state {
 	KS_WALL_STATES = 10,
 };
 
+/*
+ * wall --stacks: the state of a stack row (ks_prof_key.sc - 1).  Off-CPU
+ * rows take the KS_WALL_* state the thread left its CPU in (or was woken
+ * to: runnable); on-CPU samples KS_WALL_ONCPU when they interrupted the
+ * kernel (cpu_sys) and KS_WALL_STACK_USER when user mode (cpu_user).
+ */
+#define KS_WALL_STACK_USER KS_WALL_STATES
+
 /* The blocking syscall a thread is in, remembered at sys_enter (bits 8..15 of its slot's flags). */
 enum ks_wall_sys {
 	KS_WALL_SYS_NONE = 0,
@@ -45,8 +53,10 @@ struct ks_wall_stat {
 	__u64 last_ts;
 	__u64 cgroup_id; /* by cgroup only, else 0 */
 	__u64 ns[KS_WALL_STATES];
+	/* the thread's task_struct utime and stime (ns, by ticks) at its last transition: the on-CPU split */
+	__u64 utime, stime;
 };
 
-_Static_assert(sizeof(struct ks_wall_stat) == 120, "ks_wall_stat layout");
+_Static_assert(sizeof(struct ks_wall_stat) == 136, "ks_wall_stat layout");
 
 #endif /* KSIGHT_WALL_H */

@@ -14,6 +14,7 @@ int cmd_profile(int argc, char **argv);
 int cmd_offcpu(int argc, char **argv);
 int cmd_syscalls(int argc, char **argv);
 int cmd_biolat(int argc, char **argv);
+int cmd_wall(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);

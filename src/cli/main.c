@@ -35,6 +35,7 @@ static const struct ks_command commands[] = {
 	{ "offcpu", cmd_offcpu, NULL }, /* the collector, or its --stacks mode: listed under Collectors */
 	{ "syscalls", cmd_syscalls, NULL },
 	{ "biolat", cmd_biolat, NULL },
+	{ "wall", cmd_wall, NULL },
 	{ NULL, NULL, NULL },
 };
 

@@ -15,10 +15,10 @@
 #include "profile/profile.h"
 
 /* own long options start at 300: 256.. are the shared ones (src/core/opts.c) */
-enum { O_KONLY = 300, O_UONLY, O_CALLGRAPH, O_SVG, O_PPROF, O_STACKS, O_NOINLINE, O_SYSCALL = 's' };
+enum { O_KONLY = 300, O_UONLY, O_CALLGRAPH, O_SVG, O_PPROF, O_STACKS, O_NOINLINE, O_FOLDED, O_SYSCALL = 's' };
 
 /* Which stacks a run counts. */
-enum stack_mode { M_PROFILE, M_OFFCPU, M_SYSCALLS, M_BIO };
+enum stack_mode { M_PROFILE, M_OFFCPU, M_SYSCALLS, M_BIO, M_WALL };
 
 static const struct ks_optdef profile_opts[] = {
 	{ "freq", 'F', "HZ", "samples per second on each CPU (default 49; 1..10000)" },
@@ -67,6 +67,30 @@ static const struct ks_cmd_spec offcpu_spec = {
 		   "nanoseconds (default), JSON (-j), an SVG flame graph and pprof.",
 	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
 	.opts = offcpu_opts,
+	.values = stacks_values,
+};
+
+static const struct ks_optdef wall_opts[] = {
+	{ "stacks", O_STACKS, NULL, "the time by state and stack (without it: the wall collector's rows)" },
+	{ "freq", 'F', "HZ", "on-CPU samples per second on each CPU (default 49; 1..10000)" },
+	{ "kernel-only", O_KONLY, NULL, "kernel stacks only" },
+	{ "user-only", O_UONLY, NULL, "user stacks only" },
+	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel; default) or cfi "
+					     "(walk .eh_frame/.debug_frame tables in the kernel; x86-64)" },
+	{ "folded", O_FOLDED, "FILE", "write the folded stacks to FILE (as -o does)" },
+	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
+	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
+	{ 0 },
+};
+
+static const struct ks_cmd_spec wall_spec = {
+	.name = "wall",
+	.summary = "With --stacks: each thread's time by the state `wall` tells ([cpu_user], [cpu_sys] sampled at -F HZ; "
+		   "[runnable], [throttled], [blkio], [uninterruptible], [lock], [netpipe], [sleep], [other_sleep], [other] "
+		   "timed from the switch out, under the stacks taken then) as the root frame, all in nanoseconds; written "
+		   "as folded stacks (default), JSON (-j), an SVG flame graph and pprof.",
+	.common = KS_O_DURATION | KS_O_FILTERS | KS_O_JSON | KS_O_OUTPUT | KS_O_MEMORY | KS_O_CMD,
+	.opts = wall_opts,
 	.values = stacks_values,
 };
 
@@ -127,7 +151,7 @@ struct cli {
 	enum stack_mode mode;
 	bool konly, uonly;
 	bool call_graph; /* --call-graph given */
-	const char *svg, *pprof;
+	const char *svg, *pprof, *folded;
 };
 
 static int on_opt(void *ctx, int id, const char *arg)
@@ -204,6 +228,9 @@ static int on_opt(void *ctx, int id, const char *arg)
 		return 0;
 	case O_STACKS:
 		return 0;
+	case O_FOLDED:
+		cl->folded = arg;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -235,7 +262,7 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 	/* syscalls: the kernel part is the entry path, the same for every call: left out unless asked */
 	struct cli cl = { .mode = mode,
 			  .o = { .hz = 49, .kernel = mode != M_SYSCALLS, .user = true, .offcpu = mode == M_OFFCPU,
-				 .syscalls = mode == M_SYSCALLS, .syscall_nr = -1, .bio = mode == M_BIO } };
+				 .wall = mode == M_WALL, .syscalls = mode == M_SYSCALLS, .syscall_nr = -1, .bio = mode == M_BIO } };
 	bool offcpu = mode != M_PROFILE;
 	struct ks_sink out = { .fd = -1 }, svg = { .fd = -1 }, pprof = { .fd = -1 };
 	struct ks_profile_result res;
@@ -282,6 +309,12 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 	}
 	if (ks_filter_build(&c, &cl.o.filter))
 		return 2;
+	if (cl.folded && c.output) {
+		p_err("--folded and -o name the same output: give one");
+		return 2;
+	}
+	if (cl.folded)
+		c.output = cl.folded;
 	if (c.output) {
 		if (ks_sink_open(&out, c.output, &ks_stop_signal))
 			return 1;
@@ -293,7 +326,7 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 		goto close;
 	err = ks_profile_run(&cl.o, &res);
 	started = !err;
-	json = (struct ks_profile_json_opts){ .collector = (const char *[]){ "profile", "offcpu", "syscalls", "biolat" }[mode],
+	json = (struct ks_profile_json_opts){ .collector = (const char *[]){ "profile", "offcpu", "syscalls", "biolat", "wall" }[mode],
 					      .hz = cl.o.hz, .dwarf = cl.o.dwarf, .cfi = cl.o.cfi,
 					      .offcpu = mode == M_OFFCPU, .cmd = cl.o.c->cmd };
 	ks_cmd_say(c.cmd);
@@ -401,4 +434,9 @@ int cmd_syscalls(int argc, char **argv)
 int cmd_biolat(int argc, char **argv)
 {
 	return stacks_or_collector(&biolat_spec, M_BIO, argc, argv);
+}
+
+int cmd_wall(int argc, char **argv)
+{
+	return stacks_or_collector(&wall_spec, M_WALL, argc, argv);
 }

@@ -24,11 +24,16 @@ static const struct ks_column wall_cols[] = {
 	{ "sleep_ns", KS_COL_DURATION, KS_UNIT_NS, "asleep in nanosleep, clock_nanosleep" },
 	{ "other_sleep_ns", KS_COL_DURATION, KS_UNIT_NS, "any other interruptible sleep" },
 	{ "other_ns", KS_COL_DURATION, KS_UNIT_NS, "stopped, traced, frozen" },
+	/* not states: oncpu_ns split by the kernel's user and system CPU time of the thread (they add up to it) */
+	{ "cpu_user_ns", KS_COL_DURATION, KS_UNIT_NS, "of oncpu_ns, in user mode (split by the threads' utime and stime)" },
+	{ "cpu_sys_ns", KS_COL_DURATION, KS_UNIT_NS, "of oncpu_ns, in the kernel (oncpu_ns - cpu_user_ns)" },
 	{ NULL, 0, 0, NULL },
 };
-_Static_assert(sizeof(wall_cols) / sizeof(wall_cols[0]) == KS_WALL_STATES + 2, "a column per state");
+_Static_assert(sizeof(wall_cols) / sizeof(wall_cols[0]) == KS_WALL_STATES + 4, "a column per state, the CPU split");
+/* the text table shows each state column also as its share of total_ns (shares: the KS_WALL_STATES columns after it) */
 static const struct ks_schema wall_schema = { wall_cols, NULL, KS_UNIT_NS, NULL,
-					      (const char *const[]){ KS_SCHED_KEYS, NULL }, .hist_cols = NULL };
+					      (const char *const[]){ KS_SCHED_KEYS, NULL }, .hist_cols = NULL,
+					      .shares = KS_WALL_STATES };
 
 /* One thread in one window, or its open state carried to the next. */
 struct wall_thr {
@@ -36,6 +41,8 @@ struct wall_thr {
 	uint64_t cgroup_id;
 	char comm[KS_COMM_LEN];
 	uint64_t ns[KS_WALL_STATES];
+	uint64_t cpu_user;     /* of ns[KS_WALL_ONCPU], in user mode */
+	uint64_t utime, stime; /* the thread's task_struct utime and stime at its last transition (ns) */
 };
 
 struct wall_ctx {
@@ -90,6 +97,8 @@ static int take_row(const struct ks_sched_rowid *id, const void *vals, int nvals
 	memcpy(w->comm, v->comm, KS_COMM_LEN);
 	w->comm[KS_COMM_LEN - 1] = 0;
 	memcpy(w->ns, v->ns, sizeof(w->ns));
+	w->utime = v->utime;
+	w->stime = v->stime;
 	w->last = v->last < KS_WALL_STATES ? v->last : KS_WALL_STATES;
 	if (w->last < KS_WALL_STATES) {
 		uint64_t from = v->last_ts > ctx->win_start ? v->last_ts : ctx->win_start;
@@ -128,6 +137,27 @@ static int cmp_roll(const void *a, const void *b, void *by)
 }
 
 /*
+ * Splits @w's on-CPU time into user and system by the growth of the
+ * thread's task_struct utime and stime (read by the programs at its last
+ * transition) since @prev's reading (NULL: since the thread began).  They
+ * are what /proc/PID/task/TID/stat's utime and stime are made of; with
+ * tick accounting they grow by ticks, so the split is by their ratio, and
+ * the two parts add up to oncpu_ns exactly.  A window with no tick of the
+ * thread (or no transition: a thread carried whole) takes the ratio of its
+ * whole life; a thread with no tick at all counts as user.
+ */
+static void split_cpu(struct wall_thr *w, const struct wall_thr *prev)
+{
+	uint64_t on = w->ns[KS_WALL_ONCPU], du = w->utime, ds = w->stime;
+
+	if (prev && du >= prev->utime && ds >= prev->stime && du + ds > prev->utime + prev->stime) {
+		du -= prev->utime;
+		ds -= prev->stime;
+	}
+	w->cpu_user = du + ds ? (uint64_t)((unsigned __int128)on * du / (du + ds)) : on;
+}
+
+/*
  * Threads with a state open at the last window's end and no event in
  * this one spent all of it there; then the open states are carried on to
  * the next window (in KS_DRAIN_READ nothing moves).
@@ -149,7 +179,12 @@ static int carry_on(struct wall_ctx *ctx, bool commit)
 		*w = ctx->carry[i];
 		memset(w->ns, 0, sizeof(w->ns));
 		w->ns[w->last] = ctx->win_end - ctx->win_start;
+		split_cpu(w, &ctx->carry[i]);
 	}
+	/* the threads with events: their carried reading, if any, is where the window began */
+	for (size_t i = 0; i < nseen; i++)
+		split_cpu(&ctx->win[i],
+			  ctx->ncarry ? bsearch(&ctx->win[i], ctx->carry, ctx->ncarry, sizeof(*ctx->carry), by_tid) : NULL);
 	if (!commit)
 		return 0;
 	qsort(ctx->win, ctx->nwin, sizeof(*ctx->win), by_tid);
@@ -171,12 +206,14 @@ static int emit(struct wall_ctx *ctx, struct ks_report *r, size_t from, size_t t
 {
 	const struct wall_thr *w = &ctx->win[from];
 	struct ks_sched_rowid id = { .num = w->tid };
-	uint64_t ns[KS_WALL_STATES] = { 0 }, total = 0;
+	uint64_t ns[KS_WALL_STATES] = { 0 }, total = 0, user = 0;
 	struct ks_row *row;
 
-	for (size_t i = from; i < to; i++)
+	for (size_t i = from; i < to; i++) {
 		for (int s = 0; s < KS_WALL_STATES; s++)
 			ns[s] += ctx->win[i].ns[s];
+		user += ctx->win[i].cpu_user;
+	}
 	for (int s = 0; s < KS_WALL_STATES; s++)
 		total += ns[s];
 	if (!total)
@@ -193,6 +230,8 @@ static int emit(struct wall_ctx *ctx, struct ks_report *r, size_t from, size_t t
 	ks_row_col(row, &wall_cols[0], total);
 	for (int s = 0; s < KS_WALL_STATES; s++)
 		ks_row_col(row, &wall_cols[s + 1], ns[s]);
+	ks_row_col(row, &wall_cols[KS_WALL_STATES + 1], user);
+	ks_row_col(row, &wall_cols[KS_WALL_STATES + 2], ns[KS_WALL_ONCPU] - user);
 	row->sort = total - ns[KS_WALL_OTHER_SLEEP]; /* busiest first: idle waiting for work last */
 	return 0;
 }
@@ -224,6 +263,20 @@ static const struct ks_by_word wall_by_words[] = {
 	{ "cgroup", KS_SCHED_BY_CGROUP },
 	{ NULL, KS_SCHED_BY_TID },
 };
+
+/* --stacks is a mode of its own (src/cli/profile.c: cmd_wall); listed here for -h */
+static const struct ks_optdef wall_opts[] = {
+	{ "stacks", 300, NULL, "the time by state and stack instead: see 'ksight wall --stacks -h'" },
+	{ 0 },
+};
+
+/* Reached from `ksight run` only: `ksight wall --stacks` never gets here. */
+static int wall_parse_opt(void *ctx, int id, const char *arg)
+{
+	(void)ctx, (void)id, (void)arg;
+	p_err("wall: --stacks works with 'ksight wall' alone, not in 'ksight run'");
+	return -EINVAL;
+}
 
 KS_SKEL_OPS(ks_wall);
 
@@ -308,8 +361,10 @@ const struct ks_collector ks_wall_collector = {
 			   "lock, network/pipe, sleep, other sleep, adding up to the window.",
 		.common = KS_O_COLLECTOR,
 		.by_words = wall_by_words,
+		.opts = wall_opts,
 	},
 	.ctx_size = sizeof(struct wall_ctx),
+	.parse_opt = wall_parse_opt,
 	.open = wall_open,
 	.hook = ks_sc_hook,
 	.mark = wall_mark,

@@ -84,6 +84,7 @@ struct ks_schema {
 	/* text layout, the same in every report of the collector */
 	const char *hist_cols; /* prefix of the percentile columns, e.g. "rtt_" (NULL: none) */
 	bool keys_whole;       /* key columns as wide as their longest value, never cut */
+	int shares;	       /* text: the first column's next @shares columns also as % of it, adding to 100 */
 };
 
 /* A histogram beside the row's main one, e.g. "size_bytes"; JSON member @name. */

@@ -126,11 +126,44 @@ static uint64_t pct_value(const struct ks_hist *h, int p)
 	return pct_q[p] < 0 ? h->max : ks_hist_percentile(h, pct_q[p]);
 }
 
+/*
+ * Columns 1..@n of @row as tenths of a percent of column 0, rounded so
+ * that they add up to exactly 1000 (largest remainders first): the row's
+ * shares read as 100%.  False when column 0 is 0.
+ */
+static bool row_shares(const struct ks_row *row, int n, int tenths[])
+{
+	uint64_t tot = row->nvals ? row->vals[0].v : 0;
+	uint64_t rem[KS_ROW_VALS];
+	int left = 1000;
+
+	if (!tot || n >= row->nvals)
+		return false;
+	for (int c = 0; c < n; c++) {
+		unsigned __int128 x = (unsigned __int128)row->vals[c + 1].v * 1000;
+
+		tenths[c] = (int)(x / tot);
+		rem[c] = (uint64_t)(x % tot);
+		left -= tenths[c];
+	}
+	while (left-- > 0) {
+		int best = 0;
+
+		for (int c = 1; c < n; c++)
+			if (rem[c] > rem[best])
+				best = c;
+		tenths[best]++;
+		rem[best] = 0;
+	}
+	return true;
+}
+
 /* The table of @r's first @n rows; @pu gets the units of its p50, p90, p99 and max columns. */
 static void write_table(const struct ks_report *r, FILE *out, int n, struct unit_pick pu[PCTS])
 {
 	const struct ks_row *h0 = &r->rows[0];
 	struct unit_pick vu[KS_ROW_VALS];
+	int nshares = r->schema && r->schema->shares < h0->nvals ? r->schema->shares : 0;
 	bool has_hist = false;
 	char b[64];
 
@@ -186,6 +219,8 @@ static void write_table(const struct ks_report *r, FILE *out, int n, struct unit
 			fprintf(out, " %10.*s", (int)(len - 3), name);
 		else
 			fprintf(out, " %10s", name);
+		if (v >= 1 && v <= nshares)
+			fputs("       %", out);
 	}
 	if (has_hist) {
 		/* e.g. "rtt_p50": the columns say what the histogram measures */
@@ -211,10 +246,19 @@ static void write_table(const struct ks_report *r, FILE *out, int n, struct unit
 
 			put_cell(out, row->keys[k].str, w, !k, k ? 0 : w);
 		}
+		int tenths[KS_ROW_VALS];
+		bool shares = nshares && row_shares(row, nshares, tenths);
+
 		for (int v = 0; v < row->nvals; v++) {
 			struct unit_pick u = v < h0->nvals ? vu[v] : pick_unit(val_unit(row->vals[v].kind), row->vals[v].v);
 
 			fprintf(out, " %10s", fmt_in(u, row->vals[v].v, b, sizeof(b)));
+			if (v >= 1 && v <= nshares) {
+				if (shares)
+					fprintf(out, " %5d.%d", tenths[v - 1] / 10, tenths[v - 1] % 10);
+				else
+					fputs("       -", out);
+			}
 		}
 		if (row->hist) {
 			for (int p = 0; p < PCTS; p++)

@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/cmd.h"
+#include "ksight/wall.h"
 #include "core/bpfutil.h"
 #include "core/log.h"
 #include "core/loop.h"
@@ -97,6 +98,9 @@ struct prof_run {
 	int64_t kmap;
 	int err;
 };
+
+/* Links a run keeps: one per CPU (perf events; at least two: the tracepoint modes), and wall's three tracepoints after them. */
+#define NLINKS(ncpu) (((ncpu) < 2 ? 2 : (ncpu)) + 3)
 
 /*
  * A row of the counts as drained: the stacks are numbers in prof_run.ips,
@@ -252,7 +256,7 @@ static int add_kernel(struct prof_run *pr, const uint64_t *kips, int depth, uint
 	}
 	for (int i = depth - 1; i >= 0; i--) {
 		/* off-CPU: the stack ends in __schedule; what is above it is the tracing of the switch (ours) */
-		if (pr->o->offcpu && i + 1 < depth && pr->ksyms) {
+		if ((pr->o->offcpu || pr->o->wall) && i + 1 < depth && pr->ksyms) {
 			const char *prev = ks_ksyms_name(pr->ksyms, ips[i + 1]);
 
 			if (prev && !strcmp(prev, "__schedule"))
@@ -399,6 +403,34 @@ static int handle_sample(struct prof_run *pr, void *data, size_t size)
 }
 
 /* syscalls --stacks: the call itself as the leaf, "syscall:NAME", a kernel frame. */
+/* wall --stacks: the root frame "[STATE]" of a row of state @st (ks_prof_key.sc - 1; pprof: a location in no mapping). */
+static int state_frame(struct prof_run *pr, uint32_t st, uint32_t *f, uint32_t *n)
+{
+	static const char *const names[KS_WALL_STATES + 1] = {
+		[KS_WALL_ONCPU] = "[cpu_sys]",	  [KS_WALL_RUNNABLE] = "[runnable]",
+		[KS_WALL_THROTTLED] = "[throttled]", [KS_WALL_BLKIO] = "[blkio]",
+		[KS_WALL_DSTATE] = "[uninterruptible]", [KS_WALL_LOCK] = "[lock]",
+		[KS_WALL_NETPIPE] = "[netpipe]",	  [KS_WALL_SLEEP] = "[sleep]",
+		[KS_WALL_OTHER_SLEEP] = "[other_sleep]", [KS_WALL_OTHER] = "[other]",
+		[KS_WALL_STACK_USER] = "[cpu_user]",
+	};
+	struct ks_sline l;
+	int64_t fid, li;
+
+	fid = ks_stacks_frame(&pr->res->st, st <= KS_WALL_STATES ? names[st] : "[unknown]", KS_FK_COMM);
+	if (fid < 0)
+		return (int)fid;
+	f[(*n)++] = (uint32_t)fid;
+	if (!pr->res->st.av)
+		return 0;
+	l = (struct ks_sline){ .frame = (uint32_t)fid };
+	li = ks_stacks_location(&pr->res->st, 0, 0, &l, 1);
+	if (li < 0)
+		return (int)li;
+	pr->loc[pr->nloc++] = (uint32_t)li;
+	return 0;
+}
+
 static int syscall_frame(struct prof_run *pr, uint32_t nr, uint32_t *f, uint32_t *n)
 {
 	const char *name = ks_syscall_name((int)nr);
@@ -461,6 +493,9 @@ static int count_row(const void *key, const void *value, void *arg)
 	r.kstack = (int32_t)ks;
 	r.ustack = (int32_t)us;
 	memcpy(r.comm, k->comm, sizeof(r.comm));
+	/* wall: a sample stands for its period of CPU time, in the off-CPU rows' unit (ns) */
+	if (pr->o->wall && (k->sc == KS_WALL_ONCPU + 1 || k->sc == KS_WALL_STACK_USER + 1))
+		count *= 1000000000ull / pr->o->hz;
 	if (us >= 0) {
 		pr->res->ustacks += count;
 		pr->res->ustack_frames += udepth * count;
@@ -493,17 +528,21 @@ static int rows_to_stacks(struct prof_run *pr)
 			}
 		}
 		pr->nloc = 0;
-		err = comm_frame(pr, r->comm, f, &n);
+		/* wall: the state is the root, above the process, so that the widest bar is where the time went */
+		err = pr->o->wall ? state_frame(pr, r->sc - 1, f, &n) : 0;
+		if (!err)
+			err = comm_frame(pr, r->comm, f, &n);
 		if (!err)
 			err = add_user(pr, r->pid, pcs, is_ret, depth, f, &n);
 		if (!err)
 			err = add_kernel(pr, kips, kdepth, f, &n);
-		if (!err && r->sc)
+		if (!err && r->sc && !pr->o->wall)
 			err = syscall_frame(pr, r->sc - 1, f, &n);
 		if (!err)
 			err = ks_stacks_add(&pr->res->st, f, n, pr->rows.value[i]);
 		if (!err && pr->res->st.av)
-			err = ks_stacks_add_sample(&pr->res->st, pr->loc, pr->nloc, r->pid, r->tid, f[0] + 1, pr->rows.value[i]);
+			err = ks_stacks_add_sample(&pr->res->st, pr->loc, pr->nloc, r->pid, r->tid, f[pr->o->wall] + 1,
+						    pr->rows.value[i]);
 	}
 	return err;
 }
@@ -593,6 +632,34 @@ static int keep_open_intervals(struct prof_run *pr)
 	}
 	free(tids);
 	free(st);
+	return err;
+}
+
+/*
+ * wall --stacks, after detaching: each interval still open is counted to
+ * the run's end @end_ns (bpf_ktime_get_ns's clock) under its state and
+ * stacks, as wall cuts a state open at the window's end.  The programs are
+ * gone, so the map stands still and get_next_key walks it whole.
+ */
+static int count_open_intervals(struct prof_run *pr, uint64_t end_ns)
+{
+	int fd = bpf_map__fd(pr->skel->maps.off_starts), err = 0;
+	uint32_t tid, *prev = NULL;
+	struct ks_prof_start st;
+
+	memset(pr->sid_ips, 0, pr->nids * sizeof(*pr->sid_ips)); /* no memo of a drain's half: read each stack */
+	pr->old = 2;
+	while (!err && !bpf_map_get_next_key(fd, prev, &tid)) {
+		prev = &tid;
+		if (bpf_map_lookup_elem(fd, &tid, &st) || st.ts >= end_ns)
+			continue;
+		struct ks_prof_key k = { .pid = st.pid, .kstack = st.kstack, .ustack = st.ustack, .sc = st.sc,
+					 .sgen = st.sgen, .tid = pr->o->pprof ? tid : 0 };
+		uint64_t v = end_ns - st.ts;
+
+		memcpy(k.comm, st.comm, sizeof(k.comm));
+		err = count_row(&k, &v, pr);
+	}
 	return err;
 }
 
@@ -697,7 +764,7 @@ static int drain_half(struct prof_run *pr, unsigned int old, bool empty)
 	pr->old = old;
 	memset(pr->keep, 0, pr->nids);
 	memset(pr->sid_ips, 0, pr->nids * sizeof(*pr->sid_ips));
-	if (empty && (pr->o->offcpu || pr->o->syscalls)) {
+	if (empty && (pr->o->offcpu || pr->o->syscalls || pr->o->wall)) {
 		err = keep_open_intervals(pr);
 		if (err)
 			return err;
@@ -782,6 +849,20 @@ static int attach_all(struct prof_run *pr, struct bpf_link **links, int ncpu)
 		}
 		pr->res->event = "sched_switch";
 		return err;
+	}
+	/* wall: the off-CPU states at sched_switch and sched_wakeup, after the CPUs' links; then the samples */
+	if (o->wall) {
+		struct bpf_program *progs[3] = { pr->skel->progs.on_switch, pr->skel->progs.on_wall_wakeup,
+						  pr->skel->progs.on_wall_wakeup_new };
+
+		for (int i = 0; i < 3; i++) {
+			links[NLINKS(ncpu) - 3 + i] = bpf_program__attach(progs[i]);
+			if (!links[NLINKS(ncpu) - 3 + i]) {
+				err = -errno;
+				p_err("cannot attach to sched_switch/sched_wakeup/sched_wakeup_new: %s", strerror(-err));
+				return err;
+			}
+		}
 	}
 	if (o->event) {
 		for (ev = 0; events[ev].name && strcmp(events[ev].name, o->event); ev++)
@@ -886,7 +967,7 @@ static int size_maps(void *arg)
 	bpf_map__set_max_entries(skel->maps.stacks1, srows);
 	bpf_map__set_max_entries(skel->maps.counts, (uint32_t)res->count_entries);
 	bpf_map__set_map_flags(skel->maps.counts, hflags);
-	if (o->offcpu || o->syscalls)
+	if (o->offcpu || o->syscalls || o->wall)
 		bpf_map__set_max_entries(skel->maps.off_starts,
 					 ks_budget_rows(&res->budget, 0.1,
 							ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_LRU_HASH, 4,
@@ -1043,6 +1124,8 @@ int ks_profile_start(const struct ks_profile_opts *o, struct ks_profile_result *
 	memset(res, 0, sizeof(*res));
 	if (o->offcpu)
 		ks_stacks_init(&res->st, "offcpu", "nanoseconds", 0);
+	else if (o->wall)
+		ks_stacks_init(&res->st, "wall", "nanoseconds", 0);
 	else if (o->syscalls)
 		ks_stacks_init(&res->st, "syscalls", "nanoseconds", 0);
 	else if (o->bio)
@@ -1074,7 +1157,7 @@ int ks_profile_start(const struct ks_profile_opts *o, struct ks_profile_result *
 	}
 	pr->usyms = ks_usyms_new(o->dwarf);
 	/* a link per CPU for perf events; the tracepoint modes use up to two */
-	links = p->links = calloc(ncpu < 2 ? 2 : ncpu, sizeof(*links));
+	links = p->links = calloc(NLINKS(ncpu), sizeof(*links));
 	pr->skel = ks_profile__open();
 	if (!pr->usyms || !links || !pr->skel) {
 		err = pr->skel ? -ENOMEM : -errno;
@@ -1087,7 +1170,10 @@ int ks_profile_start(const struct ks_profile_opts *o, struct ks_profile_result *
 	pr->skel->rodata->want_user = o->user;
 	pr->skel->rodata->want_tid = o->pprof;
 	bpf_program__set_autoload(pr->skel->progs.on_sample, !o->offcpu && !o->syscalls && !o->bio);
-	bpf_program__set_autoload(pr->skel->progs.on_switch, o->offcpu);
+	bpf_program__set_autoload(pr->skel->progs.on_switch, o->offcpu || o->wall);
+	bpf_program__set_autoload(pr->skel->progs.on_wall_wakeup, o->wall);
+	bpf_program__set_autoload(pr->skel->progs.on_wall_wakeup_new, o->wall);
+	pr->skel->rodata->wall_states = o->wall;
 	bpf_program__set_autoload(pr->skel->progs.on_sys_enter, o->syscalls);
 	bpf_program__set_autoload(pr->skel->progs.on_sys_exit, o->syscalls);
 	bpf_program__set_autoload(pr->skel->progs.on_bio, o->bio);
@@ -1175,19 +1261,24 @@ int ks_profiler_finish(struct ks_profiler *p, double start)
 	struct ring_buffer *rb = p->rb;
 	int ncpu = p->ncpu, err = 0;
 	struct timespec t0;
+	uint64_t end_ns;
 
 	res->duration_s = now_s() - start;
 	res->st.duration_ns = (uint64_t)(res->duration_s * 1e9);
 	/* pprof's time_nanos: the wall clock when the window opened (the loop's start), read back from now */
 	clock_gettime(CLOCK_REALTIME, &t0);
 	res->st.time_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec - res->st.duration_ns;
-	for (int i = 0; i < (ncpu < 2 ? 2 : ncpu); i++) {
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	end_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
+	for (int i = 0; i < NLINKS(ncpu); i++) {
 		bpf_link__destroy(links[i]);
 		links[i] = NULL;
 	}
 	pr->final = true;
 	/* programs detached may still be running: their samples are waited for */
 	ks_sync_programs();
+	if (o->wall)
+		err = count_open_intervals(pr, end_ns);
 	ring_buffer__consume(rb);
 	if (!err)
 		err = pr->err;
@@ -1214,7 +1305,7 @@ void ks_profiler_free(struct ks_profiler *p)
 		return;
 	pr = &p->pr;
 	if (p->links)
-		for (int i = 0; i < (p->ncpu < 2 ? 2 : p->ncpu); i++)
+		for (int i = 0; i < NLINKS(p->ncpu); i++)
 			bpf_link__destroy(p->links[i]);
 	free(p->links);
 	ring_buffer__free(p->rb);
@@ -1244,8 +1335,8 @@ int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *re
 		return err;
 	ks_stop_install();
 	fprintf(stderr, "ksight: tracing %s (%s%s)%s\n",
-		o->offcpu ? "offcpu --stacks" : o->syscalls ? "syscalls --stacks" : o->bio ? "biolat --stacks" : "profile",
-		res->event, o->offcpu || o->syscalls || o->bio ? "" : o->dwarf ? ", dwarf" : o->cfi ? ", cfi" : ", fp",
+		o->offcpu ? "offcpu --stacks" : o->wall ? "wall --stacks" : o->syscalls ? "syscalls --stacks" : o->bio ? "biolat --stacks" : "profile",
+		o->wall ? "sched_switch, sched_wakeup and cpu-clock" : res->event, o->offcpu || o->syscalls || o->bio ? "" : o->dwarf ? ", dwarf" : o->cfi ? ", cfi" : ", fp",
 		o->c->duration ? "" : o->c->pid ? "; Ctrl-C or the process's exit ends"
 				    : o->c->cmd ? "; Ctrl-C or the command's exit ends" : "; Ctrl-C to end");
 	{

@@ -26,6 +26,7 @@ struct ks_profile_opts {
 	bool syscalls;	   /* syscalls --stacks: time in syscall_nr (< 0: every one) by the caller's stack */
 	int syscall_nr;
 	bool bio;	   /* biolat --stacks: bytes submitted by the submitter's stack, at block_bio_queue */
+	bool wall;	   /* wall --stacks: on-CPU samples (as ns) and off-CPU time by `wall`'s state, rooted at it */
 };
 
 /*

@@ -77,6 +77,7 @@ modes() {
 		syscalls) printf '%s\n' "$c:-L" "$c:--errors" "$c:--stacks" ;;
 		biolat) printf '%s\n' "$c:-Q" "$c:--stacks" ;;
 		offcpu) echo "$c:--stacks" ;;
+		wall) echo "$c:--stacks" ;;
 		esac
 	done
 	# The commands beyond the six collectors, in the modes that change their maps: record

@@ -356,6 +356,39 @@ TEST(text_layout_from_the_schema)
 	ks_report_free(&r);
 }
 
+/* A schema's shares: each of the next columns also as its tenth-of-a-percent share of the first, adding up to 100.0 (thirds: 33.4, 33.3, 33.3). */
+TEST(text_shares_add_up_to_100)
+{
+	static const struct ks_schema wall_like = { NULL, NULL, KS_UNIT_NS, NULL, NULL, .shares = 3 };
+	struct ks_report r;
+	struct ks_row *w;
+	char *out;
+
+	ks_report_init(&r, "wall", NULL);
+	r.schema = &wall_like;
+	w = ks_report_add_row(&r);
+	ASSERT_TRUE(w != NULL);
+	ks_row_key_num(w, "tid", 1);
+	ks_row_val(w, "total_ns", KS_VAL_NS, 3000);
+	ks_row_val(w, "a_ns", KS_VAL_NS, 1000);
+	ks_row_val(w, "b_ns", KS_VAL_NS, 1000);
+	ks_row_val(w, "c_ns", KS_VAL_NS, 1000);
+	ks_row_val(w, "d_ns", KS_VAL_NS, 7); /* past the shares: time only */
+	w = ks_report_add_row(&r);
+	ASSERT_TRUE(w != NULL);
+	ks_row_key_num(w, "tid", 2);
+	for (int i = 0; i < 5; i++)
+		ks_row_val(w, (const char *[]){ "total_ns", "a_ns", "b_ns", "c_ns", "d_ns" }[i], KS_VAL_NS, 0);
+	out = render(&r, "text");
+	ASSERT_TRUE(out != NULL);
+	EXPECT_EQ_STR(out, "tid                       total          a       %          b       %          c       %          d\n"
+			   "1                        3.00us     1.00us    33.4     1.00us    33.3     1.00us    33.3        7ns\n"
+			   "2                           0us        0us       -        0us       -        0us       -        0ns\n"
+			   "lost: 0\n");
+	free(out);
+	ks_report_free(&r);
+}
+
 /* serve's index page from hand-built reports: the table row by row, a hostile name escaped, a missing hook "?". */
 TEST(index_html_escapes_and_counts)
 {
