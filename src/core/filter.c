@@ -84,6 +84,11 @@ static int follow_create(const struct ks_common *c)
 	ks_budget_init(&b, c->max_memory);
 	n = ks_budget_rows(&b, 1.0 / 64, ks_budget_row_bytes(&b, BPF_MAP_TYPE_HASH, 4, 4, BPF_F_NO_PREALLOC), 256,
 			   1u << 20, false);
+	/* the rows leave out the bucket array, which ks_map_bytes (what the budget counts) has */
+	while (n > 256 && ks_map_bytes(BPF_MAP_TYPE_HASH, 4, 4, n, BPF_F_NO_PREALLOC, b.ncpus) > b.limit / 64)
+		n -= n / 16 ? n / 16 : 1;
+	if (n < 256)
+		n = 256;
 	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "ks_follow", sizeof(key), sizeof(one), n, &o);
 	if (fd < 0) {
 		err = -errno;

@@ -73,6 +73,13 @@ t_eq "ip netns exec: exit 0, the same 7 execve" "0 7" "$? $(execs "$T_TMP/ns.jso
 t_ok "ip netns exec: -v says followed by pid (no cgroup v2 mount)" \
 	grep -q "followed by pid .*no cgroup v2 hierarchy is mounted" "$T_TMP/ns.err"
 t_eq "ip netns exec: every call as the cgroup mode counts it" "$(table "$T_TMP/root.json")" "$(table "$T_TMP/ns.json")"
+# 5. the set is sized from the budget: 1/64 of --max-memory, 256 entries at least, allocated as used
+ip netns exec "$NS" "$KSIGHT" syscalls --max-memory 64M -j -o "$T_TMP/b64.json" -- true 2>/dev/null
+ip netns exec "$NS" "$KSIGHT" syscalls --max-memory 1M -j -o "$T_TMP/b1.json" -- true 2>/dev/null
+t_eq "budget: the followed set within 1/64 of 64M, on demand" "true false" \
+	"$(jq -r '.maps.by_map[] | select(.name == "ks_follow") | "\(.bytes <= 64 * 1048576 / 64 and .max_entries > 256) \(.preallocated)"' "$T_TMP/b64.json")"
+t_eq "budget: 256 entries at --max-memory 1M" "256" \
+	"$(jq '.maps.by_map[] | select(.name == "ks_follow") | .max_entries' "$T_TMP/b1.json")"
 
 kill $NOISE
 wait $NOISE 2>/dev/null
