@@ -227,9 +227,10 @@ static int spec_try(void *varg, const char *hook)
 	if (!strcmp(hook, KS_HOOK_TP))
 		ks_tracefs_dir(NULL);
 	ks_prog_select(ops->obj(s), hook);
-	err = spec_configure(a, s, hook);
+	/* before the sizing: a shared budget's fit counts the followed set too */
+	err = ks_follow_prepare(ops->obj(s));
 	if (!err)
-		err = ks_follow_prepare(ops->obj(s));
+		err = spec_configure(a, s, hook);
 	if (!err && a->spec->budget_check) {
 		err = a->spec->budget_check(a->ctx, ops->obj(s));
 		a->refused = err != 0;

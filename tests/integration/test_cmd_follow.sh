@@ -73,6 +73,12 @@ t_eq "ip netns exec: exit 0, the same 7 execve" "0 7" "$? $(execs "$T_TMP/ns.jso
 t_ok "ip netns exec: -v says followed by pid (no cgroup v2 mount)" \
 	grep -q "followed by pid .*no cgroup v2 hierarchy is mounted" "$T_TMP/ns.err"
 t_eq "ip netns exec: every call as the cgroup mode counts it" "$(table "$T_TMP/root.json")" "$(table "$T_TMP/ns.json")"
+# run: several collectors in one process take the one set (and their shared budget counts it)
+ip netns exec "$NS" "$KSIGHT" run syscalls,runqlat -n 0 -j -o "$T_TMP/run.json" -- "$WORKLOADS/cmd_calls" 1000 300 0 \
+	2>"$T_TMP/run.err"
+t_eq "ip netns exec: run syscalls,runqlat: exit 0, exactly the 1600 getppid of the command and its two children" \
+	"0 1600" "$? $(jq -s '[.[] | select(.collector == "syscalls") | .rows[] | select(.syscall == "getppid") | .count] | add' "$T_TMP/run.json")"
+
 # 5. the set is sized from the budget: 1/64 of --max-memory, 256 entries at least, allocated as used
 ip netns exec "$NS" "$KSIGHT" syscalls --max-memory 64M -j -o "$T_TMP/b64.json" -- true 2>/dev/null
 ip netns exec "$NS" "$KSIGHT" syscalls --max-memory 1M -j -o "$T_TMP/b1.json" -- true 2>/dev/null
