@@ -49,10 +49,12 @@ struct ks_cmd {
 
 /*
  * Resolves @argv[0] in PATH, makes the cgroup, forks the gated child and
- * moves it in.  0, or a negative errno after a one-line p_err: -EINVAL when
- * the command cannot be run or SUDO_UID/SUDO_GID are not ids (bad usage:
- * nothing attached yet), others when the cgroup or the fork fail (then nothing is left: no child,
- * no cgroup).  ks_cmd_release undoes a success.
+ * moves it in; where no cgroup can be made or entered, sets @cmd->follow
+ * instead (ks_filter_build then makes the pid set).  0, or a negative errno
+ * after a one-line p_err: -EINVAL when the command cannot be run or
+ * SUDO_UID/SUDO_GID are not ids (bad usage: nothing attached yet), others
+ * when the fork fails (then nothing is left: no child, no cgroup).
+ * ks_cmd_release undoes a success.
  */
 int ks_cmd_spawn(struct ks_cmd *cmd, char **argv);
 /*
