@@ -16,7 +16,6 @@
 #include "core/budget.h"
 #include "core/cmd.h"
 #include "core/filter.h"
-#include "core/loader.h"
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/procfs.h"
@@ -64,6 +63,9 @@ int ks_cgroup_id(const char *path, __u64 *id)
 /* The followed set (KS_F_FOLLOW): one map and one attachment of its programs for the whole process. */
 static int follow_fd = -1;
 static struct bpf_link *follow_links[2];
+/* what ks_filter_build said to follow: the map is made at the first load, whose error then says what is missing */
+static pid_t follow_pid;
+static uint64_t follow_budget;
 static const char *const follow_progs[2] = { "ks_follow_fork", "ks_follow_exit" };
 
 /*
@@ -72,16 +74,14 @@ static const char *const follow_progs[2] = { "ks_follow_fork", "ks_follow_exit" 
  * command's living processes only (exits leave it), a few hundred at most
  * for a build, and every instance's budget counts the one map.
  */
-static int follow_create(const struct ks_common *c)
+static int follow_create(void)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_NO_PREALLOC);
 	struct ks_budget b;
 	uint32_t n, key = 0, zero = 0, one = 1;
 	int fd, err;
 
-	if (follow_fd >= 0)
-		return 0;
-	ks_budget_init(&b, c->max_memory);
+	ks_budget_init(&b, follow_budget);
 	n = ks_budget_rows(&b, 1.0 / 64, ks_budget_row_bytes(&b, BPF_MAP_TYPE_HASH, 4, 4, BPF_F_NO_PREALLOC), 256,
 			   1u << 20, false);
 	/* the rows leave out the bucket array, which ks_map_bytes (what the budget counts) has */
@@ -89,17 +89,14 @@ static int follow_create(const struct ks_common *c)
 		n -= n / 16 ? n / 16 : 1;
 	if (n < 256)
 		n = 256;
+	/* a refusal (no CAP_BPF) is the load's to explain, as without -- CMD */
 	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "ks_follow", sizeof(key), sizeof(one), n, &o);
-	if (fd < 0) {
-		err = -errno;
-		p_err("-- CMD: cannot make the map of followed pids: %s%s", strerror(-err), ks_priv_hint(err));
-		return err;
-	}
+	if (fd < 0)
+		return -errno;
 	/* key 0: the count of forks left out (no process forks as tgid 0) */
-	key = (uint32_t)c->cmd->pid;
+	key = (uint32_t)follow_pid;
 	if (bpf_map_update_elem(fd, &zero, &zero, BPF_ANY) || bpf_map_update_elem(fd, &key, &one, BPF_ANY)) {
 		err = -errno;
-		p_err("-- CMD: cannot put pid %u in the map of followed pids: %s", key, strerror(-err));
 		close(fd);
 		return err;
 	}
@@ -113,9 +110,11 @@ int ks_follow_prepare(struct bpf_object *obj)
 	struct bpf_map *m = bpf_object__find_map_by_name(obj, "ks_follow");
 	int err;
 
-	if (follow_fd < 0 || !m)
+	if (!follow_pid || !m)
 		return 0;
-	err = bpf_map__reuse_fd(m, follow_fd);
+	err = follow_fd < 0 ? follow_create() : 0;
+	if (!err)
+		err = bpf_map__reuse_fd(m, follow_fd);
 	if (err)
 		return err;
 	for (int i = 0; i < 2; i++) {
@@ -174,6 +173,7 @@ void ks_follow_release(void)
 	if (follow_fd >= 0)
 		close(follow_fd);
 	follow_fd = -1;
+	follow_pid = 0;
 }
 
 int ks_filter_build(const struct ks_common *c, struct ks_filter *f)
@@ -231,11 +231,9 @@ int ks_filter_build(const struct ks_common *c, struct ks_filter *f)
 		f->flags |= KS_F_CGROUP;
 	}
 	if (c->cmd && c->cmd->follow) {
-		/* -- CMD with no cgroup of its own: the set of its pids, which its forks extend */
-		int err = follow_create(c);
-
-		if (err)
-			return err;
+		/* -- CMD with no cgroup of its own: the set of its pids, which its forks extend (made at the first load) */
+		follow_pid = c->cmd->pid;
+		follow_budget = c->max_memory;
 		f->flags |= KS_F_FOLLOW;
 	} else if (c->cmd) {
 		/* -- CMD: its cgroup, which its children inherit (-c is refused with it) */

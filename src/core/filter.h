@@ -19,10 +19,11 @@ int ks_filter_build(const struct ks_common *c, struct ks_filter *f);
 void ks_filter_describe(const struct ks_common *c, const struct ks_filter *f, struct ks_report *r);
 /*
  * -- CMD followed by pid (KS_F_FOLLOW, when it has no cgroup of its own):
- * ks_filter_build makes the one followed-set map, sized from @c's budget and
- * seeded with the command's pid; every object the process loads takes it.
- * ks_follow_prepare, between open (and configure) and load: @obj uses that
- * map and loads its two follow programs (nothing when not following).
+ * ks_filter_build notes the command's pid and budget; the first
+ * ks_follow_prepare makes the one followed-set map, sized from that budget
+ * and seeded with the pid; every object the process loads takes it.
+ * ks_follow_prepare, between open and load: @obj uses that map and loads its
+ * two follow programs (nothing when not following).
  * ks_follow_attach, after load: the first object loaded attaches them, once
  * for the whole process.  Both 0 or negative errno.
  */
