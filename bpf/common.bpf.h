@@ -16,6 +16,29 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile struct ks_filter ks_filter = {};
 
 /*
+ * The processes `-- CMD` follows when it cannot give the command a cgroup of
+ * its own (no write access to one, no cgroup2 mount: KS_F_FOLLOW): the
+ * command's tgid, put in by user space before the command runs, and every
+ * tgid ks_follow_fork adds when a followed process forks.  Key 0 counts the
+ * forks not followed because the map was full.  One map for the whole
+ * process: the loader gives every object the same fd (ks_follow_prepare)
+ * and sizes it from the budget; 1 entry here, where it is not used.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u32);
+} ks_follow SEC(".maps");
+
+/* True when @tgid is followed: one hash lookup, the filter's cost in this mode (docs/cmd.md) */
+static __always_inline bool ks_followed(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&ks_follow, &tgid) != NULL;
+}
+
+/*
  * True when @cpu is in the -C list (only meaningful with KS_F_CPU set).
  * The bound is tested on the register that indexes, hidden from the
  * optimizer: clang otherwise tests one zero-extended copy, indexes with
@@ -55,6 +78,8 @@ static __always_inline bool ks_filter_pass_configured(__u64 pid_tgid)
 	if ((flags & KS_F_CPU) && !ks_cpu_allowed(bpf_get_smp_processor_id()))
 		return false;
 	if ((flags & KS_F_CGROUP) && bpf_get_current_cgroup_id() != ks_filter.cgroup_id)
+		return false;
+	if ((flags & KS_F_FOLLOW) && !ks_followed((__u32)(pid_tgid >> 32)))
 		return false;
 	if (flags & KS_F_COMM) {
 		/* zeroed: before 6.4 (f3f213497797 "bpf: ensure all memory is
@@ -261,6 +286,8 @@ static __always_inline bool ks_filter_pass_task(struct task_struct *t, __u32 cpu
 		return false;
 	if ((flags & KS_F_CGROUP) && ks_task_cgroup_id(t, trusted) != ks_filter.cgroup_id)
 		return false;
+	if ((flags & KS_F_FOLLOW) && !ks_followed(tgid))
+		return false;
 	if (flags & KS_F_COMM) {
 		__u64 c[2];
 		const volatile __u64 *b = (const volatile __u64 *)ks_filter.comm;
@@ -273,6 +300,47 @@ static __always_inline bool ks_filter_pass_task(struct task_struct *t, __u32 cpu
 			return false;
 	}
 	return true;
+}
+
+/*
+ * The followed set's two programs, off unless the loader turns them on
+ * (ks_follow_prepare: "?" keeps them from loading otherwise; no "__" in the
+ * name, so ks_prog_select leaves them alone).  raw_tp: forks and exits are
+ * rare, and raw_tp is where every collector's hooks fall back to.  At a
+ * fork current is the parent; a new thread has its tgid and adds nothing.
+ */
+SEC("?raw_tp/sched_process_fork")
+int BPF_PROG(ks_follow_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = bpf_get_current_pid_tgid() >> 32, tgid = BPF_CORE_READ(child, tgid), one = 1, zero = 0;
+	__u32 *full;
+	int err;
+
+	if (tgid == ptgid || !ks_followed(ptgid))
+		return 0;
+	err = (int)bpf_map_update_elem(&ks_follow, &tgid, &one, BPF_NOEXIST);
+	/* EEXIST: another object's copy of this program was first */
+	if (err && err != -KS_EEXIST && (full = bpf_map_lookup_elem(&ks_follow, &zero)))
+		__sync_fetch_and_add(full, 1);
+	return 0;
+}
+
+/*
+ * A followed process's last thread leaves the set: its tgid may be given to
+ * an unrelated process later, and the set holds only the living.  signal->live
+ * is already decremented when the tracepoint fires (do_exit computes
+ * group_dead first); what the process does after this point (its last
+ * switch out) is not followed.
+ */
+SEC("?raw_tp/sched_process_exit")
+int BPF_PROG(ks_follow_exit, struct task_struct *p)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (tgid && !BPF_CORE_READ(t, signal, live.counter))
+		bpf_map_delete_elem(&ks_follow, &tgid);
+	return 0;
 }
 
 /* Adds one value to a BPF-side histogram (per-CPU: no atomics needed). */

@@ -13,6 +13,8 @@ enum ks_filter_flags {
 	KS_F_CGROUP = 1u << 2,
 	KS_F_COMM = 1u << 3,
 	KS_F_CPU = 1u << 4,
+	/* -- CMD without a cgroup of its own: the tgid is in the followed set (ks_follow, bpf/common.bpf.h) */
+	KS_F_FOLLOW = 1u << 5,
 };
 
 /*

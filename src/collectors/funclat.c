@@ -10,6 +10,7 @@
 #include "core/bpfutil.h"
 #include "core/budget.h"
 #include "core/collector.h"
+#include "core/filter.h"
 #include "core/hash.h"
 #include "core/loader.h"
 #include "core/log.h"
@@ -408,9 +409,12 @@ static int attach_fentry(struct fl_ctx *ctx, int i, const struct ks_filter *f)
 		return -errno;
 	set_common(ctx, s, f);
 	s->rodata->fn_idx = i;
+	/* the followed set's map (its programs are left out below: one object attached them) */
+	err = ks_follow_prepare(s->obj);
 	bpf_object__for_each_program(p, s->obj)
 		bpf_program__set_autoload(p, p == s->progs.fl_fentry || p == s->progs.fl_fexit);
-	err = bpf_program__set_attach_target(s->progs.fl_fentry, 0, ctx->t[i].func);
+	if (!err)
+		err = bpf_program__set_attach_target(s->progs.fl_fentry, 0, ctx->t[i].func);
 	if (!err)
 		err = bpf_program__set_attach_target(s->progs.fl_fexit, 0, ctx->t[i].func);
 	if (!err)

@@ -1,4 +1,4 @@
-/* `-- CMD`: starts the command gated behind the attach, in a cgroup of its own, as the sudo user; times and reaps it. */
+/* `-- CMD`: starts the command gated behind the attach, in a cgroup of its own (else followed by pid), as the sudo user; times and reaps it. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -143,16 +143,20 @@ static void sweep_stale(const char *dir)
 	closedir(d);
 }
 
-/* Makes the command's cgroup below ksight's own v2 cgroup: it stays under the same limits and delegation. */
-static int make_cgroup(struct ks_cmd *cmd)
+/*
+ * Makes the command's cgroup below ksight's own v2 cgroup: it stays under the
+ * same limits and delegation (a user's delegated cgroup, as systemd gives
+ * user@UID.service, is writable).  0, or negative errno with @why saying
+ * what was missing: the caller then follows the command by pid.
+ */
+static int make_cgroup(struct ks_cmd *cmd, char *why, size_t len)
 {
 	const char *mnt = ks_cgroup2_mount();
 	char buf[4096], *own = NULL, *save = NULL;
 	int err;
 
 	if (!mnt) {
-		p_err("-- CMD: no cgroup v2 hierarchy is mounted: the command and its children are followed by a cgroup "
-		      "of their own");
+		snprintf(why, len, "no cgroup v2 hierarchy is mounted");
 		return -ENODEV;
 	}
 	err = ks_procfs_read(NULL, "/proc/self/cgroup", buf, sizeof(buf));
@@ -160,7 +164,7 @@ static int make_cgroup(struct ks_cmd *cmd)
 		if (!strncmp(l, "0::", 3))
 			own = l + 3;
 	if (!own) {
-		p_err("-- CMD: cannot find ksight's own cgroup v2 in /proc/self/cgroup");
+		snprintf(why, len, "ksight's own cgroup v2 is not in /proc/self/cgroup");
 		return -ENOENT;
 	}
 	/* "/" is the root: no doubled slash */
@@ -168,22 +172,20 @@ static int make_cgroup(struct ks_cmd *cmd)
 		    (int)sizeof(cmd->parent_cgroup) ||
 	    snprintf(cmd->cgroup, sizeof(cmd->cgroup), "%s/" CG_PREFIX "%d", cmd->parent_cgroup, (int)getpid()) >=
 		    (int)sizeof(cmd->cgroup)) {
-		p_err("-- CMD: the cgroup path below '%s' is too long", KS_ESC(own));
+		cmd->cgroup[0] = 0;
+		snprintf(why, len, "the cgroup path below '%s' is too long", KS_ESC(own));
 		return -ENAMETOOLONG;
 	}
 	sweep_stale(cmd->parent_cgroup);
 	if (mkdir(cmd->cgroup, 0755)) {
 		err = -errno;
-		p_err("-- CMD: cannot make cgroup '%s' for the command: %s%s", cmd->cgroup, strerror(-err),
-		      err == -EACCES || err == -EPERM || err == -EROFS
-			      ? "; it needs write access there (root, or a cgroup delegated to you)"
-			      : "");
+		snprintf(why, len, "cannot make cgroup '%s': %s", cmd->cgroup, strerror(-err));
 		cmd->cgroup[0] = 0;
 		return err;
 	}
 	err = ks_cgroup_id(cmd->cgroup, &cmd->cgroup_id);
 	if (err)
-		p_err("-- CMD: cannot read the id of cgroup '%s': %s", cmd->cgroup, strerror(-err));
+		snprintf(why, len, "cannot read the id of cgroup '%s': %s", cmd->cgroup, strerror(-err));
 	return err;
 }
 
@@ -238,6 +240,7 @@ fail:
 int ks_cmd_spawn(struct ks_cmd *cmd, char **argv)
 {
 	int gate[2] = { -1, -1 }, errp[2] = { -1, -1 }, err;
+	char why[PATH_MAX + 128];
 
 	memset(cmd, 0, sizeof(*cmd));
 	cmd->argv = argv;
@@ -252,9 +255,13 @@ int ks_cmd_spawn(struct ks_cmd *cmd, char **argv)
 	err = sudo_user(cmd);
 	if (err)
 		goto fail;
-	err = make_cgroup(cmd);
-	if (err)
-		goto fail;
+	/* no cgroup (no write access, no mount, ip netns exec): a pid set its forks extend, ks_filter_build's */
+	if (make_cgroup(cmd, why, sizeof(why))) {
+		if (cmd->cgroup[0])
+			rmdir(cmd->cgroup);
+		cmd->cgroup[0] = 0;
+		cmd->follow = true;
+	}
 	/* a socket, not a pipe: opening the gate of a child that died (a Ctrl-C) must not raise SIGPIPE in ksight */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) || pipe2(errp, O_CLOEXEC)) {
 		err = -errno;
@@ -281,10 +288,19 @@ int ks_cmd_spawn(struct ks_cmd *cmd, char **argv)
 	gate[0] = gate[1] = errp[0] = errp[1] = -1; /* cmd's now: ks_cmd_release closes them */
 	cmd->pidfd = (int)syscall(SYS_pidfd_open, cmd->pid, 0);
 	/* in its cgroup before it runs anything: its first system call is seen, and every fork inherits it */
-	err = move_to(cmd->cgroup, cmd->pid);
-	if (!err)
-		return 0;
-	p_err("-- CMD: cannot move the command into cgroup '%s': %s", cmd->cgroup, strerror(-err));
+	err = cmd->follow ? 0 : move_to(cmd->cgroup, cmd->pid);
+	if (err) {
+		/* a cgroup made but not entered (cgroup.procs of the common parent not writable): followed by pid */
+		snprintf(why, sizeof(why), "cannot move it into cgroup '%s': %s", cmd->cgroup, strerror(-err));
+		rmdir(cmd->cgroup);
+		cmd->cgroup[0] = 0;
+		cmd->follow = true;
+	}
+	if (cmd->follow)
+		p_info("-- CMD: the command and its children are followed by pid (a set its forks extend): %s", why);
+	else
+		p_info("-- CMD: the command and its children are followed in cgroup '%s'", cmd->cgroup);
+	return 0;
 fail:
 	for (int i = 0; i < 2; i++) {
 		if (gate[i] >= 0)
@@ -442,6 +458,8 @@ void ks_cmd_release(struct ks_cmd *cmd)
 	if (cmd->pidfd >= 0)
 		close(cmd->pidfd);
 	cmd->gate_fd = cmd->err_fd = cmd->pidfd = -1;
+	if (cmd->follow)
+		ks_follow_release();
 	free(cmd->groups);
 	cmd->groups = NULL;
 }
@@ -465,10 +483,16 @@ static const char *cmdline(const struct ks_cmd *cmd, char *buf, size_t len)
 void ks_cmd_say(const struct ks_cmd *cmd)
 {
 	char line[256];
+	uint64_t missed;
 
 	if (!cmd || !cmd->done || !cmd->started)
 		return;
 	cmdline(cmd, line, sizeof(line));
+	missed = cmd->follow ? ks_follow_missed() : 0;
+	if (missed)
+		p_warn("-- CMD: %llu processes the command made were not followed (the set of followed pids was full): "
+		       "their events are missing; give a larger --max-memory",
+		       (unsigned long long)missed);
 	if (WIFEXITED(cmd->status))
 		fprintf(stderr, "ksight: command '%s' (pid %d) exited with status %d after %.3f s\n", KS_ESC(line),
 			(int)cmd->pid, WEXITSTATUS(cmd->status), cmd->end_s - cmd->start_s);

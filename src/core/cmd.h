@@ -21,7 +21,9 @@ struct ks_json;
  * ks_cmd_start, so its first system calls come after the attach; it runs in
  * a cgroup made for it under ksight's own (KS_F_CGROUP is the filter: it
  * costs less per event than a pid set that forks extend, bench/hookcost.sh
- * "cgroup" and "follow"), as the user who ran sudo when SUDO_UID is set.
+ * "cgroup" and "follow"), or, where no cgroup can be made (no write access,
+ * no cgroup2 mount), followed by that pid set (KS_F_FOLLOW); as the user
+ * who ran sudo when SUDO_UID is set.
  */
 struct ks_cmd {
 	char **argv; /* NULL-terminated, borrowed from the command line */
@@ -33,6 +35,7 @@ struct ks_cmd {
 	char cgroup[PATH_MAX];
 	char parent_cgroup[PATH_MAX];
 	__u64 cgroup_id;     /* what bpf_get_current_cgroup_id gives its tasks */
+	bool follow;	     /* no cgroup of its own: followed by pid (KS_F_FOLLOW, core/filter.h) */
 	bool started, done;
 	int status;	     /* wait status, once done */
 	int sent;	     /* the signal ksight sent it (0: none) */
@@ -46,10 +49,12 @@ struct ks_cmd {
 
 /*
  * Resolves @argv[0] in PATH, makes the cgroup, forks the gated child and
- * moves it in.  0, or a negative errno after a one-line p_err: -EINVAL when
- * the command cannot be run or SUDO_UID/SUDO_GID are not ids (bad usage:
- * nothing attached yet), others when the cgroup or the fork fail (then nothing is left: no child,
- * no cgroup).  ks_cmd_release undoes a success.
+ * moves it in; where no cgroup can be made or entered, sets @cmd->follow
+ * instead (ks_filter_build then makes the pid set).  0, or a negative errno
+ * after a one-line p_err: -EINVAL when the command cannot be run or
+ * SUDO_UID/SUDO_GID are not ids (bad usage: nothing attached yet), others
+ * when the fork fails (then nothing is left: no child, no cgroup).
+ * ks_cmd_release undoes a success.
  */
 int ks_cmd_spawn(struct ks_cmd *cmd, char **argv);
 /*

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "core/budget.h"
+#include "core/filter.h"
 #include "core/loader.h"
 #include "core/log.h"
 #include "core/names.h"
@@ -226,7 +227,10 @@ static int spec_try(void *varg, const char *hook)
 	if (!strcmp(hook, KS_HOOK_TP))
 		ks_tracefs_dir(NULL);
 	ks_prog_select(ops->obj(s), hook);
-	err = spec_configure(a, s, hook);
+	/* before the sizing: a shared budget's fit counts the followed set too */
+	err = ks_follow_prepare(ops->obj(s));
+	if (!err)
+		err = spec_configure(a, s, hook);
 	if (!err && a->spec->budget_check) {
 		err = a->spec->budget_check(a->ctx, ops->obj(s));
 		a->refused = err != 0;
@@ -238,6 +242,8 @@ static int spec_try(void *varg, const char *hook)
 	}
 	if (err >= 0)
 		err = a->load_err = ops->load(s);
+	if (!err)
+		err = ks_follow_attach(ops->obj(s));
 	if (!err && a->spec->loaded)
 		err = a->spec->loaded(a->ctx, s);
 	if (!err)

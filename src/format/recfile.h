@@ -81,7 +81,12 @@ static inline uint32_t ks_rec_ev_stride(uint32_t len)
 	return (uint32_t)((sizeof(struct ks_rec_event) + len + 7) & ~7u);
 }
 
+/* CRC-32C of @buf continuing @crc (0 to start): the CPU's crc32c instruction where it has one (cpuid, once), else a table. */
 uint32_t ks_crc32c(uint32_t crc, const void *buf, size_t len);
+/* The two ways, for tests: the table; the instruction (the table where the CPU has none, ks_crc32c_has_hw false). */
+uint32_t ks_crc32c_sw(uint32_t crc, const void *buf, size_t len);
+uint32_t ks_crc32c_hw(uint32_t crc, const void *buf, size_t len);
+bool ks_crc32c_has_hw(void);
 
 /* Writer. */
 struct ks_rec_writer {

@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/cmd.h"
+#include "core/filter.h"
 #include "ksight/wall.h"
 #include "core/bpfutil.h"
 #include "core/log.h"
@@ -1189,7 +1190,11 @@ int ks_profile_start(const struct ks_profile_opts *o, struct ks_profile_result *
 	err = ks_budget_check(&res->budget, pr->skel->obj);
 	if (err)
 		goto out;
-	err = ks_profile__load(pr->skel);
+	err = ks_follow_prepare(pr->skel->obj);
+	if (!err)
+		err = ks_profile__load(pr->skel);
+	if (!err)
+		err = ks_follow_attach(pr->skel->obj);
 	if (err) {
 		p_err("cannot load the profile program: %s%s", strerror(-err),
 		      err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");

@@ -16,6 +16,7 @@
 #include "core/bpfutil.h"
 #include "core/budget.h"
 #include "core/cmd.h"
+#include "core/filter.h"
 #include "core/loader.h"
 #include "core/log.h"
 #include "core/loop.h"
@@ -867,7 +868,11 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	err = bpf_map__set_inner_map_fd(s->maps.rbs, ringfds[0]);
 	load_began = now_s();
 	if (!err)
+		err = ks_follow_prepare(s->obj);
+	if (!err)
 		err = ks_record__load(s);
+	if (!err)
+		err = ks_follow_attach(s->obj);
 	if (err) {
 		p_err("cannot load the record BPF program: %s%s", strerror(-err), ks_priv_hint(err));
 		goto out;

@@ -196,3 +196,55 @@ TEST(crc32c_vector)
 	/* the standard check value of CRC-32C */
 	EXPECT_EQ_U64(ks_crc32c(0, "123456789", 9), 0xe3069283);
 }
+
+/* Known values, through the chosen way and both ways: the check value and RFC 3720's (B.4) 32-byte vectors. */
+TEST(crc32c_known_both_ways)
+{
+	uint32_t (*const way[3])(uint32_t, const void *, size_t) = { ks_crc32c, ks_crc32c_sw, ks_crc32c_hw };
+	uint8_t zeros[32] = { 0 }, ones[32], inc[32], dec[32];
+
+	for (int i = 0; i < 32; i++) {
+		ones[i] = 0xff;
+		inc[i] = (uint8_t)i;
+		dec[i] = (uint8_t)(31 - i);
+	}
+	for (int w = 0; w < 3; w++) {
+		EXPECT_EQ_U64(way[w](0, "123456789", 9), 0xe3069283);
+		EXPECT_EQ_U64(way[w](0, zeros, 32), 0x8a9136aa);
+		EXPECT_EQ_U64(way[w](0, ones, 32), 0x62a8ab43);
+		EXPECT_EQ_U64(way[w](0, inc, 32), 0x46dd794e);
+		EXPECT_EQ_U64(way[w](0, dec, 32), 0x113fdb5c);
+		EXPECT_EQ_U64(way[w](0, "", 0), 0);
+	}
+	if (!ks_crc32c_has_hw())
+		printf("# no crc32c instruction on this CPU: ks_crc32c_hw is the table\n");
+}
+
+/* The instruction's aligned middle and byte-wise edges: every length to 300 at every alignment, and a CRC continued over two parts, equal to the table's. */
+TEST(crc32c_hw_equals_sw)
+{
+	static uint8_t buf[512];
+	uint32_t seed = 12345;
+
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		seed = seed * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(seed >> 16);
+	}
+	for (size_t off = 0; off < 8; off++)
+		for (size_t len = 0; len <= 300; len++) {
+			uint32_t sw = ks_crc32c_sw(0, buf + off, len);
+
+			if (ks_crc32c_hw(0, buf + off, len) != sw || ks_crc32c(0, buf + off, len) != sw) {
+				EXPECT_EQ_U64(ks_crc32c_hw(0, buf + off, len), sw);
+				return;
+			}
+			/* continued: the first part's CRC is the second's start */
+			if (ks_crc32c_hw(ks_crc32c_hw(0, buf + off, len / 3), buf + off + len / 3, len - len / 3) != sw) {
+				EXPECT_EQ_U64(ks_crc32c_hw(ks_crc32c_hw(0, buf + off, len / 3), buf + off + len / 3,
+							   len - len / 3),
+					      sw);
+				return;
+			}
+		}
+	EXPECT_EQ_U64(ks_crc32c_hw(0x12345678, buf, sizeof(buf)), ks_crc32c_sw(0x12345678, buf, sizeof(buf)));
+}
