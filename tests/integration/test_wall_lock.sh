@@ -41,6 +41,22 @@ a=$(awk '$1 == "lock" && $2 == "A" { print $3 }' "$T_TMP/lock.txt")
 t_eq "text: mutex A's row, one wait by one waiter" "1" \
 	"$(grep -c "walllock  *$a  *private  *1  *1 " "$T_TMP/lock.txt")"
 
+# kernel locks: four dd on one CPU write to one file, so they contend on its inode's rwsem and a
+# writer preempted holding it makes the others sleep on it (in D): lock time, not other D
+if bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -q "btf_trace_contention_begin'"; then
+	DD="for i in 1 2 3 4; do dd if=/dev/zero of=$T_TMP/f bs=1M count=100 conv=notrunc 2>/dev/null & done; wait"
+	"$KSIGHT" wall --by comm -j -- taskset -c 0 sh -c "$DD" 2>/dev/null | grep '^{' >"$T_TMP/dd.json"
+	ln=$(jq '[.rows[] | select(.comm == "dd") | .lock_ns] | add' "$T_TMP/dd.json")
+	t_in "kernel locks: dd's sleeps on the inode's rwsem are lock time ($ln ns)" 1 1000000000000 "$ln"
+	"$KSIGHT" wall --by lock -j -- taskset -c 0 sh -c "$DD" 2>/dev/null | grep '^{' >"$T_TMP/dd.json"
+	row=$(jq -c '[.rows[] | select(.kind == "kernel")] | max_by(.waits)' "$T_TMP/dd.json")
+	t_eq "kernel locks: a row keyed by the lock alone (pid 0)" "0 [kernel]" "$(echo "$row" | jq -r '"\(.pid) \(.comm)"')"
+	t_in "kernel locks: its waiters are dd's (2-4 of them)" 2 4 "$(echo "$row" | jq .waiters)"
+	t_eq "kernel locks: woken by dd" "true" "$(echo "$row" | jq '[.wakers | keys[] | startswith("dd:")] | all')"
+else
+	t_skip "kernel locks" "no lock:contention_begin in this kernel (v5.19+)"
+fi
+
 # the budget: at 128 possible CPUs wall's maps, the throttle marks and (by lock) the waits'
 # hash and ring included, fit --max-memory's least, 1 MiB
 for by in tid lock; do
