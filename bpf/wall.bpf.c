@@ -487,6 +487,9 @@ static __always_inline int on_exit(struct task_struct *p, bool trusted)
 
 	if (s)
 		enter(p, tid, s, KS_WALL_STATES, ks_sched_now(), trusted);
+	/* a thread killed in a futex wait never reaches its sys_exit: its noted lock goes here */
+	if (wall_locks)
+		bpf_map_delete_elem(&lock_waits, &tid);
 	return 0;
 }
 
