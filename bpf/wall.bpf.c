@@ -309,10 +309,10 @@ struct ks_futex_waitv {
 	__u32 flags, reserved;
 };
 
+/* Notes @tid's lock (@how: BPF_NOEXIST where a futex wait noted first must stay); no room is a lost sleep. */
 static __always_inline void lock_note(__u32 tid, __u64 addr, __u32 kind, __u64 how)
 {
 	struct ks_wall_lock_wait w = { .addr = addr, .kind = kind };
-
 	int err = bpf_map_update_elem(&lock_waits, &tid, &w, how);
 
 	if (err && err != -KS_EEXIST)

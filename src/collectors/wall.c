@@ -142,11 +142,13 @@ static int carry_on(struct wall_ctx *ctx, bool commit)
 	size_t nseen = ctx->nwin, n = 0;
 	struct wall_thr *c;
 
-	qsort(ctx->win, ctx->nwin, sizeof(*ctx->win), by_tid);
+	/* a window with no thread (top's first, a filter nothing passed) has no array: qsort and bsearch take none */
+	if (nseen)
+		qsort(ctx->win, nseen, sizeof(*ctx->win), by_tid);
 	for (size_t i = 0; i < ctx->ncarry; i++) {
 		struct wall_thr *w;
 
-		if (bsearch(&ctx->carry[i], ctx->win, nseen, sizeof(*ctx->win), by_tid))
+		if (nseen && bsearch(&ctx->carry[i], ctx->win, nseen, sizeof(*ctx->win), by_tid))
 			continue;
 		w = win_add(ctx);
 		if (!w)
@@ -157,7 +159,8 @@ static int carry_on(struct wall_ctx *ctx, bool commit)
 	}
 	if (!commit)
 		return 0;
-	qsort(ctx->win, ctx->nwin, sizeof(*ctx->win), by_tid);
+	if (ctx->nwin)
+		qsort(ctx->win, ctx->nwin, sizeof(*ctx->win), by_tid);
 	c = malloc((ctx->nwin ? ctx->nwin : 1) * sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -367,7 +370,8 @@ static int wall_drain(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 		return lock_drain(ctx, r, mode);
 	if (err || mode == KS_DRAIN_CLEAR)
 		return err;
-	qsort_r(ctx->win, ctx->nwin, sizeof(*ctx->win), cmp_roll, &ctx->roll);
+	if (ctx->nwin)
+		qsort_r(ctx->win, ctx->nwin, sizeof(*ctx->win), cmp_roll, &ctx->roll);
 	for (size_t i = 0, j; i < ctx->nwin && !err; i = j) {
 		for (j = i + 1; j < ctx->nwin && !by_key(&ctx->win[i], &ctx->win[j], ctx->roll); j++)
 			;

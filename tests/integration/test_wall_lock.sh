@@ -57,6 +57,16 @@ else
 	t_skip "kernel locks" "no lock:contention_begin in this kernel (v5.19+)"
 fi
 
+# a window with no thread in it (a filter that nothing passes: a process asleep since before the
+# start): an empty report; under tests/san.sh UBSan checks the drain of no rows
+sleep 30 &
+SP=$!
+T_CLEANUP="kill $SP 2>/dev/null"
+"$KSIGHT" wall -p $SP -d 0.3 -j >"$T_TMP/empty.json" 2>"$T_TMP/empty.err"
+t_eq "a window with no thread: exits 0" "0" "$?"
+t_eq "a window with no thread: no rows" "0" "$(grep '^{' "$T_TMP/empty.json" | jq '.rows | length')"
+kill $SP 2>/dev/null
+
 # the budget: at 128 possible CPUs wall's maps, the throttle marks and (by lock) the waits'
 # hash and ring included, fit --max-memory's least, 1 MiB
 for by in tid lock; do
