@@ -395,7 +395,7 @@ static __always_inline void lock_woken(struct task_struct *p, __u32 tid, bool tr
 	e->waker_pid = w->waker_pid;
 	e->kind = w->kind;
 	e->pad = 0;
-	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), BPF_CORE_READ(p, group_leader, comm));
+	BPF_CORE_READ_STR_INTO(&e->comm, p, group_leader, comm);
 	e->waker_comm[0] = 0;
 	if (w->waker)
 		bpf_get_current_comm(e->waker_comm, sizeof(e->waker_comm));
