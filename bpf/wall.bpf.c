@@ -156,6 +156,167 @@ static __always_inline struct ks_sched_slot *slot_of(struct task_struct *t, __u3
 	return ks_slot(tid);
 }
 
+/*
+ * --by lock.  A futex wait remembers its word at sys_enter (arg 0; for
+ * futex_waitv the first waiter's), a sleeping kernel lock its address at
+ * lock:contention_begin; the sleep on it starts at the switch out in the
+ * lock state, its waker is the thread whose sched_waking targets it
+ * (the holder that unlocked), and it ends at sched_wakeup, where one
+ * record goes to user space, which rolls them up per lock.
+ */
+const volatile bool wall_locks = false;
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* --by lock: set from the budget */
+	__type(key, __u32);
+	__type(value, struct ks_wall_lock_wait);
+} lock_waits SEC(".maps");
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096); /* --by lock: set from the budget */
+} lock_events SEC(".maps");
+/* lock sleeps lost: no room in lock_waits or lock_events */
+__u64 lock_lost = 0;
+
+#define FUTEX_PRIVATE_FLAG 128
+#define FUTEX2_PRIVATE 128
+/* lock:contention_begin flags (include/trace/events/lock.h): a spinning wait never sleeps */
+#define LCB_F_SPIN (1U << 0)
+
+/* struct futex_waitv (include/uapi/linux/futex.h) */
+struct ks_futex_waitv {
+	__u64 val, uaddr;
+	__u32 flags, reserved;
+};
+
+/* Notes @tid's lock (@how: BPF_NOEXIST where a futex wait noted first must stay); no room is a lost sleep. */
+static __always_inline void lock_note(__u32 tid, __u64 addr, __u32 kind, __u64 how)
+{
+	struct ks_wall_lock_wait w = { .addr = addr, .kind = kind };
+	int err = bpf_map_update_elem(&lock_waits, &tid, &w, how);
+
+	if (err && err != -KS_EEXIST)
+		__sync_fetch_and_add(&lock_lost, 1);
+}
+
+/* sys_enter/exit of a tracked thread: a futex wait's word noted, and forgotten at its exit (@sys: its class). */
+static __always_inline void lock_sys(struct pt_regs *regs, long nr, __u32 tid, __u16 sys, bool enter_, bool trusted)
+{
+	struct ks_futex_waitv wv = {};
+	__u64 addr;
+	__u32 kind;
+
+	if (sys != KS_WALL_SYS_LOCK)
+		return;
+	if (!enter_) {
+		bpf_map_delete_elem(&lock_waits, &tid);
+		return;
+	}
+	if (nr == NR_FUTEX) {
+		addr = KS_RD(trusted, regs, di);
+		kind = KS_RD(trusted, regs, si) & FUTEX_PRIVATE_FLAG ? KS_WALL_LOCK_PRIVATE : KS_WALL_LOCK_SHARED;
+	} else {
+		bpf_probe_read_user(&wv, sizeof(wv), (void *)KS_RD(trusted, regs, di));
+		addr = wv.uaddr;
+		kind = wv.flags & FUTEX2_PRIVATE ? KS_WALL_LOCK_PRIVATE : KS_WALL_LOCK_SHARED;
+	}
+	lock_note(tid, addr, kind, BPF_ANY);
+}
+
+/* The thread @tid goes to sleep on its lock at @now. */
+static __always_inline void lock_sleep(__u32 tid, __u64 now)
+{
+	struct ks_wall_lock_wait *w = bpf_map_lookup_elem(&lock_waits, &tid);
+
+	if (w && !w->start) {
+		w->start = now;
+		w->waker = w->waker_pid = 0;
+	}
+}
+
+/* sched_waking: the current thread wakes @p; if @p sleeps on a lock, it is the waker. */
+static __always_inline int on_waking(struct task_struct *p, bool trusted)
+{
+	__u32 tid = KS_RD(trusted, p, pid);
+	struct ks_wall_lock_wait *w;
+	__u64 cur;
+
+	if (!wall_locks)
+		return 0;
+	w = bpf_map_lookup_elem(&lock_waits, &tid);
+	if (!w || !w->start)
+		return 0;
+	cur = bpf_get_current_pid_tgid();
+	w->waker = (__u32)cur;
+	w->waker_pid = cur >> 32;
+	return 0;
+}
+
+/* sched_wakeup of @p (thread @tid), asleep on a lock: its sleep's record to user space. */
+static __always_inline void lock_woken(struct task_struct *p, __u32 tid, bool trusted)
+{
+	struct ks_wall_lock_wait *w = bpf_map_lookup_elem(&lock_waits, &tid);
+	struct ks_wall_lock_ev *e;
+
+	if (!w || !w->start)
+		return;
+	e = bpf_ringbuf_reserve(&lock_events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&lock_lost, 1);
+		w->start = 0;
+		return;
+	}
+	e->addr = w->addr;
+	e->start = w->start;
+	e->end = ks_sched_now();
+	e->pid = KS_RD(trusted, p, tgid);
+	e->tid = tid;
+	e->waker = w->waker;
+	e->waker_pid = w->waker_pid;
+	e->kind = w->kind;
+	e->pad = 0;
+	BPF_CORE_READ_STR_INTO(&e->comm, p, group_leader, comm);
+	e->waker_comm[0] = 0;
+	if (w->waker)
+		bpf_get_current_comm(e->waker_comm, sizeof(e->waker_comm));
+	bpf_ringbuf_submit(e, 0);
+	w->start = 0;
+}
+
+/*
+ * lock:contention_begin/end (v5.19+; probed once by user space, which
+ * disables these programs without them): a tracked thread waiting on a
+ * sleeping kernel lock is marked in its slot, so that a sleep then counts
+ * as a lock wait; under --by lock the lock is noted unless a futex wait is.
+ */
+static __always_inline int on_contention(void *lock, __u32 flags, bool begin)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct ks_sched_slot *s;
+	struct ks_wall_lock_wait *w;
+
+	if (begin && (flags & LCB_F_SPIN))
+		return 0;
+	s = ks_slot(tid);
+	if (!tid || !s || s->tid != tid || !s->ts)
+		return 0;
+	if (begin) {
+		s->flags |= KS_WALL_SYS_KLOCK << KS_WALL_SYS_SHIFT;
+		if (wall_locks)
+			lock_note(tid, (__u64)lock, KS_WALL_LOCK_KERNEL, BPF_NOEXIST);
+		return 0;
+	}
+	if (!(s->flags & (KS_WALL_SYS_KLOCK << KS_WALL_SYS_SHIFT)))
+		return 0;
+	s->flags &= ~(KS_WALL_SYS_KLOCK << KS_WALL_SYS_SHIFT);
+	if (wall_locks) {
+		w = bpf_map_lookup_elem(&lock_waits, &tid);
+		if (w && w->kind == KS_WALL_LOCK_KERNEL)
+			bpf_map_delete_elem(&lock_waits, &tid);
+	}
+	return 0;
+}
+
 static __always_inline int on_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
 				     unsigned int prev_state, bool trusted)
 {
@@ -172,6 +333,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev, str
 		enter(prev, ptid, s, st, now, trusted);
 		if (st == KS_WALL_THROTTLED)
 			mark_throttled(prev, ptid);
+		if (st == KS_WALL_LOCK && wall_locks)
+			lock_sleep(ptid, now);
 	}
 	s = slot_of(next, ntid, trusted);
 	if (s)
@@ -190,6 +353,8 @@ static __always_inline int on_wakeup(struct task_struct *p, bool trusted)
 	/* a wakeup of a thread still on its CPU or queued (ttwu_runnable) changes nothing */
 	if (s->tid == tid && s->ts && (s->flags & 0xff) < KS_WALL_BLKIO)
 		return 0;
+	if (wall_locks && s->tid == tid && s->ts && (s->flags & 0xff) == KS_WALL_LOCK)
+		lock_woken(p, tid, trusted);
 	enter(p, tid, s, KS_WALL_RUNNABLE, ks_sched_now(), trusted);
 	return 0;
 }
@@ -202,6 +367,9 @@ static __always_inline int on_exit(struct task_struct *p, bool trusted)
 
 	if (s)
 		enter(p, tid, s, KS_WALL_STATES, ks_sched_now(), trusted);
+	/* a thread killed in a futex wait never reaches its sys_exit: its noted lock goes here */
+	if (wall_locks)
+		bpf_map_delete_elem(&lock_waits, &tid);
 	return 0;
 }
 
@@ -217,6 +385,9 @@ static __always_inline int on_sys(struct pt_regs *regs, long nr, bool enter_, bo
 	/* x86_64: the second argument, futex's op, is in si */
 	if (enter_)
 		sys = sys_class(nr, nr == NR_FUTEX ? KS_RD(trusted, regs, si) : 0);
+	if (wall_locks)
+		lock_sys(regs, nr, tid, enter_ ? sys : (s->flags >> KS_WALL_SYS_SHIFT) & ~KS_WALL_SYS_KLOCK, enter_,
+			 trusted);
 	s->flags = (s->flags & 0xff) | (sys << KS_WALL_SYS_SHIFT);
 	return 0;
 }
@@ -227,3 +398,6 @@ KS_BTF_RAW_PROGS(sched_wakeup_new, sched_wakeup_new, on_wakeup(p, trusted), stru
 KS_BTF_RAW_PROGS(sched_process_exit, sched_process_exit, on_exit(p, trusted), struct task_struct *p)
 KS_BTF_RAW_PROGS(sys_enter, sys_enter, on_sys(regs, id, true, trusted), struct pt_regs *regs, long id)
 KS_BTF_RAW_PROGS(sys_exit, sys_exit, on_sys(regs, 0, false, trusted), struct pt_regs *regs, long ret)
+KS_BTF_RAW_PROGS(lock_waking, sched_waking, on_waking(p, trusted), struct task_struct *p)
+KS_BTF_RAW_PROGS(contention_begin, contention_begin, on_contention(lock, flags, true), void *lock, unsigned int flags)
+KS_BTF_RAW_PROGS(contention_end, contention_end, on_contention(lock, 0, false), void *lock, int ret)

@@ -108,6 +108,8 @@ static __always_inline __u32 state_out(struct task_struct *t, bool preempt, unsi
 {
 	if (preempt || st == 0 /* TASK_RUNNING */)
 		return throttled(t) ? KS_WALL_THROTTLED : KS_WALL_RUNNABLE;
+	if (sys & KS_WALL_SYS_KLOCK)
+		return KS_WALL_LOCK; /* asleep on a contended kernel mutex, rwsem, ... */
 	if (st & ST_UNINTERRUPTIBLE) {
 		if (st & ST_NOLOAD)
 			return KS_WALL_OTHER_SLEEP; /* TASK_IDLE: a kernel thread waiting for work */

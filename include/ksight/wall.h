@@ -38,6 +38,8 @@ enum ks_wall_sys {
 	KS_WALL_SYS_SLEEP = 3,
 };
 #define KS_WALL_SYS_SHIFT 8
+/* Or'ed into the class: between lock:contention_begin and _end of a sleeping kernel lock (a sleep then is a lock wait). */
+#define KS_WALL_SYS_KLOCK 0x40
 
 /*
  * One thread's row of a buffer half (always keyed by tid: the --by
@@ -58,5 +60,38 @@ struct ks_wall_stat {
 };
 
 _Static_assert(sizeof(struct ks_wall_stat) == 136, "ks_wall_stat layout");
+
+/*
+ * --by lock: a thread in the lock state has its lock remembered here
+ * (tid-keyed hash): the futex word, or the kernel lock of
+ * lock:contention_begin; @start when it went to sleep on it, @waker the
+ * thread whose sched_waking ended the sleep (the mutex holder at unlock).
+ */
+enum ks_wall_lock_kind {
+	KS_WALL_LOCK_PRIVATE = 0, /* futex with FUTEX_PRIVATE_FLAG: the address is the process's */
+	KS_WALL_LOCK_SHARED = 1,  /* futex without it: the address is still the waiter's process's */
+	KS_WALL_LOCK_KERNEL = 2,  /* lock:contention_begin's lock (sleeping kernel locks only) */
+};
+struct ks_wall_lock_wait {
+	__u64 addr;
+	__u64 start; /* 0: not asleep on it yet */
+	__u32 waker, waker_pid;
+	__u32 kind;
+	__u32 pad;
+};
+_Static_assert(sizeof(struct ks_wall_lock_wait) == 32, "ks_wall_lock_wait layout");
+
+/* One sleep on a lock, ended by a wakeup: a ring buffer record. */
+struct ks_wall_lock_ev {
+	__u64 addr;
+	__u64 start, end; /* bpf_ktime_get_ns */
+	__u32 pid, tid;
+	__u32 waker, waker_pid; /* 0: no sched_waking seen for it */
+	__u32 kind;
+	__u32 pad;
+	char comm[KS_COMM_LEN];	      /* the waiter's process (group leader) */
+	char waker_comm[KS_COMM_LEN]; /* the waker thread's */
+};
+_Static_assert(sizeof(struct ks_wall_lock_ev) == 80, "ks_wall_lock_ev layout");
 
 #endif /* KSIGHT_WALL_H */

@@ -1,4 +1,4 @@
-/* `ksight top`: a live terminal view, one more engine on the run loop: syscalls, runqlat and biolat by pid plus /proc's CPU time, redrawn each interval with ncurses. */
+/* `ksight top`: a live terminal view, one more engine on the run loop: syscalls, runqlat and biolat by pid plus /proc's CPU time, and wall by thread, redrawn each interval with ncurses. */
 #include <ctype.h>
 #include <curses.h>
 #include <dirent.h>
@@ -25,12 +25,13 @@ static const struct ks_cmd_spec top_spec = {
 	.name = "top",
 	.summary = "A live view of where each process's time goes: on-CPU (/proc), waiting for a CPU\n"
 		   "(runqlat), inside system calls (syscalls) and block I/O (biolat), one view per\n"
-		   "collector, redrawn every -i (default 1s).  Keys: q quits, Tab or 0-3 switch views,\n"
-		   "/ filters by name, c w s t i o p n sort (see docs/top.md).  Needs a terminal.",
+		   "collector, and each thread's states in % (wall), redrawn every -i (default 1s).\n"
+		   "Keys: q quits, Tab or 0-4 switch views, / filters by name, c w s t i o p n sort\n"
+		   "(see docs/top.md).  Needs a terminal.",
 	.common = KS_O_DURATION | KS_O_INTERVAL | KS_O_CGROUP | KS_O_MEMORY,
 };
 
-static const char *const top_collectors[] = { "syscalls", "runqlat", "biolat" };
+static const char *const top_collectors[] = { "syscalls", "runqlat", "biolat", "wall" };
 #define TOP_N (int)(sizeof(top_collectors) / sizeof(top_collectors[0]))
 
 /* CPU ticks (utime + stime) of one process at the last sample. */
@@ -392,7 +393,8 @@ static int run_top(struct top *t, const struct ks_common *c)
 			return 1;
 		}
 		t->in[t->n].c = *c;
-		t->in[t->n].c.by = "pid";
+		/* wall's view is per thread: the split of each thread's time */
+		t->in[t->n].c.by = strcmp(top_collectors[t->n], "wall") ? "pid" : "tid";
 	}
 	err = ks_instances_share(t->in, t->n, &t->f, c->max_memory, NULL);
 	if (err)

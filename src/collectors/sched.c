@@ -346,10 +346,12 @@ int ks_sched_configure(void *vctx, void *skel, const char *hook)
 	struct bpf_object *obj = ctx->sc.def->skel->obj(skel);
 	__u32 by = run->by, nsub = run->maps.nsub, mask;
 	bool state = ks_sched_switch_has_state();
+	struct ks_budget b = *run->budget;
 	int err;
 
 	(void)hook;
-	ks_sched_sizes(run->budget, run->by, nsub, run->maps.value_size, ks_pid_max(), &run->sizes);
+	b.limit = b.limit > run->extra ? b.limit - run->extra : 0;
+	ks_sched_sizes(&b, run->by, nsub, run->maps.value_size, ks_pid_max(), &run->sizes);
 	mask = run->sizes.slots - 1;
 	err = ks_sc_set_rodata(obj, "ks_filter", run->filter, sizeof(*run->filter));
 	if (!err)

@@ -91,6 +91,7 @@ struct ks_sched_run {
 	const struct ks_budget *budget; /* the scaffold's */
 	struct ks_sched_sizes sizes;
 	struct ks_sched_maps maps;
+	uint64_t extra; /* bytes of the collector's own maps besides the family's, left out of the rows' room */
 };
 
 /* A scheduler collector's context: its scaffold first (core/scaffold.h), then the family's run. */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collectors/sched.h"
 #include "core/collector.h"
@@ -53,6 +54,10 @@ struct wall_ctx {
 	size_t nwin, capwin;
 	struct wall_thr *carry; /* threads with a state open at the last window's end, by tid */
 	size_t ncarry;
+	bool locks;		    /* --by lock: rows per lock from the lock_events records */
+	struct ring_buffer *rb;	    /* lock_events */
+	struct ks_wall_lock_ev *ev; /* the records read, not yet reported */
+	size_t nev, capev;
 };
 
 static uint64_t mono_ns(void)
@@ -167,11 +172,13 @@ static int carry_on(struct wall_ctx *ctx, bool commit)
 	size_t nseen = ctx->nwin, n = 0;
 	struct wall_thr *c;
 
-	qsort(ctx->win, ctx->nwin, sizeof(*ctx->win), by_tid);
+	/* a window with no thread (top's first, a filter nothing passed) has no array: qsort and bsearch take none */
+	if (nseen)
+		qsort(ctx->win, nseen, sizeof(*ctx->win), by_tid);
 	for (size_t i = 0; i < ctx->ncarry; i++) {
 		struct wall_thr *w;
 
-		if (bsearch(&ctx->carry[i], ctx->win, nseen, sizeof(*ctx->win), by_tid))
+		if (nseen && bsearch(&ctx->carry[i], ctx->win, nseen, sizeof(*ctx->win), by_tid))
 			continue;
 		w = win_add(ctx);
 		if (!w)
@@ -187,7 +194,8 @@ static int carry_on(struct wall_ctx *ctx, bool commit)
 			  ctx->ncarry ? bsearch(&ctx->win[i], ctx->carry, ctx->ncarry, sizeof(*ctx->carry), by_tid) : NULL);
 	if (!commit)
 		return 0;
-	qsort(ctx->win, ctx->nwin, sizeof(*ctx->win), by_tid);
+	if (ctx->nwin)
+		qsort(ctx->win, ctx->nwin, sizeof(*ctx->win), by_tid);
 	c = malloc((ctx->nwin ? ctx->nwin : 1) * sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -236,6 +244,158 @@ static int emit(struct wall_ctx *ctx, struct ks_report *r, size_t from, size_t t
 	return 0;
 }
 
+/*
+ * --by lock: a row per lock (the waiter's pid and the address, a kernel
+ * lock's alone) from the records of the sleeps on it that ended in the
+ * window: their count, the threads that slept, the time and its
+ * histogram, and who woke them.
+ */
+static const struct ks_column lock_cols[] = {
+	{ "waits", KS_COL_COUNTER, KS_UNIT_COUNT, "sleeps on the lock that ended in the window (each ended by a wakeup)" },
+	{ "waiters", KS_COL_COUNTER, KS_UNIT_COUNT, "distinct threads among them" },
+	{ "wait_total_ns", KS_COL_DURATION, KS_UNIT_NS, "their time asleep, from the switch out to the wakeup" },
+	{ NULL, 0, 0, NULL },
+};
+#define WALL_BY_LOCK 100
+
+static int lock_ev_add(void *vctx, void *data, size_t size)
+{
+	struct wall_ctx *ctx = vctx;
+
+	if (size < sizeof(*ctx->ev))
+		return 0;
+	if (ctx->nev == ctx->capev) {
+		size_t cap = ctx->capev ? 2 * ctx->capev : 1024;
+		struct ks_wall_lock_ev *e = realloc(ctx->ev, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		ctx->ev = e;
+		ctx->capev = cap;
+	}
+	memcpy(&ctx->ev[ctx->nev++], data, sizeof(*ctx->ev));
+	return 0;
+}
+
+/* The lock key: a kernel lock is the machine's, a futex word its process's. */
+static int cmp_lock(const void *a, const void *b)
+{
+	const struct ks_wall_lock_ev *x = a, *y = b;
+	uint32_t px = x->kind == KS_WALL_LOCK_KERNEL ? 0 : x->pid, py = y->kind == KS_WALL_LOCK_KERNEL ? 0 : y->pid;
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (px != py)
+		return px < py ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int cmp_ev_tid(const void *a, const void *b)
+{
+	uint32_t x = ((const struct ks_wall_lock_ev *)a)->tid, y = ((const struct ks_wall_lock_ev *)b)->tid;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_ev_waker(const void *a, const void *b)
+{
+	uint32_t x = ((const struct ks_wall_lock_ev *)a)->waker, y = ((const struct ks_wall_lock_ev *)b)->waker;
+
+	return x < y ? -1 : x > y;
+}
+
+static const char *const lock_kinds[] = { "private", "shared", "kernel" };
+
+/* One row of the sleeps e[0, n), which share a lock. */
+static int lock_emit(struct ks_report *r, struct ks_wall_lock_ev *e, size_t n)
+{
+	uint64_t sum = 0, waiters = 0;
+	struct ks_row *row = ks_report_add_row(r);
+	struct ks_hist *h;
+	char buf[40];
+
+	if (!row)
+		return -ENOMEM;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	row->hist = h;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t ns = e[i].end > e[i].start ? e[i].end - e[i].start : 0;
+
+		ks_hist_record(h, ns);
+		sum += ns;
+	}
+	ks_row_key_num(row, "pid", e[0].kind == KS_WALL_LOCK_KERNEL ? 0 : e[0].pid);
+	e[0].comm[KS_COMM_LEN - 1] = 0;
+	ks_row_key_str(row, "comm", e[0].kind == KS_WALL_LOCK_KERNEL ? "[kernel]" : e[0].comm);
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)e[0].addr);
+	ks_row_key_str(row, "lock", buf);
+	ks_row_key_str(row, "kind", lock_kinds[e[0].kind < 3 ? e[0].kind : 2]);
+	qsort(e, n, sizeof(*e), cmp_ev_tid);
+	for (size_t i = 0; i < n; i++)
+		waiters += !i || e[i].tid != e[i - 1].tid;
+	ks_row_col(row, &lock_cols[0], n);
+	ks_row_col(row, &lock_cols[1], waiters);
+	ks_row_col(row, &lock_cols[2], sum);
+	/* the wakers, "comm:tid" (or "unknown"), each with the sleeps it ended */
+	qsort(e, n, sizeof(*e), cmp_ev_waker);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && e[j].waker == e[i].waker; j++)
+			;
+		e[i].waker_comm[KS_COMM_LEN - 1] = 0;
+		if (e[i].waker)
+			snprintf(buf, sizeof(buf), "%s:%u", e[i].waker_comm, e[i].waker);
+		else
+			snprintf(buf, sizeof(buf), "unknown");
+		ks_row_sub_add(row, buf, j - i);
+	}
+	row->sort = sum;
+	return 0;
+}
+
+/*
+ * The lock rows of the sleeps that ended by the window's end (those read
+ * after it wait for the next); in KS_DRAIN_READ they stay.
+ */
+static int lock_drain(struct wall_ctx *ctx, struct ks_report *r, enum ks_drain_mode mode)
+{
+	struct ks_wall_lock_ev *in;
+	size_t n = 0, rest = 0;
+	int err = 0;
+
+	if (ctx->rb) {
+		err = ring_buffer__consume(ctx->rb);
+		if (err < 0)
+			return err;
+		err = 0;
+	}
+	in = malloc((ctx->nev ? ctx->nev : 1) * sizeof(*in));
+	if (!in)
+		return -ENOMEM;
+	for (size_t i = 0; i < ctx->nev; i++) {
+		if (ctx->ev[i].end <= ctx->win_end)
+			in[n++] = ctx->ev[i];
+		else if (mode != KS_DRAIN_READ)
+			ctx->ev[rest++] = ctx->ev[i];
+	}
+	if (mode != KS_DRAIN_READ)
+		ctx->nev = rest;
+	if (mode != KS_DRAIN_CLEAR) {
+		r->hist_name = "wait_ns";
+		r->hist_unit = KS_UNIT_NS;
+		r->sub_name = "wakers";
+		qsort(in, n, sizeof(*in), cmp_lock);
+		for (size_t i = 0, j; i < n && !err; i = j) {
+			for (j = i + 1; j < n && !cmp_lock(&in[i], &in[j]); j++)
+				;
+			err = lock_emit(r, &in[i], j - i);
+		}
+	}
+	free(in);
+	return err;
+}
+
 static int wall_drain(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 {
 	struct wall_ctx *ctx = vctx;
@@ -245,9 +405,12 @@ static int wall_drain(void *vctx, struct ks_report *r, enum ks_drain_mode mode)
 	err = ks_sched_drain_mode(&ctx->s, r, mode);
 	if (!err)
 		err = carry_on(ctx, mode != KS_DRAIN_READ);
+	if (!err && ctx->locks)
+		return lock_drain(ctx, r, mode);
 	if (err || mode == KS_DRAIN_CLEAR)
 		return err;
-	qsort_r(ctx->win, ctx->nwin, sizeof(*ctx->win), cmp_roll, &ctx->roll);
+	if (ctx->nwin)
+		qsort_r(ctx->win, ctx->nwin, sizeof(*ctx->win), cmp_roll, &ctx->roll);
 	for (size_t i = 0, j; i < ctx->nwin && !err; i = j) {
 		for (j = i + 1; j < ctx->nwin && !by_key(&ctx->win[i], &ctx->win[j], ctx->roll); j++)
 			;
@@ -261,6 +424,7 @@ static const struct ks_by_word wall_by_words[] = {
 	{ "pid", KS_SCHED_BY_PID },
 	{ "comm", KS_SCHED_BY_COMM },
 	{ "cgroup", KS_SCHED_BY_CGROUP },
+	{ "lock", WALL_BY_LOCK },
 	{ NULL, KS_SCHED_BY_TID },
 };
 
@@ -280,14 +444,58 @@ static int wall_parse_opt(void *ctx, int id, const char *arg)
 
 KS_SKEL_OPS(ks_wall);
 
+/* The throttle marks' hash (bpf/wall.bpf.c: thr_marks) */
+#define WALL_THR_MARKS 4096
+#define WALL_THR_MARK_SIZE 16
+#define WALL_LOCK_WAITS_MAX 4096
+#define WALL_LOCK_RING_MIN (16u << 10)
+#define WALL_LOCK_RING_MAX (256u << 10)
+
+/*
+ * The maps wall has besides the family's, counted before the rows take
+ * what is left: the throttle marks always, and under --by lock the
+ * waits' hash and the records' ring, a sixteenth of the budget each.
+ */
+static uint64_t wall_extra(struct wall_ctx *ctx, struct bpf_object *obj)
+{
+	const struct ks_budget *b = ctx->s.run.budget;
+	uint64_t bytes = ks_map_bytes(BPF_MAP_TYPE_HASH, 4, WALL_THR_MARK_SIZE, WALL_THR_MARKS, 0, b->ncpus);
+	uint32_t waits = 1, ring = 4096;
+
+	if (ctx->locks) {
+		waits = ks_budget_rows(b, 1.0 / 16,
+				       ks_budget_row_bytes(b, BPF_MAP_TYPE_HASH, 4, sizeof(struct ks_wall_lock_wait), 0),
+				       64, WALL_LOCK_WAITS_MAX, false);
+		for (ring = WALL_LOCK_RING_MIN; ring < WALL_LOCK_RING_MAX && 2 * (uint64_t)ring <= b->limit / 16;)
+			ring *= 2;
+	}
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "lock_waits"), waits);
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "lock_events"), ring);
+	bytes += ks_map_bytes(BPF_MAP_TYPE_HASH, 4, sizeof(struct ks_wall_lock_wait), waits, 0, b->ncpus);
+	bytes += ks_map_bytes(BPF_MAP_TYPE_RINGBUF, 0, 0, ring, 0, b->ncpus);
+	return bytes;
+}
+
 static int wall_configure(void *vctx, void *skel, const char *hook)
 {
 	struct wall_ctx *ctx = vctx;
+	struct bpf_object *obj = ks_wall_ops.obj(skel);
 	bool cg = ctx->roll == KS_SCHED_BY_CGROUP;
-	int err = ks_sched_configure(vctx, skel, hook);
+	int err;
 
+	ctx->s.run.extra = wall_extra(ctx, obj);
+	err = ks_sched_configure(vctx, skel, hook);
 	if (!err)
-		err = ks_sc_set_rodata(ks_wall_ops.obj(skel), "wall_cgroup", &cg, sizeof(cg));
+		err = ks_sc_set_rodata(obj, "wall_cgroup", &cg, sizeof(cg));
+	if (!err)
+		err = ks_sc_set_rodata(obj, "wall_locks", &ctx->locks, sizeof(ctx->locks));
+	/* the waker is needed only for --by lock; kernel locks only where the kernel has the tracepoints (v5.19+) */
+	if (!ctx->locks)
+		ks_prog_disable(obj, "lock_waking");
+	if (ks_tp_nargs("contention_begin") < 0 || ks_tp_nargs("contention_end") < 0) {
+		ks_prog_disable(obj, "contention_begin");
+		ks_prog_disable(obj, "contention_end");
+	}
 	return err;
 }
 
@@ -300,6 +508,14 @@ static int wall_attached(void *vctx)
 	/* the first window starts with the programs' run: no state is counted from before */
 	ctx->win_start = bss->ks_since;
 	bss->ks_wall_start[0] = bss->ks_wall_start[1] = bss->ks_since;
+	if (!err && ctx->locks) {
+		struct bpf_object *obj = ks_wall_ops.obj(ctx->s.sc.skel);
+
+		ctx->rb = ring_buffer__new(bpf_map__fd(bpf_object__find_map_by_name(obj, "lock_events")), lock_ev_add,
+					   ctx, NULL);
+		if (!ctx->rb)
+			err = -errno;
+	}
 	return err;
 }
 
@@ -310,6 +526,11 @@ static void wall_release(void *vctx)
 	free(ctx->win);
 	free(ctx->carry);
 	ctx->win = ctx->carry = NULL;
+	ring_buffer__free(ctx->rb);
+	ctx->rb = NULL;
+	free(ctx->ev);
+	ctx->ev = NULL;
+	ctx->nev = ctx->capev = 0;
 	ks_sched_release(vctx);
 }
 
@@ -329,6 +550,7 @@ static int wall_mark(void *vctx)
 static const struct ks_sc_map wall_maps[] = { { .drain = ks_sched_drain_maps } };
 static const struct ks_sc_counter wall_counters[] = {
 	KS_SCHED_LOSSES(struct ks_wall__bss),
+	{ "lock_sleeps_lost", offsetof(struct ks_wall__bss, lock_lost), KS_SC_SOME },
 };
 static const struct ks_sched_def wall_def = {
 	.sc = { .name = "wall", .hooks = ks_sched_hooks, .skel = &ks_wall_ops,
@@ -348,8 +570,10 @@ static int wall_open(void *vctx, const struct ks_common *c, const struct ks_filt
 {
 	struct wall_ctx *ctx = vctx;
 	struct ks_common tid = *c;
+	int by = ks_by_parse(wall_by_words, c->by);
 
-	ctx->roll = (enum ks_sched_by)ks_by_parse(wall_by_words, c->by);
+	ctx->locks = by == WALL_BY_LOCK;
+	ctx->roll = ctx->locks ? KS_SCHED_BY_TID : (enum ks_sched_by)by;
 	tid.by = "tid";
 	return ks_sched_open(&ctx->s, &wall_def, &tid, f);
 }

@@ -363,6 +363,48 @@ static bool row_match(const struct ks_row *row, const char *filter)
 	return false;
 }
 
+/* wall's states (its columns adding up to total_ns), headed as its view shows them */
+static const struct {
+	const char *col, *head;
+} wall_states[] = {
+	{ "oncpu_ns", "cpu%" },	 { "runnable_ns", "runq" }, { "throttled_ns", "thr" }, { "blkio_ns", "io" },
+	{ "uninterruptible_ns", "D" }, { "lock_ns", "lock" },  { "netpipe_ns", "net" }, { "sleep_ns", "slp" },
+	{ "other_sleep_ns", "idle" }, { "other_ns", "oth" },
+};
+#define WALL_NSTATES (int)(sizeof(wall_states) / sizeof(wall_states[0]))
+
+/*
+ * wall's view: per thread (tid, comm) each state's share of the thread's
+ * time in the window, in whole percent (so ten states fit 80 columns).
+ */
+static int render_wall(const struct ks_report *r, const struct ks_tui_state *s, struct line *ls, int y, int h)
+{
+	put_cell(&ls[y], "TID", 7, true, false);
+	put_cell(&ls[y], "COMM", 15, false, false);
+	for (int c = 0; c < WALL_NSTATES; c++)
+		put_cell(&ls[y], wall_states[c].head, 4, true, false);
+	y++;
+	for (int i = 0; i < r->nrows && y < h; i++) {
+		const struct ks_row *row = &r->rows[i];
+		const struct ks_val *tot = row_val(row, "total_ns");
+		const struct ks_key *tid = row_key(row, "tid"), *comm = row_key(row, "comm");
+		char b[32];
+
+		if (!tot || !tot->v || !tid || !row_match(row, s->filter))
+			continue;
+		put_cell(&ls[y], (snprintf(b, sizeof(b), "%" PRId64, tid->num), b), 7, true, false);
+		put_cell(&ls[y], comm ? comm->str : "", 15, false, true);
+		for (int c = 0; c < WALL_NSTATES; c++) {
+			const struct ks_val *v = row_val(row, wall_states[c].col);
+
+			snprintf(b, sizeof(b), "%.0f", v ? (double)v->v * 100.0 / (double)tot->v : 0.0);
+			put_cell(&ls[y], b, 4, true, false);
+		}
+		y++;
+	}
+	return y;
+}
+
 /* A collector's view: its key columns, then count, p50 and p99 as the text writer shows them. */
 static int render_report(const struct ks_report *r, const struct ks_tui_state *s, struct line *ls, int y, int h)
 {
@@ -452,6 +494,8 @@ int ks_tui_render(const struct ks_tui_frame *f, const struct ks_tui_state *s, in
 	if (y < h - 1) {
 		if (s->view == 0 || s->view > f->nreports)
 			render_procs(f, s, ls, y, h - 1);
+		else if (!strcmp(f->reports[s->view - 1].collector, "wall"))
+			render_wall(&f->reports[s->view - 1], s, ls, y, h - 1);
 		else
 			render_report(&f->reports[s->view - 1], s, ls, y, h - 1);
 	}

@@ -1,4 +1,4 @@
-# Integration: `ksight top` in an 80x24 tmux pane: a workload's exact syscall count in its window, sort keys, the name filter, view switch, a hostile name shown escaped, q and Ctrl-C leave nothing attached, no TTY: a hint and exit 2.
+# Integration: `ksight top` in an 80x24 tmux pane: a workload's exact syscall count in its window, sort keys, the name filter, view switch, a hostile name shown escaped, wall's per-thread state shares, q and Ctrl-C leave nothing attached, no TTY: a hint and exit 2.
 . tests/lib.sh
 need_root top
 if ! command -v tmux >/dev/null 2>&1; then
@@ -10,7 +10,7 @@ TC=$WORKLOADS/top_calls
 S=ksight-top-$$
 # a server of its own: other tmux users on the machine are not touched
 tm() { tmux -L "$S" "$@"; }
-T_CLEANUP='tm kill-server 2>/dev/null; kill $PA $PB $PC 2>/dev/null'
+T_CLEANUP='tm kill-server 2>/dev/null; kill $PA $PB $PC $WP 2>/dev/null'
 # top in the pane with ARGS; its status goes to top.rc.  SIGINT is ignored by the shell only
 # (top installs its own handler), so Ctrl-C ends top and the shell still writes the status.
 cat >"$T_TMP/run.sh" <<EOF
@@ -132,5 +132,40 @@ if [ -n "$cg2" ] && mkdir "$cg2/ksight-top-$$" 2>/dev/null; then
 else
 	t_skip "top -c" "cannot make a cgroup v2 directory"
 fi
+
+# 3. the wall view (4): per thread each state's share of the window in %, adding up to 100, for
+# tests/workloads/walllock.c, whose threads sleep on locks or in nanosleep by construction.
+# 6 threads: main in pthread_join, 3 waiters that sleep on a mutex or a barrier all the time
+# but for microseconds, 2 holders that poll /proc and sleep; for minutes (killed at the end)
+"$WORKLOADS/walllock" 2 1 100000 5 >/dev/null &
+WP=$!
+rm -f "$T_TMP/top.rc"
+tm new-session -d -s "$S" -c "$PWD" -x 80 -y 24 sh "$T_TMP/run.sh" -i 1
+see '^#1 ' || t_fail "top wall draws" "no first frame: $(cat "$T_TMP/top.err")"
+tm send-keys -t "$S" 4
+see '\[4:wall\]' || t_fail "top wall view" "no view 4:wall: $(screen | head -1)"
+tm send-keys -t "$S" / walllock Enter
+see '^filter: walllock( |$)' || t_fail "top wall filter" "no filter line"
+# a whole window after the workload started and the filter was set
+T0=$(tick)
+see "^#$((T0 + 2)) " || t_fail "top ticks" "no frame #$((T0 + 2))"
+screen >"$T_TMP/sw"
+t_eq "the wall view's header: tid, comm and the ten states" "1" \
+	"$(grep -cE '^ +TID COMM +cpu% runq  thr   io    D lock  net  slp idle  oth$' "$T_TMP/sw")"
+# TID COMM then ten whole percents: tid, their sum, lock, sleep
+awk '$1 ~ /^[0-9]+$/ && $2 == "walllock" { s = 0; for (i = 3; i <= 12; i++) s += $i; print $1, s, $8, $10 }' \
+	"$T_TMP/sw" >"$T_TMP/rows"
+# main, asleep in pthread_join since before top attached, has no scheduler event to be seen by
+# (docs/wall.md) unless top came up while it still made threads
+t_in "a row per thread of walllock (5 or 6 threads)" 5 6 "$(wc -l <"$T_TMP/rows")"
+t_eq "each thread's shares add up to 100 (whole percents: 95..105)" "" \
+	"$(awk '$2 < 95 || $2 > 105 { print $1 ":" $2 }' "$T_TMP/rows" | tr '\n' ' ')"
+t_in "the 3 waiters (and main if seen) sleep on locks >= 80% of the window" 3 4 \
+	"$(awk '$3 >= 80' "$T_TMP/rows" | wc -l)"
+t_eq "the 2 holders sleep (nanosleep, usleep) >= 50% of it" "2" "$(awk '$4 >= 50' "$T_TMP/rows" | wc -l)"
+quit q
+t_eq "wall view: q ends top with status 0" "0" "$(cat "$T_TMP/top.rc" 2>/dev/null)"
+kill $WP 2>/dev/null
+wait $WP 2>/dev/null
 t_no_leaks "nothing left attached after top" "$T_TMP/orphans.before"
 exit $T_FAILED

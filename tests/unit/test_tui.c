@@ -169,3 +169,34 @@ TEST(fits_and_escapes)
 	EXPECT_TRUE(find("#4 ") == 1);
 	release(&f, rs);
 }
+
+/* wall's view: per thread each state's share of its time in whole percent, a hostile name escaped, within 80 columns */
+TEST(wall_view_shares)
+{
+	static const char *const cols[] = { "oncpu_ns", "runnable_ns", "throttled_ns", "blkio_ns", "uninterruptible_ns",
+					    "lock_ns", "netpipe_ns", "sleep_ns", "other_sleep_ns", "other_ns" };
+	static const uint64_t ns[2][10] = { { 300, 0, 0, 0, 0, 700, 0, 0, 0, 0 }, { 1, 0, 0, 0, 0, 0, 0, 0, 998, 1 } };
+	struct ks_report r;
+	struct ks_tui_frame f = { .reports = &r, .nreports = 1, .window_s = 1, .tick = 1 };
+	struct ks_tui_state s;
+
+	ks_report_init(&r, "wall", "tp_btf");
+	for (int i = 0; i < 2; i++) {
+		struct ks_row *row = ks_report_add_row(&r);
+
+		ks_row_key_num(row, "tid", 100 + i);
+		ks_row_key_str(row, "comm", i ? "esc\x1b[2J" : "spin");
+		ks_row_val(row, "total_ns", KS_VAL_NS, 1000);
+		for (int c = 0; c < 10; c++)
+			ks_row_val(row, cols[c], KS_VAL_NS, ns[i][c]);
+	}
+	ks_tui_state_init(&s);
+	s.view = 1;
+	ASSERT_EQ_INT(ks_tui_render(&f, &s, W, H, screen, STRIDE), H);
+	EXPECT_TRUE(find("    TID COMM            cpu% runq  thr   io    D lock  net  slp idle  oth") == 3);
+	EXPECT_TRUE(find("    100 spin              30    0    0    0    0   70    0    0    0    0") == 4);
+	EXPECT_TRUE(find("    101 esc\\x1b[2J         0    0    0    0    0    0    0    0  100    0") == 5);
+	for (int y = 0; y < H; y++)
+		EXPECT_TRUE(strlen(line(y)) <= W);
+	ks_report_free(&r);
+}
