@@ -1,0 +1,32 @@
+# Integration: what `ksight funclat` does per call: a thread's record of a function is kept between its calls (a lookup at each end, no insert and delete per call).
+. tests/lib.sh
+need_root funclat_cost
+START_ID=$(t_prog_max_id)
+W=$WORKLOADS/fl_calls
+[ -x "$W" ] || { t_fail "workload" "no $W (make all)"; exit 1; }
+BIN=$(readlink -f "$W")
+N=5000
+
+# 1. N calls of one thread: all counted and timed, and one record left in the in-flight map, at
+# depth 0 (the old code deleted it at each return and made it again at the next entry)
+k_start funclat "$BIN:fl_tiny_a" -j || { t_fail "funclat" "did not start"; exit 1; }
+"$W" $N 0 tight >"$T_TMP/w.out"
+t_eq "workload: $N calls" "tight" "$(cut -d' ' -f1 "$T_TMP/w.out")"
+STARTS=""
+for id in $(awk '$1 == "map_id:" { print $2 }' /proc/"$K_PID"/fdinfo/* 2>/dev/null | sort -un); do
+	[ "$(bpftool -j map show id "$id" 2>/dev/null | jq -r .name)" = starts ] && STARTS=$id
+done
+if [ -n "$STARTS" ]; then
+	bpftool -j map dump id "$STARTS" >"$T_TMP/starts.json" 2>&1
+	t_eq "one record kept for the thread's $N calls, at depth 0" "1 0" \
+		"$(jq -r '"\(length) \([.[] | .formatted.value.depth // .value.depth] | max)"' "$T_TMP/starts.json")"
+else
+	t_fail "the in-flight map" "no map named starts among ksight's"
+fi
+k_stop
+t_eq "fl_tiny_a: $N calls, $N timed, nothing lost" "$N $N 0" \
+	"$(k_jq '(.rows[] | select(.function == "fl_tiny_a") | "\(.count) \(.latency_ns.count)") + " \(.lost)"')"
+
+sleep 0.5
+t_eq "no leaked programs" "" "$(t_unheld_progs "$START_ID" '^fl_' | tr '\n' ' ')"
+exit $T_FAILED
