@@ -1,4 +1,4 @@
-# Integration: what `ksight funclat` does per call: a thread's record of a function is kept between its calls (a lookup at each end, no insert and delete per call).
+# Integration: what `ksight funclat` does per call and at start-up: a thread's record of a function is kept between its calls (a lookup at each end, no insert and delete per call), and start-up makes no uprobe of its own (closing one waits for a grace period: 116 ms to attached, 49 without).
 . tests/lib.sh
 need_root funclat_cost
 START_ID=$(t_prog_max_id)
@@ -27,6 +27,18 @@ k_stop
 t_eq "fl_tiny_a: $N calls, $N timed, nothing lost" "$N $N 0" \
 	"$(k_jq '(.rows[] | select(.function == "fl_tiny_a") | "\(.count) \(.latency_ns.count)") + " \(.lost)"')"
 
+# 2. start-up: the only uprobe links made are funclat's own (entry and return, one each where the
+# kernel has uprobe_multi; perf-event uprobes otherwise), none for the feature probe
+if command -v strace >/dev/null; then
+	strace -f -e trace=bpf -o "$T_TMP/st" "$KSIGHT" funclat "$BIN:fl_tiny_a" -d 0.01 -v >/dev/null 2>"$T_TMP/st.err"
+	t_eq "under strace: exit 0" "0" "$?"
+	WANT=0
+	grep -q "by uprobe_multi" "$T_TMP/st.err" && WANT=2
+	t_eq "uprobe_multi links made: $WANT (funclat's own)" "$WANT" \
+		"$(grep -E 'BPF_LINK_CREATE.*attach_type=(0x30|BPF_TRACE_UPROBE_MULTI)' "$T_TMP/st" | grep -cE '= [0-9]+ *$')"
+else
+	t_skip "start-up links" "no strace"
+fi
 sleep 0.5
 t_eq "no leaked programs" "" "$(t_unheld_progs "$START_ID" '^fl_' | tr '\n' ' ')"
 exit $T_FAILED
