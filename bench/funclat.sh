@@ -39,7 +39,7 @@ TOOLS=${TOOLS:-floor ksight funclatency bpftrace}
 TOOLS="$TOOLS ${!VOBJ[*]}"
 
 [ "$(id -u)" = 0 ] || die "needs root (loads BPF programs, sets kernel.bpf_stats_enabled)"
-for f in "$WL" "$B/funclat_load" "$B/bpf/funclat_floor.bpf.o" "$KSIGHT"; do
+for f in "$WL" "$B/funclat_load" "$B/bpf/funclat_floor.bpf.o" "$B/wall_stats" "$KSIGHT"; do
 	[ -e "$f" ] || die "'$f' is missing; run 'make all bench-tools'"
 done
 for c in jq bpftool stdbuf taskset; do
@@ -49,6 +49,7 @@ done
 TMP=$(mktemp -d /tmp/ksight-funclat.XXXXXX)
 cleanup() {
 	bench_stop_tracer
+	[ -e "$TMP/ws.pid" ] && kill -INT "$(cat "$TMP/ws.pid")" 2>/dev/null
 	bench_stats_restore
 	rm -rf "$TMP"
 }
@@ -96,7 +97,20 @@ seen() {
 bench_usable_tools
 echo "bench: tools $TOOLS x $ROUNDS rounds, $CALLS calls of $FN on cpu $CPU" >&2
 bench_rounds 0
+# statistics held on by an fd of our own: another user's bench that sets
+# kernel.bpf_stats_enabled back to 0 in the middle of a round (which left
+# one round of five, partly counted, in a run here) does not end them
+"$B/wall_stats" 2>"$TMP/stats.log" &
+WS=$!
+echo "$WS" >"$TMP/ws.pid"
+until grep -q enabled "$TMP/stats.log" 2>/dev/null; do
+	kill -0 "$WS" 2>/dev/null || die "wall_stats did not start: $(cat "$TMP/stats.log")"
+	sleep 0.05
+done
 bench_bpf_stats "$ROUNDS"
+kill -INT "$WS"
+wait "$WS"
+rm -f "$TMP/ws.pid"
 
 # start-up: exec to the ready line, the tools alternating; read as the
 # line comes (stdbuf), timed by the shell's clock (no fork)
