@@ -28,10 +28,45 @@ static void crc_init(void)
 	crc_ready = true;
 }
 
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+
+/*
+ * SSE4.2's crc32 instruction computes this very CRC (Castagnoli, reflected), 8
+ * bytes at a time: the byte table took 70% of the recorder's CPU (perf
+ * cpu-clock, a 2-thread getppid storm at 630k events/s), every chunk's
+ * payload passing through it.
+ */
+__attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const uint8_t *p, size_t len)
+{
+	uint64_t c = crc;
+
+	for (; len && ((uintptr_t)p & 7); len--)
+		c = _mm_crc32_u8((uint32_t)c, *p++);
+	for (; len >= 8; len -= 8, p += 8) {
+		uint64_t v;
+
+		memcpy(&v, p, sizeof(v));
+		c = _mm_crc32_u64(c, v);
+	}
+	for (; len; len--)
+		c = _mm_crc32_u8((uint32_t)c, *p++);
+	return (uint32_t)c;
+}
+#endif
+
 uint32_t ks_crc32c(uint32_t crc, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
+#if defined(__x86_64__)
+	static int hw = -1;
+
+	if (hw < 0)
+		hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+	if (hw)
+		return ~crc_sse42(~crc, p, len);
+#endif
 	if (!crc_ready)
 		crc_init();
 	crc = ~crc;

@@ -196,3 +196,22 @@ TEST(crc32c_vector)
 	/* the standard check value of CRC-32C */
 	EXPECT_EQ_U64(ks_crc32c(0, "123456789", 9), 0xe3069283);
 }
+
+TEST(crc32c_rfc3720_any_alignment)
+{
+	/* RFC 3720 B.4's 32-byte vectors, from each start within 8 bytes and cut in two
+	 * calls: the 8-byte (SSE4.2) path, its unaligned head and its tail */
+	static const uint32_t want[4] = { 0x8a9136aa, 0x62a8ab43, 0x46dd794e, 0x113fdb5c };
+	uint8_t buf[4][32 + 8];
+
+	for (int v = 0; v < 4; v++) {
+		for (int off = 0; off < 8; off++) {
+			uint8_t *p = buf[v] + off;
+
+			for (int i = 0; i < 32; i++)
+				p[i] = v == 0 ? 0 : v == 1 ? 0xff : v == 2 ? (uint8_t)i : (uint8_t)(31 - i);
+			EXPECT_EQ_U64(ks_crc32c(0, p, 32), want[v]);
+			EXPECT_EQ_U64(ks_crc32c(ks_crc32c(0, p, 13), p + 13, 19), want[v]);
+		}
+	}
+}
