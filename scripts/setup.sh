@@ -6,11 +6,12 @@ set -e
 # signal restorer __restore_rt, msort_with_tmp) as on this machine, and test_profile_cfi checks them.
 # librsvg2-bin: rsvg-convert draws the SVG flame graph without a script, as an <img> shows it (test_profile_svg).
 # groff man-db bsdextrautils (col) zsh: the man pages and shell completion are checked by the real tools (tests/golden).
+# trace-cmd: bench/record.sh's anchor beside perf (ftrace's own ring buffer).
 # libgnutls28-dev: serve links GnuTLS itself (SHA-256 and random bytes for the basic-auth cache), not only through libmicrohttpd.
 PKGS="make gcc clang-14 llvm-14 libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 libtraceevent-dev libtracefs-dev libdw-dev libmicrohttpd-dev libgnutls28-dev libjson-c-dev
 jq iproute2 nftables util-linux procps iperf3 strace e2fsprogs
-bpftrace libbpf-tools linux-perf
+bpftrace libbpf-tools linux-perf trace-cmd
 qemu-system-x86 busybox-static cpio binutils
 curl openssl prometheus python3-prometheus-client libyaml-dev libcrypt-dev systemd golang-go libxml2-utils
 nodejs libclang-rt-14-dev systemtap-sdt-dev runc chromium libc6-dbg librsvg2-bin
