@@ -33,13 +33,9 @@ static int run_instances(struct ks_instance *in, int n, const struct ks_common *
 		return 2;
 	d.series = ho.series;
 	d.w = ks_writer_find(c->json ? "json" : "text");
-	if (c->output) {
-		if (ks_sink_open(&sink, c->output, &ks_stop_signal)) {
-			ks_heatmap_out_close(&ho, false);
-			return 2;
-		}
-	} else {
-		ks_sink_stdout(&sink, &ks_stop_signal);
+	if (ks_drive_sink(&sink, c->output)) {
+		ks_heatmap_out_close(&ho, false);
+		return 2;
 	}
 	/* handlers first: a signal during load or attach still ends cleanly */
 	ks_stop_install();
@@ -51,9 +47,7 @@ static int run_instances(struct ks_instance *in, int n, const struct ks_common *
 		goto out;
 	}
 	started = true;
-	ks_drive_say(in, n, "tracing", "",
-		     c->duration ? "" : c->pid ? "; Ctrl-C or the process's exit ends"
-				  : c->cmd ? "; Ctrl-C or the command's exit ends" : "; Ctrl-C to end");
+	ks_drive_say(in, n, "tracing", "", ks_drive_until(c));
 	/* the loop starts the command: everything is attached, its first system call is seen */
 	ret = ks_drive(&d);
 out:
@@ -86,20 +80,6 @@ static int parse_with_args(const struct ks_collector *col, int argc, char **argv
 	return 0;
 }
 
-/* -- CMD: forks the gated command, whose cgroup the filter then follows; 0 or the exit code (2: it cannot run). */
-static int spawn_cmd(struct ks_common *c, struct ks_cmd *cmd)
-{
-	int err;
-
-	if (!c->cmd_argv)
-		return 0;
-	err = ks_cmd_spawn(cmd, c->cmd_argv);
-	if (err)
-		return err == -EINVAL ? 2 : 1;
-	c->cmd = cmd;
-	return 0;
-}
-
 int ks_collector_run(const struct ks_collector *col, int argc, char **argv)
 {
 	struct ks_instance in;
@@ -128,7 +108,7 @@ int ks_collector_run(const struct ks_collector *col, int argc, char **argv)
 		ks_instance_close(&in);
 		return err == KS_OPTS_HELP ? 0 : 2;
 	}
-	ret = spawn_cmd(&in.c, &cmd);
+	ret = ks_drive_spawn(&in.c, &cmd);
 	if (ret) {
 		ks_instance_close(&in);
 		return ret;
@@ -202,7 +182,7 @@ static int multi_run(struct run_list *l, int argc, char **argv, struct ks_cmd *c
 		p_err("run: no collector given; e.g. 'ksight run syscalls,runqlat'");
 		return 2;
 	}
-	ret = spawn_cmd(&c, cmd);
+	ret = ks_drive_spawn(&c, cmd);
 	if (ret)
 		return ret;
 	if (ks_filter_build(&c, &f))

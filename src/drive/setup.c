@@ -1,9 +1,11 @@
-/* A driver's collector instances from names to close: the one set-up and teardown `run`, `serve` and a collector's command share. */
+/* The set-up and teardown every driver shares: -- CMD, the output, the announcement, collector instances from names to close. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/cmd.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "core/parse.h"
 #include "core/pin.h"
 #include "drive/setup.h"
@@ -92,4 +94,31 @@ void ks_drive_close(struct ks_instance *in, int n)
 {
 	for (int i = 0; i < n; i++)
 		ks_instance_close(&in[i]);
+}
+
+int ks_drive_spawn(struct ks_common *c, struct ks_cmd *cmd)
+{
+	int err;
+
+	if (!c->cmd_argv)
+		return 0;
+	err = ks_cmd_spawn(cmd, c->cmd_argv);
+	if (err)
+		return err == -EINVAL ? 2 : 1;
+	c->cmd = cmd;
+	return 0;
+}
+
+int ks_drive_sink(struct ks_sink *s, const char *path)
+{
+	if (path)
+		return ks_sink_open(s, path, &ks_stop_signal);
+	ks_sink_stdout(s, &ks_stop_signal);
+	return 0;
+}
+
+const char *ks_drive_until(const struct ks_common *c)
+{
+	return c->duration ? "" : c->pid ? "; Ctrl-C or the process's exit ends"
+			 : c->cmd ? "; Ctrl-C or the command's exit ends" : "; Ctrl-C to end";
 }

@@ -1,10 +1,11 @@
-/* The set-up and teardown of a driver's collector instances, written once for `run`, `serve` and a collector's command: named, opened in order (pinned ones adopted), announced, closed. */
+/* The set-up and teardown every driver shares, written once: -- CMD, the output, a run's announcement, and collector instances named, opened in order (pinned ones adopted) and closed (`run`, `serve`, a collector's command, `profile`). */
 #ifndef KS_DRIVE_SETUP_H
 #define KS_DRIVE_SETUP_H
 
 #include <stdbool.h>
 #include "core/filter.h"
 #include "core/instance.h"
+#include "output/output.h"
 
 /*
  * Adds an instance (ks_instance_init) for each name of the comma-separated
@@ -36,5 +37,16 @@ void ks_drive_say(const struct ks_instance *in, int n, const char *verb, const c
 /* Detaches and frees @in[0..n); safe on instances never opened, and twice. */
 void ks_drive_close(struct ks_instance *in, int n);
 
+/*
+ * -- CMD: forks @c->cmd_argv at its gate (ks_cmd_spawn) and sets @c->cmd, so
+ * that the filter follows its cgroup and the loop starts it once all is
+ * attached; the caller releases @cmd (ks_cmd_release) on every path.  0
+ * (also without a command) or an exit code: 2 when it cannot run, else 1.
+ */
+int ks_drive_spawn(struct ks_common *c, struct ks_cmd *cmd);
+/* @path (-o FILE) opened as ks_sink_open does, or stdout when NULL; 0 or negative errno (said). */
+int ks_drive_sink(struct ks_sink *s, const char *path);
+/* How a run without -d ends, for the end of its "tracing" line ("; Ctrl-C to end" and the like); "" with -d. */
+const char *ks_drive_until(const struct ks_common *c);
 
 #endif

@@ -30,6 +30,7 @@
 #include "core/parse.h"
 #include "core/pin.h"
 #include "core/sanitize.h"
+#include "drive/driver.h"
 #include "drive/setup.h"
 #include "output/html.h"
 #include "output/output.h"
@@ -696,7 +697,7 @@ static void *prof_thread(void *arg)
 	job->err = prof_opts(job->st, &c, &o);
 	c.duration = job->seconds;
 	if (!job->err)
-		job->err = ks_profile_run(&o, &res);
+		job->err = ks_drive_profile(&o, &res);
 	if (!job->err) {
 		ks_stacks_sort(&res.st);
 		m = open_memstream(&job->buf, &job->len);
