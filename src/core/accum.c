@@ -321,17 +321,30 @@ int ks_accum_add(struct ks_accum *a, const struct ks_report *d)
 	return err ? err : expire(a);
 }
 
-int ks_accum_snapshot(const struct ks_accum *a, struct ks_report *out)
+int ks_accum_view(const struct ks_accum *a, struct ks_report *out)
 {
-	int err = ks_report_copy(out, &a->total);
-
-	if (err)
-		return err;
-	/* ks_report_copy shares the counters array by value: they are plain numbers */
+	/* meta, losses and counters are arrays inside the header: the two counters below go into the view's */
+	*out = a->total;
+	out->rows = NULL;
+	out->nrows = out->cap = 0;
+	if (a->total.nrows) {
+		out->rows = malloc((size_t)a->total.nrows * sizeof(*out->rows));
+		if (!out->rows)
+			return -ENOMEM;
+		/* the rows by value (keys and values are in them); sorting the array leaves the total's order, which its index holds */
+		memcpy(out->rows, a->total.rows, (size_t)a->total.nrows * sizeof(*out->rows));
+		out->nrows = out->cap = a->total.nrows;
+	}
 	ks_report_counter(out, "other_folds", a->folds);
 	ks_report_counter(out, "expired_rows", a->expired);
 	ks_report_sort(out);
 	return 0;
+}
+
+void ks_accum_view_free(struct ks_report *view)
+{
+	free(view->rows);
+	memset(view, 0, sizeof(*view));
 }
 
 int ks_accum_restore(struct ks_accum *a, struct ks_report *total, int other, uint64_t folds, uint64_t expired)

@@ -89,10 +89,12 @@
 #define GZIP_LEVEL 6
 
 /*
- * One period's state, as scrapes see it: the cumulative reports and their
- * families.  The collection thread (the main one) builds a new snapshot
- * off-lock and swaps it in under the write lock; scrapes render under the
- * read lock.  Draining on a period rather than on each scrape keeps the
+ * One period's state, as scrapes see it: views of the cumulative reports
+ * (ks_accum_view: the accumulators' rows, sorted, not a copy) and their
+ * families.  Since both point into the accumulators, the collection thread
+ * (the main one) merges a period's deltas, builds the new snapshot and
+ * swaps it in under the write lock, the kernel drain before it off-lock;
+ * scrapes render under the read lock.  Draining on a period rather than on each scrape keeps the
  * kernel work independent of how many scrapers there are (50 concurrent
  * scrapes cost 50 renders, not 50 map drains), and every scraper of one
  * period sees the same numbers.
@@ -384,15 +386,20 @@ static void snapshot_free(struct snapshot *s)
 		return;
 	prom_set_free(&s->set);
 	for (int i = 0; i < s->n; i++)
-		ks_report_free(&s->reports[i]);
+		ks_accum_view_free(&s->reports[i]);
 	free(s);
 }
 
-/* One period: mark and drain every instance, merge into the accumulators, build and swap in a new snapshot. */
+/*
+ * One period: mark and drain every instance (off-lock), then under the
+ * write lock merge into the accumulators, save them (--pin) and swap in a
+ * new snapshot.  The new one goes in even after a failure: the old one's
+ * views point into totals that have changed since (the run then ends).
+ */
 static int collect_once(struct serve_state *st)
 {
 	struct ks_report delta[MAX_COLS];
-	int errs[MAX_COLS], err = 0;
+	int errs[MAX_COLS], err = 0, berr = 0;
 	struct snapshot *s = calloc(1, sizeof(*s)), *old;
 	double t0 = mono_now();
 
@@ -404,6 +411,7 @@ static int collect_once(struct serve_state *st)
 		ks_instance_report_init(&st->in[i], &delta[i]);
 	/* --pin: only read now, emptied once the totals holding it are saved (core/pin.h) */
 	ks_instances_collect(st->in, st->n, delta, errs);
+	pthread_rwlock_wrlock(&st->lock);
 	for (int i = 0; i < st->n; i++) {
 		bool added = false;
 
@@ -460,22 +468,23 @@ static int collect_once(struct serve_state *st)
 			p_warn("serve: cannot empty the maps after a drain: %s (tried again at the next)", strerror(-e));
 		}
 	}
-	for (int i = 0; i < st->n && !err; i++) {
+	/* the snapshot of the totals as they now are: a view of each accumulator, the families a scrape renders */
+	for (int i = 0; i < st->n && !berr; i++) {
 		struct ks_report *r = &s->reports[i];
 
-		err = ks_accum_snapshot(&st->acc[i], r);
+		berr = ks_accum_view(&st->acc[i], r);
+		if (berr)
+			break;
 		s->n = i + 1;
-		if (!err) {
-			r->collector = st->in[i].col->spec.name;
-			r->schema = st->in[i].col->schema;
-			if (!r->hook && st->in[i].col->hook)
-				r->hook = st->in[i].col->hook(st->in[i].ctx);
-			err = prom_add_report(&s->set, r);
-		}
+		r->collector = st->in[i].col->spec.name;
+		r->schema = st->in[i].col->schema;
+		if (!r->hook && st->in[i].col->hook)
+			r->hook = st->in[i].col->hook(st->in[i].ctx);
+		berr = prom_add_report(&s->set, r);
 	}
-	if (!err)
-		err = prom_add_build_info(&s->set);
-	if (!err) {
+	if (!berr)
+		berr = prom_add_build_info(&s->set);
+	if (!berr) {
 		add_prog_stats(&s->set);
 		atomic_store(&st->collect_ns_last, (unsigned long long)((mono_now() - t0) * 1e9));
 		prom_add(&s->set, "ksight_collect_duration_seconds", "time the last drain of every collector took",
@@ -487,17 +496,12 @@ static int collect_once(struct serve_state *st)
 				 "saves of the totals under --pin that failed (a restart resumes from the last good one)",
 				 PROM_COUNTER, (double)atomic_load(&st->pin_save_errors), NULL, NULL, NULL, NULL);
 	}
-	if (err) {
-		snapshot_free(s);
-		return err;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &s->at);
-	pthread_rwlock_wrlock(&st->lock);
 	old = st->snap;
 	st->snap = s;
 	pthread_rwlock_unlock(&st->lock);
 	snapshot_free(old);
-	return 0;
+	return err ? err : berr;
 }
 
 /* Scrape-time self-metrics: the process_* families, scrapes, the last scrape's duration. */
