@@ -7,6 +7,7 @@
 #include "core/cmd.h"
 #include "core/collector.h"
 #include "drive/driver.h"
+#include "drive/setup.h"
 #include "core/filter.h"
 #include "core/log.h"
 #include "core/names.h"
@@ -301,12 +302,9 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 	cl.o.user = !cl.konly;
 	cl.o.c = &c;
 	/* -- CMD: forked at its gate now, for the filter to follow its cgroup */
-	if (c.cmd_argv) {
-		err = ks_cmd_spawn(cmd, c.cmd_argv);
-		if (err)
-			return err == -EINVAL ? 2 : 1;
-		c.cmd = cmd;
-	}
+	err = ks_drive_spawn(&c, cmd);
+	if (err)
+		return err;
 	if (ks_filter_build(&c, &cl.o.filter))
 		return 2;
 	if (cl.folded && c.output) {
@@ -315,16 +313,11 @@ static int run_stacks(const struct ks_cmd_spec *spec, enum stack_mode mode, int 
 	}
 	if (cl.folded)
 		c.output = cl.folded;
-	if (c.output) {
-		if (ks_sink_open(&out, c.output, &ks_stop_signal))
-			return 1;
-	} else {
-		ks_sink_stdout(&out, &ks_stop_signal);
-	}
-	if ((cl.svg && ks_sink_open(&svg, cl.svg, &ks_stop_signal)) ||
-	    (cl.pprof && ks_sink_open(&pprof, cl.pprof, &ks_stop_signal)))
+	if (ks_drive_sink(&out, c.output))
+		return 1;
+	if ((cl.svg && ks_drive_sink(&svg, cl.svg)) || (cl.pprof && ks_drive_sink(&pprof, cl.pprof)))
 		goto close;
-	err = ks_profile_run(&cl.o, &res);
+	err = ks_drive_profile(&cl.o, &res);
 	started = !err;
 	json = (struct ks_profile_json_opts){ .collector = (const char *[]){ "profile", "offcpu", "syscalls", "biolat", "wall" }[mode],
 					      .hz = cl.o.hz, .dwarf = cl.o.dwarf, .cfi = cl.o.cfi,

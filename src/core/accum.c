@@ -80,19 +80,6 @@ static int find(const struct ks_accum *a, const struct ks_row *row)
 	return -1;
 }
 
-static int merge_hist(struct ks_hist **dst, const struct ks_hist *src)
-{
-	if (!src)
-		return 0;
-	if (!*dst) {
-		*dst = calloc(1, sizeof(**dst));
-		if (!*dst)
-			return -ENOMEM;
-	}
-	ks_hist_merge(*dst, src);
-	return 0;
-}
-
 /* True when delta row @d carries anything (a gauge's level counts: it is news). */
 static bool row_changed(const struct ks_row *d)
 {
@@ -105,74 +92,6 @@ static bool row_changed(const struct ks_row *d)
 		if (d->sub[s].count)
 			return true;
 	return false;
-}
-
-/*
- * Gauge @d of a window into its running value @t: a window without a sample
- * keeps what the last one with a sample left; min and max gauges take the
- * smallest and largest real values, the others the newest.
- */
-static void merge_gauge(struct ks_val *t, const struct ks_val *d)
-{
-	if (d->none)
-		return;
-	if (t->none || d->merge == KS_GAUGE_LAST || (d->merge == KS_GAUGE_MIN ? d->v < t->v : d->v > t->v))
-		t->v = d->v;
-	t->none = false;
-}
-
-/* Adds delta row @d into cumulative row @t. */
-static int merge_row(struct ks_row *t, const struct ks_row *d)
-{
-	int err;
-
-	for (int v = 0; v < d->nvals; v++) {
-		int j;
-
-		for (j = 0; j < t->nvals; j++)
-			if (!strcmp(t->vals[j].name, d->vals[v].name))
-				break;
-		if (j == t->nvals) {
-			if (!ks_row_val(t, d->vals[v].name, d->vals[v].kind, d->vals[v].v))
-				t->vals[t->nvals - 1].none = d->vals[v].none;
-			continue;
-		}
-		if (d->vals[v].kind == KS_VAL_GAUGE)
-			merge_gauge(&t->vals[j], &d->vals[v]);
-		else
-			t->vals[j].v += d->vals[v].v;
-	}
-	err = merge_hist(&t->hist, d->hist);
-	for (int x = 0; x < d->nxhist && !err; x++) {
-		int j;
-
-		for (j = 0; j < t->nxhist; j++)
-			if (!strcmp(t->xhist[j].name, d->xhist[x].name))
-				break;
-		if (j == t->nxhist) {
-			struct ks_hist *h = calloc(1, sizeof(*h));
-
-			if (!h)
-				return -ENOMEM;
-			ks_hist_merge(h, d->xhist[x].h);
-			err = ks_row_xhist(t, d->xhist[x].name, d->xhist[x].unit, h);
-		} else {
-			ks_hist_merge(t->xhist[j].h, d->xhist[x].h);
-		}
-	}
-	for (int s = 0; s < d->nsub && !err; s++) {
-		int j;
-
-		for (j = 0; j < t->nsub; j++)
-			if (!strcmp(t->sub[j].name, d->sub[s].name))
-				break;
-		if (j == t->nsub)
-			err = ks_row_sub_add(t, d->sub[s].name, d->sub[s].count);
-		else
-			t->sub[j].count += d->sub[s].count;
-	}
-	t->sort += d->sort;
-	return err;
 }
 
 static int grow_changed(struct ks_accum *a)
@@ -229,59 +148,13 @@ static int expire(struct ks_accum *a)
 	return dropped ? reindex(a) : 0;
 }
 
-static int merge_meta(struct ks_meta *dst, int *n, const struct ks_meta *src, int sn, struct ks_report *r,
-		      void (*add)(struct ks_report *, const char *, uint64_t))
-{
-	for (int i = 0; i < sn; i++) {
-		int j;
-
-		for (j = 0; j < *n; j++)
-			if (!strcmp(dst[j].name, src[i].name))
-				break;
-		if (j < *n)
-			dst[j].num += src[i].num;
-		else if (add)
-			add(r, src[i].name, src[i].num);
-	}
-	return 0;
-}
-
 int ks_accum_add(struct ks_accum *a, const struct ks_report *d)
 {
 	struct ks_report *t = &a->total;
 	int err = 0;
 
 	a->marks++;
-	if (!t->hook && d->hook)
-		t->hook = d->hook;
-	t->hist_name = d->hist_name;
-	t->sub_name = d->sub_name;
-	t->hist_unit = d->hist_unit;
-	t->hist_text = d->hist_text;
-	t->budget = d->budget;
-	t->duration_s += d->duration_s;
-	t->lost += d->lost;
-	merge_meta(t->lost_by, &t->nlost, d->lost_by, d->nlost, t, NULL);
-	/* lost is already summed above: new causes go in without adding twice */
-	for (int i = 0; i < d->nlost; i++) {
-		int j;
-
-		for (j = 0; j < t->nlost; j++)
-			if (!strcmp(t->lost_by[j].name, d->lost_by[i].name))
-				break;
-		if (j == t->nlost) {
-			ks_report_lost(t, d->lost_by[i].name, d->lost_by[i].num);
-			t->lost -= d->lost_by[i].num;
-		}
-	}
-	merge_meta(t->counters, &t->ncounters, d->counters, d->ncounters, t, ks_report_counter);
-	if (!t->nmeta)
-		for (int i = 0; i < d->nmeta; i++) {
-			if (d->meta[i].is_num)
-				ks_report_meta_num(t, d->meta[i].name, d->meta[i].num);
-			else
-				ks_report_meta_str(t, d->meta[i].name, d->meta[i].str);
-		}
+	ks_report_merge_head(t, d);
 	for (int i = 0; i < d->nrows && !err; i++) {
 		const struct ks_row *row = &d->rows[i];
 		int at = find(a, row);
@@ -314,24 +187,37 @@ int ks_accum_add(struct ks_accum *a, const struct ks_report *d)
 			}
 			continue;
 		}
-		err = merge_row(&t->rows[at], row);
+		err = ks_row_merge(&t->rows[at], row);
 		if (row_changed(row))
 			a->changed[at] = a->marks;
 	}
 	return err ? err : expire(a);
 }
 
-int ks_accum_snapshot(const struct ks_accum *a, struct ks_report *out)
+int ks_accum_view(const struct ks_accum *a, struct ks_report *out)
 {
-	int err = ks_report_copy(out, &a->total);
-
-	if (err)
-		return err;
-	/* ks_report_copy shares the counters array by value: they are plain numbers */
+	/* meta, losses and counters are arrays inside the header: the two counters below go into the view's */
+	*out = a->total;
+	out->rows = NULL;
+	out->nrows = out->cap = 0;
+	if (a->total.nrows) {
+		out->rows = malloc((size_t)a->total.nrows * sizeof(*out->rows));
+		if (!out->rows)
+			return -ENOMEM;
+		/* the rows by value (keys and values are in them); sorting the array leaves the total's order, which its index holds */
+		memcpy(out->rows, a->total.rows, (size_t)a->total.nrows * sizeof(*out->rows));
+		out->nrows = out->cap = a->total.nrows;
+	}
 	ks_report_counter(out, "other_folds", a->folds);
 	ks_report_counter(out, "expired_rows", a->expired);
 	ks_report_sort(out);
 	return 0;
+}
+
+void ks_accum_view_free(struct ks_report *view)
+{
+	free(view->rows);
+	memset(view, 0, sizeof(*view));
 }
 
 int ks_accum_restore(struct ks_accum *a, struct ks_report *total, int other, uint64_t folds, uint64_t expired)

@@ -31,11 +31,16 @@ int ks_accum_init(struct ks_accum *a, const char *collector, int max_rows, uint6
 /* Merges one interval's delta report; 0 or -ENOMEM. */
 int ks_accum_add(struct ks_accum *a, const struct ks_report *delta);
 /*
- * The cumulative report as of the last mark, sorted, into @out (a copy the
- * caller frees with ks_report_free), with counters "other_folds" and
- * "expired_rows".  0 or -ENOMEM.
+ * What a writer reads of the cumulative state as of the last mark, without
+ * a copy of it: @out gets the total's header by value (its strings and
+ * arrays stay the accumulator's), its rows in order (a sorted array of the
+ * rows themselves, whose histograms and breakdowns are the accumulator's)
+ * and the counters "other_folds" and "expired_rows".  Valid until the next
+ * ks_accum_add or ks_accum_free; freed with ks_accum_view_free.  0 or
+ * -ENOMEM.
  */
-int ks_accum_snapshot(const struct ks_accum *a, struct ks_report *out);
+int ks_accum_view(const struct ks_accum *a, struct ks_report *out);
+void ks_accum_view_free(struct ks_report *view);
 /*
  * Takes @total (rows, losses, counters; its names must outlive @a) as the
  * cumulative state of a fresh accumulator, "other" at row @other (-1:

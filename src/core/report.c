@@ -503,6 +503,139 @@ nomem:
 	return -ENOMEM;
 }
 
+/* --- a cumulative report: one window's delta added into it (core/accum.c keeps the rows' index, cap and time-to-live) --- */
+
+static int merge_hist(struct ks_hist **dst, const struct ks_hist *src)
+{
+	if (!src)
+		return 0;
+	if (!*dst) {
+		*dst = calloc(1, sizeof(**dst));
+		if (!*dst)
+			return -ENOMEM;
+	}
+	ks_hist_merge(*dst, src);
+	return 0;
+}
+
+/*
+ * Gauge @d of a window into its running value @t: a window without a sample
+ * keeps what the last one with a sample left; min and max gauges take the
+ * smallest and largest real values, the others the newest.
+ */
+static void merge_gauge(struct ks_val *t, const struct ks_val *d)
+{
+	if (d->none)
+		return;
+	if (t->none || d->merge == KS_GAUGE_LAST || (d->merge == KS_GAUGE_MIN ? d->v < t->v : d->v > t->v))
+		t->v = d->v;
+	t->none = false;
+}
+
+int ks_row_merge(struct ks_row *t, const struct ks_row *d)
+{
+	int err;
+
+	for (int v = 0; v < d->nvals; v++) {
+		int j;
+
+		for (j = 0; j < t->nvals; j++)
+			if (!strcmp(t->vals[j].name, d->vals[v].name))
+				break;
+		if (j == t->nvals) {
+			if (!ks_row_val(t, d->vals[v].name, d->vals[v].kind, d->vals[v].v))
+				t->vals[t->nvals - 1].none = d->vals[v].none;
+			continue;
+		}
+		if (d->vals[v].kind == KS_VAL_GAUGE)
+			merge_gauge(&t->vals[j], &d->vals[v]);
+		else
+			t->vals[j].v += d->vals[v].v;
+	}
+	err = merge_hist(&t->hist, d->hist);
+	for (int x = 0; x < d->nxhist && !err; x++) {
+		int j;
+
+		for (j = 0; j < t->nxhist; j++)
+			if (!strcmp(t->xhist[j].name, d->xhist[x].name))
+				break;
+		if (j == t->nxhist) {
+			struct ks_hist *h = calloc(1, sizeof(*h));
+
+			if (!h)
+				return -ENOMEM;
+			ks_hist_merge(h, d->xhist[x].h);
+			err = ks_row_xhist(t, d->xhist[x].name, d->xhist[x].unit, h);
+		} else {
+			ks_hist_merge(t->xhist[j].h, d->xhist[x].h);
+		}
+	}
+	for (int s = 0; s < d->nsub && !err; s++) {
+		int j;
+
+		for (j = 0; j < t->nsub; j++)
+			if (!strcmp(t->sub[j].name, d->sub[s].name))
+				break;
+		if (j == t->nsub)
+			err = ks_row_sub_add(t, d->sub[s].name, d->sub[s].count);
+		else
+			t->sub[j].count += d->sub[s].count;
+	}
+	t->sort += d->sort;
+	return err;
+}
+
+static int merge_meta(struct ks_meta *dst, int *n, const struct ks_meta *src, int sn, struct ks_report *r,
+		      void (*add)(struct ks_report *, const char *, uint64_t))
+{
+	for (int i = 0; i < sn; i++) {
+		int j;
+
+		for (j = 0; j < *n; j++)
+			if (!strcmp(dst[j].name, src[i].name))
+				break;
+		if (j < *n)
+			dst[j].num += src[i].num;
+		else if (add)
+			add(r, src[i].name, src[i].num);
+	}
+	return 0;
+}
+
+void ks_report_merge_head(struct ks_report *t, const struct ks_report *d)
+{
+	if (!t->hook && d->hook)
+		t->hook = d->hook;
+	t->hist_name = d->hist_name;
+	t->sub_name = d->sub_name;
+	t->hist_unit = d->hist_unit;
+	t->hist_text = d->hist_text;
+	t->budget = d->budget;
+	t->duration_s += d->duration_s;
+	t->lost += d->lost;
+	merge_meta(t->lost_by, &t->nlost, d->lost_by, d->nlost, t, NULL);
+	/* lost is already summed above: new causes go in without adding twice */
+	for (int i = 0; i < d->nlost; i++) {
+		int j;
+
+		for (j = 0; j < t->nlost; j++)
+			if (!strcmp(t->lost_by[j].name, d->lost_by[i].name))
+				break;
+		if (j == t->nlost) {
+			ks_report_lost(t, d->lost_by[i].name, d->lost_by[i].num);
+			t->lost -= d->lost_by[i].num;
+		}
+	}
+	merge_meta(t->counters, &t->ncounters, d->counters, d->ncounters, t, ks_report_counter);
+	if (!t->nmeta)
+		for (int i = 0; i < d->nmeta; i++) {
+			if (d->meta[i].is_num)
+				ks_report_meta_num(t, d->meta[i].name, d->meta[i].num);
+			else
+				ks_report_meta_str(t, d->meta[i].name, d->meta[i].str);
+		}
+}
+
 /* The unit is picked after rounding to three digits: 999999ns is 1ms, not "1e+03us". */
 const char *ks_fmt_ns(uint64_t ns, char *buf, size_t len)
 {

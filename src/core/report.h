@@ -212,6 +212,14 @@ bool ks_schema_sort_key(const struct ks_schema *s, const char *key);
 int ks_report_copy(struct ks_report *dst, const struct ks_report *src);
 /* A copy of @src's row into a new row of @r; 0 or -ENOMEM. */
 int ks_report_copy_row(struct ks_report *r, const struct ks_row *src);
+/*
+ * Adds delta row @d into cumulative row @t (the same keys): counters,
+ * durations, bytes, histograms and breakdowns summed, gauges merged by
+ * their rule (ks_row_gauge).  0 or -ENOMEM.
+ */
+int ks_row_merge(struct ks_row *t, const struct ks_row *d);
+/* Adds delta report @d's header into cumulative @t: losses and counters summed by name, hook, layout and meta taken. */
+void ks_report_merge_head(struct ks_report *t, const struct ks_report *d);
 
 /* Formats @ns for humans: 950ns, 12.3us, 4.56ms, 7.89s. */
 const char *ks_fmt_ns(uint64_t ns, char *buf, size_t len);

@@ -1,4 +1,4 @@
-/* The command-line drivers (a collector's command, `run`): collector instances on the run loop (core/loop.h), each report written through src/output/ at each interval and at the end. */
+/* The command-line drivers (a collector's command, `run`, `profile`): collector instances on the run loop (core/loop.h), each report written through src/output/ at each interval and at the end; the profiler on the same loop. */
 #ifndef KS_DRIVE_DRIVER_H
 #define KS_DRIVE_DRIVER_H
 
@@ -31,6 +31,16 @@ int ks_drive(struct ks_driver *d);
 int ks_collector_run(const struct ks_collector *col, int argc, char **argv);
 /* `ksight run`: several collectors in one process, one report each per interval. */
 int ks_multi_run(int argc, char **argv);
+
+struct ks_profile_opts;
+struct ks_profile_result;
+/*
+ * `profile` and the --stacks modes: the profiler (src/profile/) loaded and
+ * attached, drained on the run loop until the duration ends, a stop signal,
+ * the -p process's or the command's exit, then finished into @res (freed by
+ * ks_profile_result_free whatever this returns).  0 or negative errno (said).
+ */
+int ks_drive_profile(const struct ks_profile_opts *o, struct ks_profile_result *res);
 
 /* The one line for a --sort key that @collector's reports cannot have (before attaching, or at the first rows). */
 void ks_sort_key_error(const char *key, const char *collector);

@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/parse.h"
 #include "drive/driver.h"
+#include "drive/setup.h"
 #include "output/heatmap.h"
 
 /* What both drivers do once their instances are configured: sink, load, run, close.  Returns the exit code. */
@@ -32,43 +33,28 @@ static int run_instances(struct ks_instance *in, int n, const struct ks_common *
 		return 2;
 	d.series = ho.series;
 	d.w = ks_writer_find(c->json ? "json" : "text");
-	if (c->output) {
-		if (ks_sink_open(&sink, c->output, &ks_stop_signal)) {
-			ks_heatmap_out_close(&ho, false);
-			return 2;
-		}
-	} else {
-		ks_sink_stdout(&sink, &ks_stop_signal);
+	if (ks_drive_sink(&sink, c->output)) {
+		ks_heatmap_out_close(&ho, false);
+		return 2;
 	}
 	/* handlers first: a signal during load or attach still ends cleanly */
 	ks_stop_install();
-	for (; opened < n; opened++) {
-		err = ks_instance_open(&in[opened], f);
-		if (err) {
-			ks_report_open_error(in[opened].col, err);
-			opened++; /* closed below with the others */
-			goto out;
-		}
-	}
+	if (ks_drive_open(in, n, f, NULL, NULL, &opened))
+		goto out;
 	err = ks_sink_start(&sink);
 	if (err) {
 		p_err("cannot empty output '%s': %s", KS_ESC(c->output), strerror(-err));
 		goto out;
 	}
 	started = true;
-	for (int i = 0; i < n; i++)
-		fprintf(stderr, "ksight: tracing %s (hook %s)%s\n", in[i].col->spec.name,
-			in[i].col->hook ? in[i].col->hook(in[i].ctx) : "?",
-			i + 1 < n || c->duration ? "" : c->pid ? "; Ctrl-C or the process's exit ends"
-					     : c->cmd ? "; Ctrl-C or the command's exit ends" : "; Ctrl-C to end");
+	ks_drive_say(in, n, "tracing", "", ks_drive_until(c));
 	/* the loop starts the command: everything is attached, its first system call is seen */
 	ret = ks_drive(&d);
 out:
 	/* before the instances close: the reports in the series may name their strings */
 	if (ks_heatmap_out_close(&ho, started) && !ret)
 		ret = 1;
-	for (int i = 0; i < opened; i++)
-		ks_instance_close(&in[i]);
+	ks_drive_close(in, opened);
 	err = ks_sink_close(&sink, started);
 	if (err) {
 		p_err("cannot write '%s': %s", KS_ESC(c->output), strerror(-err));
@@ -91,20 +77,6 @@ static int parse_with_args(const struct ks_collector *col, int argc, char **argv
 		if (base < argc && col->parse_opt(in->ctx, KS_OPT_ARG, argv[base]))
 			return -EINVAL;
 	}
-	return 0;
-}
-
-/* -- CMD: forks the gated command, whose cgroup the filter then follows; 0 or the exit code (2: it cannot run). */
-static int spawn_cmd(struct ks_common *c, struct ks_cmd *cmd)
-{
-	int err;
-
-	if (!c->cmd_argv)
-		return 0;
-	err = ks_cmd_spawn(cmd, c->cmd_argv);
-	if (err)
-		return err == -EINVAL ? 2 : 1;
-	c->cmd = cmd;
 	return 0;
 }
 
@@ -136,7 +108,7 @@ int ks_collector_run(const struct ks_collector *col, int argc, char **argv)
 		ks_instance_close(&in);
 		return err == KS_OPTS_HELP ? 0 : 2;
 	}
-	ret = spawn_cmd(&in.c, &cmd);
+	ret = ks_drive_spawn(&in.c, &cmd);
 	if (ret) {
 		ks_instance_close(&in);
 		return ret;
@@ -169,46 +141,12 @@ static const struct ks_cmd_spec run_spec = {
 	.opts = run_opts,
 };
 
+/* The collectors named so far, as instances (their options set once all are parsed), and --funclat's targets. */
 struct run_list {
-	const struct ks_collector *cols[16];
+	struct ks_instance in[16];
 	int n;
 	struct ks_arglist fl; /* --funclat */
 };
-
-/* Adds each name of the comma-separated @arg; -EINVAL after a one-line error. */
-static int add_names(struct run_list *l, const char *arg)
-{
-	char *dup = strdup(arg), *save = NULL;
-	int err = 0;
-
-	if (!dup) {
-		p_err("out of memory");
-		return -ENOMEM;
-	}
-	for (char *t = strtok_r(dup, ",", &save); t && !err; t = strtok_r(NULL, ",", &save)) {
-		const struct ks_collector *col = ks_collector_find(t);
-
-		if (!col) {
-			p_err("run: unknown collector '%s'; see 'ksight -h'", t);
-			err = -EINVAL;
-			break;
-		}
-		for (int i = 0; i < l->n; i++) {
-			if (l->cols[i] == col) {
-				p_err("run: collector '%s' given twice", t);
-				err = -EINVAL;
-			}
-		}
-		if (!err && l->n == (int)(sizeof(l->cols) / sizeof(l->cols[0]))) {
-			p_err("run: too many collectors");
-			err = -EINVAL;
-		}
-		if (!err)
-			l->cols[l->n++] = col;
-	}
-	free(dup);
-	return err;
-}
 
 static int run_opt(void *ctx, int id, const char *arg)
 {
@@ -216,26 +154,15 @@ static int run_opt(void *ctx, int id, const char *arg)
 
 	if (id == OPT_FUNCLAT)
 		return ks_arglist_add(&l->fl, arg);
-	return id == OPT_COLLECTORS ? add_names(l, arg) : -EINVAL;
-}
-
-/* Adds funclat when --funclat named targets and the list did not name it. */
-static int add_funclat(struct run_list *l)
-{
-	const struct ks_collector *fl = ks_collector_find("funclat");
-
-	for (int i = 0; i < l->n; i++)
-		if (l->cols[i] == fl)
-			return 0;
-	return add_names(l, "funclat");
+	return id == OPT_COLLECTORS ? ks_drive_add(l->in, &l->n, 16, arg, "run") : -EINVAL;
 }
 
 static int multi_run(struct run_list *l, int argc, char **argv, struct ks_cmd *cmd)
 {
-	struct ks_instance in[16];
+	struct ks_instance *in = l->in;
 	struct ks_common c;
 	struct ks_filter f;
-	int idx, ret, n = 0;
+	int idx, ret, n;
 
 	ks_common_init(&c);
 	/* options may follow the collector names: parse again from each name, which stands in for argv[0] */
@@ -246,50 +173,35 @@ static int multi_run(struct run_list *l, int argc, char **argv, struct ks_cmd *c
 		if (idx < 0)
 			return 2;
 		base += idx;
-		if (base < argc && add_names(l, argv[base]))
+		if (base < argc && ks_drive_add(l->in, &l->n, 16, argv[base], "run"))
 			return 2;
 	}
-	if (l->fl.n && add_funclat(l))
+	if (l->fl.n && ks_drive_add_funclat(l->in, &l->n, 16, "run"))
 		return 2;
 	if (!l->n) {
 		p_err("run: no collector given; e.g. 'ksight run syscalls,runqlat'");
 		return 2;
 	}
-	ret = spawn_cmd(&c, cmd);
+	ret = ks_drive_spawn(&c, cmd);
 	if (ret)
 		return ret;
 	if (ks_filter_build(&c, &f))
 		return 2;
-	for (; n < l->n; n++) {
-		int err = ks_instance_init(&in[n], l->cols[n]);
-
-		if (err) {
-			p_err("%s: cannot set up: %s", l->cols[n]->spec.name, strerror(-err));
-			ret = 1;
-			goto out;
-		}
-		/* the shared options; everything else stays at the collector's default */
-		in[n].c = c;
-	}
+	n = l->n;
+	/* the shared options; everything else stays at the collector's default */
+	for (int i = 0; i < n; i++)
+		in[i].c = c;
 	/* funclat's targets resolved before anything loads: a bad one is bad usage, nothing attached */
 	ret = ks_instances_targets(in, n, &l->fl, "run");
-	if (ret) {
-		ret = ret == -EINVAL ? 2 : 1;
-		goto out;
-	}
+	if (ret)
+		return ret == -EINVAL ? 2 : 1;
 	if (n > 1) {
 		int err = ks_instances_share(in, n, &f, c.max_memory, NULL);
 
-		if (err) {
-			ret = err == -E2BIG ? 2 : 1;
-			goto out;
-		}
+		if (err)
+			return err == -E2BIG ? 2 : 1;
 	}
-	ret = run_instances(in, n, &c, &f);
-out:
-	for (int i = 0; i < n; i++)
-		ks_instance_close(&in[i]);
-	return ret;
+	return run_instances(in, n, &c, &f);
 }
 
 int ks_multi_run(int argc, char **argv)
@@ -298,7 +210,8 @@ int ks_multi_run(int argc, char **argv)
 	struct ks_cmd cmd = { .pid = 0 };
 	int ret = multi_run(&l, argc, argv, &cmd);
 
-	/* after every return of multi_run: the command at its gate ends without running */
+	/* after every return of multi_run: the instances close, the command at its gate ends without running */
+	ks_drive_close(l.in, l.n);
 	ks_cmd_release(&cmd);
 	ks_arglist_free(&l.fl);
 	return ret;

@@ -23,7 +23,7 @@ struct ks_cfi_stats {
 	uint64_t compile_ns;		/* time compiling and loading tables */
 };
 
-/* A finished run of src/profile/profile.c (ks_profile_run): the stacks and how they were taken. */
+/* A finished run of src/profile/profile.c (ks_drive_profile, src/drive/profile.c): the stacks and how they were taken. */
 struct ks_profile_result {
 	struct ks_stacks st;
 	struct ks_prof_stats stats;

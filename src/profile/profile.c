@@ -38,7 +38,6 @@
  * stacks share the buckets at once.  Each drain costs a grace period's wait
  * (not CPU) and a system call or two per row and stack.
  */
-#define DRAIN_MS 100
 /*
  * Rows and stacks drained are kept as addresses, symbolized at the end; past
  * this many bytes of them (a long run of many short-lived processes, whose
@@ -929,7 +928,7 @@ struct prof_size {
  * sixteenth to counts, two halves of 3.9k stacks of 127 frames (4096
  * buckets each) and 40k (process, kernel stack, user stack) rows at the
  * default 64M, 13 MiB at load with the rest (37 MiB when they took half and
- * a quarter).  The halves are drained every DRAIN_MS, so they hold one
+ * a quarter).  The halves are drained every KS_PROFILE_DRAIN_MS, so they hold one
  * period's stacks: some hundreds on a busy 2-CPU host, system-wide
  * syscalls.  What does not fit, or collides, is counted lost (stack_errors,
  * map_full) as before.  --max-memory raises both.
@@ -985,7 +984,7 @@ static int size_maps(void *arg)
 	 * hash; the walk's frames one entry per possible CPU.
 	 */
 	if (o->cfi) {
-		uint32_t nkeep = ks_pow2_at_least(res->stack_entries, 1u << 31); /* as ks_profile_run computes it */
+		uint32_t nkeep = ks_pow2_at_least(res->stack_entries, 1u << 31); /* as ks_profile_start computes it */
 		uint64_t pbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_LRU_HASH, 4, sizeof(struct ks_cfi_proc), 0);
 		uint64_t cfbytes = ks_budget_row_bytes(&res->budget, BPF_MAP_TYPE_HASH, 4, sizeof(struct ks_cfi_stack), hflags);
 		uint32_t rows = ks_budget_rows(&res->budget, 1.0 / 8, sizeof(struct ks_cfi_row), 4096, 1u << 26, false);
@@ -1090,20 +1089,6 @@ int ks_profiler_ready(struct ks_profiler *p, double end)
 	}
 	return p->pr.err ? KS_LOOP_DONE : 0;
 }
-
-/* The profiler on the run loop: samples read as they come, the halves drained each period. */
-static int prof_tick(void *ctx, struct ks_loop *l)
-{
-	return ks_profiler_tick(ctx, l->end);
-}
-
-static int prof_ready(void *ctx, struct ks_loop *l, int fd)
-{
-	(void)fd;
-	return ks_profiler_ready(ctx, l->end);
-}
-
-static const struct ks_engine prof_engine = { .tick = prof_tick, .ready = prof_ready };
 
 int ks_profile_start(const struct ks_profile_opts *o, struct ks_profile_result *res, struct ks_profiler **out)
 {
@@ -1328,44 +1313,6 @@ void ks_profiler_free(struct ks_profiler *p)
 	ks_blobs_free(&pr->ips);
 	ks_blobs_free(&pr->rows);
 	free(p);
-}
-
-
-int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *res)
-{
-	struct ks_profiler *p;
-	int err = ks_profile_start(o, res, &p);
-
-	if (err)
-		return err;
-	ks_stop_install();
-	fprintf(stderr, "ksight: tracing %s (%s%s)%s\n",
-		o->offcpu ? "offcpu --stacks" : o->wall ? "wall --stacks" : o->syscalls ? "syscalls --stacks" : o->bio ? "biolat --stacks" : "profile",
-		o->wall ? "sched_switch, sched_wakeup and cpu-clock" : res->event, o->offcpu || o->syscalls || o->bio ? "" : o->dwarf ? ", dwarf" : o->cfi ? ", cfi" : ", fp",
-		o->c->duration ? "" : o->c->pid ? "; Ctrl-C or the process's exit ends"
-				    : o->c->cmd ? "; Ctrl-C or the command's exit ends" : "; Ctrl-C to end");
-	{
-		/* the halves drained every DRAIN_MS from the start of the last drain; -d, -p and the command seen within 100 ms */
-		struct ks_loop_opts lo = { .duration = o->c->duration, .interval = DRAIN_MS / 1e3, .slice = 0.1,
-					   .pid = o->c->pid, .cmd = o->c->cmd };
-		struct ks_loop l;
-
-		ks_loop_init(&l, &lo);
-		/* the loop starts the command once everything is attached: its first instructions are sampled */
-		err = ks_loop_add_fd(&l, ks_profiler_fd(p));
-		if (!err)
-			err = ks_loop_run(&l, &prof_engine, p);
-		if (l.why == KS_LOOP_RUNNING) {
-			ks_profiler_free(p); /* the command could not start: said why */
-			return err;
-		}
-		if (!err)
-			err = ks_profiler_finish(p, l.start);
-		else if (err != -EINTR)
-			p_err("cannot build the profile: %s", strerror(-err));
-	}
-	ks_profiler_free(p);
-	return err;
 }
 
 void ks_profile_result_free(struct ks_profile_result *res)

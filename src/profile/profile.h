@@ -35,13 +35,11 @@ struct ks_profile_opts {
  * negative errno.
  */
 int ks_profile_measure(const struct ks_profile_opts *o);
-/* Runs until the duration ends, a stop signal, or the -p process exits; 0 or negative errno (after p_err). */
-int ks_profile_run(const struct ks_profile_opts *o, struct ks_profile_result *res);
 void ks_profile_result_free(struct ks_profile_result *res);
 
 /*
- * ks_profile_run in parts, for a profile on another command's loop
- * (record --profile): start loads and attaches (*@out, freed by
+ * The profiler in parts, for a loop: `profile`'s own (ks_drive_profile,
+ * src/drive/profile.c) or another command's (record --profile): start loads and attaches (*@out, freed by
  * ks_profiler_free); the loop polls ks_profiler_fd with
  * ks_profiler_ready, calls ks_profiler_tick every period (100 ms to a
  * few seconds: the maps are sized for ~1 s), and ks_profiler_finish(start: the
@@ -49,6 +47,8 @@ void ks_profile_result_free(struct ks_profile_result *res);
  * KS_LOOP_DONE (ready, tick) or negative errno after p_err.
  */
 struct ks_profiler;
+/* How often the loop calls ks_profiler_tick: the halves are sized for it (size_maps). */
+#define KS_PROFILE_DRAIN_MS 100
 int ks_profile_start(const struct ks_profile_opts *o, struct ks_profile_result *res, struct ks_profiler **out);
 int ks_profiler_fd(const struct ks_profiler *p);
 int ks_profiler_ready(struct ks_profiler *p, double end);

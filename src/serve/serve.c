@@ -30,6 +30,8 @@
 #include "core/parse.h"
 #include "core/pin.h"
 #include "core/sanitize.h"
+#include "drive/driver.h"
+#include "drive/setup.h"
 #include "output/html.h"
 #include "output/output.h"
 #include "output/stacks.h"
@@ -87,10 +89,12 @@
 #define GZIP_LEVEL 6
 
 /*
- * One period's state, as scrapes see it: the cumulative reports and their
- * families.  The collection thread (the main one) builds a new snapshot
- * off-lock and swaps it in under the write lock; scrapes render under the
- * read lock.  Draining on a period rather than on each scrape keeps the
+ * One period's state, as scrapes see it: views of the cumulative reports
+ * (ks_accum_view: the accumulators' rows, sorted, not a copy) and their
+ * families.  Since both point into the accumulators, the collection thread
+ * (the main one) merges a period's deltas, builds the new snapshot and
+ * swaps it in under the write lock, the kernel drain before it off-lock;
+ * scrapes render under the read lock.  Draining on a period rather than on each scrape keeps the
  * kernel work independent of how many scrapers there are (50 concurrent
  * scrapes cost 50 renders, not 50 map drains), and every scraper of one
  * period sees the same numbers.
@@ -139,6 +143,7 @@ struct serve_state {
 	const char *web_path;
 	const char *pods_dir;
 	struct ks_pinstate *pin;	/* --pin: where the totals are saved after each drain */
+	const char *pin_dir;		/* --pin DIR, NULL without */
 	struct ks_pin_drains drains[MAX_COLS]; /* --pin: what the restored totals hold of the drains, until resumed */
 	const char *names[MAX_COLS];	/* the collectors' names, as the saved totals know them */
 	/* --pin: an adopted collector's losses counted so far, taken off its first delta (only lost_by used) */
@@ -271,57 +276,6 @@ static const char *serve_by(const char *name)
 	return !strcmp(name, "mem") || !strcmp(name, "tcp") ? "comm" : NULL;
 }
 
-static int add_collectors(struct serve_state *st, const char *list)
-{
-	char *dup = strdup(list), *save = NULL;
-	int err = 0;
-
-	if (!dup)
-		return -ENOMEM;
-	for (char *t = strtok_r(dup, ",", &save); t && !err; t = strtok_r(NULL, ",", &save)) {
-		const struct ks_collector *col = ks_collector_find(t);
-
-		if (!col) {
-			p_err("serve: unknown collector '%s'; see 'ksight -h'", KS_ESC(t));
-			err = -EINVAL;
-			break;
-		}
-		for (int i = 0; i < st->n; i++)
-			if (st->in[i].col == col) {
-				p_err("serve: collector '%s' given twice", t);
-				err = -EINVAL;
-			}
-		if (!err && st->n == MAX_COLS) {
-			p_err("serve: too many collectors");
-			err = -EINVAL;
-		}
-		if (!err) {
-			err = ks_instance_init(&st->in[st->n], col);
-			if (err)
-				p_err("%s: cannot set up: %s", t, strerror(-err));
-			else
-				st->n++;
-		}
-	}
-	free(dup);
-	return err;
-}
-
-/* Whether funclat is among the collectors. */
-static bool has_funclat(const struct serve_state *st)
-{
-	for (int i = 0; i < st->n; i++)
-		if (st->in[i].col == ks_collector_find("funclat"))
-			return true;
-	return false;
-}
-
-/* --funclat adds funclat to the collectors (the default ones, or --collectors) when they do not name it. */
-static int add_funclat(struct serve_state *st)
-{
-	return has_funclat(st) ? 0 : add_collectors(st, "funclat");
-}
-
 static double mono_now(void)
 {
 	struct timespec ts;
@@ -432,15 +386,20 @@ static void snapshot_free(struct snapshot *s)
 		return;
 	prom_set_free(&s->set);
 	for (int i = 0; i < s->n; i++)
-		ks_report_free(&s->reports[i]);
+		ks_accum_view_free(&s->reports[i]);
 	free(s);
 }
 
-/* One period: mark and drain every instance, merge into the accumulators, build and swap in a new snapshot. */
+/*
+ * One period: mark and drain every instance (off-lock), then under the
+ * write lock merge into the accumulators, save them (--pin) and swap in a
+ * new snapshot.  The new one goes in even after a failure: the old one's
+ * views point into totals that have changed since (the run then ends).
+ */
 static int collect_once(struct serve_state *st)
 {
 	struct ks_report delta[MAX_COLS];
-	int errs[MAX_COLS], err = 0;
+	int errs[MAX_COLS], err = 0, berr = 0;
 	struct snapshot *s = calloc(1, sizeof(*s)), *old;
 	double t0 = mono_now();
 
@@ -452,6 +411,7 @@ static int collect_once(struct serve_state *st)
 		ks_instance_report_init(&st->in[i], &delta[i]);
 	/* --pin: only read now, emptied once the totals holding it are saved (core/pin.h) */
 	ks_instances_collect(st->in, st->n, delta, errs);
+	pthread_rwlock_wrlock(&st->lock);
 	for (int i = 0; i < st->n; i++) {
 		bool added = false;
 
@@ -508,22 +468,23 @@ static int collect_once(struct serve_state *st)
 			p_warn("serve: cannot empty the maps after a drain: %s (tried again at the next)", strerror(-e));
 		}
 	}
-	for (int i = 0; i < st->n && !err; i++) {
+	/* the snapshot of the totals as they now are: a view of each accumulator, the families a scrape renders */
+	for (int i = 0; i < st->n && !berr; i++) {
 		struct ks_report *r = &s->reports[i];
 
-		err = ks_accum_snapshot(&st->acc[i], r);
+		berr = ks_accum_view(&st->acc[i], r);
+		if (berr)
+			break;
 		s->n = i + 1;
-		if (!err) {
-			r->collector = st->in[i].col->spec.name;
-			r->schema = st->in[i].col->schema;
-			if (!r->hook && st->in[i].col->hook)
-				r->hook = st->in[i].col->hook(st->in[i].ctx);
-			err = prom_add_report(&s->set, r);
-		}
+		r->collector = st->in[i].col->spec.name;
+		r->schema = st->in[i].col->schema;
+		if (!r->hook && st->in[i].col->hook)
+			r->hook = st->in[i].col->hook(st->in[i].ctx);
+		berr = prom_add_report(&s->set, r);
 	}
-	if (!err)
-		err = prom_add_build_info(&s->set);
-	if (!err) {
+	if (!berr)
+		berr = prom_add_build_info(&s->set);
+	if (!berr) {
 		add_prog_stats(&s->set);
 		atomic_store(&st->collect_ns_last, (unsigned long long)((mono_now() - t0) * 1e9));
 		prom_add(&s->set, "ksight_collect_duration_seconds", "time the last drain of every collector took",
@@ -535,17 +496,12 @@ static int collect_once(struct serve_state *st)
 				 "saves of the totals under --pin that failed (a restart resumes from the last good one)",
 				 PROM_COUNTER, (double)atomic_load(&st->pin_save_errors), NULL, NULL, NULL, NULL);
 	}
-	if (err) {
-		snapshot_free(s);
-		return err;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &s->at);
-	pthread_rwlock_wrlock(&st->lock);
 	old = st->snap;
 	st->snap = s;
 	pthread_rwlock_unlock(&st->lock);
 	snapshot_free(old);
-	return 0;
+	return err ? err : berr;
 }
 
 /* Scrape-time self-metrics: the process_* families, scrapes, the last scrape's duration. */
@@ -745,7 +701,7 @@ static void *prof_thread(void *arg)
 	job->err = prof_opts(job->st, &c, &o);
 	c.duration = job->seconds;
 	if (!job->err)
-		job->err = ks_profile_run(&o, &res);
+		job->err = ks_drive_profile(&o, &res);
 	if (!job->err) {
 		ks_stacks_sort(&res.st);
 		m = open_memstream(&job->buf, &job->len);
@@ -1335,6 +1291,39 @@ static int share_budget(struct serve_state *st, const struct ks_filter *f)
 	return err;
 }
 
+/*
+ * After each collector opens: an adopted one's loss counters go on from
+ * its programs' load, so what of that the saved totals hold is taken off its
+ * first delta; with --pin, its drain sequence is pinned and resumed before
+ * the first mark (which could send the programs back into a half the totals
+ * hold).
+ */
+static int serve_opened(void *ctx, int i, bool adopted)
+{
+	struct serve_state *st = ctx;
+	struct ks_pin_drains *d = &st->drains[i];
+	int err;
+
+	if (adopted) {
+		struct ks_report *b = &st->loss_base[i];
+
+		b->nlost = st->acc[i].total.nlost;
+		memcpy(b->lost_by, st->acc[i].total.lost_by, sizeof(b->lost_by[0]) * (size_t)b->nlost);
+		st->rebase[i] = true;
+	}
+	if (!st->pin_dir)
+		return 0;
+	err = ks_instance_pin(&st->in[i]);
+	if (!err)
+		err = ks_instance_resume(&st->in[i], d->drains, d->seq_id, d->cursor, d->cursor_len);
+	if (err < 0) {
+		p_err("serve: %s: cannot resume the drains pinned under '%s': %s; 'ksight unpin %s' starts afresh",
+		      st->in[i].col->spec.name, st->pin_dir, strerror(-err), st->pin_dir);
+		return err;
+	}
+	return 0;
+}
+
 /* SIGHUP with --web-config: users and passwords reloaded; the key pair stays the one the listener started with. */
 static void reload_web(struct serve_state *st)
 {
@@ -1418,8 +1407,8 @@ int ks_serve_main(int argc, char **argv)
 		ret = 0;
 		goto out;
 	}
-	if (err || ks_filter_build(&c, &f) || parse_listen(a.listen, &ss, &sslen) || add_collectors(st, a.collectors) ||
-	    (a.fl.n && add_funclat(st)))
+	if (err || ks_filter_build(&c, &f) || parse_listen(a.listen, &ss, &sslen) || ks_drive_add(st->in, &st->n, MAX_COLS, a.collectors, "serve") ||
+	    (a.fl.n && ks_drive_add_funclat(st->in, &st->n, MAX_COLS, "serve")))
 		goto out;
 	if (a.web && ks_web_config_load(&st->web, a.web))
 		goto out;
@@ -1529,37 +1518,9 @@ int ks_serve_main(int argc, char **argv)
 		ret = err == -E2BIG ? 2 : 1;
 		goto out;
 	}
-	for (int i = 0; i < st->n; i++) {
-		unsigned int adopted = ks_pin_adoptions();
-
-		err = ks_instance_open(&st->in[i], &f);
-		if (!err && ks_pin_adoptions() != adopted) {
-			/* its programs' loss counters go on from their load: what of that the saved totals hold */
-			struct ks_report *b = &st->loss_base[i];
-
-			b->nlost = st->acc[i].total.nlost;
-			memcpy(b->lost_by, st->acc[i].total.lost_by, sizeof(b->lost_by[0]) * (size_t)b->nlost);
-			st->rebase[i] = true;
-		}
-		if (err) {
-			ks_report_open_error(st->in[i].col, err);
-			goto out;
-		}
-		if (a.pin) {
-			struct ks_pin_drains *d = &st->drains[i];
-			const char *name = st->in[i].col->spec.name;
-
-			/* before the first mark: it could send the programs back into a half the totals hold */
-			err = ks_instance_pin(&st->in[i]);
-			if (!err)
-				err = ks_instance_resume(&st->in[i], d->drains, d->seq_id, d->cursor, d->cursor_len);
-			if (err < 0) {
-				p_err("serve: %s: cannot resume the drains pinned under '%s': %s; 'ksight unpin %s' starts "
-				      "afresh", name, a.pin, strerror(-err), a.pin);
-				goto out;
-			}
-		}
-	}
+	st->pin_dir = a.pin;
+	if (ks_drive_open(st->in, st->n, &f, serve_opened, st, &(int){ 0 }))
+		goto out;
 	/* a first snapshot (empty counters) before the first scrape can come */
 	err = collect_once(st);
 	if (err) {
@@ -1590,9 +1551,7 @@ int ks_serve_main(int argc, char **argv)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr, sizeof(addr));
 	else
 		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr, sizeof(addr));
-	for (int i = 0; i < st->n; i++)
-		fprintf(stderr, "ksight: serving %s (hook %s)%s\n", st->in[i].col->spec.name,
-			st->in[i].col->hook ? st->in[i].col->hook(st->in[i].ctx) : "?", a.pin ? ", pinned" : "");
+	ks_drive_say(st->in, st->n, "serving", a.pin ? ", pinned" : "", a.pin ? ", pinned" : "");
 	fprintf(stderr, "ksight: listening on %s://%s%s%s:%d/metrics\n", st->web.cert_pem ? "https" : "http",
 		ss.ss_family == AF_INET6 ? "[" : "", addr, ss.ss_family == AF_INET6 ? "]" : "", port);
 	{
@@ -1622,10 +1581,9 @@ out:
 		close(lfd);
 	if (sfd >= 0)
 		close(sfd);
-	for (int i = 0; i < st->n; i++) {
-		ks_instance_close(&st->in[i]);
+	ks_drive_close(st->in, st->n);
+	for (int i = 0; i < st->n; i++)
 		ks_accum_free(&st->acc[i]);
-	}
 	snapshot_free(st->snap);
 	ks_pinstate_close(st->pin); /* after the accumulators: restored rows point into it */
 	for (int i = 0; i < MAX_COLS; i++)

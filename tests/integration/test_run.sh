@@ -54,6 +54,11 @@ t_eq "run text: a header per collector" "=== syscalls ===,=== runqlat ===" "$(gr
 "$KSIGHT" run nosuch,syscalls -d 0.1 >"$T_TMP/b.out" 2>"$T_TMP/b.err"
 t_eq "run: unknown collector exits 2" 2 "$?"
 t_eq "run: unknown collector, one error line" "ksight: error: run: unknown collector 'nosuch'; see 'ksight -h'" "$(cat "$T_TMP/b.err")"
+# a name with a terminal escape in it comes back escaped, as serve's always did (one set-up for both)
+"$KSIGHT" run "$(printf 'no\033[31msuch')" -d 0.1 >/dev/null 2>"$T_TMP/b.err"
+t_eq "run: unknown collector with an escape exits 2" 2 "$?"
+t_eq "run: an unknown collector's escape is shown, not sent to the terminal" \
+	"ksight: error: run: unknown collector 'no\\x1b[31msuch'; see 'ksight -h'" "$(cat "$T_TMP/b.err")"
 "$KSIGHT" run -d 0.1 >/dev/null 2>"$T_TMP/b.err"
 t_eq "run: no collector exits 2" 2 "$?"
 "$KSIGHT" run syscalls,syscalls -d 0.1 >/dev/null 2>"$T_TMP/b.err"

@@ -76,7 +76,7 @@ TEST(counters_never_decrease_over_100_marks)
 		ks_report_counter(&d, "forks", 2);
 		ASSERT_EQ_INT(ks_accum_add(&a, &d), 0);
 		ks_report_free(&d);
-		ASSERT_EQ_INT(ks_accum_snapshot(&a, &snap), 0);
+		ASSERT_EQ_INT(ks_accum_view(&a, &snap), 0);
 		EXPECT_TRUE(snap.lost >= lost);
 		lost = snap.lost;
 		for (int k = 0; k < 8; k++) {
@@ -95,17 +95,17 @@ TEST(counters_never_decrease_over_100_marks)
 			prev_hist[k] = row->hist->count;
 		}
 		EXPECT_TRUE(snap.nrows <= 8); /* a key with nothing yet has no row */
-		ks_report_free(&snap);
+		ks_accum_view_free(&snap);
 	}
 	EXPECT_EQ_U64(lost, 100);
 	{
 		struct ks_report snap;
 
-		ASSERT_EQ_INT(ks_accum_snapshot(&a, &snap), 0);
+		ASSERT_EQ_INT(ks_accum_view(&a, &snap), 0);
 		EXPECT_EQ_U64(counter(&snap, "forks"), 200);
 		EXPECT_EQ_U64(snap.lost_by[0].num, 100);
 		EXPECT_EQ_U64(counter(&snap, "other_folds"), 0);
-		ks_report_free(&snap);
+		ks_accum_view_free(&snap);
 	}
 	ks_accum_free(&a);
 }
@@ -131,7 +131,7 @@ TEST(cap_folds_into_other)
 	/* the same keys again: the first ten keep their rows, the rest fold again */
 	ASSERT_EQ_INT(ks_accum_add(&a, &d), 0);
 	ks_report_free(&d);
-	ASSERT_EQ_INT(ks_accum_snapshot(&a, &snap), 0);
+	ASSERT_EQ_INT(ks_accum_view(&a, &snap), 0);
 	EXPECT_EQ_INT(snap.nrows, 11);
 	other = find_row(&snap, "other", -1);
 	ASSERT_TRUE(other != NULL);
@@ -145,7 +145,7 @@ TEST(cap_folds_into_other)
 			sum += val(&snap.rows[i], "count");
 		EXPECT_EQ_U64(sum, 2 * total); /* nothing dropped */
 	}
-	ks_report_free(&snap);
+	ks_accum_view_free(&snap);
 	ks_accum_free(&a);
 }
 
@@ -167,15 +167,15 @@ TEST(ttl_expires_quiet_rows)
 			delta_row(&d, "once", 2, 0, 5); /* present but unchanged */
 		ASSERT_EQ_INT(ks_accum_add(&a, &d), 0);
 		ks_report_free(&d);
-		ASSERT_EQ_INT(ks_accum_snapshot(&a, &snap), 0);
+		ASSERT_EQ_INT(ks_accum_view(&a, &snap), 0);
 		EXPECT_EQ_INT(find_row(&snap, "once", 2) != NULL, m < 3);
 		EXPECT_EQ_U64(counter(&snap, "expired_rows"), m < 3 ? 0 : 1);
-		ks_report_free(&snap);
+		ks_accum_view_free(&snap);
 	}
-	ASSERT_EQ_INT(ks_accum_snapshot(&a, &snap), 0);
+	ASSERT_EQ_INT(ks_accum_view(&a, &snap), 0);
 	EXPECT_EQ_U64(val(find_row(&snap, "busy", 1), "count"), 12);
 	EXPECT_EQ_U64(val(find_row(&snap, "busy", 1), "depth"), 2);
-	ks_report_free(&snap);
+	ks_accum_view_free(&snap);
 	ks_accum_free(&a);
 }
 
@@ -237,12 +237,53 @@ TEST(sampleless_gauges_keep_the_last_real_value)
 		ks_row_gauge(w, &clast, win[m].has, win[m].last, KS_GAUGE_LAST);
 		ASSERT_EQ_INT(ks_accum_add(&a, &d), 0);
 		ks_report_free(&d);
-		ASSERT_EQ_INT(ks_accum_snapshot(&a, &snap), 0);
+		ASSERT_EQ_INT(ks_accum_view(&a, &snap), 0);
 		EXPECT_EQ_U64(val(find_row(&snap, "flow", -1), "cwnd_min"), want[m][0]);
 		EXPECT_EQ_U64(val(find_row(&snap, "flow", -1), "cwnd_max"), want[m][1]);
 		EXPECT_EQ_U64(val(find_row(&snap, "flow", -1), "cwnd_last"), want[m][2]);
 		EXPECT_EQ_U64(val(find_row(&snap, "flow", -1), "retransmits"), (uint64_t)m + 1);
-		ks_report_free(&snap);
+		ks_accum_view_free(&snap);
 	}
+	ks_accum_free(&a);
+}
+
+/*
+ * The view is the totals, not a copy: its rows' histograms and breakdowns
+ * are the accumulator's own (serve's snapshot used to duplicate every one
+ * per period), its order is the sort's while the total keeps its own (the
+ * index that finds a key's row still does: later deltas add to the same
+ * rows), and the two counters go into the view only.
+ */
+TEST(view_reads_the_totals_in_sorted_order)
+{
+	struct ks_accum a;
+	struct ks_report d, v;
+
+	ks_accum_init(&a, "syscalls", 0, 0);
+	ks_report_init(&d, "syscalls", "tp_btf");
+	delta_row(&d, "few", 1, 1, 1000);
+	delta_row(&d, "many", 2, 9, 1000);
+	ASSERT_EQ_INT(ks_accum_add(&a, &d), 0);
+	ks_report_free(&d);
+	ASSERT_EQ_INT(ks_accum_view(&a, &v), 0);
+	ASSERT_EQ_INT(v.nrows, 2);
+	EXPECT_TRUE(!strcmp(v.rows[0].keys[0].str, "many"));
+	EXPECT_TRUE(!strcmp(a.total.rows[0].keys[0].str, "few"));
+	EXPECT_TRUE(v.rows[0].hist == a.total.rows[1].hist);
+	EXPECT_TRUE(v.rows[1].sub == a.total.rows[0].sub);
+	EXPECT_EQ_U64(counter(&v, "other_folds"), 0);
+	EXPECT_EQ_U64(counter(&a.total, "other_folds"), ~0ull);
+	ks_accum_view_free(&v);
+	ks_report_init(&d, "syscalls", "tp_btf");
+	delta_row(&d, "many", 2, 1, 1000);
+	delta_row(&d, "few", 1, 3, 1000);
+	ASSERT_EQ_INT(ks_accum_add(&a, &d), 0);
+	ks_report_free(&d);
+	ASSERT_EQ_INT(ks_accum_view(&a, &v), 0);
+	ASSERT_EQ_INT(v.nrows, 2);
+	EXPECT_EQ_U64(val(find_row(&v, "many", 2), "count"), 10);
+	EXPECT_EQ_U64(val(find_row(&v, "few", 1), "count"), 4);
+	EXPECT_EQ_U64(find_row(&v, "many", 2)->hist->count, 10);
+	ks_accum_view_free(&v);
 	ks_accum_free(&a);
 }
