@@ -19,6 +19,9 @@ LDLIBS += -lmicrohttpd -lyaml -lcrypt -lgnutls -lpthread
 LDLIBS += -ljson-c
 # top: ncurses (wide-character build) draws the live view
 LDLIBS += $(shell pkg-config --libs ncursesw)
+# report --trace-dat: its unit test reads the trace.dat back with libtracecmd (trace-cmd's own reader)
+$(B)/tests/test_tracedat $(B)/tests/san/test_tracedat: LDLIBS += $(shell pkg-config --libs libtracecmd)
+$(B)/tests/test_tracedat $(B)/tests/san/test_tracedat: CFLAGS += $(shell pkg-config --cflags libtracecmd)
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Iinclude -Wall -Werror
 

@@ -1,5 +1,6 @@
 /* `ksight report` and `ksight info`: read a recording (no root, no libbpf): events in time order, latency pairs, the manifest and losses. */
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "format/recstacks.h"
 #include "events/pair_report.h"
 #include "output/trace.h"
+#include "output/tracedat.h"
 #include "output/output.h"
 #include "output/report_html.h"
 #include "format/reports.h"
@@ -26,10 +28,13 @@
 
 enum { OPT_CSV = 300, OPT_PERFETTO, OPT_CLOCK, OPT_PAIR, OPT_KEY, OPT_STATS, OPT_FILTER, OPT_ANON = 320, OPT_ANONKEY,
        OPT_INTERVALS = 340, OPT_HTML, OPT_FOLDED = 360, OPT_SVG, OPT_PPROF };
+enum { OPT_TRACEDAT = 380 };
 
 static const struct ks_optdef rep_opts[] = {
 	{ "csv", OPT_CSV, NULL, "events as CSV (ts_ns,cpu,event,comm,pid,tgid,info)" },
 	{ "perfetto", OPT_PERFETTO, "OUT.json", "also write a Chrome/Perfetto trace-event timeline: a track per thread" },
+	{ "trace-dat", OPT_TRACEDAT, "OUT.dat", "also write the events as trace-cmd's trace.dat (trace-cmd report, "
+					    "KernelShark)" },
 	{ "clock", OPT_CLOCK, "CLOCK", "timestamps on monotonic (default, as recorded) or realtime" },
 	{ "pair", OPT_PAIR, "START/END", "latency from each START event to the next END with the same key "
 					 "(repeatable), e.g. sched:sched_wakeup/sched:sched_switch" },
@@ -70,6 +75,7 @@ static const struct ks_cmd_spec info_spec = {
 struct rep_ctx {
 	bool csv, stats, realtime, intervals;
 	const char *perfetto, *filter, *html;
+	const char *tracedat; /* --trace-dat */
 	int npairs;
 	const char *pair[MAX_PAIRS], *key[MAX_PAIRS];
 	bool anon;
@@ -104,6 +110,9 @@ static int rep_opt(void *vctx, int id, const char *arg)
 		return 0;
 	case OPT_PERFETTO:
 		c->perfetto = arg;
+		return 0;
+	case OPT_TRACEDAT:
+		c->tracedat = arg;
 		return 0;
 	case OPT_FILTER:
 		c->filter = arg;
@@ -337,7 +346,7 @@ int cmd_report(int argc, char **argv)
 	struct ks_common c;
 	const char *file;
 	int64_t off = 0;
-	FILE *out, *tl;
+	FILE *out, *tl, *td;
 	int rc, err = 0;
 	struct ks_rec_reports rr = { 0 };
 	char why[160] = "";
@@ -348,6 +357,10 @@ int cmd_report(int argc, char **argv)
 		return rc;
 	if (ctx.csv && c.json) {
 		p_err("-j and --csv: choose one");
+		return 2;
+	}
+	if ((ctx.stacks_out[0] || ctx.stacks_out[1] || ctx.stacks_out[2]) && ctx.tracedat) {
+		p_err("--trace-dat writes events: not with --folded, --svg or --pprof (stacks)");
 		return 2;
 	}
 	if (ctx.stacks_out[0] || ctx.stacks_out[1] || ctx.stacks_out[2])
@@ -387,6 +400,13 @@ int cmd_report(int argc, char **argv)
 		off = (int64_t)(ks_rec_manifest_u64(&rec, "clock.start.realtime_ns") -
 				ks_rec_manifest_u64(&rec, "clock.start.monotonic_ns"));
 	}
+	if (ctx.tracedat && (ctx.html || (ks_file_is_stdout(ctx.tracedat) && (!c.output || ks_file_is_stdout(c.output))))) {
+		/* a binary file is never mixed into the text on standard output */
+		p_err(ctx.html ? "--html writes the whole page: without --trace-dat"
+			       : "--trace-dat -: standard output already carries the report; give -o FILE");
+		ks_recording_free(&rec);
+		return 2;
+	}
 	/* both outputs opened before either is emptied: a refused one leaves the other as it was */
 	if (ctx.html && (c.output || ctx.perfetto || ctx.npairs || ctx.stats || ctx.csv || c.json)) {
 		p_err("--html writes the whole page: without -o, -j, --csv, --stats, --pair or --perfetto");
@@ -413,12 +433,15 @@ int cmd_report(int argc, char **argv)
 	}
 	out = open_out(ctx.html ? ctx.html : c.output, 0);
 	tl = out && ctx.perfetto ? open_out(ctx.perfetto, 0) : NULL;
-	if (!out || (ctx.perfetto && !tl) || (out != stdout && (err = ks_file_empty(fileno(out)))) ||
-	    (tl && tl != stdout && (err = ks_file_empty(fileno(tl))))) {
+	td = out && (tl || !ctx.perfetto) && ctx.tracedat ? open_out(ctx.tracedat, 0) : NULL;
+	if (!out || (ctx.perfetto && !tl) || (ctx.tracedat && !td) || (out != stdout && (err = ks_file_empty(fileno(out)))) ||
+	    (tl && tl != stdout && (err = ks_file_empty(fileno(tl)))) ||
+	    (td && td != stdout && (err = ks_file_empty(fileno(td))))) {
 		if (err)
 			p_err("cannot write the report: %s", strerror(-err));
 		close_out(out, 0);
 		close_out(tl, 0);
+		close_out(td, 0);
 		ks_rec_reports_free(&rr);
 		ks_recording_free(&rec);
 		return 1;
@@ -444,6 +467,13 @@ int cmd_report(int argc, char **argv)
 	err = close_out(out, err);
 	if (tl)
 		err = close_out(tl, err ? err : ks_trace_write_perfetto(&rec, off, tl));
+	if (td) {
+		uint64_t too_big = 0;
+
+		err = close_out(td, err ? err : ks_tracedat_write(&rec, off, td, &too_big));
+		if (too_big)
+			p_warn("--trace-dat: %" PRIu64 " events longer than a ring-buffer page left out", too_big);
+	}
 	if (err)
 		p_err("writing the report: %s", strerror(-err));
 	ks_rec_reports_free(&rr);
