@@ -438,7 +438,8 @@ static void clock_calibration(struct ks_rec_kv *kv, const char *prefix)
 /*
  * record.bpf.c's pc_rq_delta: x86's per-CPU __preempt_count less per-CPU
  * runqueues, their offsets in vmlinux BTF's .data..percpu; 0 where either
- * is missing (other architectures keep the count elsewhere).
+ * is missing (other architectures keep the count elsewhere, 6.2-6.14 in
+ * pcpu_hot) or struct cfs_rq has no rq.
  */
 static int64_t pc_rq_delta(void)
 {
@@ -449,8 +450,17 @@ static int64_t pc_rq_delta(void)
 	const struct btf_type *ds = id > 0 ? btf__type_by_id(vm, id) : NULL;
 	const struct btf_var_secinfo *v = ds ? btf_var_secinfos(ds) : NULL;
 
-	for (int i = 0; v && i < btf_vlen(ds); i++, v++) {
-		const char *n = btf__name_by_offset(vm, btf__type_by_id(vm, v->type)->name_off);
+	int cid = vm ? btf__find_by_name_kind(vm, "cfs_rq", BTF_KIND_STRUCT) : -1;
+	const struct btf_type *cfs = cid > 0 ? btf__type_by_id(vm, cid) : NULL;
+	const struct btf_member *m = cfs ? btf_members(cfs) : NULL;
+	bool rq = false;
+
+	/* the program reaches the runqueue by the task's cfs_rq->rq (CONFIG_FAIR_GROUP_SCHED) */
+	for (int i = 0; m && i < btf_vlen(cfs); i++, m++)
+		rq = rq || !strcmp(btf__name_by_offset(vm, m->name_off) ?: "", "rq");
+	for (int i = 0; rq && v && i < btf_vlen(ds); i++, v++) {
+		const struct btf_type *vt = btf__type_by_id(vm, v->type);
+		const char *n = vt ? btf__name_by_offset(vm, vt->name_off) : NULL;
 
 		if (n && !strcmp(n, "__preempt_count"))
 			off[0] = v->offset;
