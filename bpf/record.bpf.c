@@ -149,6 +149,56 @@ static __always_inline int emit_direct(void *rb, void *ctx, __u32 len, __u64 com
 }
 
 /*
+ * Where this CPU's preempt count is from its runqueue, in bytes: x86's
+ * per-CPU __preempt_count less per-CPU runqueues, both in .data..percpu
+ * (the loader reads them from vmlinux BTF: a typed ksym needs the
+ * symbol in kallsyms, which CONFIG_KALLSYMS_ALL=n leaves out); 0: unknown.
+ */
+const volatile __s64 pc_rq_delta = 0;
+
+/*
+ * common_flags and common_preempt_count, as the kernel's trace file has
+ * them (tracing_gen_ctx_irq_test, kernel/trace/trace.h's trace_flag_type),
+ * in bits 16-31 of the common word, from the preempt count: NMI, hardirq
+ * (where interrupts are off too), softirq served, bottom halves off, the
+ * folded need-resched bit, the preempt depth less the tracepoint's own
+ * disable (@own), and the task's migrate-disable depth less the BPF
+ * run's own (@own_mig).  Interrupts off
+ * outside hardirq and NMI and TIF_NEED_RESCHED are not readable here:
+ * the manifest's irq_info says which columns hold (the text writer prints
+ * 'X' for irqs-off where it cannot tell).
+ */
+static __always_inline __u64 irq_ctx(__u32 own, __u32 own_mig)
+{
+	struct task_struct *t;
+	__u32 pc = 0, fl = 0, depth, mig;
+	void *rq;
+
+	if (!pc_rq_delta || !bpf_core_field_exists(struct cfs_rq, rq))
+		return 0;
+	t = (struct task_struct *)bpf_get_current_task();
+	/* the running task's runqueue is this CPU's */
+	rq = BPF_CORE_READ(t, se.cfs_rq, rq);
+	if (!rq || bpf_probe_read_kernel(&pc, sizeof(pc), rq + pc_rq_delta))
+		return 0;
+	if (pc & 0x00f00000) /* NMI_MASK */
+		fl |= 0x40 | 0x01; /* TRACE_FLAG_NMI, IRQS_OFF */
+	if (pc & 0x000f0000) /* HARDIRQ_MASK */
+		fl |= 0x08 | 0x01; /* TRACE_FLAG_HARDIRQ, IRQS_OFF */
+	if (pc & 0x100) /* SOFTIRQ_OFFSET: serving a softirq */
+		fl |= 0x10;
+	if ((pc & 0xff00) >> 9) /* softirq_count() >> (SOFTIRQ_SHIFT + 1): bottom halves disabled */
+		fl |= 0x80;
+	if (!(pc & 0x80000000)) /* PREEMPT_NEED_RESCHED, inverted on x86 */
+		fl |= 0x20;
+	depth = pc & 0xff;
+	depth = depth > own ? depth - own : 0;
+	mig = BPF_CORE_READ(t, migration_disabled);
+	mig = mig > own_mig ? mig - own_mig : 0;
+	return ((__u64)fl << 16) | ((__u64)((depth > 15 ? 15 : depth) | ((mig > 15 ? 15 : mig) << 4)) << 24);
+}
+
+/*
  * One event: @ctx is the raw record (the classic tracepoint's, or one
  * built for a system call, see sys_record), @cookie which event it is.
  */
@@ -230,9 +280,9 @@ static __always_inline int record_one(void *ctx, __u64 cookie)
 
 		flags = (avail & -wake_bytes) != ((avail + stride) & -wake_bytes) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	}
-	/* common_type, common_flags and common_preempt_count (not known here: 0), common_pid;
+	/* common_type, common_flags and common_preempt_count (irq_ctx), common_pid;
 	 * this also keeps the kernel pointer out of the file */
-	common = (__u64)(__u16)type | ((__u64)(__u32)id << 32);
+	common = (__u64)(__u16)type | irq_ctx(1, 1) | ((__u64)(__u32)id << 32);
 	if (len <= KS_REC_DIRECT_MAX) {
 		if (emit_direct(rb, ctx, len, common, id >> 32, cpu, flags))
 			cnt->lost++;

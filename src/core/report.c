@@ -656,11 +656,12 @@ const char *ks_fmt_unit(enum ks_unit unit, uint64_t v, char *buf, size_t len)
 {
 	if (unit == KS_UNIT_NS)
 		return ks_fmt_ns(v, buf, len);
+	/* as ks_fmt_ns, the unit after rounding: 1047552 bytes is 0.999MiB, not "1.02e+03KiB" */
 	if (unit == KS_UNIT_COUNT || v < 1024)
 		snprintf(buf, len, "%" PRIu64 "%s", v, unit == KS_UNIT_BYTES ? "B" : "");
-	else if (v < 1024 * 1024)
+	else if (v < 999.5 * 1024)
 		snprintf(buf, len, "%.3gKiB", (double)v / 1024);
-	else if (v < 1024 * 1024 * 1024)
+	else if (v < 999.5 * 1024 * 1024)
 		snprintf(buf, len, "%.3gMiB", (double)v / (1024 * 1024));
 	else
 		snprintf(buf, len, "%.3gGiB", (double)v / (1024.0 * 1024 * 1024));

@@ -309,7 +309,7 @@ int ks_write_text(const struct ks_report *r, FILE *out)
 	if (!r->nrows) {
 		fprintf(out, "no events\n");
 	} else {
-		struct unit_pick pu[PCTS];
+		struct unit_pick pu[PCTS], xu[PCTS];
 
 		write_table(r, out, n, pu);
 		for (int i = 0; r->hist_text && i < n; i++) {
@@ -330,8 +330,11 @@ int ks_write_text(const struct ks_report *r, FILE *out)
 
 				if (!xh->h->count)
 					continue;
+				/* one unit on the line, its max's, as a table column has one */
+				for (int q = 0; q < PCTS; q++)
+					xu[q] = pick_unit(xh->unit, xh->h->max);
 				fprintf(out, "  %s: ", xh->name);
-				ks_hist_write_pct_line_unit(xh->h, xh->unit, out);
+				pct_line_in(xh->h, xu, out);
 				ks_hist_write_text_unit(xh->h, xh->unit, out, "");
 			}
 		}

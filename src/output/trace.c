@@ -63,14 +63,49 @@ static void csv_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/*
+ * The kernel's irq-info columns (kernel/trace/trace_output.c,
+ * trace_print_lat_fmt) from an event's common_flags and
+ * common_preempt_count (record.bpf.c's irq_ctx): irqs-off is known in
+ * hardirq and NMI only ('d', 'D'), 'X' elsewhere, as the kernel printed
+ * where it could not tell; need-resched is the preempt count's folded bit
+ * ('N'; the kernel's 'n' before the fold shows '.').
+ */
+static void irq_cols(FILE *out, const unsigned char *data)
+{
+	unsigned int fl = data[2], pc = data[3];
+	bool nmi = fl & 0x40, hard = fl & 0x08, soft = fl & 0x10, bh = fl & 0x80;
+
+	fputc(fl & 0x01 ? (bh ? 'D' : 'd') : 'X', out);
+	fputc(fl & 0x20 ? 'N' : '.', out);
+	fputc(nmi && hard ? 'Z' : nmi ? 'z' : hard && soft ? 'H' : hard ? 'h' : soft ? 's' : '.', out);
+	fputc(pc & 0xf ? "0123456789abcdef"[pc & 0xf] : '.', out);
+	fputc(pc >> 4 ? "0123456789abcdef"[pc >> 4] : '.', out);
+	fputc(' ', out);
+}
+
 int ks_trace_write(const struct ks_recording *rec, enum ks_trace_fmt fmt, int64_t offset_ns, FILE *out)
 {
 	struct ks_json *j = NULL;
 	struct trace_seq s;
-	char name[128];
+	char name[128], v[64];
+	/* recordings since the BPF program fills the common fields say so: older ones keep the plain layout */
+	bool irq = ks_rec_kv_get(rec->manifest, rec->manifest_len, "irq_info", v, sizeof(v));
 
 	trace_seq_init(&s);
-	if (fmt == KS_TRACE_TEXT) {
+	if (fmt == KS_TRACE_TEXT && irq) {
+		/* the header of tracefs's `trace` file with its irq-info columns, so its parsers read this */
+		fprintf(out, "# tracer: nop\n#\n# entries-in-buffer/entries-written: %zu/%zu   #P:%d\n#\n"
+			     "#                                _-----=> irqs-off/BH-disabled\n"
+			     "#                               / _----=> need-resched\n"
+			     "#                              | / _---=> hardirq/softirq\n"
+			     "#                              || / _--=> preempt-depth\n"
+			     "#                              ||| / _-=> migrate-disable\n"
+			     "#                              |||| /     delay\n"
+			     "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
+			     "#              | |         |   |||||     |         |\n",
+			rec->nev, rec->nev, rec->ncpus);
+	} else if (fmt == KS_TRACE_TEXT) {
 		/* the header of tracefs's `trace` file (no irq-info columns), so its parsers read this */
 		fprintf(out, "# tracer: nop\n#\n# entries-in-buffer/entries-written: %zu/%zu   #P:%d\n#\n"
 			     "#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n"
@@ -111,8 +146,10 @@ int ks_trace_write(const struct ks_recording *rec, enum ks_trace_fmt fmt, int64_
 
 			/* a task that names itself "x\n" must not forge a line of the trace */
 			ks_sanitize(comm, sc, sizeof(sc));
-			fprintf(out, "%16s-%-7d [%03u] %5" PRIu64 ".%06" PRIu64 ": ", sc, pid, x->e->cpu,
-				ts / 1000000000, ts % 1000000000 / 1000);
+			fprintf(out, "%16s-%-7d [%03u] ", sc, pid, x->e->cpu);
+			if (irq)
+				irq_cols(out, data);
+			fprintf(out, "%5" PRIu64 ".%06" PRIu64 ": ", ts / 1000000000, ts % 1000000000 / 1000);
 			/* the event's name comes from the recording's formats: anyone's bytes too */
 			ks_sanitize_put(out, x->ev->name, NULL);
 			fputs(": ", out);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <event-parse.h>
 #include <linux/perf_event.h>
@@ -437,6 +438,44 @@ static void clock_calibration(struct ks_rec_kv *kv, const char *prefix)
 #undef NS
 }
 
+/*
+ * record.bpf.c's pc_rq_delta: x86's per-CPU __preempt_count less per-CPU
+ * runqueues, their offsets in vmlinux BTF's .data..percpu; 0 where either
+ * is missing (other architectures keep the count elsewhere, 6.2-6.14 in
+ * pcpu_hot) or struct cfs_rq has no rq.
+ */
+static int64_t pc_rq_delta(void)
+{
+#if defined(__x86_64__)
+	struct btf *vm = ks_kernel_btf();
+	int64_t off[2] = { -1, -1 };
+	int id = vm ? btf__find_by_name_kind(vm, ".data..percpu", BTF_KIND_DATASEC) : -1;
+	const struct btf_type *ds = id > 0 ? btf__type_by_id(vm, id) : NULL;
+	const struct btf_var_secinfo *v = ds ? btf_var_secinfos(ds) : NULL;
+
+	int cid = vm ? btf__find_by_name_kind(vm, "cfs_rq", BTF_KIND_STRUCT) : -1;
+	const struct btf_type *cfs = cid > 0 ? btf__type_by_id(vm, cid) : NULL;
+	const struct btf_member *m = cfs ? btf_members(cfs) : NULL;
+	bool rq = false;
+
+	/* the program reaches the runqueue by the task's cfs_rq->rq (CONFIG_FAIR_GROUP_SCHED) */
+	for (int i = 0; m && i < btf_vlen(cfs); i++, m++)
+		rq = rq || !strcmp(btf__name_by_offset(vm, m->name_off) ?: "", "rq");
+	for (int i = 0; rq && v && i < btf_vlen(ds); i++, v++) {
+		const struct btf_type *vt = btf__type_by_id(vm, v->type);
+		const char *n = vt ? btf__name_by_offset(vm, vt->name_off) : NULL;
+
+		if (n && !strcmp(n, "__preempt_count"))
+			off[0] = v->offset;
+		else if (n && !strcmp(n, "runqueues"))
+			off[1] = v->offset;
+	}
+	if (off[0] >= 0 && off[1] >= 0)
+		return off[0] - off[1];
+#endif
+	return 0;
+}
+
 static void host_manifest(struct ks_rec_kv *kv, const struct ks_rec_opts *o, int ncpus)
 {
 	struct ks_sysinfo *si = calloc(1, sizeof(*si));
@@ -467,6 +506,9 @@ static void host_manifest(struct ks_rec_kv *kv, const struct ks_rec_opts *o, int
 	ks_rec_kv_add(kv, "ring_count", "%d", o->shared ? 1 : ncpus);
 	ks_rec_kv_add(kv, "sample", "%u", o->sample_n > 1 ? o->sample_n : 1);
 	ks_rec_kv_add(kv, "max_raw_bytes", "%d", KS_REC_MAX_RAW);
+	/* report's ftrace text prints the kernel's irq-info columns from the common fields where they are filled */
+	if (pc_rq_delta())
+		ks_rec_kv_add(kv, "irq_info", "%s", "hardsoft,preempt,migrate");
 	for (int i = 0; i < o->tps->n; i++)
 		ks_rec_kv_add(kv, "event", "%s:%s", o->tps->v[i].sys, o->tps->v[i].name);
 }
@@ -888,6 +930,7 @@ int ks_rec_run(const struct ks_rec_opts *o, struct ks_rec_stats *st)
 	bpf_program__set_autoload(s->progs.ks_record_sys_enter, nsys[0] > 0);
 	bpf_program__set_autoload(s->progs.ks_record_sys_exit, nsys[1] > 0);
 	s->rodata->ks_filter = o->filter;
+	s->rodata->pc_rq_delta = pc_rq_delta();
 	s->rodata->ks_flt_on = o->filters != NULL;
 	s->rodata->sample_n = o->sample_n;
 	s->rodata->shared_ring = o->shared;

@@ -44,7 +44,7 @@
 #include "serve/serve.h"
 
 #define MAX_COLS 16
-#define DEFAULT_LISTEN "127.0.0.1:9464"
+#define DEFAULT_LISTEN "127.0.0.1:10464"
 #define DEFAULT_COLLECTORS "syscalls,runqlat,offcpu,biolat,tcp,mem"
 #define DEFAULT_MAX_SERIES 1000
 /* Prometheus marks a series stale 5 minutes after its last sample; rows leave some time after that */
@@ -1130,7 +1130,7 @@ static int parse_listen(const char *arg, struct sockaddr_storage *ss, socklen_t 
 	snprintf(host, sizeof(host), "%s", arg);
 	port = strrchr(host, ':');
 	if (!port || !port[1]) {
-		p_err("serve: --listen '%s': expected ADDR:PORT, e.g. 127.0.0.1:9464", KS_ESC(arg));
+		p_err("serve: --listen '%s': expected ADDR:PORT, e.g. 127.0.0.1:10464", KS_ESC(arg));
 		return -EINVAL;
 	}
 	*port++ = 0;

@@ -76,7 +76,7 @@ if command -v kubectl >/dev/null 2>&1 && command -v node >/dev/null 2>&1 && [ -d
 	t_eq "kubernetes-models: every manifest valid" "0 " "$? $(cat "$T_TMP/val.err")"
 	t_eq "kustomize output: Namespace and DaemonSet" "Namespace DaemonSet" "$(jq -r '[.[].kind] | join(" ")' "$T_TMP/k8s.json")"
 	# the validator does reject: a port that is not a number and an unknown update strategy
-	sed 's/containerPort: 9464/containerPort: nine/; s/type: RollingUpdate/type: Sometimes/' "$T_TMP/k8s.yaml" |
+	sed 's/containerPort: 10464/containerPort: nine/; s/type: RollingUpdate/type: Sometimes/' "$T_TMP/k8s.yaml" |
 		NODE_PATH=$KS_NPM node tests/integration/k8s_validate.js >/dev/null 2>"$T_TMP/val.bad"
 	t_eq "kubernetes-models rejects a broken DaemonSet (2 errors named)" "1 2" \
 		"$? $(grep -o 'containerPort must be integer\|updateStrategy/type must be equal' "$T_TMP/val.bad" | wc -l)"
@@ -117,8 +117,8 @@ if command -v kubectl >/dev/null 2>&1 && command -v node >/dev/null 2>&1 && [ -d
 	}
 	PROBES=$(probes "$T_TMP/k8s.json")
 	t_eq "DaemonSet: both probes GET /healthz on the listen port, the annotation names it" \
-		"HTTP /healthz 9464, HTTP /healthz 9464, annotation 9464, listen 9464" "$PROBES"
-	jq '(.[] | select(.kind == "DaemonSet") | .spec.template.spec.containers[0].ports[0].containerPort) = 9465' \
+		"HTTP /healthz 10464, HTTP /healthz 10464, annotation 10464, listen 10464" "$PROBES"
+	jq '(.[] | select(.kind == "DaemonSet") | .spec.template.spec.containers[0].ports[0].containerPort) = 10465' \
 		"$T_TMP/k8s.json" >"$T_TMP/k8s.badport.json"
 	t_ok "the probe check sees a named port that is not the listen port" \
 		sh -c "[ \"\$1\" != \"$PROBES\" ]" - "$(probes "$T_TMP/k8s.badport.json")"
@@ -127,7 +127,7 @@ if command -v kubectl >/dev/null 2>&1 && command -v node >/dev/null 2>&1 && [ -d
 	PPATH=$(jq -r '.[] | select(.kind == "DaemonSet") | .spec.template.spec.containers[0].readinessProbe.httpGet.path' "$T_TMP/k8s.json")
 	KP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	printf 'basic_auth_users:\n  prom: %s\n' "$(python3 -W ignore -c 'import crypt; print(crypt.crypt("pw", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=16)))')" >"$T_TMP/web.yml"
-	pargs=$(jq -r "$c | .args[]" "$T_TMP/k8s.json" | sed "s/\$(NODE_IP):9464/127.0.0.1:$KP/" | tr '\n' ' ')
+	pargs=$(jq -r "$c | .args[]" "$T_TMP/k8s.json" | sed "s/\$(NODE_IP):10464/127.0.0.1:$KP/" | tr '\n' ' ')
 	# shellcheck disable=SC2086
 	"$KSIGHT" $pargs --web.config.file "$T_TMP/web.yml" --collectors syscalls 2>"$T_TMP/probe.err" &
 	S_PID=$!
@@ -142,7 +142,7 @@ if command -v kubectl >/dev/null 2>&1 && command -v node >/dev/null 2>&1 && [ -d
 	wait "$S_PID" 2>/dev/null
 	S_PID=
 	# the container's arguments are ones ksight takes: run them (NODE_IP as loopback, any port)
-	args=$(jq -r "$c | .args[]" "$T_TMP/k8s.json" | sed 's/\$(NODE_IP):9464/127.0.0.1:0/' | tr '\n' ' ')
+	args=$(jq -r "$c | .args[]" "$T_TMP/k8s.json" | sed 's/\$(NODE_IP):10464/127.0.0.1:0/' | tr '\n' ' ')
 	# shellcheck disable=SC2086
 	"$KSIGHT" $args --collectors syscalls -d 1 >/dev/null 2>"$T_TMP/args.err"
 	t_eq "DaemonSet: ksight runs with the container's arguments" "0" "$?"

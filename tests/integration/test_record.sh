@@ -49,11 +49,12 @@ t_eq "record: info -j gives numbers as numbers, text and 2^53+ as strings" "true
 		([.manifest.cmdline, .manifest["ksight.version"], .manifest["clock.start.realtime_ns"], .trailer.exact] | map(type) | unique) == ["string"] and
 		(.manifest.arg | all(type == "string"))')"
 
-# the ftrace text layout: header, then "comm-pid [cpu] sec.usec: event: info"
+# the ftrace text layout: header, then "comm-pid [cpu] irq-info sec.usec: event: info" (irq-info: the
+# kernel's five columns where the recording holds them, x86-64; none otherwise)
 "$KSIGHT" report "$REC" >"$T_TMP/ev.txt"
 t_eq "report text: the trace header" "# tracer: nop" "$(head -1 "$T_TMP/ev.txt")"
 t_eq "report text: every line in the ftrace layout" "$(wc -l <"$T_TMP/ev.jsonl")" \
-	"$(grep -cE "^ +sysload-$W_PID +\[[0-9]{3}\] +[0-9]+\.[0-9]{6}: sys_enter: NR [0-9]+ \(" "$T_TMP/ev.txt")"
+	"$(grep -cE "^ +sysload-$W_PID +\[[0-9]{3}\] ([XdD][Nn.][ZzHhs.][0-9a-f.]{2} )? *[0-9]+\.[0-9]{6}: sys_enter: NR [0-9]+ \(" "$T_TMP/ev.txt")"
 t_eq "report csv: a row per event plus the header" "$(($(wc -l <"$T_TMP/ev.jsonl") + 1))" \
 	"$("$KSIGHT" report --csv "$REC" | wc -l)"
 

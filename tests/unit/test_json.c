@@ -543,6 +543,39 @@ static const char fixture_json[] =
 	"\"sum\":5049,\"buckets\":[[1,1,1],[2,2,1],[3,3,2],[40,41,1],[4864,5119,1]]}}"
 	"]}\n";
 
+/* A second histogram's header line in one unit, its max's (biolat's size_bytes read "p50 4.12KiB ... max 1.02e+03KiB") */
+TEST(report_text_xhist_one_unit)
+{
+	static const uint64_t ns[] = { 1000 };
+	struct ks_report r;
+	struct ks_hist *h;
+	struct ks_row *w;
+	struct mem m;
+	char b[32];
+
+	ks_report_init(&r, "biolat", "tp_btf");
+	w = add_row(&r, "vda", 0, 3, 0, 1000, ns, 1);
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		exit(2);
+	ks_hist_record(h, 4096);
+	ks_hist_record(h, 4096);
+	ks_hist_record(h, 1047552); /* 1023 KiB */
+	EXPECT_EQ_INT(ks_row_xhist(w, "size_bytes", KS_UNIT_BYTES, h), 0);
+	mem_open(&m);
+	EXPECT_EQ_INT(ks_write_text(&r, m.f), 0);
+	mem_close(&m);
+	EXPECT_TRUE(strstr(m.buf, "  size_bytes: p50 4.12KiB  p90 1023KiB  p99 1023KiB  p99.9 1023KiB  max 1023KiB  "
+				  "mean 344KiB  count 3\n") != NULL);
+	EXPECT_TRUE(!strstr(m.buf, "e+0"));
+	free(m.buf);
+	ks_report_free(&r);
+	/* a value alone: the unit after rounding to three digits */
+	EXPECT_EQ_STR(ks_fmt_unit(KS_UNIT_BYTES, 1047552, b, sizeof(b)), "0.999MiB");
+	EXPECT_EQ_STR(ks_fmt_unit(KS_UNIT_BYTES, 1022976, b, sizeof(b)), "999KiB");
+	EXPECT_EQ_STR(ks_fmt_unit(KS_UNIT_BYTES, 4096, b, sizeof(b)), "4KiB");
+}
+
 TEST(report_json_fixture)
 {
 	struct ks_report r;
