@@ -8,7 +8,7 @@ set -e
 # groff man-db bsdextrautils (col) zsh: the man pages and shell completion are checked by the real tools (tests/golden).
 # trace-cmd: bench/record.sh's anchor beside perf (ftrace's own ring buffer).
 # libgnutls28-dev: serve links GnuTLS itself (SHA-256 and random bytes for the basic-auth cache), not only through libmicrohttpd.
-# trace-cmd, libtracecmd-dev: report --trace-dat's file is read back by trace-cmd report and libtracecmd (test_tracedat).
+# trace-cmd (above), libtracecmd-dev: report --trace-dat's file is read back by trace-cmd report and libtracecmd (test_tracedat).
 PKGS="make gcc clang-14 llvm-14 libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 libtraceevent-dev libtracefs-dev libdw-dev libmicrohttpd-dev libgnutls28-dev libjson-c-dev
 jq iproute2 nftables util-linux procps iperf3 strace e2fsprogs
@@ -17,7 +17,7 @@ qemu-system-x86 busybox-static cpio binutils
 curl openssl prometheus python3-prometheus-client libyaml-dev libcrypt-dev systemd golang-go libxml2-utils
 nodejs libclang-rt-14-dev systemtap-sdt-dev runc chromium libc6-dbg librsvg2-bin
 libncurses-dev tmux groff man-db bsdextrautils zsh
-trace-cmd libtracecmd-dev"
+libtracecmd-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
