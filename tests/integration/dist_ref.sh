@@ -57,3 +57,11 @@ map_pcts() {
 			for (i = 1; i <= m; i++) { acc += c[i]; if (acc >= r) return v[i] } }
 		END { if (!n) { print "0 0 0 0"; exit } printf "%d %d %d %d\n", n, pct(0.5), pct(0.9), pct(0.99) }'
 }
+
+# bt_misses: the runs the kernel skipped of the programs the bpftrace BT_PID attached, as
+# "name:misses" (bpftool's recursion_misses: another perf or kprobe program was running on the CPU)
+bt_misses() {
+	for _id in $(bpftool -j perf show 2>/dev/null | jq --argjson p "$BT_PID" '.[] | select(.pid == $p) | .prog_id'); do
+		bpftool -j prog show id "$_id" 2>/dev/null | jq -r '"\(.name):\(.recursion_misses // 0)"'
+	done | tr '\n' ' '
+}
