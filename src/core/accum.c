@@ -1,5 +1,6 @@
 /* The cumulative accumulator: a hash of key tuples onto rows that only grow, a cardinality cap and a time-to-live. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/accum.h"
@@ -121,16 +122,14 @@ static int other_row(struct ks_accum *a, const struct ks_row *like)
 	return a->other;
 }
 
-/* Drops rows unchanged for ttl marks; keeps "other". */
-static int expire(struct ks_accum *a)
+/* Drops rows unchanged for @idle marks; keeps "other".  How many went, or -ENOMEM. */
+static int drop_idle(struct ks_accum *a, uint64_t idle)
 {
 	struct ks_report *t = &a->total;
-	int w = 0, dropped = 0;
+	int w = 0, dropped = 0, err;
 
-	if (!a->ttl_marks)
-		return 0;
 	for (int i = 0; i < t->nrows; i++) {
-		if (i != a->other && a->marks - a->changed[i] >= a->ttl_marks) {
+		if (i != a->other && a->marks - a->changed[i] >= idle) {
 			struct ks_report one = { .rows = &t->rows[i], .nrows = 1 };
 
 			/* frees the row's histograms and breakdown */
@@ -145,7 +144,23 @@ static int expire(struct ks_accum *a)
 	}
 	t->nrows = w;
 	a->expired += (uint64_t)dropped;
-	return dropped ? reindex(a) : 0;
+	if (dropped && (err = reindex(a)))
+		return err;
+	return dropped;
+}
+
+/* Drops rows unchanged for ttl marks: 0 or -ENOMEM. */
+static int expire(struct ks_accum *a)
+{
+	int n = a->ttl_marks ? drop_idle(a, a->ttl_marks) : 0;
+
+	return n < 0 ? n : 0;
+}
+
+/* The cap is reached: a new key gets a row of its own only if no row is left besides "other". */
+static bool at_cap(const struct ks_accum *a)
+{
+	return a->max_rows && a->total.nrows - (a->other >= 0) >= a->max_rows;
 }
 
 int ks_accum_add(struct ks_accum *a, const struct ks_report *d)
@@ -162,7 +177,11 @@ int ks_accum_add(struct ks_accum *a, const struct ks_report *d)
 		/* a pre-created row with nothing in it does not bring back an expired series */
 		if (at < 0 && !row_changed(row))
 			continue;
-		if (at < 0 && a->max_rows && t->nrows - (a->other >= 0) >= a->max_rows) {
+		/* rows idle long enough (an exited thread's) make room before a new key folds */
+		if (at < 0 && a->idle_marks && at_cap(a) && (err = drop_idle(a, a->idle_marks)) < 0)
+			return err;
+		err = 0;
+		if (at < 0 && at_cap(a)) {
 			at = other_row(a, row);
 			if (at < 0)
 				return at;

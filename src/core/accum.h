@@ -10,13 +10,15 @@
  * durations, byte counts, breakdowns and histograms are added; gauges take
  * the latest value (ks_row_gauge's: the latest, smallest or largest of the
  * windows that had a sample).  Past @max_rows distinct rows a new key is folded into
- * one "other" row and counted; a row that no delta changed for @ttl_marks
+ * one "other" row and counted, unless rows no delta changed for idle_marks (set
+ * after init) can leave to make room; a row that no delta changed for @ttl_marks
  * marks is dropped (its series ends) and counted.
  */
 struct ks_accum {
 	struct ks_report total;	 /* the cumulative rows and counters */
 	int max_rows;		 /* distinct rows kept besides "other"; 0: no cap */
 	uint64_t ttl_marks;	 /* 0: rows never expire */
+	uint64_t idle_marks;	 /* at the cap, rows unchanged this long leave before a new key folds (0: never) */
 	uint64_t marks;		 /* deltas merged so far */
 	uint64_t folds;		 /* delta rows that went to "other" (a counter: never decreases) */
 	uint64_t expired;	 /* rows dropped by the time-to-live */

@@ -412,7 +412,7 @@ static const char *shared_counter(const char *name)
 		const char *name, *help;
 	} shared[] = {
 		{ "other_folds", "rows folded into the \"other\" series by the series cap, by collector" },
-		{ "expired_rows", "rows dropped after --series-ttl without a change (an exited process's), by collector" },
+		{ "expired_rows", "rows dropped unchanged after --series-ttl, or at --max-series after a tenth of it (an exited process's), by collector" },
 		{ "to_other", "events the kernel side added to its \"other\" row (its row map full), by collector" },
 	};
 

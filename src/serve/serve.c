@@ -49,6 +49,8 @@
 #define DEFAULT_MAX_SERIES 1000
 /* Prometheus marks a series stale 5 minutes after its last sample; rows leave some time after that */
 #define DEFAULT_SERIES_TTL 600.0
+/* at most the seconds unchanged after which a row leaves to make room for a new key at --max-series */
+#define SERIES_IDLE 60.0
 /* Connections beyond this are refused at accept; idle ones are closed after the timeout. */
 #define CONN_LIMIT 1000
 #define CONN_TIMEOUT_S 10
@@ -1453,6 +1455,12 @@ int ks_serve_main(int argc, char **argv)
 		/* in marks (one per period): an exited process's rows, of any key, leave after the TTL */
 		ks_accum_init(&st->acc[i], st->in[i].col->spec.name, (int)a.max_series,
 			      a.series_ttl > 0 ? (uint64_t)ceil(a.series_ttl / st->period) : 0);
+		/* at the cap, rows unchanged for a tenth of the TTL, a minute at most (Prometheus' default
+		 * scrape interval: it has their last value), make room: by thread, a busy host's exited
+		 * threads filled 1000 rows in 12 s and every later thread folded into "other" for the
+		 * TTL's 10 minutes */
+		if (a.series_ttl > 0)
+			st->acc[i].idle_marks = (uint64_t)ceil(fmin(a.series_ttl / 10, SERIES_IDLE) / st->period);
 		st->names[i] = st->in[i].col->spec.name;
 	}
 	for (int j = 0; j < a.nby; j++) {

@@ -15,13 +15,24 @@ q_start() {
 	Q_PID=$(awk '{ print $2; exit }' "$Q_OUT")
 }
 
-# q_profile LABEL OUT SECS BINARY [FLAG [JSON]]: starts the workload (with FLAG), profiles it in
-# dwarf mode for SECS into OUT (and 1 s more into JSON, -j, when given), then ends it
+# q_profile LABEL OUT SECS BINARY [FLAG [JSON]]: profiles the workload (with FLAG) in dwarf mode
+# into OUT from its start to its exit after SECS of CPU time (and again, 1 s, -j, into JSON when
+# given).  Gated and ended by CPU time, not a -d window: the shares below need 20 samples, and a
+# 2 s window on a loaded machine (six busy loops) gave 11 to 19, every one of them right.
 q_profile() {
-	q_start 30 "$4" ${5:-} || { t_fail "$1: workload" "did not start"; return 1; }
-	"$KSIGHT" profile -p "$Q_PID" -F $HZ -d "$3" --call-graph dwarf -o "$2" 2> /dev/null
-	[ -z "${6:-}" ] || "$KSIGHT" profile -p "$Q_PID" -F $HZ -d 1 --call-graph dwarf -j -o "$6" 2> /dev/null
-	kill "$Q_BG" 2>/dev/null; wait "$Q_BG" 2>/dev/null
+	q_run "$2" "$3" "$4" "${5:-}" || { t_fail "$1: workload" "did not start"; return 1; }
+	[ -z "${6:-}" ] || q_run "$6" 1 "$4" "${5:-}" -j || t_fail "$1: JSON workload" "did not start"
+}
+# q_run OUT SECS BINARY FLAG [OPTION...]: the workload started gated, profiled (-p, dwarf, with
+# OPTIONs) until it exits after SECS of CPU time
+q_run() {
+	_o=$1 _s=$2 _b=$3 _f=$4
+	shift 4
+	q_start "$_s" "$_b" "-g $_f" || return 1
+	k_start profile -p "$Q_PID" -F $HZ --call-graph dwarf -o "$_o" "$@" || return 1
+	kill -USR1 "$Q_BG"
+	wait "$Q_BG"
+	wait "$K_PID"
 }
 
 # sum of the counts of folded lines matching an awk regex on the stack part
@@ -120,9 +131,7 @@ f_share "$T_TMP/inl.folded" ';hot_spin$' ';sort_loop;.*qsort[^;]*;.*;cmp_inl;wei
 t_eq "inline: JSON gives weigh the kind inline" "inline" \
 	"$(jq -r '[.stacks[].frames[] | select(.name == "weigh") | .kind] | unique | join(",")' "$T_TMP/inl.json")"
 # --no-inline: the same stacks without the inlined frame (and without reading DWARF for it)
-q_start 30 "$W" -i || t_fail "no-inline: workload" "did not start"
-"$KSIGHT" profile -p "$Q_PID" -F $HZ -d 2 --call-graph dwarf --no-inline -o "$T_TMP/noinl.folded" 2>/dev/null
-kill "$Q_BG" 2>/dev/null; wait "$Q_BG" 2>/dev/null
+q_run "$T_TMP/noinl.folded" 2 "$W" -i --no-inline || t_fail "no-inline: workload" "did not start"
 f_share "$T_TMP/noinl.folded" ';hot_spin$' ';sort_loop;.*qsort[^;]*;.*;cmp_inl;hot_spin$' 0.9 &&
 	t_pass "no-inline: cmp_inl -> hot_spin in $IN of $HOT hot_spin samples" ||
 	t_fail "no-inline: cmp_inl -> hot_spin" "$IN of $HOT: $(sort -k2 -nr "$T_TMP/noinl.folded" | head -c 300)"
@@ -135,11 +144,15 @@ t_eq "no-inline: no inlined frames" "0" "$(grep -c '_\[i\]' "$T_TMP/noinl.folded
 # counted as ours it failed the check (94 of 234, more than 2 s at 99 Hz can give one process).
 # (pqinlK_PID: 14 characters at most, within the 15 of a comm)
 cp "$W" "$T_TMP/pqinl1_$$" && cp "$W" "$T_TMP/pqinl2_$$"
-q_start 30 "$T_TMP/pqinl1_$$" -i || t_fail "inline, two processes: workload" "did not start"
+# (2 s of CPU time each, gated, the profile stopped at their exits: a -d 2 window gave each 15 or
+# 16 samples on a loaded machine, too few for the share)
+q_start 2 "$T_TMP/pqinl1_$$" "-g -i" || t_fail "inline, two processes: workload" "did not start"
 BG1=$Q_BG
-q_start 30 "$T_TMP/pqinl2_$$" -i || t_fail "inline, two processes: second workload" "did not start"
-"$KSIGHT" profile -F $HZ -d 2 --call-graph dwarf -o "$T_TMP/inl2.folded" 2>/dev/null
-kill "$BG1" "$Q_BG" 2>/dev/null; wait "$BG1" "$Q_BG" 2>/dev/null
+q_start 2 "$T_TMP/pqinl2_$$" "-g -i" || t_fail "inline, two processes: second workload" "did not start"
+k_start profile -F $HZ --call-graph dwarf -o "$T_TMP/inl2.folded"
+kill -USR1 "$BG1" "$Q_BG"
+wait "$BG1" "$Q_BG"
+k_stop
 for k in 1 2; do
 	c=pqinl${k}_$$
 	f_share "$T_TMP/inl2.folded" "^$c;.*;hot_spin\$" "^$c;.*;cmp_inl;weigh_.i.;hot_spin\$" 0.9 &&

@@ -3,7 +3,10 @@
 need_root profile_pprof
 export HOME=${HOME:-/root}
 NODE_DIR=${KS_NODE_DIR:-/var/cache/ksight-node}
-SRC=$(cd tests/workloads && pwd)/prof_src.c
+# the source as the workload's DWARF names it (its compilation directory's): a build tree copied from
+# another checkout names that one's, and this one's path failed the two file-and-line checks
+SRC=$(readelf --debug-dump=info "$WORKLOADS/prof_src" 2>/dev/null | awk '/DW_AT_comp_dir/ { print $NF; exit }')
+SRC=${SRC:-$(pwd)}/tests/workloads/prof_src.c
 BIN=$(cd "$WORKLOADS" && pwd)/prof_src
 # the build ID as the file's own note gives it (readelf, binutils)
 BID=$(readelf -n "$BIN" | awk '/Build ID:/ { print $3 }')

@@ -94,5 +94,36 @@ kill -TERM $S_PID
 wait $S_PID
 t_eq "SIGTERM: exit 0" 0 $?
 S_PID=
+# wall by thread (its default key) with its rows at the cap: a thread that exits gets a row of its
+# own, rows unchanged for a tenth of the TTL (3 s here) making room for it.  At the cap of 1000,
+# exited threads (a busy host's fill it in seconds) kept theirs for the whole TTL and every later
+# thread folded into "other": the sleeper's row never came (20 s).  Here the cap is 500, filled by
+# 600 processes of the test's own, above what a host's own threads keep changing.
+t_serve_start "$T_TMP/serve2.err" "" "serve with wall by thread starts" --collectors wall --max-series 500 --series-ttl 30s -i 0.2
+for i in $(seq 600); do /bin/true; done
+# the page's value of series S, up to 20 s until the awk condition C on it (v) holds, a process
+# started each round (a new key at the cap: what makes room)
+pagesome() {
+	_e=$(($(date +%s) + 20))
+	until v=$(t_get "$URL" | awk -v s="$1" 'index($0, s) == 1 { print $NF; exit }') && [ -n "$v" ] &&
+		awk -v v="$v" "BEGIN { exit !($2) }" || [ "$(date +%s)" -ge $_e ]; do /bin/true; sleep 0.2; done
+	echo "$v"
+}
+t_in "wall by thread: 600 processes fill the 500 rows (ksight_other_folds_total)" 1 1000000 \
+	"$(pagesome 'ksight_other_folds_total{collector="wall"}' 'v > 0')"
+t_in "wall by thread: at the cap, rows 3 s unchanged leave (ksight_expired_rows_total, TTL 30 s)" 1 1000000 \
+	"$(pagesome 'ksight_expired_rows_total{collector="wall"}' 'v > 0')"
+g_start "$T_TMP/sl2" "$WORKLOADS/sleeper" -k 20 -m 10 -x -n kswst$$
+SL_TID=$G_PID
+kill -USR1 $G_PID
+wait $G_PID
+v=$(pagesome "ksight_wall_sleep_seconds_total{tid=\"$SL_TID\",comm=\"kswst$$\"}" 'v >= 0.2')
+awk -v v="$v" 'BEGIN { exit !(v >= 0.2 && v < 2) }' &&
+	t_pass "wall by thread at the cap: the exited sleeper's row, its 20 x 10 ms of sleep ($v s)" ||
+	t_fail "wall by thread at the cap: the exited sleeper's row" "'$v'; $(t_get "$URL" | grep -c '^ksight_wall_sleep_seconds_total') rows"
+kill -TERM $S_PID
+wait $S_PID
+t_eq "serve with wall by thread: SIGTERM, exit 0" 0 $?
+S_PID=
 t_no_leaks net_
 [ "$T_FAILED" = 0 ]

@@ -149,6 +149,43 @@ TEST(cap_folds_into_other)
 	ks_accum_free(&a);
 }
 
+/*
+ * At the cap, rows no delta changed for idle_marks (an exited thread's) leave to make room, and a
+ * new key gets its own row rather than "other": serve by thread on a busy host had its 1000 rows
+ * full of exited threads in 12 s, and every later thread folded for the TTL's 10 minutes.
+ */
+TEST(cap_makes_room_from_idle_rows)
+{
+	struct ks_accum a;
+	struct ks_report snap;
+
+	ks_accum_init(&a, "x", 2, 100);
+	a.idle_marks = 3;
+	for (int m = 0; m < 6; m++) {
+		struct ks_report d;
+
+		ks_report_init(&d, "x", NULL);
+		delta_row(&d, "busy", 1, 2, 5);
+		if (m == 0)
+			delta_row(&d, "gone", 2, 1, 5);
+		if (m == 1)
+			delta_row(&d, "early", 3, 1, 5); /* the cap is full, "gone" not idle yet: folds */
+		if (m == 4)
+			delta_row(&d, "new", 4, 1, 5); /* "gone" idle for 4 marks: it leaves, "new" stays */
+		ASSERT_EQ_INT(ks_accum_add(&a, &d), 0);
+		ks_report_free(&d);
+	}
+	ASSERT_EQ_INT(ks_accum_snapshot(&a, &snap), 0);
+	EXPECT_TRUE(find_row(&snap, "new", 4) != NULL);
+	EXPECT_TRUE(find_row(&snap, "gone", 2) == NULL);
+	EXPECT_EQ_U64(val(find_row(&snap, "busy", 1), "count"), 12);
+	EXPECT_EQ_U64(val(find_row(&snap, "other", -1), "count"), 1);
+	EXPECT_EQ_U64(counter(&snap, "other_folds"), 1);
+	EXPECT_EQ_U64(counter(&snap, "expired_rows"), 1);
+	ks_report_free(&snap);
+	ks_accum_free(&a);
+}
+
 /* A row no delta changed for ttl marks is dropped and counted; gauges take the last value. */
 TEST(ttl_expires_quiet_rows)
 {
