@@ -175,14 +175,14 @@ TEST(cap_makes_room_from_idle_rows)
 		ASSERT_EQ_INT(ks_accum_add(&a, &d), 0);
 		ks_report_free(&d);
 	}
-	ASSERT_EQ_INT(ks_accum_snapshot(&a, &snap), 0);
+	ASSERT_EQ_INT(ks_accum_view(&a, &snap), 0);
 	EXPECT_TRUE(find_row(&snap, "new", 4) != NULL);
 	EXPECT_TRUE(find_row(&snap, "gone", 2) == NULL);
 	EXPECT_EQ_U64(val(find_row(&snap, "busy", 1), "count"), 12);
 	EXPECT_EQ_U64(val(find_row(&snap, "other", -1), "count"), 1);
 	EXPECT_EQ_U64(counter(&snap, "other_folds"), 1);
 	EXPECT_EQ_U64(counter(&snap, "expired_rows"), 1);
-	ks_report_free(&snap);
+	ks_accum_view_free(&snap);
 	ks_accum_free(&a);
 }
 
