@@ -29,7 +29,9 @@ for m in user sys; do
 	got=$(split $m)
 	scheck "$m spin: cpu_user + cpu_sys == oncpu" "user + sys == on" "$got"
 	scheck "$m spin: cpu_user against /proc's utime" "abs(user - pu) <= 2 * $TICK_NS + 0.03 * on" "$got"
-	[ $m = user ] && scheck "user spin: at least 90% user" "user >= 0.9 * on" "$got"
+	# an emulated guest (TCG) spends a user spin's time in the kernel too (its /proc said 88% user)
+	[ $m = user ] && if [ "${KSIGHT_ACCEL:-}" = tcg ]; then t_skip "user spin: at least 90% user" "times under emulation (TCG)"; else
+		scheck "user spin: at least 90% user" "user >= 0.9 * on" "$got"; fi
 	[ $m = sys ] && scheck "getppid spin: at least half system" "sys >= 0.5 * on" "$got"
 done
 
@@ -86,14 +88,24 @@ pcheck() {
 pcheck sleep "[sleep] against wall's sleep_ns (1%)" "abs(s - w) <= 0.01 * w + 2000000"
 pcheck lock "[lock] against wall's lock_ns (1%)" "abs(s - w) <= 0.01 * w + 2000000"
 pcheck netpipe "[netpipe] against wall's netpipe_ns (1%)" "abs(s - w) <= 0.01 * w + 2000000"
-pcheck runnable "[runnable] against wall's runnable_ns (1%, and a new thread's first wait: 5 ms)" "abs(s - w) <= 0.01 * w + 5000000"
-pcheck cpu "[cpu_user] + [cpu_sys] samples against wall's oncpu_ns (15%)" "abs(s - w) <= 0.15 * w"
+# under emulation (TCG) the cpu-clock samples and the two runs' waits for a CPU drift apart (the
+# 6.1 guest: 733 ms of samples for 1783 ms on-CPU, runnable 1.5% apart): checked on real CPUs only
+if [ "${KSIGHT_ACCEL:-}" = tcg ]; then
+	t_skip "stacks: [runnable] and the on-CPU samples against wall's" "times under emulation (TCG)"
+else
+	pcheck runnable "[runnable] against wall's runnable_ns (1%, and a new thread's first wait: 5 ms)" "abs(s - w) <= 0.01 * w + 5000000"
+	pcheck cpu "[cpu_user] + [cpu_sys] samples against wall's oncpu_ns (15%)" "abs(s - w) <= 0.15 * w"
+fi
 # the waiter's stack under [lock] reaches the mutex; the state is every stack's root
 grep -q '^\[lock\];[^ ]*;pthread_mutex_lock' "$ST.folded" || grep -q '^\[lock\];[^ ]*futex' "$ST.folded" &&
 	t_pass "stacks: [lock] roots the mutex wait's stack" || t_fail "stacks: [lock] roots the mutex wait's stack" "$(grep '^\[lock\]' "$ST.folded" | head -3)"
 [ -s "$ST.folded" ] && ! grep -v '^\[[a-z_]*\];' "$ST.folded" >/dev/null &&
 	t_pass "stacks: every root a state" || t_fail "stacks: every root a state" "$(grep -v '^\[[a-z_]*\];' "$ST.folded" | head -3)"
-xmllint --noout "$ST.svg" 2>"$ST.xml" && t_pass "stacks: xmllint reads the SVG" || t_fail "stacks: xmllint reads the SVG" "$(head -3 "$ST.xml")"
+if ! command -v xmllint >/dev/null 2>&1; then
+	t_skip "stacks: xmllint reads the SVG" "no xmllint here"
+else
+	xmllint --noout "$ST.svg" 2>"$ST.xml" && t_pass "stacks: xmllint reads the SVG" || t_fail "stacks: xmllint reads the SVG" "$(head -3 "$ST.xml")"
+fi
 if command -v go >/dev/null 2>&1; then
 	top=$(go tool pprof -top -nodecount=200 "$ST.pb.gz" 2>&1)
 	echo "$top" | grep -q '\[sleep\]' && t_pass "stacks: go tool pprof -top reads the pprof, [sleep] in it" ||
