@@ -130,6 +130,11 @@ static int add_row(struct ks_rec_reports *rr, struct seen *seen, struct ks_repor
 								       : ks_row_key_num(row, name, json_object_get_int64(v));
 		} else if (json_object_is_type(v, json_type_int)) {
 			err = ks_row_val(row, name, val_kind(s, name), json_object_get_uint64(v));
+		} else if (json_object_is_type(v, json_type_null)) {
+			/* a gauge the row had no sample of (the JSON writer's null): kept as none, not a 0 */
+			err = ks_row_val(row, name, val_kind(s, name), 0);
+			if (!err)
+				row->vals[row->nvals - 1].none = true;
 		}
 		if (err)
 			return err;

@@ -103,8 +103,14 @@ int ks_write_json(const struct ks_report *r, FILE *out)
 			else
 				ks_json_str(j, row->keys[k].str);
 		}
-		for (int v = 0; v < row->nvals; v++)
-			ks_json_kv_u64(j, row->vals[v].name, row->vals[v].v);
+		for (int v = 0; v < row->nvals; v++) {
+			/* a gauge the row had no sample of is null, not a reading of 0 (record's chunk reader maps it back) */
+			ks_json_key(j, row->vals[v].name);
+			if (row->vals[v].none)
+				ks_json_null(j);
+			else
+				ks_json_u64(j, row->vals[v].v);
+		}
 		if (r->sub_name) {
 			ks_json_key(j, r->sub_name);
 			ks_json_obj_begin(j);

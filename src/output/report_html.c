@@ -130,6 +130,8 @@ static void row_keys(FILE *out, const struct ks_row *row, bool names)
 
 static const char *val_fmt(const struct ks_val *v, char *buf, size_t len)
 {
+	if (v->none) /* a gauge with no sample: no reading */
+		return "-";
 	if (v->kind == KS_VAL_NS)
 		return ks_fmt_ns(v->v, buf, len);
 	snprintf(buf, len, "%" PRIu64, v->v);

@@ -252,7 +252,8 @@ static void write_table(const struct ks_report *r, FILE *out, int n, struct unit
 		for (int v = 0; v < row->nvals; v++) {
 			struct unit_pick u = v < h0->nvals ? vu[v] : pick_unit(val_unit(row->vals[v].kind), row->vals[v].v);
 
-			fprintf(out, " %10s", fmt_in(u, row->vals[v].v, b, sizeof(b)));
+			/* a gauge no sample set (a failed connect's cwnd) has no reading: 0 would be one */
+			fprintf(out, " %10s", row->vals[v].none ? "-" : fmt_in(u, row->vals[v].v, b, sizeof(b)));
 			if (v >= 1 && v <= nshares) {
 				if (shares)
 					fprintf(out, " %5d.%d", tenths[v - 1] / 10, tenths[v - 1] % 10);

@@ -73,6 +73,36 @@ TEST(text_one_unit_per_column)
 	ks_report_free(&r);
 }
 
+/* A gauge with no sample (tcp's cwnd of a refused connect) is no reading: "-" in text, null in JSON, never 0. */
+TEST(gauge_without_sample_is_no_value)
+{
+	static const struct ks_column cwnd = { "cwnd_last", KS_COL_GAUGE, KS_UNIT_COUNT, "cwnd" };
+	struct ks_report r;
+	char *out;
+
+	ks_report_init(&r, "x", NULL);
+	for (int i = 0; i < 2; i++) {
+		struct ks_row *w = ks_report_add_row(&r);
+
+		ASSERT_TRUE(w != NULL);
+		ks_row_key_num(w, "id", i);
+		EXPECT_EQ_INT(ks_row_gauge(w, &cwnd, i == 0, 10, KS_GAUGE_LAST), 0);
+	}
+	out = render(&r, "text");
+	ASSERT_TRUE(out != NULL);
+	EXPECT_EQ_STR(out, "id                    cwnd_last\n"
+			   "0                            10\n"
+			   "1                             -\n"
+			   "lost: 0\n");
+	free(out);
+	out = render(&r, "json");
+	ASSERT_TRUE(out != NULL);
+	EXPECT_TRUE(strstr(out, "{\"id\":0,\"cwnd_last\":10}") != NULL);
+	EXPECT_TRUE(strstr(out, "{\"id\":1,\"cwnd_last\":null}") != NULL);
+	free(out);
+	ks_report_free(&r);
+}
+
 TEST(row_overflow_is_an_error)
 {
 	struct ks_report r;
