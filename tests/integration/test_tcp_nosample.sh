@@ -42,6 +42,9 @@ t_eq "record: report -j keeps null" "null null null null" \
 	"$("$KSIGHT" report -j "$T_TMP/r.ksr" | frow | jq -r "$GAUGES")"
 t_eq "record: report -j --intervals keeps null in each interval's row" "null null null null" \
 	"$("$KSIGHT" report -j --intervals "$T_TMP/r.ksr" | frow | jq -r "$GAUGES" | sort -u)"
+t_eq "record: report (the chunk's text) shows -" "- - - -" \
+	"$("$KSIGHT" report "$T_TMP/r.ksr" | awk -v r="127.0.0.1:$PORT" '$2 == r { print $(NF-3), $(NF-2), $(NF-1), $NF; exit }')"
+# --html reads the chunk's JSON back into rows (src/format/reports.c): the null must stay no value there
 "$KSIGHT" report "$T_TMP/r.ksr" --html "$T_TMP/r.html" >/dev/null 2>"$T_TMP/h.err" || t_fail "report --html runs" "$(cat "$T_TMP/h.err")"
 t_ok "record: report --html shows - for the gauges" \
 	grep -q "127.0.0.1:$PORT</td>.*<td>-</td><td>-</td><td>-</td><td>-</td></tr>" "$T_TMP/r.html"
