@@ -237,16 +237,18 @@ int ks_write_svg_opt(const struct ks_stacks *st, FILE *out, const struct ks_svg_
 		     "data-total=\"%llu\" data-unit=\"%s\">\n",
 		SVG_W, PAD_TOP + (maxdepth + 1) * FRAME_H + PAD_BOTTOM, SVG_W, PAD_TOP + (maxdepth + 1) * FRAME_H + PAD_BOTTOM,
 		(unsigned long long)st->total, unit_word(st));
-	fputs(script, out);
+	if (!o->no_script)
+		fputs(script, out);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"rgb(248,248,240)\"/>\n"
-		     "<text x=\"%d\" y=\"20\" text-anchor=\"middle\" font-size=\"16\">Flame graph (%llu %s)</text>\n"
-		     "<text id=\"reset\" x=\"10\" y=\"20\" style=\"cursor:pointer\">Reset zoom</text>\n"
-		     "<text id=\"search\" x=\"%d\" y=\"20\" text-anchor=\"end\" style=\"cursor:pointer\">Search (/)</text>\n"
-		     "<g id=\"sbox\" style=\"display:none\"><rect x=\"%d\" y=\"26\" width=\"300\" height=\"14\" "
-		     "fill=\"rgb(255,255,255)\" stroke=\"rgb(120,120,120)\"/><text id=\"stext\" x=\"%d\" y=\"37\"></text></g>\n"
-		     "<text id=\"matched\" x=\"%d\" y=\"%u\" text-anchor=\"end\"></text>\n",
-		SVG_W / 2, (unsigned long long)st->total, unit_word(st), SVG_W - 10, SVG_W - 310, SVG_W - 306, SVG_W - 10,
-		PAD_TOP + (maxdepth + 1) * FRAME_H + 12);
+		     "<text x=\"%d\" y=\"20\" text-anchor=\"middle\" font-size=\"16\">Flame graph (%llu %s)</text>\n",
+		SVG_W / 2, (unsigned long long)st->total, unit_word(st));
+	if (!o->no_script)
+		fprintf(out, "<text id=\"reset\" x=\"10\" y=\"20\" style=\"cursor:pointer\">Reset zoom</text>\n"
+			     "<text id=\"search\" x=\"%d\" y=\"20\" text-anchor=\"end\" style=\"cursor:pointer\">Search (/)</text>\n"
+			     "<g id=\"sbox\" style=\"display:none\"><rect x=\"%d\" y=\"26\" width=\"300\" height=\"14\" "
+			     "fill=\"rgb(255,255,255)\" stroke=\"rgb(120,120,120)\"/><text id=\"stext\" x=\"%d\" y=\"37\"></text></g>\n"
+			     "<text id=\"matched\" x=\"%d\" y=\"%u\" text-anchor=\"end\"></text>\n",
+			SVG_W - 10, SVG_W - 310, SVG_W - 306, SVG_W - 10, PAD_TOP + (maxdepth + 1) * FRAME_H + 12);
 	if (!st->total)
 		goto end;
 	path = calloc(maxdepth + 1, sizeof(*path));
