@@ -6,6 +6,7 @@
 #include "core/sanitize.h"
 #include "output/diff.h"
 #include "output/output.h"
+#include "output/svg.h"
 
 #define SVG_W 1200
 #define FRAME_H 16
@@ -35,15 +36,31 @@ struct svg_ctx {
 	int pass; /* 0: measure the largest change, 1: draw */
 };
 
+/*
+ * The first @len bytes of @s (a frame of a folded line, or the title)
+ * sanitized into @buf (at most @size - 1 bytes), whole characters only: a
+ * piece never spans the ';' that ends a frame (no UTF-8 sequence holds an
+ * ASCII byte), and one that does not fit is left out, not cut.
+ */
+static const char *text_of(const char *s, size_t len, char *buf, size_t size)
+{
+	char piece[KS_SAN_PIECE];
+	size_t o = 0, i = 0, used, n;
+
+	while (i < len && (used = ks_sanitize_next(s + i, piece)) && o + (n = strlen(piece)) < size) {
+		memcpy(buf + o, piece, n);
+		o += n;
+		i += used;
+	}
+	buf[o] = 0;
+	return buf;
+}
+
 static void xml(FILE *out, const char *s, size_t len)
 {
 	char buf[512];
 
-	if (len >= sizeof(buf))
-		len = sizeof(buf) - 1;
-	memcpy(buf, s, len);
-	buf[len] = 0;
-	ks_sanitize_put(out, buf, ks_quote_xml);
+	ks_svg_put(out, text_of(s, len, buf, sizeof(buf)), sizeof(buf));
 }
 
 static void close_frame(struct svg_ctx *c, const struct open_frame *f, int depth)
@@ -81,10 +98,10 @@ static void close_frame(struct svg_ctx *c, const struct open_frame *f, int depth
 	fprintf(c->out, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>", x,
 		PAD_TOP + (c->depth_max - depth) * FRAME_H, w, FRAME_H - 1, r, g, bl);
 	if (w > 30) {
-		size_t fit = (size_t)((w - 6) / 7);
+		char name[512];
 
 		fprintf(c->out, "<text x=\"%.1f\" y=\"%d\">", x + 3, PAD_TOP + (c->depth_max - depth) * FRAME_H + 12);
-		xml(c->out, f->name, f->len < fit ? f->len : fit);
+		ks_svg_label(c->out, text_of(f->name, f->len, name, sizeof(name)), w);
 		fputs("</text>", c->out);
 	}
 	fputs("</g>\n", c->out);

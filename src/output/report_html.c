@@ -417,10 +417,11 @@ static int write_heatmaps(const struct ks_series *s, int top, FILE *out)
  * script, so they can be neither seen, hovered nor zoomed, and a 300 s
  * profile has tens of thousands of them (most of the page's bytes and of a
  * browser's time to open it); the graph says how many and their share.
+ * For the same reason it has no Reset zoom or Search: they would do nothing.
  */
 static int draw_flame(const void *ctx, FILE *f)
 {
-	return ks_write_svg_opt(ctx, f, &(struct ks_svg_opts){ .min_px = 1 });
+	return ks_write_svg_opt(ctx, f, &(struct ks_svg_opts){ .min_px = 1, .no_script = 1 });
 }
 
 static void write_events(const struct ks_html_in *in, FILE *out)

@@ -108,6 +108,9 @@ struct ks_svg_opts {
 	 * count and share said under the graph: a page of a long session otherwise holds tens of thousands of frames no
 	 * one can see; 0: every frame */
 	double min_px;
+	/* for a place that runs no script (report --html's page, its CSP forbids it): no script, and none of the
+	 * controls only script works (Reset zoom, Search, its box, the matched share), which would sit there dead */
+	int no_script;
 };
 int ks_write_svg_opt(const struct ks_stacks *st, FILE *out, const struct ks_svg_opts *o);
 /* A gzip'd profile.proto (pprof) profile. */

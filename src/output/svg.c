@@ -5,6 +5,7 @@
 #include "core/sanitize.h"
 #include "output/output.h"
 #include "output/stacks.h"
+#include "output/svg.h"
 
 #define SVG_W 1200
 #define FRAME_H 16
@@ -16,7 +17,7 @@
  * sanitized once by ks_stacks_frame_text (valid UTF-8, no controls): sanitizing
  * it again would show a byte 0xff as \\xff and a backslash as four.
  */
-static void xml_put(FILE *out, const char *s, size_t n)
+void ks_svg_put(FILE *out, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n && s[i]; i++) {
 		const char *q = ks_quote_xml(s[i]);
@@ -158,9 +159,10 @@ static size_t char_len(const char *s)
  * The label of a frame @pw pixels wide, written into the file so that a
  * viewer without script (an <img>, rsvg-convert) shows it: the script's
  * label() rule on the same text (data-n's, the sanitized @name), counted in
- * characters, cut with "..", none under 3.
+ * characters, cut with "..", none under 3.  Cut at a character, never inside
+ * one: diff's graph cut at a byte and showed "\xe5" for the rest of a CJK one.
  */
-static void label(FILE *out, const char *name, double pw)
+void ks_svg_label(FILE *out, const char *name, double pw)
 {
 	long fit = (long)((pw - 6) / 7), n = 0, k;
 	size_t len = strlen(name), cut = 0;
@@ -172,7 +174,7 @@ static void label(FILE *out, const char *name, double pw)
 	k = n <= fit ? n : fit - 2;
 	for (; k > 0; k--)
 		cut += char_len(name + cut);
-	xml_put(out, name, cut);
+	ks_svg_put(out, name, cut);
 	if (n > fit)
 		fputs("..", out);
 }
@@ -187,14 +189,14 @@ static void frame(const struct ks_stacks *st, FILE *out, uint32_t id, uint32_t d
 	ks_stacks_frame_text(st, id, name, sizeof(name));
 	colour(st->names[id], st->kinds[id], fill, sizeof(fill));
 	fprintf(out, "<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-d=\"%u\" data-n=\"", fx, fw, depth);
-	xml_put(out, name, sizeof(name));
+	ks_svg_put(out, name, sizeof(name));
 	fprintf(out, "\"><title>");
-	xml_put(out, name, sizeof(name));
+	ks_svg_put(out, name, sizeof(name));
 	fprintf(out, " (%llu %s, %.2f%%)</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"%s\" rx=\"2\"/>"
 		     "<text x=\"%.2f\" y=\"%u\">",
 		(unsigned long long)w, unit_word(st), fw * 100, fx * SVG_W, PAD_TOP + (maxdepth - depth) * FRAME_H,
 		fw * SVG_W, FRAME_H - 1, fill, fx * SVG_W + 3, PAD_TOP + (maxdepth - depth) * FRAME_H + 11);
-	label(out, name, fw * SVG_W);
+	ks_svg_label(out, name, fw * SVG_W);
 	fputs("</text></g>\n", out);
 }
 
@@ -235,16 +237,18 @@ int ks_write_svg_opt(const struct ks_stacks *st, FILE *out, const struct ks_svg_
 		     "data-total=\"%llu\" data-unit=\"%s\">\n",
 		SVG_W, PAD_TOP + (maxdepth + 1) * FRAME_H + PAD_BOTTOM, SVG_W, PAD_TOP + (maxdepth + 1) * FRAME_H + PAD_BOTTOM,
 		(unsigned long long)st->total, unit_word(st));
-	fputs(script, out);
+	if (!o->no_script)
+		fputs(script, out);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"rgb(248,248,240)\"/>\n"
-		     "<text x=\"%d\" y=\"20\" text-anchor=\"middle\" font-size=\"16\">Flame graph (%llu %s)</text>\n"
-		     "<text id=\"reset\" x=\"10\" y=\"20\" style=\"cursor:pointer\">Reset zoom</text>\n"
-		     "<text id=\"search\" x=\"%d\" y=\"20\" text-anchor=\"end\" style=\"cursor:pointer\">Search (/)</text>\n"
-		     "<g id=\"sbox\" style=\"display:none\"><rect x=\"%d\" y=\"26\" width=\"300\" height=\"14\" "
-		     "fill=\"rgb(255,255,255)\" stroke=\"rgb(120,120,120)\"/><text id=\"stext\" x=\"%d\" y=\"37\"></text></g>\n"
-		     "<text id=\"matched\" x=\"%d\" y=\"%u\" text-anchor=\"end\"></text>\n",
-		SVG_W / 2, (unsigned long long)st->total, unit_word(st), SVG_W - 10, SVG_W - 310, SVG_W - 306, SVG_W - 10,
-		PAD_TOP + (maxdepth + 1) * FRAME_H + 12);
+		     "<text x=\"%d\" y=\"20\" text-anchor=\"middle\" font-size=\"16\">Flame graph (%llu %s)</text>\n",
+		SVG_W / 2, (unsigned long long)st->total, unit_word(st));
+	if (!o->no_script)
+		fprintf(out, "<text id=\"reset\" x=\"10\" y=\"20\" style=\"cursor:pointer\">Reset zoom</text>\n"
+			     "<text id=\"search\" x=\"%d\" y=\"20\" text-anchor=\"end\" style=\"cursor:pointer\">Search (/)</text>\n"
+			     "<g id=\"sbox\" style=\"display:none\"><rect x=\"%d\" y=\"26\" width=\"300\" height=\"14\" "
+			     "fill=\"rgb(255,255,255)\" stroke=\"rgb(120,120,120)\"/><text id=\"stext\" x=\"%d\" y=\"37\"></text></g>\n"
+			     "<text id=\"matched\" x=\"%d\" y=\"%u\" text-anchor=\"end\"></text>\n",
+			SVG_W - 10, SVG_W - 310, SVG_W - 306, SVG_W - 10, PAD_TOP + (maxdepth + 1) * FRAME_H + 12);
 	if (!st->total)
 		goto end;
 	path = calloc(maxdepth + 1, sizeof(*path));

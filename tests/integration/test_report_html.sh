@@ -86,6 +86,19 @@ t_ok "diff --html: the fired gate marked" grep -q '<tr class="fired"><td class="
 t_eq "diff --html with --pair (events compared, no reports): bad usage (exit 2)" "2" \
 	"$("$KSIGHT" diff "$T_TMP/h/notjson" "$F" --pair a:b/c:d --html "$T_TMP/x.html" >/dev/null 2>&1; echo $?)"
 
+# the page's on-CPU flame graph runs no script (the CSP forbids it): none of the controls only script works is drawn
+# in it (Reset zoom, Search, its box, the matched share); the standalone --svg keeps them
+"$KSIGHT" record --collect syscalls -i 1 --profile -F 99 -o "$T_TMP/p.ksr" -- "$WORKLOADS/prof_qsort" 1 >/dev/null 2>&1
+t_eq "record --profile -- prof_qsort 1: exit 0" "0" "$?"
+"$KSIGHT" report "$T_TMP/p.ksr" --html "$T_TMP/p.html" >/dev/null 2>&1
+t_eq "report --html of a profile: exit 0, its on-CPU flame graph in the page" "0 1" \
+	"$? $(grep -c '<div class="flame oncpu"><svg ' "$T_TMP/p.html")"
+t_eq "the page's flame graph: no Reset zoom, Search, search box or matched share" "0" \
+	"$(grep -Ec 'Reset zoom|Search \(/\)|id="(reset|search|sbox|stext|matched)"' "$T_TMP/p.html")"
+"$KSIGHT" report "$T_TMP/p.ksr" --svg "$T_TMP/p.svg" >/dev/null 2>&1
+t_eq "report --svg: the standalone graph keeps Reset zoom and Search (/)" "0 2" \
+	"$? $(grep -Ec '>Reset zoom<|>Search \(/\)<' "$T_TMP/p.svg")"
+
 NODE_DIR=${KS_NODE_DIR:-/var/cache/ksight-node}
 if ! command -v chromium >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1 || [ ! -d "$NODE_DIR/node_modules/playwright-core" ]; then
 	t_skip "report --html in chromium" "needs chromium, node and playwright-core in $NODE_DIR (scripts/setup.sh)"

@@ -192,6 +192,53 @@ TEST(svg_names_sanitized_once)
 	ks_stacks_free(&st);
 }
 
+/* a name of multi-byte characters too long for its frame is cut at a character: 92 px of 1200 holds 12, 10 and ".." */
+TEST(svg_labels_cut_at_a_character)
+{
+	struct ks_stacks st;
+	char *out;
+
+	ks_stacks_init(&st, "samples", "count", 10000000);
+	add(&st, 12, (const char *const[]){ "app", "main", NULL });
+	add(&st, 1, (const char *const[]){ "\xe6\xbc\xa2\xe5\xad\x97\xe6\xbc\xa2\xe5\xad\x97\xe6\xbc\xa2\xe5\xad\x97\xe6\xbc\xa2\xe5\xad\x97"
+					     "\xe6\xbc\xa2\xe5\xad\x97\xe6\xbc\xa2\xe5\xad\x97\xe6\xbc\xa2\xe5\xad\x97", "main", NULL });
+	ks_stacks_sort(&st);
+	out = render(&st, ks_write_svg, NULL);
+	ASSERT_TRUE(out);
+	/* 漢字 x 5 = ten characters, then ".." */
+	EXPECT_TRUE(strstr(out, ">\xe6\xbc\xa2\xe5\xad\x97\xe6\xbc\xa2\xe5\xad\x97\xe6\xbc\xa2\xe5\xad\x97\xe6\xbc\xa2\xe5\xad\x97"
+			      "\xe6\xbc\xa2\xe5\xad\x97..</text></g>"));
+	EXPECT_TRUE(!strstr(out, "\\x"));
+	free(out);
+	ks_stacks_free(&st);
+}
+
+static int write_no_script(const struct ks_stacks *st, FILE *out)
+{
+	return ks_write_svg_opt(st, out, &(struct ks_svg_opts){ .no_script = 1 });
+}
+
+/* for a page without script: the graph and its labels, no script and no control that needs one */
+TEST(svg_no_script_leaves_out_the_controls)
+{
+	struct ks_stacks st;
+	char *out, *all;
+
+	sample_profile(&st);
+	ks_stacks_sort(&st);
+	out = render(&st, write_no_script, NULL);
+	all = render(&st, ks_write_svg, NULL);
+	ASSERT_TRUE(out && all);
+	EXPECT_TRUE(strstr(all, "<script") && strstr(all, ">Reset zoom<") && strstr(all, ">Search (/)<"));
+	EXPECT_TRUE(!strstr(out, "<script") && !strstr(out, "Reset zoom") && !strstr(out, "Search") &&
+		    !strstr(out, "id=\"sbox\"") && !strstr(out, "id=\"matched\""));
+	EXPECT_TRUE(strstr(out, "Flame graph (12 samples)") && strstr(out, ">hot_spin</text></g>"));
+	EXPECT_EQ_INT(count_of(out, "<g class=\"f\""), count_of(all, "<g class=\"f\""));
+	free(out);
+	free(all);
+	ks_stacks_free(&st);
+}
+
 /* A minimal protobuf reader for the checks below. */
 struct rd {
 	const uint8_t *p, *end;
