@@ -23,6 +23,10 @@ LDLIBS += $(shell pkg-config --libs ncursesw)
 $(B)/tests/test_tracedat $(B)/tests/san/test_tracedat: LDLIBS += $(shell pkg-config --libs libtracecmd)
 $(B)/tests/test_tracedat $(B)/tests/san/test_tracedat: CFLAGS += $(shell pkg-config --cflags libtracecmd)
 
+# every C build writes its header dependencies (TARGET.d, read below by -include): an edited header
+# rebuilds only what includes it; -MP's empty rules keep a deleted header from stopping the build
+DEPFLAGS = -MMD -MP -MF $@.d -MT $@
+
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Iinclude -Wall -Werror
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -88,15 +92,17 @@ FORCE:
 
 $(B)/obj/gen/%.o: $(B)/gen/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(B)/obj/%.o: %.c $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/*/*.h)
+# The skeletons come first (order-only): a fresh build has no .d yet to say who includes which;
+# afterwards the .d names the skeleton an object includes, so a changed one rebuilds its includers.
+$(B)/obj/%.o: %.c | $(SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(B)/tests/%: tests/unit/%.c $(B)/libksight.a tests/unit/test.h
+$(B)/tests/%: tests/unit/%.c $(B)/libksight.a | $(SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(B)/libksight.a $(LDLIBS) -lm
+	$(CC) $(CFLAGS) $(DEPFLAGS) -Itests/unit -o $@ $< $(B)/libksight.a $(LDLIBS) -lm
 
 # The same unit tests under ASan/UBSan, linked with the library built instrumented too: its
 # objects once (build/san-obj), not every source again for each test.
@@ -104,70 +110,70 @@ SAN_OBJS := $(patsubst %.c,$(B)/san-obj/%.o,$(CORE_SRCS)) $(B)/san-obj/gen/names
 
 $(B)/san-obj/gen/%.o: $(B)/gen/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
+	$(CC) $(CFLAGS) $(SAN) $(DEPFLAGS) -c $< -o $@
 
-$(B)/san-obj/%.o: %.c $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/*/*.h)
+$(B)/san-obj/%.o: %.c | $(SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
+	$(CC) $(CFLAGS) $(SAN) $(DEPFLAGS) -c $< -o $@
 
 $(B)/libksight-san.a: $(SAN_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/tests/san/%: tests/unit/%.c $(B)/libksight-san.a tests/unit/test.h
+$(B)/tests/san/%: tests/unit/%.c $(B)/libksight-san.a | $(SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(B)/libksight-san.a $(LDLIBS) -lm
+	$(CC) $(CFLAGS) $(SAN) $(DEPFLAGS) -Itests/unit -o $@ $< $(B)/libksight-san.a $(LDLIBS) -lm
 
 $(B)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $< -lpthread
+	$(CC) -O2 -Wall -Wextra -Werror -D_GNU_SOURCE $(DEPFLAGS) -o $@ $< -lpthread
 
 # profile's workload: no frame pointers, PIE, with debug info: its stacks can only be unwound from CFI
 $(B)/workloads/prof_qsort: tests/workloads/prof_qsort.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -o $@ $<
+	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror $(DEPFLAGS) -o $@ $<
 
 # pprof's workload: non-PIE with debug info and frame pointers (go tool pprof -disasm takes addresses as the ELF's)
 $(B)/workloads/prof_src: tests/workloads/prof_src.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -fno-omit-frame-pointer -no-pie -Wall -Wextra -Werror -o $@ $<
+	$(CC) -O2 -g -fno-omit-frame-pointer -no-pie -Wall -Wextra -Werror $(DEPFLAGS) -o $@ $<
 
 # a relocatable object mapped (as ld maps its inputs): the dwarf unwinder's view of the process has it
 $(B)/workloads/map_obj: tests/workloads/map_obj.c $(B)/workloads/objfile.o
 	@mkdir -p $(@D)
-	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+	$(CC) -O2 -Wall -Wextra -Werror $(DEPFLAGS) -o $@ $<
 
 $(B)/workloads/objfile.o: tests/workloads/lib/objfile.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -c -o $@ $<
+	$(CC) -O2 -g -c $(DEPFLAGS) -o $@ $<
 
 # cfi past its tables' load: PIE, no frame pointers, and the library it dlopens later, built the same
 $(B)/workloads/prof_dlopen: tests/workloads/prof_dlopen.c $(B)/workloads/libprofdl.so
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $<
+	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -D_GNU_SOURCE $(DEPFLAGS) -o $@ $<
 
 $(B)/workloads/libprofdl.so: tests/workloads/lib/profdl.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -fomit-frame-pointer -fPIC -shared -Wall -Wextra -Werror -o $@ $<
+	$(CC) -O2 -g -fomit-frame-pointer -fPIC -shared -Wall -Wextra -Werror $(DEPFLAGS) -o $@ $<
 
 # stacks through JIT code: PIE without frame pointers around code generated with one
 $(B)/workloads/prof_jit: tests/workloads/prof_jit.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $<
+	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -D_GNU_SOURCE $(DEPFLAGS) -o $@ $<
 
 # stacks through signal frames: PIE without frame pointers, the hot work in a SIGPROF handler
 $(B)/workloads/prof_signal: tests/workloads/prof_signal.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $<
+	$(CC) -O2 -g -fomit-frame-pointer -fPIE -pie -Wall -Wextra -Werror -D_GNU_SOURCE $(DEPFLAGS) -o $@ $<
 
 # offcpu --stacks' workload: frame pointers, so its user stack is walked in the kernel
 $(B)/workloads/pipe_block: tests/workloads/pipe_block.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $< -lpthread
+	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $(DEPFLAGS) -o $@ $< -lpthread
 
 # the stack modes' many-paths workload: frame pointers, so every level is in the user stack
 $(B)/workloads/stackpaths: tests/workloads/stackpaths.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $<
+	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $(DEPFLAGS) -o $@ $<
 
 $(B)/bench/bpf/%.bpf.o: bench/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/ksight/*.h)
 	@mkdir -p $(@D)
@@ -181,9 +187,9 @@ $(B)/bench/skel/%.skel.h: $(B)/bench/bpf/%.bpf.o
 	@mkdir -p $(@D)
 	$(BPFTOOL) gen skeleton $< name ks_$* > $@.tmp && mv $@.tmp $@
 
-$(B)/bench/%: bench/%.c $(BENCH_SKELS) $(B)/libksight.a $(wildcard src/core/*.h)
+$(B)/bench/%: bench/%.c $(B)/libksight.a | $(BENCH_SKELS) $(SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -I$(B)/bench/skel -o $@ $< $(B)/libksight.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -I$(B)/bench/skel -o $@ $< $(B)/libksight.a $(LDLIBS)
 
 unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
 
@@ -194,9 +200,19 @@ SAN_DIR := build-san
 SAN_CC ?= $(CLANG)
 san: $(SAN_DIR)/ksight
 
-$(SAN_DIR)/ksight: $(CLI_SRCS) $(CORE_SRCS) $(GEN_SRCS) $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/*/*.h)
+# one object per source (not one compiler run over all): each has its .d, so a header edited
+# mid-build rebuilds its includers next time instead of leaving a binary of old and new
+SAN_KS_OBJS := $(patsubst %.c,$(SAN_DIR)/obj/%.o,$(CLI_SRCS) $(CORE_SRCS)) $(SAN_DIR)/obj/gen/names.o
+$(SAN_DIR)/ksight: $(SAN_KS_OBJS)
+	$(SAN_CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
+
+$(SAN_DIR)/obj/gen/%.o: $(B)/gen/%.c
 	@mkdir -p $(@D)
-	$(SAN_CC) $(CFLAGS) $(SAN) -o $@ $(CLI_SRCS) $(CORE_SRCS) $(GEN_SRCS) $(LDLIBS)
+	$(SAN_CC) $(CFLAGS) $(SAN) $(DEPFLAGS) -c $< -o $@
+
+$(SAN_DIR)/obj/%.o: %.c | $(SKELS)
+	@mkdir -p $(@D)
+	$(SAN_CC) $(CFLAGS) $(SAN) $(DEPFLAGS) -c $< -o $@
 
 # Rewrites the golden fixtures (tests/golden/*.txt) from the current binary; review the diff, then commit.
 golden-update: ksight
@@ -255,14 +271,14 @@ FUZZ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(CORE_SRCS) $(GEN_SRCS))
 fuzz: $(FUZZ_BINS)
 
 # every build of procself.c includes the generated revision.h
-$(B)/obj/src/serve/procself.o $(B)/san-obj/src/serve/procself.o $(FUZZ_DIR)/obj/src/serve/procself.o $(SAN_DIR)/ksight: $(B)/gen/revision.h
+$(B)/obj/src/serve/procself.o $(B)/san-obj/src/serve/procself.o $(FUZZ_DIR)/obj/src/serve/procself.o $(SAN_DIR)/obj/src/serve/procself.o: $(B)/gen/revision.h
 
-$(FUZZ_DIR)/obj/%.o: %.c $(SKELS) $(wildcard include/ksight/*.h) $(wildcard src/*/*.h)
+$(FUZZ_DIR)/obj/%.o: %.c | $(SKELS)
 	@mkdir -p $(@D)
-	$(CLANG) $(CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c $< -o $@
+	$(CLANG) $(CFLAGS) $(FUZZ_SAN) $(DEPFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_OBJS) tests/unit/flt_formats.h
-	$(CLANG) $(CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -Itests/unit -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
+$(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_OBJS) | $(SKELS)
+	$(CLANG) $(CFLAGS) $(FUZZ_SAN) $(DEPFLAGS) -fsanitize=fuzzer -Itests/unit -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
 
 # The integration tests inside each kernel of the matrix under qemu (tests/kernels/NAME.conf).
 KERNELS ?= debian-6.1 debian-6.1-128cpu
@@ -287,3 +303,7 @@ setup:
 
 clean:
 	rm -rf $(B) $(SAN_DIR) ksight
+
+# the compilers' dependency files of every C build above (missing ones, as in a fresh tree, are skipped)
+-include $(patsubst %,%.d,$(CORE_OBJS) $(CLI_OBJS) $(SAN_OBJS) $(UNIT_BINS) $(UNIT_SAN_BINS) $(WORKLOADS) \
+	$(B)/workloads/objfile.o $(SAN_KS_OBJS) $(FUZZ_OBJS) $(FUZZ_BINS) $(BENCH_BINS))
