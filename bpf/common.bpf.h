@@ -32,10 +32,14 @@ struct {
 	__type(value, __u32);
 } ks_follow SEC(".maps");
 
-/* True when @tgid is followed: one hash lookup, the filter's cost in this mode (docs/cmd.md) */
+/*
+ * True when @tgid is followed: one hash lookup, the filter's cost in this mode (docs/cmd.md).
+ * Never tgid 0: key 0 is the map's counter of forks not followed, and the idle task (swapper,
+ * tgid 0) passed as followed: profile sampled swapper/N on an idle CPU (test_cmd_follow, CI).
+ */
 static __always_inline bool ks_followed(__u32 tgid)
 {
-	return bpf_map_lookup_elem(&ks_follow, &tgid) != NULL;
+	return tgid && bpf_map_lookup_elem(&ks_follow, &tgid) != NULL;
 }
 
 /*
