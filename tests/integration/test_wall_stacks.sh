@@ -32,7 +32,9 @@ for m in user sys; do
 	# an emulated guest (TCG) spends a user spin's time in the kernel too (its /proc said 88% user)
 	[ $m = user ] && if [ "${KSIGHT_ACCEL:-}" = tcg ]; then t_skip "user spin: at least 90% user" "times under emulation (TCG)"; else
 		scheck "user spin: at least 90% user" "user >= 0.9 * on" "$got"; fi
-	[ $m = sys ] && scheck "getppid spin: at least half system" "sys >= 0.5 * on" "$got"
+	# under TCG a getppid spin's split moves too (the 6.1 guest: 47% system by /proc itself)
+	[ $m = sys ] && if [ "${KSIGHT_ACCEL:-}" = tcg ]; then t_skip "getppid spin: at least half system" "times under emulation (TCG)"; else
+		scheck "getppid spin: at least half system" "sys >= 0.5 * on" "$got"; fi
 done
 
 # --- the text table: each state also as its share of the row's total, adding up to 100.0
