@@ -1,4 +1,4 @@
-/* `ksight profile` and the --stacks modes of offcpu, syscalls and biolat: options, the run, and the stack profile written through src/output/ (folded, JSON, SVG flame graph, pprof). */
+/* `ksight profile` and the --stacks modes of offcpu, wall, syscalls and biolat: options, the run, and the stack profile written through src/output/ (folded, JSON, SVG flame graph, pprof). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,19 +21,28 @@ enum { O_KONLY = 300, O_UONLY, O_CALLGRAPH, O_SVG, O_PPROF, O_STACKS, O_NOINLINE
 /* Which stacks a run counts. */
 enum stack_mode { M_PROFILE, M_OFFCPU, M_SYSCALLS, M_BIO, M_WALL };
 
+/* Rows every stacks table shares (one wording in every -h, man page and completion) */
+#define OPT_SIDES                                                                                                  \
+	{ "kernel-only", O_KONLY, NULL, "kernel stacks only" }, { "user-only", O_UONLY, NULL, "user stacks only" }
+#define OPT_CALLGRAPH_FP_CFI                                                                                       \
+	{ "call-graph", O_CALLGRAPH, "MODE",                                                                       \
+	  "user stacks by fp (frame pointers, in the kernel; default) or cfi "                                       \
+	  "(walk .eh_frame/.debug_frame tables in the kernel; x86-64)" }
+#define OPT_FILES                                                                                                  \
+	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },                         \
+	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" }
+
 static const struct ks_optdef profile_opts[] = {
 	{ "freq", 'F', "HZ", "samples per second on each CPU (default 49; 1..10000)" },
 	{ "event", 'e', "EVENT", "cpu-clock (default), task-clock, cycles, instructions, cache-misses, "
 				 "branch-misses; a hardware event this CPU lacks falls back to cpu-clock" },
-	{ "kernel-only", O_KONLY, NULL, "kernel stacks only" },
-	{ "user-only", O_UONLY, NULL, "user stacks only" },
+	OPT_SIDES,
 	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel), dwarf "
 					     "(copy 16 KiB of stack, unwind with .eh_frame/.debug_frame in user space) or cfi "
 					     "(walk .eh_frame/.debug_frame tables in the kernel, frame pointers where a module has "
 					     "none; x86-64, where it is the default; fp elsewhere)" },
 	{ "no-inline", O_NOINLINE, NULL, "no frames for calls the compiler inlined (spares reading DWARF)" },
-	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
-	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
+	OPT_FILES,
 	{ 0 },
 };
 
@@ -51,12 +60,9 @@ static const struct ks_opt_values stacks_values[] = {
 
 static const struct ks_optdef offcpu_opts[] = {
 	{ "stacks", O_STACKS, NULL, "off-CPU time by blocking stack (without it: the offcpu collector's rows)" },
-	{ "kernel-only", O_KONLY, NULL, "kernel stacks only" },
-	{ "user-only", O_UONLY, NULL, "user stacks only" },
-	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel; default) or cfi "
-					     "(walk .eh_frame/.debug_frame tables in the kernel; x86-64)" },
-	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
-	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
+	OPT_SIDES,
+	OPT_CALLGRAPH_FP_CFI,
+	OPT_FILES,
 	{ 0 },
 };
 
@@ -74,13 +80,10 @@ static const struct ks_cmd_spec offcpu_spec = {
 static const struct ks_optdef wall_opts[] = {
 	{ "stacks", O_STACKS, NULL, "the time by state and stack (without it: the wall collector's rows)" },
 	{ "freq", 'F', "HZ", "on-CPU samples per second on each CPU (default 49; 1..10000)" },
-	{ "kernel-only", O_KONLY, NULL, "kernel stacks only" },
-	{ "user-only", O_UONLY, NULL, "user stacks only" },
-	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel; default) or cfi "
-					     "(walk .eh_frame/.debug_frame tables in the kernel; x86-64)" },
+	OPT_SIDES,
+	OPT_CALLGRAPH_FP_CFI,
 	{ "folded", O_FOLDED, "FILE", "write the folded stacks to FILE (as -o does)" },
-	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
-	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
+	OPT_FILES,
 	{ 0 },
 };
 
@@ -99,10 +102,8 @@ static const struct ks_optdef syscalls_opts[] = {
 	{ "stacks", O_STACKS, NULL, "time in syscalls by the caller's stack (without it: the syscalls collector's rows)" },
 	{ "syscall", O_SYSCALL, "NAME", "only this syscall, e.g. read (default: every one)" },
 	{ "kernel", O_KONLY, NULL, "also the kernel stack at entry (the syscall entry path)" },
-	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel; default) or cfi "
-					     "(walk .eh_frame/.debug_frame tables in the kernel; x86-64)" },
-	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
-	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
+	OPT_CALLGRAPH_FP_CFI,
+	OPT_FILES,
 	{ 0 },
 };
 
@@ -118,12 +119,9 @@ static const struct ks_cmd_spec syscalls_spec = {
 
 static const struct ks_optdef biolat_opts[] = {
 	{ "stacks", O_STACKS, NULL, "bytes submitted by the submitter's stack (without it: the biolat collector's rows)" },
-	{ "kernel-only", O_KONLY, NULL, "kernel stacks only" },
-	{ "user-only", O_UONLY, NULL, "user stacks only" },
-	{ "call-graph", O_CALLGRAPH, "MODE", "user stacks by fp (frame pointers, in the kernel; default) or cfi "
-					     "(walk .eh_frame/.debug_frame tables in the kernel; x86-64)" },
-	{ "svg", O_SVG, "FILE", "also write an interactive flame graph (SVG) to FILE" },
-	{ "pprof", O_PPROF, "FILE", "also write a gzip'd pprof profile to FILE" },
+	OPT_SIDES,
+	OPT_CALLGRAPH_FP_CFI,
+	OPT_FILES,
 	{ 0 },
 };
 
