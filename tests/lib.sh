@@ -264,6 +264,33 @@ t_fsum() {
 	awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) t += n } END { printf "%.0f\n", t + 0 }' "$1"
 }
 
+# t_priv_user NAME TAG [TOOL...]: a throw-away user U (ksightTAG$$) and PRIV_DIR (0755, under
+# /var/tmp: the user cannot enter root's 0700 T_TMP) holding K, a copy of $KSIGHT the user can run;
+# returns 1 after a SKIP naming what this machine lacks (a TOOL, useradd, setpriv --ambient-caps).
+# The caller's T_CLEANUP removes both: userdel "$U"; rm -rf "$PRIV_DIR".
+t_priv_user() {
+	_pu_name=$1 _pu_tag=$2
+	shift 2
+	for _pu_tool in useradd userdel setpriv "$@"; do
+		command -v "$_pu_tool" >/dev/null 2>&1 || { t_skip "$_pu_name" "no $_pu_tool"; return 1; }
+	done
+	setpriv --help 2>&1 | grep -q -- --ambient-caps || { t_skip "$_pu_name" "setpriv has no --ambient-caps"; return 1; }
+	U=ksight$_pu_tag$$
+	useradd -M -U -s /bin/sh "$U" 2>"$T_TMP/useradd.err" ||
+		{ t_skip "$_pu_name" "useradd failed: $(head -1 "$T_TMP/useradd.err")"; return 1; }
+	PRIV_DIR=$(mktemp -d "/var/tmp/ksight-$_pu_tag.XXXXXX") || { userdel "$U"; t_skip "$_pu_name" "no /var/tmp"; return 1; }
+	chmod 755 "$PRIV_DIR"
+	cp "$KSIGHT" "$PRIV_DIR/ksight"
+	K=$PRIV_DIR/ksight
+}
+
+# t_as_user CAPS CMD...: CMD as $U (t_priv_user) with exactly CAPS (e.g. +bpf,+perfmon) effective
+t_as_user() {
+	_au_caps=$1
+	shift
+	setpriv --reuid "$U" --regid "$U" --init-groups --inh-caps "$_au_caps" --ambient-caps "$_au_caps" "$@"
+}
+
 # A free TCP port on 127.0.0.1.
 t_free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -2,35 +2,13 @@
 . tests/lib.sh
 need_root cmd_follow
 
-for tool in useradd userdel setpriv jq ip; do
-	if ! command -v $tool >/dev/null 2>&1; then
-		t_skip "cmd_follow" "no $tool"
-		exit 0
-	fi
-done
-if ! setpriv --help 2>&1 | grep -q -- --ambient-caps; then
-	t_skip "cmd_follow" "setpriv has no --ambient-caps"
-	exit 0
-fi
-U=ksightfol$$
-useradd -M -U -s /bin/sh "$U" 2>"$T_TMP/useradd.err" || {
-	t_skip "cmd_follow" "useradd failed: $(head -1 "$T_TMP/useradd.err")"
-	exit 0
-}
+t_priv_user cmd_follow fol jq ip || exit 0
 NS=ksightfol$$
 T_CLEANUP='kill $NOISE 2>/dev/null; userdel "$U" 2>/dev/null; ip netns del "$NS" 2>/dev/null; rm -rf "$PRIV_DIR"'
-# the user must reach the binary: a directory of its own, outside root's 0700 T_TMP
-PRIV_DIR=$(mktemp -d /var/tmp/ksight-fol.XXXXXX)
-chmod 755 "$PRIV_DIR"
-cp "$KSIGHT" "$PRIV_DIR/ksight"
-K=$PRIV_DIR/ksight
-as_user() {
-	setpriv --reuid "$U" --regid "$U" --init-groups --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon "$@"
-}
 t_orphans >"$T_TMP/orphans.before"
 
 # execs of another process all along, the user's own among them: none may be counted
-# (setpriv itself in the background, not as_user: $! must be the process that becomes the loop)
+# (setpriv itself in the background, not t_as_user: $! must be the process that becomes the loop)
 setpriv --reuid "$U" --regid "$U" --init-groups sh -c 'while :; do /bin/true; sleep 0.05; done' >/dev/null 2>&1 &
 NOISE=$!
 
@@ -50,7 +28,7 @@ else
 fi
 
 # 2. CAP_BPF + CAP_PERFMON only: no cgroup can be made, the pid set follows the same execs
-as_user "$K" syscalls -n 0 -v -j -- sh -c "$CHAIN" >"$T_TMP/user.json" 2>"$T_TMP/user.err"
+t_as_user +bpf,+perfmon "$K" syscalls -n 0 -v -j -- sh -c "$CHAIN" >"$T_TMP/user.json" 2>"$T_TMP/user.err"
 t_eq "bpf+perfmon: exit 0, the same 7 execve" "0 7" "$? $(execs "$T_TMP/user.json")"
 t_ok "bpf+perfmon: -v says followed by pid, and why" \
 	grep -q "followed by pid .*cannot make cgroup .*Permission denied" "$T_TMP/user.err"
@@ -58,10 +36,10 @@ t_eq "bpf+perfmon: every call of the chain as the cgroup mode counts it (vfork, 
 	"$(table "$T_TMP/root.json")" "$(table "$T_TMP/user.json")"
 
 # 3. the other tracing commands in that mode: wall and profile see only the command
-as_user "$K" wall -j -- sleep 0.2 >"$T_TMP/wall.json" 2>/dev/null
+t_as_user +bpf,+perfmon "$K" wall -j -- sleep 0.2 >"$T_TMP/wall.json" 2>/dev/null
 t_eq "bpf+perfmon: wall -- sleep: exit 0, one row, sleep's" "0 sleep" \
 	"$? $(jq -r '[.rows[] | .comm] | unique | join(" ")' "$T_TMP/wall.json")"
-as_user "$K" profile -F 499 -j -- sh -c 'i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done' \
+t_as_user +bpf,+perfmon "$K" profile -F 499 -j -- sh -c 'i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done' \
 	>"$T_TMP/prof.json" 2>/dev/null
 t_eq "bpf+perfmon: profile: exit 0, every stack the command's" "0 sh" \
 	"$? $(jq -r '[.stacks[] | .frames[0].name | select(. != "ksight")] | unique | join(" ")' "$T_TMP/prof.json")"

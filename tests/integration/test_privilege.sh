@@ -2,34 +2,8 @@
 . tests/lib.sh
 need_root privilege
 
-for tool in useradd userdel setpriv jq; do
-	if ! command -v $tool >/dev/null 2>&1; then
-		t_skip "privilege" "no $tool"
-		exit 0
-	fi
-done
-if ! setpriv --help 2>&1 | grep -q -- --ambient-caps; then
-	t_skip "privilege" "setpriv has no --ambient-caps"
-	exit 0
-fi
-
-U=ksightpriv$$
-useradd -M -U -s /bin/sh "$U" 2>"$T_TMP/useradd.err" || {
-	t_skip "privilege" "useradd failed: $(head -1 "$T_TMP/useradd.err")"
-	exit 0
-}
+t_priv_user privilege priv jq || exit 0
 T_CLEANUP='kill $BUSY_PID 2>/dev/null; wait $BUSY_PID 2>/dev/null; userdel "$U" 2>/dev/null; rm -rf "$PRIV_DIR"'
-# the user must reach the binary and the workloads: a directory of its own, outside root's 0700 T_TMP
-PRIV_DIR=$(mktemp -d /var/tmp/ksight-priv.XXXXXX)
-chmod 755 "$PRIV_DIR"
-cp "$KSIGHT" "$PRIV_DIR/ksight"
-K=$PRIV_DIR/ksight
-
-# as_user CAPS CMD...: CMD as $U with exactly CAPS (e.g. +bpf,+perfmon) effective
-as_user() {
-	_caps=$1; shift
-	setpriv --reuid "$U" --regid "$U" --init-groups --inh-caps "$_caps" --ambient-caps "$_caps" "$@"
-}
 
 # Background activity for every collector: syscalls, sleeps and wakeups, direct I/O to the
 # disk, page faults, TCP connections over loopback.
@@ -66,7 +40,7 @@ run_one() {
 	R_OUT=$T_TMP/$2.$(echo "$1" | tr -dc a-z).json
 	R_ERR=$R_OUT.err
 	# shellcheck disable=SC2086
-	as_user "$1" "$K" "$2" -j -d 1.5 -n 0 $3 >"$R_OUT" 2>"$R_ERR"
+	t_as_user "$1" "$K" "$2" -j -d 1.5 -n 0 $3 >"$R_OUT" 2>"$R_ERR"
 	R_RC=$?
 	R_ROWS=$(jq -s '[.[] | select(.rows) | .rows | length] | add // 0' "$R_OUT" 2>/dev/null)
 }
@@ -106,7 +80,7 @@ EOF
 
 # 1b. `ksight run`: several collectors in one process with the same two capabilities, one
 # report each with rows (runqlat, offcpu and syscalls need no tracefs)
-as_user +bpf,+perfmon "$K" run syscalls,runqlat,offcpu -j -d 1.5 -n 0 >"$T_TMP/run.json" 2>"$T_TMP/run.err"
+t_as_user +bpf,+perfmon "$K" run syscalls,runqlat,offcpu -j -d 1.5 -n 0 >"$T_TMP/run.json" 2>"$T_TMP/run.err"
 t_eq "run syscalls,runqlat,offcpu with +bpf,+perfmon: exit 0" 0 "$?"
 t_eq "run with +bpf,+perfmon: a report with rows from each" "offcpu runqlat syscalls" \
 	"$(jq -r -s '[.[] | select((.rows | length) > 0) | .collector] | unique | join(" ")' "$T_TMP/run.json" 2>/dev/null)"
@@ -114,7 +88,7 @@ t_eq "run with +bpf,+perfmon: a report with rows from each" "offcpu runqlat sysc
 # 1b''. `top`: the live view on a pseudo-terminal (script(1) gives it one), -d ends it; a
 # frame after the first drawn (#1 or later in the header: curses rewrites only what changed), exit 0
 if command -v script >/dev/null 2>&1; then
-	TERM=xterm as_user +bpf,+perfmon script -qec "$K top -d 1.3 -i 0.5" /dev/null >"$T_TMP/top.out" 2>&1
+	TERM=xterm t_as_user +bpf,+perfmon script -qec "$K top -d 1.3 -i 0.5" /dev/null >"$T_TMP/top.out" 2>&1
 	_rc=$?
 	# the screen as text: escape sequences become line breaks
 	sed 's/\x1b\[[0-9;?]*[a-zA-Z]/\n/g' "$T_TMP/top.out" | tr -d '\r' >"$T_TMP/top.txt"
@@ -130,15 +104,15 @@ fi
 # tracefs), each one's reports read back by report as the user
 RC_DIR=$PRIV_DIR/rc
 mkdir "$RC_DIR" && chown "$U:$U" "$RC_DIR"
-as_user +bpf,+perfmon "$K" record --collect syscalls,runqlat -d 1.2 -o "$RC_DIR/c.ksr" >/dev/null 2>"$T_TMP/rc.err"
+t_as_user +bpf,+perfmon "$K" record --collect syscalls,runqlat -d 1.2 -o "$RC_DIR/c.ksr" >/dev/null 2>"$T_TMP/rc.err"
 _rc=$?
 t_eq "record --collect syscalls,runqlat with +bpf,+perfmon: exit 0" 0 "$_rc$([ $_rc = 0 ] || { echo; tail -3 "$T_TMP/rc.err"; })"
-as_user -all "$K" report "$RC_DIR/c.ksr" >"$T_TMP/rc.rep" 2>&1
+t_as_user -all "$K" report "$RC_DIR/c.ksr" >"$T_TMP/rc.rep" 2>&1
 t_eq "record --collect: report as the user shows both collectors" "0 2" \
 	"$? $(grep -cE '^=== (syscalls|runqlat) ===' "$T_TMP/rc.rep")"
 
 # 1c. record with no capability at all: refused in one error line that names what is missing
-as_user -all "$K" record --collect syscalls -d 1 -o "$RC_DIR/none.ksr" >/dev/null 2>"$T_TMP/rn.err"
+t_as_user -all "$K" record --collect syscalls -d 1 -o "$RC_DIR/none.ksr" >/dev/null 2>"$T_TMP/rn.err"
 _rc=$?
 t_eq "record --collect syscalls, no capability: fails in one error line naming CAP_BPF, no file" "fail 1 1 none" \
 	"$([ $_rc = 0 ] && echo exit0 || echo fail) $(grep -c 'error:' "$T_TMP/rn.err") $(grep -c 'error: .*CAP_BPF' "$T_TMP/rn.err") $([ -e "$RC_DIR/none.ksr" ] && echo left || echo none)$(grep -q CAP_BPF "$T_TMP/rn.err" || { echo; cat "$T_TMP/rn.err"; })"
@@ -155,10 +129,10 @@ tcp_no_config_blame() {
 	t_ok "$1: the warning names tracefs and what fixes it" \
 		grep -Eq 'warning: tcp: .*accept.*tracefs.*(CAP_DAC_READ_SEARCH|CAP_SYS_ADMIN)' "$2"
 }
-if [ -z "$tfs" ] || ! as_user +bpf,+perfmon test -r "$tfs/events" 2>/dev/null; then
+if [ -z "$tfs" ] || ! t_as_user +bpf,+perfmon test -r "$tfs/events" 2>/dev/null; then
 	tcp_no_config_blame "tcp with +bpf,+perfmon (tracefs not readable)" "$T_TMP/tcp.bpfperfmon.json.err"
 fi
-if [ -n "$tfs" ] && as_user +bpf,+perfmon test -r "$tfs/events" 2>/dev/null; then
+if [ -n "$tfs" ] && t_as_user +bpf,+perfmon test -r "$tfs/events" 2>/dev/null; then
 	t_skip "tcp with +bpf,+perfmon, tracefs 0700" "the system's tracefs at $tfs is readable by $U"
 else
 	unshare -m sh -c 'mountpoint -q /sys/kernel/tracing || mount -t tracefs -o mode=0700 nodev /sys/kernel/tracing &&
@@ -186,10 +160,10 @@ one_line_error() {
 # fails naming tracefs and CAP_DAC_READ_SEARCH, exit 1 (not 2: the usage is right); with
 # CAP_DAC_READ_SEARCH it records, and `report` reads the file as the same user, no capability.
 R=$U_DIR/rec.ksr
-as_user +bpf,+perfmon "$K" record -e sched:sched_switch -e raw_syscalls:sys_enter -d 1 -o "$R" \
+t_as_user +bpf,+perfmon "$K" record -e sched:sched_switch -e raw_syscalls:sys_enter -d 1 -o "$R" \
 	>"$T_TMP/rec.out" 2>"$T_TMP/rec.err"
 rc=$?
-if [ -n "$tfs" ] && ! as_user +bpf,+perfmon test -r "$tfs/events/sched/sched_switch/format" 2>/dev/null; then
+if [ -n "$tfs" ] && ! t_as_user +bpf,+perfmon test -r "$tfs/events/sched/sched_switch/format" 2>/dev/null; then
 	t_eq "record with +bpf,+perfmon (tracefs not readable): exit 1" 1 "$rc"
 	one_line_error "record with +bpf,+perfmon" "$T_TMP/rec.err" "tracefs.*CAP_DAC_READ_SEARCH"
 elif [ -z "$tfs" ]; then
@@ -200,15 +174,15 @@ else
 fi
 if [ -n "$tfs" ]; then
 	# a syscall workload of known count would do; any busy host has switches and syscalls
-	as_user +bpf,+perfmon,+dac_read_search "$K" record -e sched:sched_switch -e raw_syscalls:sys_enter -d 1 -o "$R" \
+	t_as_user +bpf,+perfmon,+dac_read_search "$K" record -e sched:sched_switch -e raw_syscalls:sys_enter -d 1 -o "$R" \
 		>"$T_TMP/rec.out" 2>"$T_TMP/rec.err"
 	t_eq "record with +dac_read_search: exit 0" 0 "$?"
-	as_user -all "$K" report -j "$R" >"$T_TMP/rep.json" 2>"$T_TMP/rep.err"
+	t_as_user -all "$K" report -j "$R" >"$T_TMP/rep.json" 2>"$T_TMP/rep.err"
 	t_eq "report of the user's recording, no capability: exit 0" 0 "$?"
 	t_eq "report: both events in it" "raw_syscalls:sys_enter sched:sched_switch" \
 		"$(jq -r .event "$T_TMP/rep.json" 2>/dev/null | sort -u | tr '\n' ' ' | sed 's/ $//')"
 	# the first event triggers: the test is of the privileges, not of the trigger
-	as_user +bpf,+perfmon,+dac_read_search "$K" record -e raw_syscalls:sys_enter --flight 4M \
+	t_as_user +bpf,+perfmon,+dac_read_search "$K" record -e raw_syscalls:sys_enter --flight 4M \
 		--trigger 'id >= 0' -d 1 -o "$U_DIR/flight.ksr" >"$T_TMP/fl.out" 2>"$T_TMP/fl.err"
 	t_eq "record --flight with +dac_read_search: exit 0, one trigger" "0 1" \
 		"$? $(sed -n 's/.*flight recorder: \([0-9]*\) trigger.*/\1/p' "$T_TMP/fl.err")"
@@ -220,7 +194,7 @@ fi
 "$PRIV_DIR/cpuhog" -s 20 0 >"$T_TMP/hog.out" 2>&1 &
 HOG=$!
 for mode in fp dwarf cfi; do
-	as_user +bpf,+perfmon "$K" profile --call-graph $mode -p $HOG -d 1.5 -o "$U_DIR/prof.$mode" 2>"$T_TMP/prof.err"
+	t_as_user +bpf,+perfmon "$K" profile --call-graph $mode -p $HOG -d 1.5 -o "$U_DIR/prof.$mode" 2>"$T_TMP/prof.err"
 	t_eq "profile --call-graph $mode with +bpf,+perfmon: exit 0" 0 "$?"
 	# any sample shows the privilege is enough: how many depends on the CPU the hog gets on a
 	# loaded machine (9 in 1.5 s once, beside the sanitized build)
@@ -232,7 +206,7 @@ wait $HOG 2>/dev/null
 
 # the stack modes of offcpu, syscalls and biolat
 for m in offcpu syscalls biolat; do
-	as_user +bpf,+perfmon "$K" $m --stacks -d 1.5 -o "$U_DIR/$m.folded" 2>"$T_TMP/$m.st.err"
+	t_as_user +bpf,+perfmon "$K" $m --stacks -d 1.5 -o "$U_DIR/$m.folded" 2>"$T_TMP/$m.st.err"
 	_rc=$?
 	# on a failure, what ksight said (a crash prints its stack: syscalls once exited 139 here)
 	t_eq "$m --stacks with +bpf,+perfmon: exit 0 with stacks" "0 true" \
@@ -272,13 +246,13 @@ if grep -q 'error:' "$T_TMP/funclat.err"; then
 	[ "$FL_COUNTS" = "20 20" ] || sed 's/^/#   funclat: /' "$T_TMP/funclat.err" "$T_TMP/fl_calls.out"
 	# the same in run (--funclat) on a uprobe per function: the same one line, a runtime failure
 	# (1), not bad usage
-	KSIGHT_FEATURES_OFF=uprobe_multi as_user +bpf,+perfmon "$K" run syscalls --funclat "$PRIV_DIR/fl_calls:fl_sleep" -d 1 \
+	KSIGHT_FEATURES_OFF=uprobe_multi t_as_user +bpf,+perfmon "$K" run syscalls --funclat "$PRIV_DIR/fl_calls:fl_sleep" -d 1 \
 		>/dev/null 2>"$T_TMP/runfl.err"
 	t_eq "run --funclat with +bpf,+perfmon, a uprobe per function: exit 1" 1 "$?"
 	one_line_error "run --funclat with +bpf,+perfmon, a uprobe per function" "$T_TMP/runfl.err" "uprobe.*CAP_SYS_ADMIN"
 	# a uprobe_multi link (functions, not USDT) is not refused so on 6.18: where the kernel has
 	# one, funclat's functions attach without CAP_SYS_ADMIN
-	if [ "$(KSIGHT_FEATURES_OFF= as_user +bpf,+perfmon "$K" run syscalls --funclat "$PRIV_DIR/fl_calls:fl_sleep" -d 0.2 -v 2>&1 >/dev/null |
+	if [ "$(KSIGHT_FEATURES_OFF= t_as_user +bpf,+perfmon "$K" run syscalls --funclat "$PRIV_DIR/fl_calls:fl_sleep" -d 0.2 -v 2>&1 >/dev/null |
 		grep -c 'by uprobe_multi')" = 1 ]; then
 		t_pass "run --funclat with +bpf,+perfmon: functions through uprobe_multi"
 	else
@@ -292,7 +266,7 @@ fi
 # need tracefs: where it is not readable, serve must still start (mem falls back or says so).
 # port 0: the kernel picks a free one (a fixed one from $$ could be in the ephemeral range, taken
 # by a connection of the busy loop: serve then exited 1 once in a full run)
-as_user +bpf,+perfmon "$K" serve --listen 127.0.0.1:0 -d 4 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
+t_as_user +bpf,+perfmon "$K" serve --listen 127.0.0.1:0 -d 4 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
 SPID=$!
 t_wait_for "$T_TMP/serve.err" "listening\|error"
 SURL=$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$T_TMP/serve.err")
@@ -343,7 +317,7 @@ if unshare -m true 2>/dev/null; then
 	fi
 	# where nothing is mounted at /sys/fs/bpf, the user cannot mount it: says CAP_SYS_ADMIN
 	if ! awk '$2 == "/sys/fs/bpf" {f = 1} END {exit !f}' /proc/mounts; then
-		as_user +bpf,+perfmon "$K" serve -d 1 --listen 127.0.0.1:0 --pin /sys/fs/bpf/ksight-priv 2>"$T_TMP/pin.nomount"
+		t_as_user +bpf,+perfmon "$K" serve -d 1 --listen 127.0.0.1:0 --pin /sys/fs/bpf/ksight-priv 2>"$T_TMP/pin.nomount"
 		t_eq "serve --pin, no bpffs mounted: exit 1" 1 "$?"
 		one_line_error "serve --pin, no bpffs mounted" "$T_TMP/pin.nomount" "mounting needs CAP_SYS_ADMIN"
 	fi
@@ -397,7 +371,7 @@ fi
 
 # 4. doctor as the user names the missing pieces and suggests no kernel it already has
 D=$T_TMP/doctor.user.json
-as_user +bpf,+perfmon "$K" doctor -j >"$D" 2>/dev/null
+t_as_user +bpf,+perfmon "$K" doctor -j >"$D" 2>/dev/null
 t_eq "doctor (bpf, perfmon): exit 0, tracing possible" "0 true" "$? $(jq -r .tracing_possible "$D")"
 t_eq "doctor (bpf, perfmon): capabilities OK" OK "$(jq -r '.checks[] | select(.name == "capabilities") | .status' "$D")"
 t_eq "doctor (bpf, perfmon): capabilities lists the five" true \
@@ -410,7 +384,7 @@ if [ -n "$tfs" ]; then
 		"$(jq '.checks[] | select(.name == "tracefs") | .fix | test("CAP_DAC_READ_SEARCH.*gid=")' "$D")"
 	t_eq "doctor (bpf, perfmon): the summary says classic tracepoints are out" true \
 		"$(jq '.summary | test("not classic tracepoints")' "$D")"
-	as_user +bpf,+perfmon,+dac_read_search "$K" doctor -j >"$D.dac" 2>/dev/null
+	t_as_user +bpf,+perfmon,+dac_read_search "$K" doctor -j >"$D.dac" 2>/dev/null
 	t_eq "doctor (+dac_read_search): tracefs and tracepoint OK" "OK OK" \
 		"$(jq -r '[.checks[] | select(.name == "tracefs" or .name == "tracepoint") | .status] | join(" ")' "$D.dac")"
 fi
