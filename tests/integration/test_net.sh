@@ -260,15 +260,21 @@ t_eq "by stage: NET_RX softirq time per CPU" "true" "$(k_jq '[.rows[] | select(.
 # --by stage with a task filter and no --port (no header read): netudp's 6 datagrams of 100 bytes
 # and their 6 replies of 1, exact at send, xmit and read (bytes: + UDP, IPv4, Ethernet), in the
 # per-CPU stage rows; the send stamps in task storage (bench/net.sh: what each saves)
+# udp_run NET_OPTION...: net with those options while netudp sends 6 datagrams of 100 bytes to
+# $PORT and gets 6 replies
+udp_run() {
+	k_start net "$@" -j
+	# emptied here, not by the child's redirection: a reused file still says "ready" until it runs
+	: >"$T_TMP/recv4.out"
+	ip netns exec "$B" "$WORKLOADS/netudp" recv "${NET}2" $PORT 6 -r >"$T_TMP/recv4.out" &
+	R_PID=$!
+	t_wait_for "$T_TMP/recv4.out" ready
+	ip netns exec "$A" "$WORKLOADS/netudp" send "${NET}2" $PORT 6 100 -w >/dev/null
+	wait $R_PID
+	k_stop
+}
 PORT=$((PORT + 2))
-k_start net --comm netudp -j
-: >"$T_TMP/recv6.out"
-ip netns exec "$B" "$WORKLOADS/netudp" recv "${NET}2" $PORT 6 -r >"$T_TMP/recv6.out" &
-R_PID=$!
-t_wait_for "$T_TMP/recv6.out" ready
-ip netns exec "$A" "$WORKLOADS/netudp" send "${NET}2" $PORT 6 100 -w >/dev/null
-wait $R_PID
-k_stop
+udp_run --comm netudp
 want="send 12 1110,xmit 12 1110"
 [ $INGRESS = yes ] && want="$want,read 12 1110"
 t_eq "by stage --comm: netudp's packets and bytes at each stage, none in softirq's rx" "$want" \
@@ -281,15 +287,7 @@ t_eq "by stage: stage rows per CPU, send stamps in task storage" "percpu_array t
 # sent or read them (rx runs in softirq, where no task owns the packet: not counted under --comm)
 by_run() {
 	PORT=$((PORT + 2))
-	k_start net "$@" --port $PORT -j
-	# emptied here, not by the child's redirection: a reused file still says "ready" until it runs
-	: >"$T_TMP/recv4.out"
-	ip netns exec "$B" "$WORKLOADS/netudp" recv "${NET}2" $PORT 6 -r >"$T_TMP/recv4.out" &
-	R_PID=$!
-	t_wait_for "$T_TMP/recv4.out" ready
-	ip netns exec "$A" "$WORKLOADS/netudp" send "${NET}2" $PORT 6 100 -w >/dev/null
-	wait $R_PID
-	k_stop
+	udp_run "$@" --port $PORT
 }
 by_run --by dev
 t_eq "by dev: $DA sends the 6 datagrams, $DB the 6 replies" "6 6 6 12" \
