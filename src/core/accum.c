@@ -166,6 +166,7 @@ static bool at_cap(const struct ks_accum *a)
 int ks_accum_add(struct ks_accum *a, const struct ks_report *d)
 {
 	struct ks_report *t = &a->total;
+	bool swept = false;
 	int err = 0;
 
 	a->marks++;
@@ -177,9 +178,16 @@ int ks_accum_add(struct ks_accum *a, const struct ks_report *d)
 		/* a pre-created row with nothing in it does not bring back an expired series */
 		if (at < 0 && !row_changed(row))
 			continue;
-		/* rows idle long enough (an exited thread's) make room before a new key folds */
-		if (at < 0 && a->idle_marks && at_cap(a) && (err = drop_idle(a, a->idle_marks)) < 0)
-			return err;
+		/*
+		 * rows idle long enough (an exited thread's) make room before a new key folds; once a
+		 * mark: a second sweep finds none (idleness counts marks, and what this mark keeps or
+		 * adds is not idle), and a full cap met a scan of every row per new key
+		 */
+		if (at < 0 && a->idle_marks && !swept && at_cap(a)) {
+			swept = true;
+			if ((err = drop_idle(a, a->idle_marks)) < 0)
+				return err;
+		}
 		err = 0;
 		if (at < 0 && at_cap(a)) {
 			at = other_row(a, row);
