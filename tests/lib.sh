@@ -291,6 +291,10 @@ t_as_user() {
 	setpriv --reuid "$U" --regid "$U" --init-groups --inh-caps "$_au_caps" --ambient-caps "$_au_caps" "$@"
 }
 
+# t_tcg_skip NAME: true after a SKIP of the timing check NAME where the guest is emulated (TCG),
+# whose instructions are slowed unevenly; false elsewhere, where the check runs
+t_tcg_skip() { [ "${KSIGHT_ACCEL:-}" = tcg ] && t_skip "$1" "times under emulation (TCG)"; }
+
 # A free TCP port on 127.0.0.1.
 t_free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

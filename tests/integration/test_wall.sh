@@ -58,11 +58,7 @@ check() {
 # tcheck: a check of times against the construction or the kernel's clocks, which an emulated
 # guest (TCG) stretches unevenly: there a SKIP; the states' sum is checked everywhere
 tcheck() {
-	if [ "${KSIGHT_ACCEL:-}" = tcg ]; then
-		t_skip "$1: $2" "times under emulation (TCG)"
-	else
-		check "$@"
-	fi
+	t_tcg_skip "$1: $2" || check "$@"
 }
 
 # --- the mix: each thread's states add up to its life, and each is the construction's
